@@ -1,0 +1,43 @@
+# obsgen — `make render` and `make test` do all setup on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: render test lint check golden bench fmt clean prometheus
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+prometheus:
+	@scripts/ensure-prometheus.sh
+
+render: $(STAMP) prometheus
+	$(BIN)/obsgen render
+
+golden: render
+
+check: $(STAMP) prometheus
+	$(BIN)/obsgen render --check
+
+test: $(STAMP) prometheus
+	$(BIN)/pytest -q
+
+lint: $(STAMP) prometheus
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy generator nvml_exporter
+	$(BIN)/obsgen lint rules/
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP) prometheus
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

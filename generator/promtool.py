@@ -1,0 +1,154 @@
+"""Subprocess wrapper around the real ``promtool`` binary.
+
+promtool is found through ``$PROMTOOL``, then ``PATH``. All rule files of one render are
+checked in a single ``promtool check rules`` call (one process per render, not per file).
+Its output is turned into :class:`~generator.errors.Diagnostic` values naming file and rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.errors import Diagnostic, ObsgenError
+
+INSTALL_HINT = (
+    "promtool not found: set $PROMTOOL to its path or install it "
+    "(Debian/Ubuntu: `sudo apt-get install -y prometheus`; `make render` does this when run as root)"
+)
+
+# "rules/x.yaml: 12:7: group "g", rule 3, "ModelFoo": could not parse expression: ..."
+_RULE_ERROR = re.compile(r"^(?P<file>[^:]+): (?:(?P<line>\d+):(?P<col>\d+): )?(?P<msg>.*)$")
+_CHECKING = re.compile(r"^Checking (?P<file>.+)$")
+
+
+@dataclass(frozen=True)
+class PromtoolResult:
+    """Outcome of one promtool invocation.
+
+    Attributes:
+        ok: True when promtool exited 0.
+        output: stdout and stderr, joined.
+        diagnostics: problems parsed from the output (empty when ``ok``).
+    """
+
+    ok: bool
+    output: str
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def find_promtool() -> str:
+    """Return the promtool executable to run.
+
+    Raises:
+        ObsgenError: promtool is neither at ``$PROMTOOL`` nor on ``PATH`` (the message says
+            how to install it).
+    """
+    configured = os.environ.get("PROMTOOL")
+    if configured:
+        if Path(configured).is_file() and os.access(configured, os.X_OK):
+            return configured
+        raise ObsgenError(
+            [Diagnostic("$PROMTOOL", "", f"{configured!r} is not an executable file")]
+        )
+    found = shutil.which("promtool")
+    if found is None:
+        raise ObsgenError([Diagnostic("promtool", "", INSTALL_HINT)])
+    return found
+
+
+def _run(args: Sequence[str], cwd: Path | None = None, timeout: float = 300) -> tuple[int, str]:
+    proc = subprocess.run(
+        [find_promtool(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    return proc.returncode, (proc.stdout + proc.stderr)
+
+
+def _parse_check_output(output: str, display: dict[str, str]) -> list[Diagnostic]:
+    diagnostics: list[Diagnostic] = []
+    current = ""
+    for raw in output.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("SUCCESS") or line == "FAILED:":
+            continue
+        checking = _CHECKING.match(line)
+        if checking:
+            current = checking.group("file")
+            continue
+        match = _RULE_ERROR.match(line)
+        if match and match.group("file") in display:
+            file = match.group("file")
+            where = f"line {match.group('line')}" if match.group("line") else ""
+            diagnostics.append(Diagnostic(display[file], where, match.group("msg")))
+        else:
+            diagnostics.append(Diagnostic(display.get(current, current or "promtool"), "", line))
+    return diagnostics
+
+
+def check_rules(files: Sequence[Path], display_names: Sequence[str] | None = None) -> PromtoolResult:
+    """Run ``promtool check rules --lint=all --lint-fatal`` once over ``files``.
+
+    Args:
+        files: rule files (plain Prometheus rule-file format).
+        display_names: names to report instead of the paths (same length as ``files``),
+            e.g. the repository path when checking a temp copy.
+
+    Returns:
+        A :class:`PromtoolResult`; ``diagnostics`` name the file and rule of each error.
+
+    Raises:
+        ObsgenError: promtool is missing.
+    """
+    if not files:
+        return PromtoolResult(True, "", ())
+    names = list(display_names) if display_names is not None else [str(f) for f in files]
+    display = {str(f): n for f, n in zip(files, names, strict=True)}
+    code, output = _run(["check", "rules", "--lint=all", "--lint-fatal", *map(str, files)])
+    if code == 0:
+        return PromtoolResult(True, output, ())
+    diagnostics = _parse_check_output(output, display) or [
+        Diagnostic(", ".join(names), "", output.strip() or f"promtool exited {code}")
+    ]
+    return PromtoolResult(False, output, tuple(diagnostics))
+
+
+def test_rules(test_files: Sequence[Path], display_names: Sequence[str] | None = None) -> PromtoolResult:
+    """Run ``promtool test rules`` once over ``test_files``.
+
+    Rule files named inside a test file are resolved relative to that test file.
+
+    Returns:
+        A :class:`PromtoolResult`; on failure one diagnostic per failing test file, holding
+        promtool's explanation (expected vs got alerts or samples).
+
+    Raises:
+        ObsgenError: promtool is missing.
+    """
+    if not test_files:
+        return PromtoolResult(True, "", ())
+    names = list(display_names) if display_names is not None else [str(f) for f in test_files]
+    code, output = _run(["test", "rules", *map(str, test_files)])
+    if code == 0:
+        return PromtoolResult(True, output, ())
+    failed: list[Diagnostic] = []
+    blocks = re.split(r"(?m)^Unit Testing:\s*", output)
+    for path, name in zip(test_files, names, strict=True):
+        for block in blocks:
+            if block.startswith(str(path)) and "FAILED" in block:
+                failed.append(Diagnostic(name, "", block[len(str(path)) :].strip()))
+    if not failed:
+        failed.append(Diagnostic(", ".join(names), "", output.strip()))
+    return PromtoolResult(False, output, tuple(failed))
+
+
+test_rules.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
