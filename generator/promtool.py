@@ -95,7 +95,9 @@ def _parse_check_output(output: str, display: dict[str, str]) -> list[Diagnostic
     return diagnostics
 
 
-def check_rules(files: Sequence[Path], display_names: Sequence[str] | None = None) -> PromtoolResult:
+def check_rules(
+    files: Sequence[Path], display_names: Sequence[str] | None = None
+) -> PromtoolResult:
     """Run ``promtool check rules --lint=all --lint-fatal`` once over ``files``.
 
     Args:
@@ -122,7 +124,9 @@ def check_rules(files: Sequence[Path], display_names: Sequence[str] | None = Non
     return PromtoolResult(False, output, tuple(diagnostics))
 
 
-def test_rules(test_files: Sequence[Path], display_names: Sequence[str] | None = None) -> PromtoolResult:
+def test_rules(
+    test_files: Sequence[Path], display_names: Sequence[str] | None = None
+) -> PromtoolResult:
     """Run ``promtool test rules`` once over ``test_files``.
 
     Rule files named inside a test file are resolved relative to that test file.

@@ -1,0 +1,91 @@
+"""Container memory of the model pods: limit, usage ratio, headroom, trend and OOM kills.
+
+Reads cAdvisor's ``container_memory_working_set_bytes`` (what the OOM killer compares with the
+limit) and kube-state-metrics' ``kube_pod_container_resource_limits{resource="memory"}``; when
+the spec declares ``deployment.memoryLimit`` it stands in for pods whose limit series is absent.
+"""
+
+from __future__ import annotations
+
+from generator import naming
+from generator.builders.common import Rule, alert_rule, record_rule, recorded
+from generator.plan import ServicePlan
+from generator.promql import Matcher, by, selector
+from generator.units import decimal_str, format_duration_ms
+
+POD_LABELS = ("container", "namespace", "pod")
+LIMIT_RECORD = "service_pod_container:model_memory_limit_bytes:max"
+USAGE_RECORD = "service_pod_container:model_memory_working_set_bytes:ratio_limit"
+
+
+def _working_set(plan: ServicePlan) -> str:
+    return f"max{by(POD_LABELS)} ({selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)})"
+
+
+def memory_records(plan: ServicePlan) -> list[Rule]:
+    """The memory limit (bytes) and working set / limit (ratio 0–1) per pod and container."""
+    if not {"memory_headroom", "memory_exhaustion"} & plan.alerts.keys():
+        return []
+    limits = selector(naming.KSM_LIMITS, (*plan.pod_matchers, Matcher("resource", "=", "memory")))
+    limit_expr = f"max{by(POD_LABELS)} ({limits})"
+    if plan.memory_limit_bytes is not None:
+        limit_expr += f" or 0 * {_working_set(plan)} + {plan.memory_limit_bytes}"
+    on = ", ".join(POD_LABELS)
+    return [
+        record_rule(plan, LIMIT_RECORD, limit_expr),
+        record_rule(
+            plan,
+            USAGE_RECORD,
+            f"{_working_set(plan)} / on ({on}) ({recorded(plan, LIMIT_RECORD)} > 0)",
+        ),
+    ]
+
+
+def memory_alerts(plan: ServicePlan) -> list[Rule]:
+    """``ModelMemoryHeadroomLow``, ``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
+    rules: list[Rule] = []
+    on = ", ".join(POD_LABELS)
+    alert = plan.alerts.get("memory_headroom")
+    if alert is not None:
+        min_free = float(alert.params["min_free"])
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_MEMORY_HEADROOM,
+                f"{recorded(plan, USAGE_RECORD)} > {decimal_str(1 - min_free)}",
+                alert.for_ms,
+                alert.severity,
+                min_free=decimal_str(min_free),
+            )
+        )
+    alert = plan.alerts.get("memory_exhaustion")
+    if alert is not None:
+        lookback = format_duration_ms(int(alert.params["lookback_ms"]))
+        horizon_s = int(alert.params["horizon_ms"]) // 1000
+        trend = (
+            f"max{by(POD_LABELS)} (predict_linear("
+            f"{selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)}[{lookback}], {horizon_s}))"
+        )
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_MEMORY_EXHAUSTION,
+                f"{trend} >= on ({on}) {recorded(plan, LIMIT_RECORD)}",
+                alert.for_ms,
+                alert.severity,
+                horizon=format_duration_ms(int(alert.params["horizon_ms"])),
+                lookback=lookback,
+            )
+        )
+    alert = plan.alerts.get("oom_killed")
+    if alert is not None:
+        reason = selector(
+            naming.KSM_LAST_TERMINATED, (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled"))
+        )
+        restarts = selector(naming.KSM_RESTARTS, plan.pod_matchers)
+        expr = (
+            f"max{by(POD_LABELS)} ({reason}) == 1 and on ({on}) "
+            f"max{by(POD_LABELS)} (increase({restarts}[10m])) > 0"
+        )
+        rules.append(alert_rule(plan, naming.ALERT_OOM_KILLED, expr, alert.for_ms, alert.severity))
+    return rules

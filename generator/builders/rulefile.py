@@ -1,0 +1,41 @@
+"""The whole rule file of one service: every rule family, in one fixed order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.builders import gpu_rules, memory_rules, service_rules, slo_rules
+from generator.builders.common import Group, group
+from generator.plan import ServicePlan
+
+
+def rule_groups(plan: ServicePlan) -> list[Group]:
+    """All rule groups of ``plan`` (Prometheus rule-file ``groups``), deterministic order.
+
+    Groups: ``traffic`` (request/error/latency/saturation records, then their alerts),
+    ``memory``, ``availability`` (target down), ``gpu``, then one ``slo.<name>`` per SLO.
+    Empty groups are left out.
+    """
+    groups = [
+        group(
+            plan,
+            "traffic",
+            [
+                *service_rules.traffic_records(plan),
+                *service_rules.latency_records(plan),
+                *service_rules.traffic_alerts(plan),
+            ],
+        ),
+        group(
+            plan, "memory", [*memory_rules.memory_records(plan), *memory_rules.memory_alerts(plan)]
+        ),
+        group(plan, "targets", service_rules.target_down_alerts(plan)),
+        group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
+        *slo_rules.slo_groups(plan),
+    ]
+    return [g for g in groups if g["rules"]]
+
+
+def rule_file(plan: ServicePlan) -> dict[str, Any]:
+    """The rule-file document: ``{"groups": [...]}``."""
+    return {"groups": rule_groups(plan)}

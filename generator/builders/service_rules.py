@@ -1,0 +1,294 @@
+"""Recording rules and alerts for traffic, errors, latency and saturation of one service.
+
+Every expression follows DESIGN §6.3: ``rate`` first, then ``sum by (…)``; quantiles from
+``sum by (le, …)`` of bucket rates; ratios divide a summed numerator by a summed denominator,
+guarded so that zero traffic records nothing or 0 — never NaN — and fires nothing.
+"""
+
+from __future__ import annotations
+
+from generator import naming
+from generator.builders.common import Rule, alert_rule, record_rule, recorded
+from generator.plan import AlertPlan, GaugePlan, HistogramPlan, ServicePlan
+from generator.promql import Matcher, by, le_matcher, selector, sum_rate
+from generator.units import decimal_str
+
+RATE_WINDOW = "5m"
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+def requests_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
+    """All finished requests per second, summed by the service's aggregation labels."""
+    req = plan.requests
+    group = plan.agg_labels
+    if req.failure_name is None:
+        return sum_rate(selector(req.name, req.matchers), window, group)
+    ok = sum_rate(selector(req.name, req.matchers), window, group)
+    failed = sum_rate(selector(req.failure_name, req.matchers), window, group)
+    # Either counter may not exist yet (created on first increment): count it as 0.
+    return f"({ok} or 0 * {failed}) + ({failed} or 0 * {ok})"
+
+
+def errors_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
+    """Failed requests per second; 0 (not absent) while requests flow without errors."""
+    req = plan.requests
+    group = plan.agg_labels
+    if req.failure_name is not None:
+        failed = sum_rate(selector(req.failure_name, req.matchers), window, group)
+    else:
+        failed = sum_rate(selector(req.name, (*req.matchers, *req.error_matchers)), window, group)
+    return f"{failed} or 0 * {requests_rate(plan, window)}"
+
+
+def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
+    """Requests per second no slower than ``bound`` (metric unit), from a classic or native histogram."""
+    if h.native:
+        hist = f"sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}]))"
+        frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
+        return f"({frac} >= 0) or 0 * histogram_count({hist})"
+    return sum_rate(
+        selector(h.metric + "_bucket", (*h.matchers, le_matcher(bound, version))),
+        RATE_WINDOW,
+        group,
+    )
+
+
+def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
+    """All observations per second of a histogram."""
+    if h.native:
+        return f"histogram_count(sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}])))"
+    return sum_rate(selector(h.metric + "_count", h.matchers), RATE_WINDOW, group)
+
+
+def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
+    if h.native:
+        inner = f"sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}]))"
+    else:
+        inner = f"sum{by(('le', *group))} (rate({selector(h.metric + '_bucket', h.matchers)}[{RATE_WINDOW}]))"
+    expr = f"histogram_quantile({decimal_str(q)}, {inner})"
+    if h.seconds_per_unit != 1:
+        expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
+    # No traffic → histogram_quantile returns NaN: record nothing instead.
+    on = ", ".join(group)
+    return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
+
+
+def latency_records(plan: ServicePlan) -> list[Rule]:
+    """p50/p90/p99 (seconds) per latency indicator, and the slow-request ratio when alerted on."""
+    rules: list[Rule] = []
+    group = plan.agg_labels
+    name = naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m")
+    for key in sorted(plan.histograms):
+        h = plan.histograms[key]
+        for q in QUANTILES:
+            rules.append(
+                record_rule(
+                    plan,
+                    name,
+                    _quantile(h, q, group),
+                    {naming.INDICATOR: h.indicator, naming.QUANTILE: decimal_str(q)},
+                )
+            )
+    slow = plan.alerts.get("slow_requests")
+    if slow is not None:
+        h = plan.histograms[slow.params["indicator"]]
+        rules.append(
+            record_rule(
+                plan,
+                naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m"),
+                slow_ratio_expr(plan, h, slow.params["bound"]),
+                {
+                    naming.INDICATOR: h.indicator,
+                    "threshold": decimal_str(slow.params["threshold_seconds"]),
+                },
+            )
+        )
+    return rules
+
+
+def slow_ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
+    """Share (0–1) of requests slower than ``bound``; nothing recorded at zero traffic."""
+    group = plan.agg_labels
+    total = count_rate(h, group)
+    return f"1 - ({bucket_rate(h, bound, plan.le_version, group)}) / ({total} > 0)"
+
+
+def _gauge_expr(g: GaugePlan, agg: str, group: tuple[str, ...]) -> str:
+    expr = f"{agg}{by(group)} ({selector(g.name, g.matchers)})"
+    return expr if g.scale == 1 else f"{expr} * {decimal_str(g.scale)}"
+
+
+def traffic_records(plan: ServicePlan) -> list[Rule]:
+    """Request rate, error rate and error ratio (5m), plus queue, running and KV-cache gauges."""
+    g = plan.group_by
+    requests = naming.record(g, naming.REQUESTS, "rate5m")
+    errors = naming.record(g, naming.REQUEST_ERRORS, "rate5m")
+    rules = [
+        record_rule(plan, requests, requests_rate(plan)),
+        record_rule(plan, errors, errors_rate(plan)),
+        record_rule(
+            plan,
+            naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m"),
+            f"{recorded(plan, errors)} / ({recorded(plan, requests)} > 0)",
+        ),
+    ]
+    group = plan.agg_labels
+    if plan.queue_depth is not None:
+        rules.append(
+            record_rule(
+                plan,
+                naming.record(g, naming.QUEUE_DEPTH, "sum"),
+                _gauge_expr(plan.queue_depth, "sum", group),
+            )
+        )
+    if plan.running_requests is not None:
+        rules.append(
+            record_rule(
+                plan,
+                naming.record(g, naming.RUNNING_REQUESTS, "sum"),
+                _gauge_expr(plan.running_requests, "sum", group),
+            )
+        )
+    if plan.kv_cache_usage is not None:
+        rules.append(
+            record_rule(
+                plan,
+                naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"),
+                _gauge_expr(plan.kv_cache_usage, "max", tuple(sorted({*group, "pod"}))),
+            )
+        )
+    return rules
+
+
+def _ratio(value: float) -> str:
+    return decimal_str(value)
+
+
+def traffic_alerts(plan: ServicePlan) -> list[Rule]:
+    """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``,
+    ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull`` — those the plan enables."""
+    g = plan.group_by
+    on = ", ".join(plan.agg_labels)
+    rules: list[Rule] = []
+    requests = recorded(plan, naming.record(g, naming.REQUESTS, "rate5m"))
+    alert: AlertPlan | None = plan.alerts.get("latency_p99")
+    if alert is not None:
+        h = plan.histograms[alert.params["indicator"]]
+        p99 = recorded(
+            plan,
+            naming.record(g, naming.LATENCY, "quantile_rate5m"),
+            Matcher(naming.INDICATOR, "=", h.indicator),
+            Matcher(naming.QUANTILE, "=", "0.99"),
+        )
+        threshold = alert.params["threshold_seconds"]
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_LATENCY_P99,
+                f"{p99} > {decimal_str(threshold)}",
+                alert.for_ms,
+                alert.severity,
+                {naming.INDICATOR: h.indicator},
+                indicator=h.indicator,
+                threshold=f"{decimal_str(threshold)}s",
+                metric=h.metric,
+            )
+        )
+    alert = plan.alerts.get("slow_requests")
+    if alert is not None:
+        h = plan.histograms[alert.params["indicator"]]
+        ratio = recorded(
+            plan,
+            naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m"),
+            Matcher(naming.INDICATOR, "=", h.indicator),
+        )
+        min_events = int(alert.params["min_events"])
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_SLOW_REQUESTS,
+                f"{ratio} > {_ratio(alert.params['max_ratio'])} and on ({on}) {requests} * 300 >= {min_events}",
+                alert.for_ms,
+                alert.severity,
+                {naming.INDICATOR: h.indicator},
+                indicator=h.indicator,
+                threshold=f"{decimal_str(alert.params['threshold_seconds'])}s",
+                threshold_bound=decimal_str(alert.params["bound"]),
+                max_ratio=_ratio(alert.params["max_ratio"]),
+                metric=h.metric,
+            )
+        )
+    alert = plan.alerts.get("error_ratio")
+    if alert is not None:
+        ratio = recorded(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m"))
+        min_events = int(alert.params["min_events"])
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_ERROR_RATIO,
+                f"{ratio} > {_ratio(alert.params['max_ratio'])} and on ({on}) {requests} * 300 >= {min_events}",
+                alert.for_ms,
+                alert.severity,
+                max_ratio=_ratio(alert.params["max_ratio"]),
+                min_events=min_events,
+            )
+        )
+    alert = plan.alerts.get("queue_depth")
+    if alert is not None and plan.queue_depth is not None:
+        depth = recorded(plan, naming.record(g, naming.QUEUE_DEPTH, "sum"))
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_QUEUE_DEPTH,
+                f"{depth} > {decimal_str(alert.params['max'])}",
+                alert.for_ms,
+                alert.severity,
+                max=decimal_str(alert.params["max"]),
+            )
+        )
+    alert = plan.alerts.get("kv_cache")
+    if alert is not None and plan.kv_cache_usage is not None:
+        usage = recorded(plan, naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"))
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_KV_CACHE,
+                f"{usage} > {_ratio(alert.params['max'])}",
+                alert.for_ms,
+                alert.severity,
+                max=_ratio(alert.params["max"]),
+            )
+        )
+    return rules
+
+
+def target_down_alerts(plan: ServicePlan) -> list[Rule]:
+    """``ModelTargetDown``: critical when no target is up or none exists, warning for each down one."""
+    alert = plan.alerts.get("target_down")
+    if alert is None:
+        return []
+    up = selector("up", plan.matchers)
+    keys = ", ".join(sorted(m.label for m in plan.matchers))
+    all_down = f"sum by ({keys}) ({up}) == 0 or absent({up})"
+    some_down = f"{up} == 0 unless on ({keys}) (sum by ({keys}) ({up}) == 0)"
+    shown = ", ".join(m.render() for m in plan.matchers)
+    return [
+        alert_rule(
+            plan,
+            naming.ALERT_TARGET_DOWN,
+            all_down,
+            alert.for_ms,
+            alert.severity,
+            scope="all",
+            selector=shown,
+        ),
+        alert_rule(
+            plan,
+            naming.ALERT_TARGET_DOWN,
+            some_down,
+            alert.for_ms,
+            "warning",
+            scope="some",
+            selector=shown,
+        ),
+    ]

@@ -1,0 +1,23 @@
+"""``obsgen check [SPEC…]``: validate specs (load + resolve) without writing anything."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from generator.render import find_specs, load_plans
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the check options."""
+    parser.add_argument("specs", nargs="*", help="spec files or folders (default: specs/)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when every spec is valid, 2 (via ObsgenError) otherwise."""
+    plans = load_plans(find_specs(args.specs, Path(".")), Path("."))
+    for plan in plans:
+        print(
+            f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"
+        )
+    return 0

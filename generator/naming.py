@@ -1,0 +1,119 @@
+"""Every name obsgen writes: recording rules, label keys, group names, alert names, files.
+
+Recording rules follow ``level:metric:operations`` (prometheus.io, "Recording rules"): the level
+is the aggregation (``service`` plus any ``groupBy`` labels), the metric is a server-neutral
+name so dashboards and alerts read the same series whatever the preset, and the operations
+say what was applied (``rate5m``, ``ratio_rate1h``). Builders hard-code none of these.
+"""
+
+from __future__ import annotations
+
+from generator.units import format_duration_ms
+
+# Label keys obsgen adds.
+SERVICE = "service"
+TEAM = "team"
+SEVERITY = "severity"
+SLO = "slo"
+INDICATOR = "indicator"
+QUANTILE = "quantile"
+LONG_WINDOW = "long_window"
+SHORT_WINDOW = "short_window"
+BURN_RATE = "burn_rate"
+WINDOW = "window"
+
+# Alert names (DESIGN §4, contract).
+ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
+ALERT_LATENCY_P99 = "ModelLatencyP99High"
+ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
+ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
+ALERT_MEMORY_HEADROOM = "ModelMemoryHeadroomLow"
+ALERT_MEMORY_EXHAUSTION = "ModelMemoryExhaustionPredicted"
+ALERT_OOM_KILLED = "ModelContainerOOMKilled"
+ALERT_QUEUE_DEPTH = "ModelQueueDepthHigh"
+ALERT_KV_CACHE = "ModelKVCacheNearFull"
+ALERT_TARGET_DOWN = "ModelTargetDown"
+ALERT_GPU_MEMORY_HEADROOM = "GPUMemoryHeadroomLow"
+ALERT_GPU_TEMPERATURE = "GPUTemperatureHigh"
+ALERT_GPU_XID = "GPUXidErrors"
+ALERT_GPU_EXPORTER_DOWN = "GPUExporterDown"
+
+# Short indicator label values for the spec's latency metric keys.
+INDICATOR_LABEL = {
+    "requestDuration": "e2e",
+    "timeToFirstToken": "ttft",
+    "interTokenLatency": "itl",
+}
+
+# Kubernetes metrics the memory alerts read (cAdvisor and kube-state-metrics).
+CADVISOR_WORKING_SET = "container_memory_working_set_bytes"
+KSM_LIMITS = "kube_pod_container_resource_limits"
+KSM_LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
+KSM_RESTARTS = "kube_pod_container_status_restarts_total"
+
+# NVML sidecar exporter metrics (DESIGN §5, contract).
+GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
+GPU_MEMORY_FREE = "gpu_memory_free_bytes"
+GPU_MEMORY_USED = "gpu_memory_used_bytes"
+GPU_TEMPERATURE = "gpu_temperature_celsius"
+GPU_XID_ERRORS = "gpu_xid_errors_total"
+GPU_EXPORTER_UP = "gpu_exporter_nvml_up"
+
+
+def window(ms: int) -> str:
+    """Window suffix used in record names: ``3600000`` → ``1h``."""
+    return format_duration_ms(ms)
+
+
+def level(group_by: tuple[str, ...]) -> str:
+    """The ``level`` part: ``service`` plus the ``groupBy`` labels (``service_model_name``)."""
+    return "_".join((SERVICE, *group_by))
+
+
+def record(group_by: tuple[str, ...], metric: str, operations: str) -> str:
+    """A recording-rule name ``level:metric:operations``."""
+    return f"{level(group_by)}:{metric}:{operations}"
+
+
+# Server-neutral metric parts of record names.
+REQUESTS = "model_requests"
+REQUEST_ERRORS = "model_request_errors"
+LATENCY = "model_latency_seconds"
+SLOW_REQUESTS = "model_slow_requests"
+QUEUE_DEPTH = "model_queue_depth"
+RUNNING_REQUESTS = "model_running_requests"
+KV_CACHE_USAGE = "model_kv_cache_usage"
+MEMORY_USAGE = "model_memory_working_set"
+SLI_GOOD = "slo_good_events"
+SLI_TOTAL = "slo_total_events"
+SLI_ERROR = "slo_sli_error"
+SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
+SLO_BURN_RATE = "slo_burn_rate"
+
+
+def group_name(service: str, part: str) -> str:
+    """Rule group name: ``obsgen.<service>.<part>`` (unique per service)."""
+    return f"obsgen.{service}.{part}"
+
+
+def rules_file(service: str) -> str:
+    """Repository path of a service's rule file."""
+    return f"rules/{service}.rules.yaml"
+
+
+def rule_tests_file(service: str) -> str:
+    """Repository path of a service's generated promtool test file."""
+    return f"rules/{service}.test.yaml"
+
+
+def dashboard_file(service: str) -> str:
+    """Repository path of a service's dashboard."""
+    return f"dashboards/{service}.json"
+
+
+def dashboard_uid(service: str) -> str:
+    """Stable Grafana uid (≤ 40 chars) derived from the service name."""
+    import hashlib
+
+    digest = hashlib.sha256(service.encode()).hexdigest()[:8]
+    return f"obsgen-{service[:24]}-{digest}"

@@ -1,0 +1,561 @@
+"""Resolve a validated spec into a :class:`ServicePlan`: presets, defaults and checks applied.
+
+This is the only place presets and defaults apply (DESIGN §2). Everything a builder needs is
+decided here: metric names, selectors (per-metric overrides merged over ``spec.selector``),
+bucket bounds, burn-rate tiers with their factors, alert thresholds. Cross-field checks that
+pydantic cannot express (a threshold that is not a bucket bound, an impossible tier) raise
+:class:`~generator.errors.ObsgenError` naming the field path.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from generator import naming, slo
+from generator.errors import Diagnostic, ObsgenError
+from generator.presets import GaugeDef, HistogramDef, Preset, get_preset
+from generator.promql import Matcher, equals, regex_escape
+from generator.spec import INDICATOR_ALIASES, MetricOverride, ModelServiceSpec
+from generator.units import decimal_str, format_duration_ms
+
+# Spec key (camelCase) → python attribute of spec.Metrics / spec.Alerts.
+_CAMEL = {
+    "requestDuration": "request_duration",
+    "timeToFirstToken": "time_to_first_token",
+    "interTokenLatency": "inter_token_latency",
+}
+
+
+@dataclass(frozen=True)
+class HistogramPlan:
+    """A latency histogram, resolved.
+
+    Attributes:
+        key: spec metric key (``requestDuration``); ``indicator``: label value (``e2e``).
+        metric: base metric name; series are ``<metric>_bucket`` etc.
+        buckets: upper bounds in the metric's unit; ``seconds_per_unit`` converts to seconds.
+        native: native histogram (query with ``histogram_*`` functions, no ``_bucket``).
+        matchers: the series selector.
+    """
+
+    key: str
+    indicator: str
+    metric: str
+    buckets: tuple[float, ...]
+    seconds_per_unit: float
+    native: bool
+    matchers: tuple[Matcher, ...]
+
+    def bound_for(self, seconds: float) -> float | None:
+        """The bucket bound (metric unit) equal to ``seconds`` as floats, or None."""
+        wanted = seconds / self.seconds_per_unit
+        for bound in self.buckets:
+            if abs(bound - wanted) <= 1e-9 * max(abs(wanted), 1.0):
+                return bound
+        return None
+
+    def neighbours(self, seconds: float) -> tuple[float | None, float | None]:
+        """The bucket bounds (seconds) just below and just above ``seconds``."""
+        bounds = [b * self.seconds_per_unit for b in self.buckets]
+        i = bisect.bisect_left(bounds, seconds)
+        below = bounds[i - 1] if i > 0 else None
+        above = bounds[i] if i < len(bounds) else None
+        return below, above
+
+
+@dataclass(frozen=True)
+class RequestsPlan:
+    """Request counters: one counter with ``error_matchers``, or success + ``failure_name``."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+    error_matchers: tuple[Matcher, ...]
+    failure_name: str | None = None
+
+
+@dataclass(frozen=True)
+class GaugePlan:
+    """A gauge with its selector; ``scale`` converts to obsgen's unit (ratio 0–1 or count)."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+    scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class CounterPlan:
+    """A plain counter (tokens) with its selector."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+
+
+@dataclass(frozen=True)
+class SLOPlan:
+    """One SLO, resolved.
+
+    Attributes:
+        kind: ``availability`` or ``latency``.
+        objective: percent (99.9); ``error_budget``: allowed bad ratio (0.001).
+        histogram/threshold_bound: for latency SLOs, the histogram and the bound (metric unit)
+            equal to the threshold.
+        tiers: burn-rate tiers with factors (empty when alerting is disabled).
+        min_events: events needed in a tier's long window before it may fire.
+    """
+
+    name: str
+    kind: str
+    objective: float
+    error_budget: Fraction
+    window_ms: int
+    histogram: HistogramPlan | None
+    threshold_seconds: float | None
+    threshold_bound: float | None
+    tiers: tuple[slo.Tier, ...]
+    min_events: int
+    description: str | None
+
+
+@dataclass(frozen=True)
+class AlertPlan:
+    """One enabled alert family: ``for`` (ms, 0 for none), severity and its parameters."""
+
+    key: str
+    for_ms: int
+    severity: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServicePlan:
+    """Everything the builders need for one service; built only by :func:`resolve`."""
+
+    name: str
+    team: str
+    source: str
+    server: str
+    preset: Preset
+    matchers: tuple[Matcher, ...]
+    group_by: tuple[str, ...]
+    le_version: str
+    scrape_interval_ms: int
+    histograms: Mapping[str, HistogramPlan]
+    requests: RequestsPlan
+    queue_depth: GaugePlan | None
+    running_requests: GaugePlan | None
+    kv_cache_usage: GaugePlan | None
+    prompt_tokens: CounterPlan | None
+    generation_tokens: CounterPlan | None
+    model_label: str | None
+    slos: tuple[SLOPlan, ...]
+    alerts: Mapping[str, AlertPlan]
+    gpu_exporter: bool
+    gpu_visibility: str
+    gpu_values_path: str
+    gpu_matchers: tuple[Matcher, ...]
+    deployment_name: str
+    container: str
+    replicas: int
+    memory_limit_bytes: int | None
+    pod_matchers: tuple[Matcher, ...]
+    namespace: str | None
+    runbook_base_url: str | None
+    grafana_url: str | None
+
+    @property
+    def agg_labels(self) -> tuple[str, ...]:
+        """Labels kept when summing a service's series: ``namespace`` plus ``groupBy``."""
+        return tuple(sorted({"namespace", *self.group_by}))
+
+    def runbook_url(self, alert: str) -> str:
+        """``runbook_url`` annotation for ``alert``."""
+        base = self.runbook_base_url or "docs/runbooks"
+        return f"{base.rstrip('/')}/{alert}.md"
+
+    def dashboard_url(self) -> str:
+        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
+        base = (self.grafana_url or "").rstrip("/")
+        return f"{base}/d/{naming.dashboard_uid(self.name)}/{self.name}"
+
+
+# Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
+# LLM service; the spec overrides each. Durations in ms, ratios 0–1.
+ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
+    "latency_p99": (
+        600_000,
+        "warning",
+        {"threshold_seconds": 30.0, "indicator": "requestDuration"},
+    ),
+    "slow_requests": (
+        600_000,
+        "warning",
+        {"max_ratio": 0.1, "indicator": "requestDuration", "min_events": 10},
+    ),
+    "error_ratio": (300_000, "critical", {"max_ratio": 0.05, "min_events": 10}),
+    "queue_depth": (300_000, "warning", {"max": 100.0}),
+    "kv_cache": (600_000, "warning", {"max": 0.95}),
+    "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
+    "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
+    "oom_killed": (0, "warning", {}),
+    "target_down": (300_000, "critical", {}),
+    "gpu_memory_headroom": (300_000, "warning", {"min_free": 0.05}),
+    "gpu_temperature": (600_000, "warning", {"max": 85.0}),
+    "gpu_xid_errors": (0, "critical", {}),
+    "gpu_exporter_down": (300_000, "warning", {}),
+}
+_GPU_ALERTS = {"gpu_memory_headroom", "gpu_temperature", "gpu_xid_errors", "gpu_exporter_down"}
+_SPEC_PARAM = {
+    "threshold": "threshold_seconds",
+    "max_ratio": "max_ratio",
+    "indicator": "indicator",
+    "min_events": "min_events",
+    "max": "max",
+    "min_free": "min_free",
+    "horizon": "horizon_ms",
+    "lookback": "lookback_ms",
+}
+_CAMEL_ALERT = {
+    "latency_p99": "latencyP99",
+    "slow_requests": "slowRequests",
+    "error_ratio": "errorRatio",
+    "queue_depth": "queueDepth",
+    "kv_cache": "kvCache",
+    "memory_headroom": "memoryHeadroom",
+    "memory_exhaustion": "memoryExhaustion",
+    "oom_killed": "oomKilled",
+    "target_down": "targetDown",
+    "gpu_memory_headroom": "gpuMemoryHeadroom",
+    "gpu_temperature": "gpuTemperature",
+    "gpu_xid_errors": "gpuXidErrors",
+    "gpu_exporter_down": "gpuExporterDown",
+}
+
+
+class _Problems:
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.items: list[Diagnostic] = []
+
+    def add(self, path: str, message: str) -> None:
+        self.items.append(Diagnostic(self.file, path, message))
+
+
+def _merge(base: tuple[Matcher, ...], override: Mapping[str, str] | None) -> tuple[Matcher, ...]:
+    if not override:
+        return base
+    kept = {m.label: m for m in base}
+    kept.update({m.label: m for m in equals(override)})
+    return tuple(sorted(kept.values()))
+
+
+def _histogram(
+    key: str, preset: Preset, override: MetricOverride | None, base: tuple[Matcher, ...]
+) -> HistogramPlan | None:
+    default: HistogramDef | None = preset.latency.get(key)
+    if default is None and (override is None or override.name is None or override.buckets is None):
+        return None
+    name = override.name if override and override.name else default.name  # type: ignore[union-attr]
+    if override and override.buckets is not None:
+        buckets = tuple(override.buckets)
+    else:
+        buckets = default.buckets  # type: ignore[union-attr]
+    native = (
+        (override.histogram == "native")
+        if override and override.histogram
+        else bool(default and default.native)
+    )
+    scale = default.seconds_per_unit if default and not (override and override.name) else 1.0
+    return HistogramPlan(
+        key=key,
+        indicator=naming.INDICATOR_LABEL[key],
+        metric=name,
+        buckets=buckets,
+        seconds_per_unit=scale,
+        native=native,
+        matchers=_merge(base, override.selector if override else None),
+    )
+
+
+def _gauge(
+    default: GaugeDef | None, override: MetricOverride | None, base: tuple[Matcher, ...]
+) -> GaugePlan | None:
+    if override and override.name:
+        return GaugePlan(
+            override.name,
+            _merge(base, override.selector),
+            1.0 if default is None else default.scale,
+        )
+    if default is None:
+        return None
+    return GaugePlan(
+        default.name, _merge(base, override.selector if override else None), default.scale
+    )
+
+
+def _counter(
+    default: str | None, override: MetricOverride | None, base: tuple[Matcher, ...]
+) -> CounterPlan | None:
+    name = override.name if override and override.name else default
+    if name is None:
+        return None
+    return CounterPlan(name, _merge(base, override.selector if override else None))
+
+
+def _requests(
+    preset: Preset, override: MetricOverride | None, base: tuple[Matcher, ...]
+) -> RequestsPlan:
+    default = preset.requests
+    name = override.name if override and override.name else default.name
+    if override and override.error_matchers is not None:
+        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in override.error_matchers.items()))
+    else:
+        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in default.error_matchers))
+    failure = None if (override and override.name) else default.failure_name
+    return RequestsPlan(
+        name, _merge(base, override.selector if override else None), errors, failure
+    )
+
+
+def _resolve_slos(
+    spec: ModelServiceSpec, histograms: Mapping[str, HistogramPlan], p: _Problems
+) -> tuple[SLOPlan, ...]:
+    body = spec.spec
+    plans = []
+    for i, item in enumerate(body.slos):
+        path = f"spec.slos[{i}]"
+        histogram = None
+        bound = None
+        threshold_s = None
+        if item.indicator is not None:
+            key = INDICATOR_ALIASES[item.indicator]
+            histogram = histograms.get(key)
+            threshold_s = (item.threshold or 0) / 1000
+            if histogram is None:
+                p.add(
+                    f"{path}.indicator",
+                    f"server {body.server} has no {key} histogram; declare spec.metrics.{key} with name and buckets",
+                )
+            else:
+                bound = _check_bound(histogram, threshold_s, f"{path}.threshold", p)
+        retention = body.prometheus.retention
+        if retention is not None and item.window > retention:
+            p.add(
+                f"{path}.window",
+                f"SLO window {format_duration_ms(item.window)} is longer than spec.prometheus.retention {format_duration_ms(retention)}; the SLI could never cover it",
+            )
+        tiers: list[slo.Tier] = []
+        if item.alerting.enabled:
+            specs = (
+                [
+                    slo.TierSpec(Fraction(str(t.budget)), t.long_window, t.short_window, t.severity)
+                    for t in item.alerting.tiers
+                ]
+                if item.alerting.tiers is not None
+                else list(slo.DEFAULT_TIERS)
+            )
+            for j, tier_spec in enumerate(specs):
+                tier = slo.bind_tier(tier_spec, item.objective, item.window)
+                where = (
+                    f"{path}.alerting.tiers[{j}]"
+                    if item.alerting.tiers is not None
+                    else f"{path}.objective"
+                )
+                for problem in slo.tier_problems(
+                    tier, item.objective, item.window, body.prometheus.scrape_interval
+                ):
+                    label = (
+                        ""
+                        if item.alerting.tiers is not None
+                        else f"default tier {format_duration_ms(tier.long_window_ms)}/{format_duration_ms(tier.short_window_ms)}: "
+                    )
+                    p.add(where, label + problem)
+                tiers.append(tier)
+        plans.append(
+            SLOPlan(
+                name=item.name,
+                kind="latency" if histogram is not None or item.indicator else "availability",
+                objective=item.objective,
+                error_budget=slo.error_budget(item.objective),
+                window_ms=item.window,
+                histogram=histogram,
+                threshold_seconds=threshold_s,
+                threshold_bound=bound,
+                tiers=tuple(tiers),
+                min_events=item.alerting.min_events
+                if item.alerting.min_events is not None
+                else slo.DEFAULT_MIN_EVENTS,
+                description=item.description,
+            )
+        )
+    return tuple(plans)
+
+
+def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Problems) -> float | None:
+    if histogram.native:
+        return seconds / histogram.seconds_per_unit
+    bound = histogram.bound_for(seconds)
+    if bound is None:
+        below, above = histogram.neighbours(seconds)
+        near = ", ".join(
+            f"{word} {decimal_str(v)}s"
+            for word, v in (("below", below), ("above", above))
+            if v is not None
+        )
+        p.add(
+            path,
+            f"{decimal_str(seconds)}s is not a bucket bound of {histogram.metric} "
+            f"(nearest: {near}); the SLI would select no bucket and the alert could never fire — "
+            "use a bucket bound or add it to the buckets",
+        )
+    return bound
+
+
+def _resolve_alerts(
+    spec: ModelServiceSpec, plan_hist: Mapping[str, HistogramPlan], preset: Preset, p: _Problems
+) -> dict[str, AlertPlan]:
+    body = spec.spec
+    latency_slos = [s for s in body.slos if s.indicator is not None]
+    available = {
+        "latency_p99": bool(plan_hist),
+        "slow_requests": bool(plan_hist),
+        "queue_depth": preset.queue_depth is not None
+        or bool(body.metrics.queue_depth and body.metrics.queue_depth.name),
+        "kv_cache": preset.kv_cache_usage is not None
+        or bool(body.metrics.kv_cache_usage and body.metrics.kv_cache_usage.name),
+    }
+    alerts: dict[str, AlertPlan] = {}
+    for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
+        if key in _GPU_ALERTS and body.gpu.exporter == "none":
+            continue
+        if not available.get(key, True):
+            continue
+        given = getattr(body.alerts, key)
+        if given is not None and not given.enabled:
+            continue
+        merged: dict[str, Any] = dict(params)
+        if key == "slow_requests" and "threshold_seconds" not in merged and latency_slos:
+            merged["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
+        if given is not None:
+            for attr, param in _SPEC_PARAM.items():
+                value = getattr(given, attr, None)
+                if value is not None:
+                    merged[param] = value / 1000 if param == "threshold_seconds" else value
+        path = f"spec.alerts.{_CAMEL_ALERT[key]}"
+        if key in ("latency_p99", "slow_requests"):
+            indicator = INDICATOR_ALIASES.get(str(merged["indicator"]))
+            if indicator is None:
+                p.add(
+                    f"{path}.indicator",
+                    f"{merged['indicator']!r} is not a latency indicator; expected one of {', '.join(INDICATOR_ALIASES)}",
+                )
+                continue
+            merged["indicator"] = indicator
+            histogram = plan_hist.get(indicator)
+            if histogram is None:
+                p.add(f"{path}.indicator", f"server {body.server} has no {indicator} histogram")
+                continue
+            if key == "slow_requests":
+                if "threshold_seconds" not in merged:
+                    continue  # no threshold to test against: disabled unless configured
+                merged["bound"] = _check_bound(
+                    histogram, merged["threshold_seconds"], f"{path}.threshold", p
+                )
+            elif not histogram.native:
+                top = histogram.buckets[-1] * histogram.seconds_per_unit
+                if merged["threshold_seconds"] >= top:
+                    p.add(
+                        f"{path}.threshold",
+                        f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket bound {decimal_str(top)}s; histogram_quantile never reports more than that bound, so the alert could never fire",
+                    )
+        if key in ("memory_headroom", "memory_exhaustion", "oom_killed") and not body.deployment:
+            continue
+        alerts[key] = AlertPlan(
+            key=key,
+            for_ms=given.for_ if given is not None and given.for_ is not None else for_ms,
+            severity=given.severity
+            if given is not None and given.severity is not None
+            else severity,
+            params=merged,
+        )
+    return alerts
+
+
+def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
+    """Resolve ``spec`` (read from ``source``) into a :class:`ServicePlan`.
+
+    Raises:
+        ObsgenError: every cross-field problem found, each with file and field path.
+    """
+    p = _Problems(source)
+    body = spec.spec
+    try:
+        preset = get_preset(body.server, body.server_version)
+    except LookupError as err:
+        raise ObsgenError([Diagnostic(source, "spec.serverVersion", str(err))]) from None
+    base = equals(body.selector)
+    metrics = body.metrics
+    histograms: dict[str, HistogramPlan] = {}
+    for key, attr in _CAMEL.items():
+        override = getattr(metrics, attr)
+        hist = _histogram(key, preset, override, base)
+        if override is not None and hist is None:
+            p.add(
+                f"spec.metrics.{key}",
+                f"server {body.server} has no {key} histogram; give both name and buckets",
+            )
+        if hist is not None:
+            histograms[key] = hist
+    if metrics.requests and metrics.requests.buckets:
+        p.add("spec.metrics.requests.buckets", "buckets apply to latency histograms only")
+    slos = _resolve_slos(spec, histograms, p)
+    alerts = _resolve_alerts(spec, histograms, preset, p)
+    if p.items:
+        raise ObsgenError(p.items)
+    deployment = body.deployment
+    namespace = body.selector.get("namespace")
+    pod_matchers = (
+        *((Matcher("namespace", "=", namespace),) if namespace else ()),
+        Matcher("container", "=", deployment.container),
+        Matcher("pod", "=~", regex_escape(deployment.name) + "-[a-z0-9]+-[a-z0-9]+"),
+    )
+    pod_level = tuple(m for m in pod_matchers if m.label != "container")
+    gpu_base = _merge(
+        tuple(sorted(pod_level)), {"container": "nvml-exporter", **(body.gpu.selector or {})}
+    )
+    return ServicePlan(
+        name=spec.metadata.name,
+        team=spec.metadata.team,
+        source=source,
+        server=body.server,
+        preset=preset,
+        matchers=base,
+        group_by=tuple(body.group_by),
+        le_version=body.prometheus.version,
+        scrape_interval_ms=body.prometheus.scrape_interval,
+        histograms=histograms,
+        requests=_requests(preset, metrics.requests, base),
+        queue_depth=_gauge(preset.queue_depth, metrics.queue_depth, base),
+        running_requests=_gauge(preset.running_requests, metrics.running_requests, base),
+        kv_cache_usage=_gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
+        prompt_tokens=_counter(preset.prompt_tokens, metrics.prompt_tokens, base),
+        generation_tokens=_counter(preset.generation_tokens, metrics.generation_tokens, base),
+        model_label=preset.model_label,
+        slos=slos,
+        alerts=alerts,
+        gpu_exporter=body.gpu.exporter != "none",
+        gpu_visibility=body.gpu.visibility,
+        gpu_values_path=body.gpu.values_path,
+        gpu_matchers=gpu_base,
+        deployment_name=deployment.name,
+        container=deployment.container,
+        replicas=deployment.replicas,
+        memory_limit_bytes=deployment.memory_limit,
+        pod_matchers=tuple(sorted(pod_matchers)),
+        namespace=namespace,
+        runbook_base_url=spec.metadata.runbook_base_url,
+        grafana_url=spec.metadata.grafana_url,
+    )

@@ -1,0 +1,29 @@
+"""Preset ``openai-http``: a generic OpenAI-compatible HTTP server instrumented with a
+prometheus-client HTTP histogram.
+
+Source: prometheus-client's default ``Histogram`` buckets (client_python ``metrics.py``,
+``DEFAULT_BUCKETS``) extended to 120 s for LLM response times; the request counter is the
+histogram's ``_count`` with an HTTP ``status`` label.
+"""
+
+from __future__ import annotations
+
+from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+
+PRESETS: list[Preset] = [
+    Preset(
+        server="openai-http",
+        since_version="0",
+        latency={
+            "requestDuration": HistogramDef(
+                name="http_request_duration_seconds",
+                buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+            ),
+        },
+        requests=RequestsDef(
+            name="http_request_duration_seconds_count",
+            error_matchers=(("status", "5.."),),
+        ),
+        queue_depth=GaugeDef("inference_queue_depth"),
+    )
+]

@@ -1,0 +1,130 @@
+"""PromQL building blocks: escaping, selectors, ``le`` spellings and rate expressions.
+
+Every value that reaches PromQL from a spec goes through :func:`quote` (string literals) or
+:func:`regex_escape` (literal text inside a regex). Expressions follow the rules in DESIGN §6.3:
+rate first, then sum; ``histogram_quantile`` keeps ``le`` in ``sum by (le, …)``; ratios divide
+a summed numerator by a summed denominator.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+
+from generator.units import decimal_str
+
+_PROMQL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_RE2_META = re.compile(r"([\\.+*?()|\[\]{}^$])")
+
+
+def quote(value: str) -> str:
+    """Return ``value`` as a double-quoted PromQL string literal, escaped.
+
+    A ``"`` or ``\\`` in a label value can never end the literal or change the query.
+    """
+    return '"' + "".join(_PROMQL_ESCAPES.get(ch, ch) for ch in value) + '"'
+
+
+def regex_escape(text: str) -> str:
+    """Escape ``text`` so an RE2 regex matches it literally (``a.b`` → ``a\\.b``)."""
+    return _RE2_META.sub(r"\\\1", text)
+
+
+@dataclass(frozen=True, order=True)
+class Matcher:
+    """One label matcher; ``op`` is ``=``, ``!=``, ``=~`` or ``!~``; ``value`` is unescaped."""
+
+    label: str
+    op: str
+    value: str
+
+    def render(self) -> str:
+        """``label<op>"escaped value"``."""
+        return f"{self.label}{self.op}{quote(self.value)}"
+
+
+def equals(labels: Mapping[str, str]) -> tuple[Matcher, ...]:
+    """Equality matchers for a label mapping, sorted by label."""
+    return tuple(sorted(Matcher(k, "=", v) for k, v in labels.items()))
+
+
+def selector(metric: str, matchers: Iterable[Matcher]) -> str:
+    """Render ``metric{a="x",b=~"y"}`` with matchers sorted (deterministic output)."""
+    inner = ",".join(m.render() for m in sorted(set(matchers)))
+    return f"{metric}{{{inner}}}"
+
+
+def by(labels: Iterable[str]) -> str:
+    """``by (a, b)`` for the sorted, de-duplicated labels; ``""`` when there are none."""
+    names = sorted(set(labels))
+    return f" by ({', '.join(names)})" if names else ""
+
+
+def sum_rate(series: str, window: str, group: Iterable[str]) -> str:
+    """``sum by (group) (rate(series[window]))``: rate first, then sum."""
+    return f"sum{by(group)} (rate({series}[{window}]))"
+
+
+# --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------
+
+
+def go_float(value: float) -> str:
+    """Format like Go's ``strconv.FormatFloat(v, 'g', -1, 64)``: ``1``, ``0.5``, ``1.8e+06``, ``5e-05``.
+
+    Shortest round-trip digits; exponent form when the decimal exponent is < -4 or >= 6
+    (Go uses precision 6 for that decision in shortest mode). Go clients expose bucket
+    bounds this way and Prometheus 3 normalises to it.
+    """
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    sign, digit_tuple, _ = Decimal(repr(float(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    exponent = Decimal(repr(float(value))).adjusted()
+    prefix = "-" if sign else ""
+    if exponent < -4 or exponent >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    return prefix + format(Decimal(repr(abs(float(value)))).normalize(), "f")
+
+
+def prometheus3_le(value: float) -> str:
+    """How Prometheus 3 stores a classic-histogram bound: Go float with ``.0`` on whole numbers.
+
+    ``1`` → ``1.0``, ``2.5`` → ``2.5``, ``1800000`` → ``1.8e+06``, ``0.00005`` → ``5e-05``.
+    """
+    text = go_float(value)
+    if re.fullmatch(r"-?\d+", text):
+        text += ".0"
+    return text
+
+
+def le_spellings(value: float) -> tuple[str, ...]:
+    """Every spelling of bound ``value`` that a client or Prometheus version stores, sorted.
+
+    Covers Go clients (``1``, ``1.8e+06``), client_python and Prometheus 3 (``1.0``), and the
+    plain decimal form some clients write (``1800000``, ``0.00005``).
+    """
+    go = go_float(value)
+    spellings = {go, prometheus3_le(value), decimal_str(value)}
+    if re.fullmatch(r"-?\d+", decimal_str(value)):
+        spellings.add(decimal_str(value) + ".0")
+    return tuple(sorted(spellings))
+
+
+def le_matcher(value: float, version: str) -> Matcher:
+    """The ``le`` matcher for bound ``value`` (DESIGN §6.1).
+
+    Args:
+        value: bucket upper bound in the metric's unit.
+        version: ``"3"`` → exact ``le="1.0"`` as Prometheus 3 stores it; ``"2"`` or ``"compat"``
+            → one anchored regex matching every spelling of the same number and nothing else.
+    """
+    if version == "3":
+        return Matcher("le", "=", prometheus3_le(value))
+    spellings = le_spellings(value)
+    return Matcher("le", "=~", "^(?:" + "|".join(regex_escape(s) for s in spellings) + ")$")

@@ -1,0 +1,157 @@
+"""The render pipeline: specs → plans → outputs (in memory) → promtool → disk.
+
+Nothing is written until every spec has loaded and resolved and every rendered rule file has
+passed ``promtool check rules`` and every generated test file ``promtool test rules`` (each run
+once over all files). Then :mod:`generator.writer` replaces files atomically.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from generator import naming, promtool
+from generator.builders.rulefile import rule_file
+from generator.errors import Diagnostic, ObsgenError
+from generator.plan import ServicePlan, resolve
+from generator.spec import load_spec
+from generator.yamlio import dump_yaml, generated_header
+
+# Folders whose generated files render owns (stale ones are removed / reported).
+OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks")
+
+Outputs = dict[str, str]
+
+
+def find_specs(paths: Sequence[str], root: Path) -> list[Path]:
+    """Spec files named on the command line (files or folders), or ``specs/*.yaml`` under ``root``.
+
+    Raises:
+        ObsgenError: a named path does not exist, or no spec was found.
+    """
+    found: list[Path] = []
+    for given in paths or [str(root / "specs")]:
+        path = Path(given)
+        if path.is_dir():
+            found.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ObsgenError([Diagnostic(given, "", "no such file or directory")])
+    if not found:
+        raise ObsgenError(
+            [Diagnostic(", ".join(paths) or "specs/", "", "no spec files (*.yaml) found")]
+        )
+    return found
+
+
+def display_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when inside it (how errors and headers name a spec)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
+    """Load and resolve every spec, collecting all errors before failing.
+
+    Raises:
+        ObsgenError: every problem in every file (exit code 2), including two specs that
+            declare the same service name.
+    """
+    problems: list[Diagnostic] = []
+    plans: list[ServicePlan] = []
+    owners: dict[str, str] = {}
+    for path in spec_paths:
+        shown = display_path(path, root)
+        try:
+            plan = resolve(load_spec(path, shown), shown)
+        except ObsgenError as err:
+            problems.extend(err.diagnostics)
+            continue
+        if plan.name in owners:
+            problems.append(
+                Diagnostic(
+                    shown,
+                    "metadata.name",
+                    f"service {plan.name!r} is already defined in {owners[plan.name]}",
+                )
+            )
+            continue
+        owners[plan.name] = shown
+        plans.append(plan)
+    if problems:
+        raise ObsgenError(problems)
+    return sorted(plans, key=lambda p: p.name)
+
+
+def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
+    """``rules/<service>.rules.yaml`` for each plan."""
+    return {
+        naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
+        for p in plans
+    }
+
+
+# Each builder turns all plans into {repository path: file content}. Order does not matter:
+# paths are unique per builder.
+OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
+    rules_outputs,
+]
+
+
+def build_outputs(plans: Sequence[ServicePlan]) -> Outputs:
+    """Render every output of every plan in memory."""
+    outputs: Outputs = {}
+    for builder in OUTPUT_BUILDERS:
+        for path, content in builder(plans).items():
+            if path in outputs:
+                raise ValueError(f"two builders produce {path}")
+            outputs[path] = content
+    return dict(sorted(outputs.items()))
+
+
+def promtool_problems(outputs: Outputs) -> list[Diagnostic]:
+    """Run ``promtool check rules`` over all rule files, then ``promtool test rules`` over all
+    generated test files, in a temp copy of the outputs. Returns the problems found.
+
+    Raises:
+        ObsgenError: promtool is missing.
+    """
+    rules = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".rules.yaml"))
+    tests = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".test.yaml"))
+    with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
+        base = Path(tmp)
+        for rel in (*rules, *tests):
+            (base / rel).parent.mkdir(parents=True, exist_ok=True)
+            (base / rel).write_text(outputs[rel], encoding="utf-8")
+        checked = promtool.check_rules([base / r for r in rules], rules)
+        if not checked.ok:
+            return list(checked.diagnostics)
+        tested = promtool.test_rules([base / t for t in tests], tests)
+        return list(tested.diagnostics)
+
+
+def render(
+    root: Path, spec_args: Sequence[str], run_promtool: bool = True
+) -> tuple[Outputs, list[str]]:
+    """Load, resolve, build and (optionally) promtool-check everything; write nothing.
+
+    Returns:
+        ``(outputs, stale)``: rendered files by repository path, and generated files on disk
+        that no spec produces any more.
+
+    Raises:
+        ObsgenError: bad specs (exit 2) or promtool failures on the outputs (exit 1).
+    """
+    from generator.writer import stale_outputs
+
+    plans = load_plans(find_specs(spec_args, root), root)
+    outputs = build_outputs(plans)
+    if run_promtool:
+        problems = promtool_problems(outputs)
+        if problems:
+            raise ObsgenError(problems, exit_code=1)
+    return outputs, stale_outputs(root, outputs, OUTPUT_DIRS)

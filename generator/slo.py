@@ -1,0 +1,154 @@
+"""SLO math: error budgets, burn-rate tiers, detection and reset times.
+
+Source: Google SRE Workbook, ch. 5 "Alerting on SLOs", §6 "Multiwindow, multi-burn-rate
+alerts" (table 5-8). A tier that lets ``budget`` (share 0–1) of the SLO window's error budget
+burn within ``long_window`` fires at burn rate::
+
+    factor = budget × slo_window / long_window          (14.4 = 0.02 × 30d / 1h)
+
+and its alert condition is ``error_ratio(long) > factor × (1 − objective)`` AND the same over
+the short window. All arithmetic is exact (:class:`fractions.Fraction`); constants are written
+with :func:`generator.units.decimal_str`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from generator.units import decimal_str
+
+HOUR_MS = 3_600_000
+MINUTE_MS = 60_000
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True)
+class TierSpec:
+    """A burn-rate tier before it is tied to an SLO: budget share, windows (ms), severity."""
+
+    budget: Fraction
+    long_window_ms: int
+    short_window_ms: int
+    severity: str
+
+
+# SRE Workbook ch. 5, table 5-8 ("recommended"), with the 3d/6h ticket tier of §6.
+DEFAULT_TIERS: tuple[TierSpec, ...] = (
+    TierSpec(Fraction(2, 100), HOUR_MS, 5 * MINUTE_MS, "critical"),  # 14.4× at 30d: page
+    TierSpec(Fraction(5, 100), 6 * HOUR_MS, 30 * MINUTE_MS, "critical"),  # 6× at 30d: page
+    TierSpec(Fraction(10, 100), DAY_MS, 2 * HOUR_MS, "warning"),  # 3× at 30d: ticket
+    TierSpec(Fraction(10, 100), 3 * DAY_MS, 6 * HOUR_MS, "warning"),  # 1× at 30d: ticket
+)
+
+# Default minimum number of events in the long window before a burn-rate tier may fire.
+DEFAULT_MIN_EVENTS = 10
+
+
+def error_budget(objective_percent: float) -> Fraction:
+    """Allowed bad-event ratio (0–1) for an objective in percent: 99.9 → 1/1000."""
+    return 1 - Fraction(str(objective_percent)) / 100
+
+
+def burn_rate_factor(budget: Fraction, slo_window_ms: int, long_window_ms: int) -> Fraction:
+    """Burn rate at which ``budget`` of the SLO window's error budget is spent in the long window.
+
+    ``factor = budget × slo_window / long_window`` (SRE Workbook ch. 5, table 5-8):
+    14.4 for 2 % over 1h at 30d, 13.44 at 28d, 6 for 5 % over 6h at 30d.
+    """
+    return budget * Fraction(slo_window_ms, long_window_ms)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A burn-rate tier bound to one SLO.
+
+    Attributes:
+        budget: share (0–1) of the window's error budget consumed when it fires.
+        long_window_ms, short_window_ms: the two windows, in ms.
+        severity: ``critical`` pages, ``warning`` tickets.
+        factor: burn rate (× the sustainable rate) that fires the tier.
+        threshold: bad-event ratio (0–1) both windows must exceed: factor × error budget.
+    """
+
+    budget: Fraction
+    long_window_ms: int
+    short_window_ms: int
+    severity: str
+    factor: Fraction
+    threshold: Fraction
+
+    def detection_seconds(self) -> Fraction:
+        """Seconds from the start of a total outage (100 % bad) until the tier fires.
+
+        The long window's ratio after ``t`` seconds of outage is ``t / long``; it crosses the
+        threshold at ``t = threshold × long`` (the short window crosses first). 14.4× at
+        99.9 % over 1h: 0.0144 × 3600 s = 51.84 s.
+        """
+        return self.threshold * Fraction(self.long_window_ms, 1000)
+
+    def reset_seconds(self) -> Fraction:
+        """Seconds after full recovery (following a long outage) until the alert resolves.
+
+        The short window empties of bad events first; the AND condition stops holding once
+        its ratio ``(short − t) / short`` drops to the threshold: ``t = short × (1 − threshold)``.
+        """
+        return Fraction(self.short_window_ms, 1000) * (1 - self.threshold)
+
+
+def bind_tier(spec: TierSpec, objective_percent: float, slo_window_ms: int) -> Tier:
+    """Compute factor and threshold of ``spec`` for an SLO (no validation)."""
+    factor = burn_rate_factor(spec.budget, slo_window_ms, spec.long_window_ms)
+    return Tier(
+        budget=spec.budget,
+        long_window_ms=spec.long_window_ms,
+        short_window_ms=spec.short_window_ms,
+        severity=spec.severity,
+        factor=factor,
+        threshold=factor * error_budget(objective_percent),
+    )
+
+
+def max_reachable_burn_rate(objective_percent: float) -> Fraction:
+    """Highest burn rate a total outage can reach: 1 / error budget (1000× at 99.9 %)."""
+    return 1 / error_budget(objective_percent)
+
+
+def tier_problems(
+    tier: Tier, objective_percent: float, slo_window_ms: int, scrape_interval_ms: int
+) -> list[str]:
+    """Reasons ``tier`` cannot work, as user-facing sentences (empty when it is fine).
+
+    Checks (DESIGN §6.5, §6.6): threshold > 1 (can never fire), short ≥ long window,
+    windows shorter than 4 × scrape interval, long window longer than the SLO window.
+    """
+    from generator.units import format_duration_ms as fmt
+
+    problems = []
+    if tier.threshold > 1:
+        problems.append(
+            f"burn rate {decimal_str(tier.factor)}× can never fire at objective "
+            f"{decimal_str(objective_percent)}%: it needs an error ratio of "
+            f"{decimal_str(tier.threshold)} > 1; the highest reachable burn rate is "
+            f"{decimal_str(max_reachable_burn_rate(objective_percent))}× — raise the objective, "
+            "lower the tier's budget or lengthen its long window"
+        )
+    if tier.short_window_ms >= tier.long_window_ms:
+        problems.append(
+            f"shortWindow {fmt(tier.short_window_ms)} must be shorter than longWindow "
+            f"{fmt(tier.long_window_ms)} (the Workbook uses 1/12 of it)"
+        )
+    for name, window in (
+        ("shortWindow", tier.short_window_ms),
+        ("longWindow", tier.long_window_ms),
+    ):
+        if window < 4 * scrape_interval_ms:
+            problems.append(
+                f"{name} {fmt(window)} is shorter than 4 × scrapeInterval "
+                f"({fmt(4 * scrape_interval_ms)}); rate() needs at least 4 samples"
+            )
+    if tier.long_window_ms > slo_window_ms:
+        problems.append(
+            f"longWindow {fmt(tier.long_window_ms)} is longer than the SLO window {fmt(slo_window_ms)}"
+        )
+    return problems

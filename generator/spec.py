@@ -1,0 +1,493 @@
+"""The ``ModelService`` spec (``apiVersion: obsgen/v1alpha1``): strict pydantic models and loading.
+
+This module knows nothing about rules or dashboards. :func:`load_spec` reads one YAML file,
+checks ``apiVersion``/``kind`` first (so a wrong file gets one clear line), then validates
+every field strictly (unknown keys are errors) and reports each problem as a
+:class:`~generator.errors.Diagnostic` with the field path as the user wrote it
+(``spec.alerts.queueDepth.max``). Defaults that depend on the server preset are *not*
+decided here; :func:`generator.plan.resolve` does that.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from generator.errors import Diagnostic, ObsgenError
+from generator.units import parse_duration_ms, parse_memory_bytes
+
+API_VERSION = "obsgen/v1alpha1"
+KIND = "ModelService"
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+# Free text that may reach alert annotations: no Go-template or PromQL metacharacters.
+PLAIN_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()+-]*$")
+
+Server = Literal["vllm", "tgi", "triton", "openai-http"]
+Severity = Literal["critical", "warning", "info"]
+
+# Latency indicators: the spec's metric key and its short alias.
+INDICATOR_ALIASES = {
+    "requestDuration": "requestDuration",
+    "e2e": "requestDuration",
+    "timeToFirstToken": "timeToFirstToken",
+    "ttft": "timeToFirstToken",
+    "interTokenLatency": "interTokenLatency",
+    "itl": "interTokenLatency",
+}
+
+
+def _duration(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError("expected a duration string such as 500ms, 30s, 10m or 30d")
+    return parse_duration_ms(value)
+
+
+def _memory(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValueError("expected a memory size such as 32Gi or 512Mi")
+    return parse_memory_bytes(value)
+
+
+def _pattern(regex: re.Pattern[str], what: str) -> Any:
+    def check(value: str) -> str:
+        if not regex.match(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _valid_regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ValueError(f"{value!r} is not a valid regular expression: {err}") from None
+    return value
+
+
+DurationMs = Annotated[int, BeforeValidator(_duration)]
+MemoryBytes = Annotated[int, BeforeValidator(_memory)]
+LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
+MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
+DnsLabel = Annotated[
+    str,
+    Field(max_length=63),
+    _pattern(DNS1123_LABEL, "a DNS-1123 label (lowercase letters, digits, '-'; e.g. my-model)"),
+]
+PlainText = Annotated[str, _pattern(PLAIN_TEXT, "plain text (letters, digits, space, _.,/()+-)")]
+Ratio = Annotated[float, Field(ge=0, le=1)]
+Regex = Annotated[str, AfterValidator(_valid_regex)]
+
+
+def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
+    for key in labels:
+        if not LABEL_NAME.match(key) or key.startswith("__"):
+            raise ValueError(f"{key!r} is not a usable label name")
+    return labels
+
+
+Matchers = Annotated[dict[str, str], AfterValidator(_labels_ok)]
+RegexMatchers = Annotated[dict[str, Regex], AfterValidator(_labels_ok)]
+
+
+class StrictModel(BaseModel):
+    """Base: camelCase keys, unknown keys rejected, no type coercion, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=False,
+    )
+
+
+class Metadata(StrictModel):
+    """``metadata``: who owns the service and where its links point."""
+
+    name: DnsLabel
+    team: Annotated[str, Field(max_length=63), _pattern(PLAIN_TEXT, "a team name")]
+    runbook_base_url: (
+        Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
+    ) = None
+    grafana_url: (
+        Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
+    ) = None
+
+
+class PrometheusSettings(StrictModel):
+    """``spec.prometheus``: how the target Prometheus stores and scrapes."""
+
+    version: Literal["2", "3", "compat"] = "compat"
+    scrape_interval: DurationMs = 30_000
+    retention: DurationMs | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class MetricOverride(StrictModel):
+    """One entry of ``spec.metrics``: override a preset's metric name, buckets or selector.
+
+    ``buckets`` are the histogram's upper bounds in seconds, ascending, without ``+Inf``.
+    ``selector`` is merged over ``spec.selector`` for this metric only.
+    ``errorMatchers`` (request counters) are RE2 regexes matched with ``=~``.
+    """
+
+    name: MetricName | None = None
+    buckets: list[Annotated[float, Field(gt=0)]] | None = None
+    histogram: Literal["classic", "native"] | None = None
+    selector: Matchers | None = None
+    error_matchers: RegexMatchers | None = None
+
+    @field_validator("buckets")
+    @classmethod
+    def _ascending(cls, buckets: list[float] | None) -> list[float] | None:
+        if buckets is not None:
+            if not buckets:
+                raise ValueError("expected at least one bucket bound")
+            if any(b >= a for a, b in zip(buckets[1:], buckets, strict=False)):
+                raise ValueError("bucket bounds must be strictly ascending")
+        return buckets
+
+
+class Metrics(StrictModel):
+    """``spec.metrics``: per-signal overrides; every field optional when the preset fits."""
+
+    request_duration: MetricOverride | None = None
+    time_to_first_token: MetricOverride | None = None
+    inter_token_latency: MetricOverride | None = None
+    requests: MetricOverride | None = None
+    queue_depth: MetricOverride | None = None
+    running_requests: MetricOverride | None = None
+    kv_cache_usage: MetricOverride | None = None
+    prompt_tokens: MetricOverride | None = None
+    generation_tokens: MetricOverride | None = None
+
+
+class BurnRateTier(StrictModel):
+    """One multi-window burn-rate alert tier (SRE Workbook ch. 5, table 5-8).
+
+    ``budget`` is the share (0–1) of the SLO window's error budget this tier lets burn in
+    ``longWindow`` before it fires.
+    """
+
+    budget: Annotated[float, Field(gt=0, le=1)]
+    long_window: DurationMs
+    short_window: DurationMs
+    severity: Severity
+
+
+class SLOAlerting(StrictModel):
+    """``spec.slos[].alerting``: burn-rate tiers and the minimum-events guard."""
+
+    enabled: bool = True
+    tiers: list[BurnRateTier] | None = None
+    min_events: Annotated[int, Field(ge=0)] | None = None
+
+
+class SLO(StrictModel):
+    """``spec.slos[]``: one service-level objective.
+
+    Without ``indicator`` it is an availability SLO (good = requests not matching
+    ``metrics.requests.errorMatchers``); with ``indicator`` a latency SLO (good = requests
+    no slower than ``threshold``, which must be a bucket bound of that histogram).
+    ``objective`` is in percent, 0 < objective < 100.
+    """
+
+    name: Annotated[str, Field(max_length=63), _pattern(DNS1123_LABEL, "a DNS-1123 label")]
+    indicator: str | None = None
+    threshold: DurationMs | None = None
+    objective: float
+    window: DurationMs = 30 * 86_400_000
+    alerting: SLOAlerting = SLOAlerting()
+    description: PlainText | None = None
+
+    @field_validator("objective")
+    @classmethod
+    def _objective_range(cls, value: float) -> float:
+        if not 0 < value < 100:
+            raise ValueError(
+                f"{value} is out of range; expected a percentage with 0 < objective < 100 (e.g. 99.9)"
+            )
+        return value
+
+    @field_validator("indicator")
+    @classmethod
+    def _known_indicator(cls, value: str | None) -> str | None:
+        if value is not None and value not in INDICATOR_ALIASES:
+            raise ValueError(
+                f"{value!r} is not a latency indicator; expected one of {', '.join(INDICATOR_ALIASES)}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _threshold_iff_indicator(self) -> SLO:
+        if self.indicator is not None and self.threshold is None:
+            raise ValueError("a latency SLO (with indicator) needs threshold, e.g. threshold: 30s")
+        if self.indicator is None and self.threshold is not None:
+            raise ValueError(
+                "threshold needs indicator (the latency histogram), e.g. indicator: requestDuration"
+            )
+        return self
+
+
+class AlertBase(StrictModel):
+    """Common alert switches: ``enabled``, ``for`` and ``severity``."""
+
+    enabled: bool = True
+    for_: Annotated[DurationMs | None, Field(alias="for")] = None
+    severity: Severity | None = None
+
+
+class LatencyP99Alert(AlertBase):
+    """``alerts.latencyP99``: p99 over 5m above ``threshold``."""
+
+    threshold: DurationMs | None = None
+    indicator: str | None = None
+
+
+class SlowRequestsAlert(AlertBase):
+    """``alerts.slowRequests``: share of requests slower than ``threshold`` above ``maxRatio``."""
+
+    threshold: DurationMs | None = None
+    max_ratio: Ratio | None = None
+    indicator: str | None = None
+    min_events: Annotated[int, Field(ge=0)] | None = None
+
+
+class ErrorRatioAlert(AlertBase):
+    """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
+
+    max_ratio: Ratio | None = None
+    min_events: Annotated[int, Field(ge=0)] | None = None
+
+
+class QueueDepthAlert(AlertBase):
+    """``alerts.queueDepth``: queued requests (summed over pods) above ``max``."""
+
+    max: Annotated[float, Field(ge=0)] | None = None
+
+
+class KVCacheAlert(AlertBase):
+    """``alerts.kvCache``: KV-cache usage (ratio 0–1) above ``max``."""
+
+    max: Ratio | None = None
+
+
+class MemoryHeadroomAlert(AlertBase):
+    """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
+
+    min_free: Ratio | None = None
+
+
+class MemoryExhaustionAlert(AlertBase):
+    """``alerts.memoryExhaustion``: working-set trend reaches the limit within ``horizon``."""
+
+    horizon: DurationMs | None = None
+    lookback: DurationMs | None = None
+
+
+class GPUMemoryHeadroomAlert(AlertBase):
+    """``alerts.gpuMemoryHeadroom``: GPU memory free / total below ``minFree``."""
+
+    min_free: Ratio | None = None
+
+
+class GPUTemperatureAlert(AlertBase):
+    """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
+
+    max: Annotated[float, Field(gt=0, le=150)] | None = None
+
+
+class Alerts(StrictModel):
+    """``spec.alerts``: each entry optional (preset default) or ``enabled: false``."""
+
+    latency_p99: LatencyP99Alert | None = None
+    slow_requests: SlowRequestsAlert | None = None
+    error_ratio: ErrorRatioAlert | None = None
+    queue_depth: QueueDepthAlert | None = None
+    kv_cache: KVCacheAlert | None = None
+    memory_headroom: MemoryHeadroomAlert | None = None
+    memory_exhaustion: MemoryExhaustionAlert | None = None
+    oom_killed: AlertBase | None = None
+    target_down: AlertBase | None = None
+    gpu_memory_headroom: GPUMemoryHeadroomAlert | None = None
+    gpu_temperature: GPUTemperatureAlert | None = None
+    gpu_xid_errors: AlertBase | None = None
+    gpu_exporter_down: AlertBase | None = None
+
+
+class GPU(StrictModel):
+    """``spec.gpu``: the NVML sidecar exporter and how it sees the model's GPUs."""
+
+    exporter: Literal["none", "sidecar"] = "none"
+    visibility: Literal["shared-claim", "visible-devices"] = "visible-devices"
+    selector: Matchers | None = None
+    values_path: Annotated[
+        str, _pattern(re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$"), "a dotted values path")
+    ] = "extraContainers"
+
+
+class Deployment(StrictModel):
+    """``spec.deployment``: the Kubernetes workload serving the model."""
+
+    name: DnsLabel
+    container: DnsLabel
+    replicas: Annotated[int, Field(ge=1)] = 1
+    memory_limit: MemoryBytes | None = None
+
+
+class ServiceSpec(StrictModel):
+    """``spec``: the service's server preset, selector, metrics, SLOs and alerts."""
+
+    server: Server
+    server_version: (
+        Annotated[str, _pattern(re.compile(r"^\d+(\.\d+){0,2}$"), "a version like 0.11")] | None
+    ) = None
+    selector: Matchers
+    group_by: list[LabelName] = []
+    prometheus: PrometheusSettings = PrometheusSettings()
+    metrics: Metrics = Metrics()
+    slos: list[SLO] = []
+    alerts: Alerts = Alerts()
+    gpu: GPU = GPU()
+    deployment: Deployment
+
+    @field_validator("selector")
+    @classmethod
+    def _non_empty(cls, selector: dict[str, str]) -> dict[str, str]:
+        if not selector:
+            raise ValueError(
+                "expected at least one label matcher, e.g. {namespace: ai-inference, job: my-model}"
+            )
+        return selector
+
+    @field_validator("slos")
+    @classmethod
+    def _unique_names(cls, slos: list[SLO]) -> list[SLO]:
+        seen: set[str] = set()
+        for slo in slos:
+            if slo.name in seen:
+                raise ValueError(f"duplicate SLO name {slo.name!r}; each SLO needs its own name")
+            seen.add(slo.name)
+        return slos
+
+
+class ModelServiceSpec(StrictModel):
+    """A whole spec file: ``apiVersion``, ``kind``, ``metadata``, ``spec``."""
+
+    api_version: Literal["obsgen/v1alpha1"]
+    kind: Literal["ModelService"]
+    metadata: Metadata
+    spec: ServiceSpec
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part.startswith(("function-", "constrained-", "literal[")):
+            continue
+        else:
+            path += f".{part}" if path else part
+    return path
+
+
+def _message(error: Any) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return "unknown field; check the spelling (keys are camelCase)"
+    if kind == "missing":
+        return "required field is missing"
+    text = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        text = text.removeprefix(prefix)
+    if kind.endswith("_type") or kind.startswith(("literal_", "greater", "less", "too_")):
+        text += f" (got {error.get('input')!r})"
+    return text
+
+
+def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
+    """Turn a pydantic error into one diagnostic per problem, with the user's field path."""
+    diagnostics = []
+    for error in err.errors():
+        loc = tuple(
+            p
+            for p in error["loc"]
+            if not (isinstance(p, str) and "[" in p and p.startswith(("function", "constrained")))
+        )
+        diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
+    return diagnostics
+
+
+def parse_spec(data: Any, file: str) -> ModelServiceSpec:
+    """Validate already-parsed YAML data as a spec.
+
+    Raises:
+        ObsgenError: one diagnostic per problem (exit code 2).
+    """
+    if not isinstance(data, dict):
+        raise ObsgenError(
+            [Diagnostic(file, "", "expected a YAML mapping with apiVersion, kind, metadata, spec")]
+        )
+    if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
+        got = f"apiVersion={data.get('apiVersion')!r}, kind={data.get('kind')!r}"
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    file,
+                    "",
+                    f"not an obsgen spec ({got}); expected apiVersion: {API_VERSION}, kind: {KIND}",
+                )
+            ]
+        )
+    try:
+        return ModelServiceSpec.model_validate(data)
+    except ValidationError as err:
+        raise ObsgenError(validation_diagnostics(file, err)) from None
+
+
+def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
+    """Read and validate one spec file.
+
+    Args:
+        path: the YAML file.
+        display: the name to report in errors (defaults to ``str(path)``).
+
+    Raises:
+        ObsgenError: unreadable file, invalid YAML (with line), or invalid spec.
+    """
+    file = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ObsgenError([Diagnostic(file, "", f"cannot read: {err}")]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise ObsgenError([Diagnostic(file, where, f"invalid YAML: {problem}")]) from None
+    return parse_spec(data, file)

@@ -1,0 +1,55 @@
+"""Human text from jinja2 templates in ``templates/``: alert annotations and runbooks.
+
+The environment uses ``[[ … ]]`` / ``[% … %]`` delimiters so Prometheus's own Go-template
+syntax (``{{ $labels.pod }}``, ``{{ $value | humanizePercentage }}``) passes through untouched,
+and ``StrictUndefined`` so a missing variable is an error, never an empty string.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The shared jinja2 environment over ``templates/``."""
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        undefined=jinja2.StrictUndefined,
+        block_start_string="[%",
+        block_end_string="%]",
+        variable_start_string="[[",
+        variable_end_string="]]",
+        comment_start_string="[#",
+        comment_end_string="#]",
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+
+
+def alert_text(alert: str, **context: Any) -> tuple[str, str]:
+    """Render ``templates/alerts/<alert>.j2`` and return ``(summary, description)``.
+
+    The template sets ``summary`` and ``description`` with ``[% set … %]…[% endset %]``.
+
+    Raises:
+        jinja2.TemplateNotFound: no template for ``alert``.
+        jinja2.UndefinedError: the template used a variable not in ``context``.
+    """
+    module = environment().get_template(f"alerts/{alert}.j2").make_module(context)
+    summary = " ".join(str(vars(module)["summary"]).split())
+    description = " ".join(str(vars(module)["description"]).split())
+    return summary, description
+
+
+def render(template: str, **context: Any) -> str:
+    """Render any template under ``templates/`` (e.g. ``runbooks/runbook.md.j2``)."""
+    return environment().get_template(template).render(**context)

@@ -1,0 +1,112 @@
+"""Durations, memory sizes and numbers as the spec writes them and as PromQL needs them.
+
+Durations use Prometheus's syntax (``500ms``, ``10m``, ``1h30m``, ``30d``; units ms, s, m, h,
+d, w, y with y = 365d) and are held as whole milliseconds so arithmetic stays exact.
+Memory sizes use Kubernetes quantities (``32Gi``, ``512Mi``, ``1G``) and are held as bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+_UNIT_MS = {
+    "y": 365 * 86_400_000,
+    "w": 7 * 86_400_000,
+    "d": 86_400_000,
+    "h": 3_600_000,
+    "m": 60_000,
+    "s": 1_000,
+    "ms": 1,
+}
+_DURATION = re.compile(
+    r"^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$"
+)
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")
+_MEMORY_FACTOR = {
+    None: 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+}
+
+
+def parse_duration_ms(text: str) -> int:
+    """Parse a Prometheus duration into milliseconds.
+
+    Args:
+        text: e.g. ``"500ms"``, ``"10m"``, ``"1h30m"``, ``"30d"``; units in descending order.
+
+    Returns:
+        The duration in whole milliseconds (> 0).
+
+    Raises:
+        ValueError: not a Prometheus duration, or zero.
+    """
+    match = _DURATION.match(text) if text else None
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration; expected e.g. 500ms, 30s, 10m, 1h30m, 30d")
+    total = sum(
+        int(value) * _UNIT_MS[unit]
+        for value, unit in zip(match.groups(), ("y", "w", "d", "h", "m", "s", "ms"), strict=True)
+        if value
+    )
+    if total == 0:
+        raise ValueError(f"{text!r} is zero; expected a positive duration")
+    return total
+
+
+def format_duration_ms(ms: int) -> str:
+    """Format milliseconds as the shortest Prometheus duration (``3600000`` → ``"1h"``).
+
+    Days are the largest unit used (``30d``, not ``4w2d``), matching how SLO windows are written.
+    """
+    if ms <= 0:
+        raise ValueError(f"duration must be positive, got {ms} ms")
+    parts = []
+    for unit in ("d", "h", "m", "s", "ms"):
+        size = _UNIT_MS[unit]
+        if ms >= size:
+            count, ms = divmod(ms, size)
+            parts.append(f"{count}{unit}")
+    return "".join(parts)
+
+
+def parse_memory_bytes(text: str | int) -> int:
+    """Parse a Kubernetes memory quantity (``"32Gi"``, ``"512Mi"``, ``"1G"``, or bytes) into bytes.
+
+    Raises:
+        ValueError: not a quantity, or not positive.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value = text
+    else:
+        match = _MEMORY.match(str(text))
+        if match is None:
+            raise ValueError(f"{text!r} is not a memory size; expected e.g. 32Gi, 512Mi, 8G")
+        value = int(Decimal(match.group(1)) * _MEMORY_FACTOR[match.group(2)])
+    if value <= 0:
+        raise ValueError(f"{text!r} must be positive")
+    return value
+
+
+def decimal_str(value: float | Fraction | Decimal) -> str:
+    """Write a number as a short decimal for PromQL and YAML: ``0.001``, never float noise.
+
+    Rounds to 12 significant digits, which removes binary noise such as
+    ``0.0009999999999999432`` while keeping every value a spec can express.
+    """
+    number = Decimal(str(float(value))) if not isinstance(value, Decimal) else value
+    rounded = Decimal(format(number, ".12g"))
+    text = format(rounded.normalize(), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text if text not in ("-0", "") else "0"
