@@ -28,7 +28,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from generator.errors import Diagnostic, ObsgenError
-from generator.units import parse_duration_ms, parse_memory_bytes
+from generator.units import decimal_str, parse_duration_ms, parse_memory_bytes
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -227,7 +227,7 @@ class SLO(StrictModel):
     def _objective_range(cls, value: float) -> float:
         if not 0 < value < 100:
             raise ValueError(
-                f"{value} is out of range; expected a percentage with 0 < objective < 100 (e.g. 99.9)"
+                f"{decimal_str(value)} is out of range; expected a percentage with 0 < objective < 100 (e.g. 99.9)"
             )
         return value
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from generator.errors import Diagnostic, ObsgenError
 from generator.render import render
 from generator.writer import differences, write_all
 
@@ -37,7 +38,14 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{len(outputs)} files up to date")
         return 0
-    changed = write_all(root, outputs, stale)
+    try:
+        changed = write_all(root, outputs, stale)
+    except OSError as err:
+        where = err.filename if isinstance(err.filename, str) else str(root)
+        raise ObsgenError(
+            [Diagnostic(where, "", f"cannot write: {err.strerror or err}; earlier outputs are intact")],
+            exit_code=1,
+        ) from None
     print(f"rendered {len(outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")

@@ -1,0 +1,126 @@
+"""The render pipeline end to end: promtool-valid, deterministic, atomic, drift-detecting."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import promtool, writer
+from generator.cli import main
+from generator.errors import ObsgenError
+from tests.factories import good_spec, set_path, write_spec
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _render_into(root: Path, specs: Path) -> dict[str, bytes]:
+    assert main(["render", "--out", str(root), str(specs)]) == 0
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_committed_outputs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["render", "--check", "--out", str(REPO), str(REPO / "specs")])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_committed_rule_files_pass_promtool_check() -> None:
+    files = sorted((REPO / "rules").glob("*.rules.yaml"))
+    assert files, "no rendered rule files committed"
+    result = promtool.check_rules(files)
+    assert result.ok, result.output
+
+
+def test_same_specs_render_byte_identical_files(tmp_path: Path) -> None:
+    first = _render_into(tmp_path / "a", REPO / "specs")
+    second = _render_into(tmp_path / "b", REPO / "specs")
+    assert first == second
+    assert "rules/o1-preview.rules.yaml" in first
+
+
+def test_check_reports_a_changed_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _render_into(tmp_path, REPO / "specs")
+    rules = tmp_path / "rules" / "o1-preview.rules.yaml"
+    rules.write_text(rules.read_text().replace("> 20", "> 25"))
+    capsys.readouterr()
+    assert main(["render", "--check", "--out", str(tmp_path), str(REPO / "specs")]) == 1
+    assert "out of date: rules/o1-preview.rules.yaml (differs)" in capsys.readouterr().err
+
+
+def test_check_reports_missing_and_stale_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _render_into(tmp_path, REPO / "specs")
+    (tmp_path / "rules" / "o1-preview.rules.yaml").unlink()
+    stale = tmp_path / "rules" / "gone.rules.yaml"
+    stale.write_text(f"# {writer.GENERATED_MARKER} from specs/gone.yaml.\ngroups: []\n")
+    hand_written = tmp_path / "rules" / "team.rules.yaml"
+    hand_written.write_text("groups: []\n")
+    capsys.readouterr()
+    assert main(["render", "--check", "--out", str(tmp_path), str(REPO / "specs")]) == 1
+    err = capsys.readouterr().err
+    assert "rules/o1-preview.rules.yaml (missing)" in err
+    assert "rules/gone.rules.yaml (stale" in err
+    assert "team.rules.yaml" not in err
+    assert main(["render", "--out", str(tmp_path), str(REPO / "specs")]) == 0
+    assert not stale.exists() and hand_written.exists()
+
+
+def test_failed_write_leaves_previous_output_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _render_into(tmp_path, REPO / "specs")
+    rules = tmp_path / "rules" / "o1-preview.rules.yaml"
+    rules.write_text("# previous output\n")
+    real_replace = os.replace
+
+    def failing_replace(src: str, dst: str) -> None:
+        if str(dst).endswith("o1-preview.rules.yaml"):
+            raise OSError(28, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    assert main(["render", "--out", str(tmp_path), str(REPO / "specs")]) == 1
+    err = capsys.readouterr().err
+    assert "o1-preview.rules.yaml: cannot write: No space left on device" in err
+    assert "Traceback" not in err
+    assert rules.read_text() == "# previous output\n"
+    assert not [p for p in rules.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_label_values_are_escaped_in_promql(tmp_path: Path) -> None:
+    hostile = 'o1"} or vector(1) or up{x="\\'
+    spec = write_spec(tmp_path / "specs", set_path(good_spec(), "spec.selector.job", hostile))
+    assert main(["render", "--out", str(tmp_path), str(spec)]) == 0
+    doc = yaml.safe_load((tmp_path / "rules" / "o1-preview.rules.yaml").read_text())
+    first = doc["groups"][0]["rules"][0]["expr"]
+    assert 'job="o1\\"} or vector(1) or up{x=\\"\\\\"' in first
+    assert promtool.check_rules([tmp_path / "rules" / "o1-preview.rules.yaml"]).ok
+
+
+def test_missing_promtool_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("PROMTOOL", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ObsgenError, match="apt-get install -y prometheus"):
+        promtool.find_promtool()
+    spec = write_spec(tmp_path / "specs", good_spec())
+    assert main(["render", "--out", str(tmp_path), str(spec)]) == 2
+    assert "promtool not found" in capsys.readouterr().err
+    assert not (tmp_path / "rules").exists()
+
+
+def test_promtool_errors_name_file_and_rule(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.rules.yaml"
+    bad.write_text("groups:\n- name: g\n  rules:\n  - alert: Broken\n    expr: rate(x[5m] > 1\n")
+    result = promtool.check_rules([bad], ["rules/bad.rules.yaml"])
+    assert not result.ok
+    assert any(d.file == "rules/bad.rules.yaml" and "Broken" in d.message for d in result.diagnostics), result.diagnostics
+
+
+def test_python_m_generator_is_the_cli(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    proc = subprocess.run([sys.executable, "-m", "generator", "check", "specs"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "specs/o1-preview.yaml: ok" in proc.stdout
