@@ -29,7 +29,7 @@ from generator.errors import Diagnostic, ObsgenError
 from generator.lint.model import Rule, RuleGroup, SourceFile
 
 RULE_SUFFIXES = (".yaml", ".yml")
-_DISABLE = re.compile(r"#\s*obsgen-lint:\s*disable=([A-Za-z0-9_,\- ]+)")
+_DISABLE = re.compile(r"#\s*obsgen-lint:\s*disable=([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)")
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -166,6 +166,11 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _is_promtool_test(doc: Any) -> bool:
+    """True for a ``promtool test rules`` file (``rule_files:`` and ``tests:``)."""
+    return isinstance(doc, dict) and "rule_files" in doc and "tests" in doc
+
+
 def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
     """Yield ``(format, groups)`` for every unit found in one YAML document."""
     if not isinstance(doc, dict):
@@ -179,7 +184,7 @@ def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
         groups = spec.get("groups") if isinstance(spec, dict) else None
         yield "prometheusrule", groups if isinstance(groups, list) else []
         return
-    if isinstance(doc.get("groups"), list) and not {"rule_files", "tests"} & doc.keys():
+    if isinstance(doc.get("groups"), list):
         yield "rules", doc["groups"]
         return
     yield from _helm_sets(doc, depth=0)
@@ -266,6 +271,8 @@ def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
     invalid: list[tuple[int, str]] = []
     formats: list[str] = []
     for doc in docs:
+        if _is_promtool_test(doc):
+            continue
         for fmt, raw_groups in _group_sets(doc):
             formats.append(fmt)
             groups = _build_groups(raw_groups, display, lines, comments, invalid)
@@ -336,7 +343,7 @@ def load_files(paths: Sequence[str]) -> list[LoadedFile]:
             continue
         if result is not None:
             loaded.append(result)
-        elif explicit:
+        elif explicit and not _is_test_text(text):
             problems.append(
                 Diagnostic(
                     display,
@@ -348,6 +355,13 @@ def load_files(paths: Sequence[str]) -> list[LoadedFile]:
     if problems:
         raise ObsgenError(problems)
     return loaded
+
+
+def _is_test_text(text: str) -> bool:
+    try:
+        return any(_is_promtool_test(doc) for doc in yaml.load_all(text, Loader=_LineLoader))
+    except yaml.YAMLError:
+        return False
 
 
 def plain_groups(unit: Unit) -> dict[str, Any]:

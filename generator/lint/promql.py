@@ -10,7 +10,6 @@ by identity.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import timedelta
 from functools import lru_cache
 from typing import TypeGuard
@@ -71,15 +70,37 @@ def children(node: Expr) -> list[Expr]:
     return []
 
 
-def walk(node: Expr, ancestors: tuple[Expr, ...] = ()) -> Iterator[tuple[Expr, tuple[Expr, ...]]]:
-    """Yield ``(node, ancestors)`` for ``node`` and every node below it, depth first.
+Walked = tuple[tuple[Expr, tuple[Expr, ...]], ...]
+_WALKED: dict[int, tuple[Expr, Walked]] = {}
+_WALK_CACHE_SIZE = 20000
 
-    ``ancestors`` runs from the root down to the node's parent.
-    """
-    yield node, ancestors
+
+def _walk(
+    node: Expr, ancestors: tuple[Expr, ...], out: list[tuple[Expr, tuple[Expr, ...]]]
+) -> None:
+    out.append((node, ancestors))
     below = (*ancestors, node)
     for child in children(node):
-        yield from walk(child, below)
+        _walk(child, below, out)
+
+
+def walk(node: Expr) -> Walked:
+    """Every node of the tree under ``node`` as ``(node, ancestors)``, depth first.
+
+    ``ancestors`` runs from ``node`` down to the parent. The result is cached per node object
+    (checks walk the same rule tree many times; the cache keeps the object alive, so its id is
+    not reused while cached).
+    """
+    cached = _WALKED.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    out: list[tuple[Expr, tuple[Expr, ...]]] = []
+    _walk(node, (), out)
+    if len(_WALKED) >= _WALK_CACHE_SIZE:
+        _WALKED.clear()
+    result = tuple(out)
+    _WALKED[id(node)] = (node, result)
+    return result
 
 
 def unwrap(node: Expr) -> Expr:
