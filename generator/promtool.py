@@ -63,15 +63,19 @@ def find_promtool() -> str:
 
 
 def _run(args: Sequence[str], cwd: Path | None = None, timeout: float = 300) -> tuple[int, str]:
+    # One pipe for both streams: promtool writes "Checking <file>" to stdout and the file's
+    # errors to stderr; separate pipes lose the order, so errors without a file prefix
+    # (lint errors, YAML errors) would be blamed on the last file checked.
     proc = subprocess.run(
         [find_promtool(), *args],
         cwd=cwd,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
         timeout=timeout,
         check=False,
     )
-    return proc.returncode, (proc.stdout + proc.stderr)
+    return proc.returncode, proc.stdout
 
 
 def _parse_check_output(output: str, display: dict[str, str]) -> list[Diagnostic]:

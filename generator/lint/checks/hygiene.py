@@ -1,0 +1,162 @@
+"""Hygiene checks: naming, matchers, windows, group intervals, duplicates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import promql_parser as P
+
+from generator.lint import promql as q
+from generator.lint.model import Rule, Severity, SourceFile
+from generator.lint.names import split_recorded
+from generator.lint.regex import is_anchored, is_plain
+from generator.lint.registry import Context, Hit, rule_check, set_check
+
+# Labels whose anchored regexes are a deliberate, documented form (bucket/quantile spelling
+# across Prometheus 2 and 3: le=~"^(?:1|1\\.0)$").
+_ANCHOR_EXEMPT = frozenset({"le", "quantile"})
+# Longest group interval (seconds): beyond the 5m lookback, recorded series go stale between
+# evaluations and alerts see gaps.
+MAX_GROUP_INTERVAL = 300.0
+_WINDOW_FACTOR = 4
+
+
+@rule_check(
+    "record-name-format",
+    Severity.INFO,
+    "hygiene",
+    "a recording rule name not of the form level:metric:operations",
+)
+def record_name_format(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``record: http_errors_rate`` hides its level and operations; see Prometheus docs."""
+    if rule.kind == "record" and split_recorded(rule.name) is None:
+        yield Hit(
+            f"record name `{rule.name}` is not `level:metric:operations` (e.g. "
+            "`job:http_requests:rate5m`)",
+            line=rule.line_of("record"),
+        )
+
+
+def _regex_matchers(tree: q.Expr) -> Iterator[P.Matcher]:
+    for node, _ in q.walk(tree):
+        if isinstance(node, P.VectorSelector):
+            yield from (m for m in q.matchers(node) if q.is_regex(m))
+
+
+@rule_check(
+    "regex-plain-string",
+    Severity.INFO,
+    "hygiene",
+    'a regex matcher on a plain string (`=~"GET"` instead of `="GET"`)',
+)
+def regex_plain_string(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``method=~"GET"`` runs the regex engine for an equality test."""
+    for matcher in _regex_matchers(tree):
+        value = str(matcher.value)
+        if is_plain(value):
+            equal = "=" if matcher.op == P.MatchOp.Re else "!="
+            literal = value.replace("\\", "")
+            yield Hit(f'`{matcher}` has no regex operator; write {matcher.name}{equal}"{literal}"')
+
+
+@rule_check(
+    "regex-redundant-anchor",
+    Severity.INFO,
+    "hygiene",
+    "a regex matcher anchored with ^ or $ (Prometheus anchors every matcher)",
+)
+def regex_redundant_anchor(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``job=~"^api$"``: the anchors are implied and suggest an unanchored match elsewhere."""
+    for matcher in _regex_matchers(tree):
+        if matcher.name not in _ANCHOR_EXEMPT and is_anchored(str(matcher.value)):
+            yield Hit(f"`{matcher}`: Prometheus already anchors regex matchers; drop ^ and $")
+
+
+@rule_check(
+    "range-too-short",
+    Severity.WARNING,
+    "hygiene",
+    "a rate-like range window shorter than 4x the scrape interval",
+)
+def range_too_short(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``rate(x[1m])`` at a 30s scrape sees two samples; one missed scrape empties it."""
+    minimum = _WINDOW_FACTOR * ctx.config.scrape_interval
+    reported: set[tuple[str, float]] = set()
+    for node, _ in q.walk(tree):
+        call = q.as_call(node, *q.SAMPLE_HUNGRY_FUNCS)
+        if call is None or not call.args:
+            continue
+        func, arg = call.func.name, call.args[0]
+        if not isinstance(arg, P.MatrixSelector):
+            continue
+        window = q.seconds(arg.range)
+        if window < minimum and (func, window) not in reported:
+            reported.add((func, window))
+            yield Hit(
+                f"{func}(…[{q.fmt_seconds(window)}]) is shorter than 4 × the "
+                f"{q.fmt_seconds(ctx.config.scrape_interval)} scrape interval; use at least "
+                f"[{q.fmt_seconds(minimum)}] (set `scrapeInterval` in .obsgen-lint.yaml)"
+            )
+
+
+@set_check(
+    "group-interval-too-long",
+    Severity.WARNING,
+    "hygiene",
+    "a rule group `interval` above 5m: recorded series go stale between evaluations",
+)
+def group_interval_too_long(
+    files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
+) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
+    """``interval: 10m`` outlives the 5m lookback: queries see gaps, alerts flap."""
+    for source in files:
+        for group in source.groups:
+            interval = group.raw.get("interval")
+            if interval is None:
+                continue
+            try:
+                seconds = q.parse_duration(str(interval))
+            except ValueError:
+                continue  # promtool reports it
+            if seconds > MAX_GROUP_INTERVAL:
+                yield (
+                    source,
+                    None,
+                    Hit(
+                        f"group {group.name!r} is evaluated every {interval}: beyond the 5m "
+                        "lookback its recorded series go stale between evaluations; use 5m or less",
+                        line=group.line,
+                    ),
+                )
+
+
+def _identity(rule: Rule, tree: q.Expr | None) -> tuple[str, str, tuple[tuple[str, str], ...], str]:
+    expr = str(tree) if tree is not None else " ".join(rule.expr.split())
+    return rule.kind, rule.name, tuple(sorted(rule.labels.items())), expr
+
+
+@set_check(
+    "duplicate-rule",
+    Severity.WARNING,
+    "hygiene",
+    "the same rule (name, labels, expression) defined more than once",
+)
+def duplicate_rule(
+    files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
+) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
+    """Two copies of one alert page twice; two copies of one record write the same series."""
+    first: dict[tuple[str, str, tuple[tuple[str, str], ...], str], Rule] = {}
+    for source in files:
+        for rule in source.rules:
+            key = _identity(rule, trees.get(id(rule)))
+            original = first.setdefault(key, rule)
+            if original is not rule:
+                yield (
+                    source,
+                    rule,
+                    Hit(
+                        f"{rule.kind} `{rule.name}` duplicates {original.file}:{original.line} "
+                        "(same labels and expression); keep one",
+                        line=rule.line,
+                    ),
+                )

@@ -1,0 +1,76 @@
+"""``obsgen lint PATH…``: lint Prometheus rule files in CI.
+
+Exit codes: 0 clean (or only findings below ``--fail-on``), 1 findings at or above
+``--fail-on`` (default ``warning``), 2 usage errors or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from generator.errors import Diagnostic, ObsgenError
+from generator.lint.config import CONFIG_NAME, load_config
+from generator.lint.engine import lint_paths
+from generator.lint.model import Severity
+from generator.lint.output import FORMATS, render
+from generator.lint.promql import parse_duration
+from generator.lint.registry import all_checks
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``obsgen lint``'s arguments to ``parser``."""
+    parser.add_argument("paths", nargs="*", metavar="PATH", help="rule files or folders to lint")
+    parser.add_argument(
+        "--format", choices=FORMATS, default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning", "info", "never"),
+        default="warning",
+        help="exit 1 when a finding is at or above this severity (default: warning)",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help=f"config file (default: ./{CONFIG_NAME} if present)",
+    )
+    parser.add_argument(
+        "--scrape-interval", metavar="DURATION", help="override the config's scrapeInterval"
+    )
+    parser.add_argument(
+        "--no-promtool", action="store_true", help="skip the promtool check rules step"
+    )
+    parser.add_argument("--list-checks", action="store_true", help="print every check and exit")
+
+
+def _list_checks() -> str:
+    rows = [f"{c.id:32} {c.severity.value:8} {c.family:11} {c.summary}" for c in all_checks()]
+    return "\n".join(rows) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Lint ``args.paths`` and print the findings; returns the exit code.
+
+    Raises:
+        ObsgenError: no path given, bad config or scrape interval, unreadable input, or
+            promtool missing (exit 2).
+    """
+    checks = all_checks()
+    if args.list_checks:
+        sys.stdout.write(_list_checks())
+        return 0
+    if not args.paths:
+        raise ObsgenError([Diagnostic("obsgen lint", "", "give at least one rule file or folder")])
+    config, _ = load_config(args.config, {c.id for c in checks})
+    if args.scrape_interval:
+        try:
+            config = config.with_scrape_interval(parse_duration(args.scrape_interval))
+        except ValueError as err:
+            raise ObsgenError([Diagnostic("--scrape-interval", "", str(err))]) from None
+    report = lint_paths(args.paths, config, promtool=not args.no_promtool)
+    sys.stdout.write(render(report, args.format))
+    threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
+    return 1 if report.fails(threshold) else 0

@@ -1,0 +1,183 @@
+"""Running every check over the input and collecting findings.
+
+Order of work: read all files (exit 2 on unreadable input), parse each expression once, run
+per-rule checks, then whole-input checks, then promtool once over everything. Config
+overrides (disabled checks, severities) and inline ``# obsgen-lint: disable=`` comments are
+applied here, so checks never see them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from generator.lint import promql as q
+from generator.lint.config import LintConfig
+from generator.lint.loader import LoadedFile, load_files
+from generator.lint.model import Finding, Rule, Severity
+from generator.lint.names import CounterNames
+from generator.lint.promtool_step import run_promtool
+from generator.lint.registry import (
+    PROMQL_PARSE,
+    PROMTOOL,
+    REGISTRY,
+    RULE_INVALID,
+    Check,
+    Context,
+    all_checks,
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    """The result of one lint run.
+
+    Attributes:
+        findings: sorted by file, line, check id.
+        files: number of rule files read.
+        rules: number of rules checked.
+    """
+
+    findings: tuple[Finding, ...]
+    files: int
+    rules: int
+
+    def count(self, severity: Severity) -> int:
+        """Number of findings at exactly ``severity``."""
+        return sum(1 for f in self.findings if f.severity is severity)
+
+    def fails(self, threshold: Severity | None) -> bool:
+        """True when some finding is at or above ``threshold`` (never when ``None``)."""
+        return threshold is not None and any(
+            f.severity.rank >= threshold.rank for f in self.findings
+        )
+
+
+class _Collector:
+    def __init__(self, config: LintConfig) -> None:
+        self.config = config
+        self.findings: list[Finding] = []
+
+    def add(
+        self,
+        check_id: str,
+        file: str,
+        line: int,
+        message: str,
+        rule: Rule | None,
+        severity: Severity | None = None,
+    ) -> None:
+        if check_id in self.config.disabled:
+            return
+        if rule is not None and (check_id in rule.disabled or "all" in rule.disabled):
+            return
+        base = severity or REGISTRY[check_id].severity
+        final = self.config.severities.get(check_id, base)
+        self.findings.append(
+            Finding(file, line, check_id, final, message, rule.name if rule else "")
+        )
+
+
+def _parse_all(files: Sequence[LoadedFile]) -> tuple[dict[int, q.Expr | None], dict[int, str]]:
+    trees: dict[int, q.Expr | None] = {}
+    errors: dict[int, str] = {}
+    for loaded in files:
+        for rule in loaded.source.rules:
+            try:
+                trees[id(rule)] = q.parse(rule.expr)
+            except ValueError as err:
+                trees[id(rule)] = None
+                errors[id(rule)] = str(err).splitlines()[0] if str(err) else "parse error"
+    return trees, errors
+
+
+def _context(
+    files: Sequence[LoadedFile], trees: dict[int, q.Expr | None], config: LintConfig
+) -> Context:
+    records: dict[str, list[tuple[Rule, q.Expr | None]]] = {}
+    for loaded in files:
+        for rule in loaded.source.rules:
+            if rule.kind == "record":
+                records.setdefault(rule.name, []).append((rule, trees[id(rule)]))
+    return Context(config=config, counters=CounterNames(config.counters), records=records)
+
+
+def _run_checks(
+    checks: Iterable[Check],
+    files: Sequence[LoadedFile],
+    trees: dict[int, q.Expr | None],
+    ctx: Context,
+    out: _Collector,
+) -> None:
+    sources = [loaded.source for loaded in files]
+    for check in checks:
+        if check.id in ctx.config.disabled:
+            continue
+        if check.rule_func is not None:
+            for source in sources:
+                for rule in source.rules:
+                    tree = trees[id(rule)]
+                    if tree is None:
+                        continue
+                    for hit in check.rule_func(rule, tree, ctx):
+                        line = rule.expr_line if hit.line is None else hit.line
+                        out.add(check.id, rule.file, line, hit.message, rule)
+        if check.set_func is not None:
+            for source, maybe_rule, hit in check.set_func(sources, trees, ctx):
+                line = hit.line if hit.line is not None else (maybe_rule.line if maybe_rule else 0)
+                out.add(check.id, source.display, line, hit.message, maybe_rule)
+
+
+def lint_files(files: Sequence[LoadedFile], config: LintConfig, promtool: bool = True) -> Report:
+    """Lint already-loaded files.
+
+    Args:
+        files: from :func:`generator.lint.loader.load_files`.
+        config: resolved config.
+        promtool: run ``promtool check rules`` once over everything.
+
+    Raises:
+        ObsgenError: promtool is requested but not installed (exit 2).
+    """
+    trees, parse_errors = _parse_all(files)
+    ctx = _context(files, trees, config)
+    out = _Collector(config)
+    _run_checks(all_checks(), files, trees, ctx, out)
+    rejected: set[int] = set()
+    if promtool:
+        for problem in run_promtool(files):
+            if problem.rule is not None:
+                rejected.add(id(problem.rule))
+            out.add(
+                PROMTOOL, problem.file, problem.line, f"promtool: {problem.message}", problem.rule
+            )
+    else:
+        for loaded in files:
+            for line, message in loaded.invalid:
+                out.add(RULE_INVALID, loaded.source.display, line, message, None)
+    for loaded in files:
+        for rule in loaded.source.rules:
+            error = parse_errors.get(id(rule))
+            if error is None or id(rule) in rejected:
+                continue
+            if promtool:
+                message = (
+                    f"promtool accepts this expression but obsgen's PromQL parser does not "
+                    f"({error}); obsgen checks skipped for this rule"
+                )
+                out.add(PROMQL_PARSE, rule.file, rule.expr_line, message, rule, Severity.INFO)
+            else:
+                out.add(PROMQL_PARSE, rule.file, rule.expr_line, f"cannot parse: {error}", rule)
+    findings = tuple(sorted(out.findings, key=Finding.sort_key))
+    rules = sum(len(loaded.source.rules) for loaded in files)
+    return Report(findings, len(files), rules)
+
+
+def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) -> Report:
+    """Read every rule file under ``paths`` and lint them (see :func:`lint_files`).
+
+    Raises:
+        ObsgenError: a path is missing or unreadable, a file is not YAML, or promtool is
+            missing while requested (exit 2).
+    """
+    return lint_files(load_files(paths), config, promtool=promtool)

@@ -1,0 +1,150 @@
+"""Values the linter passes around: severities, findings, and rules as read from a file.
+
+A :class:`Rule` keeps the 1-based line numbers of the rule and of its keys in the file the
+user wrote (not in a temp copy), so every :class:`Finding` points at the real source line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(Enum):
+    """How bad a finding is; ordered ``INFO < WARNING < ERROR``."""
+
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """0 for info, 1 for warning, 2 for error."""
+        return _RANKS[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        """Return the severity spelled ``text`` (``"error"``, ``"warning"``, ``"info"``).
+
+        Raises:
+            ValueError: ``text`` is not one of them.
+        """
+        try:
+            return cls(text)
+        except ValueError:
+            choices = ", ".join(s.value for s in cls)
+            raise ValueError(f"unknown severity {text!r}; expected one of {choices}") from None
+
+
+_RANKS = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem found by a check.
+
+    Attributes:
+        file: the file as named on the command line (or below a folder named there).
+        line: 1-based line in that file; 0 when the problem has no line (a whole file).
+        check: the check id, e.g. ``histogram-quantile-without-le``.
+        severity: after the config's overrides.
+        message: one line: what is wrong and what to write instead.
+        rule: the rule's alert or record name, ``""`` when not about one rule.
+    """
+
+    file: str
+    line: int
+    check: str
+    severity: Severity
+    message: str
+    rule: str = ""
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        """Findings are reported by file, then line, then check id."""
+        return (self.file, self.line, self.check, self.message)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One alerting or recording rule with where it was written.
+
+    Attributes:
+        file: display name of the source file.
+        group: the rule group's name.
+        group_interval: the group's ``interval`` as written (``"30s"``), or ``None``.
+        index: 1-based position of the rule inside its group (promtool numbers them so).
+        kind: ``"alert"`` or ``"record"``.
+        name: the alert or record name.
+        expr: the PromQL expression text.
+        labels: static labels (values as strings).
+        annotations: annotations (alerts only; values as strings).
+        for_: the ``for`` duration as written, or ``None``.
+        line: line of the rule's first key (the ``- alert:`` / ``- record:`` item).
+        end_line: last line belonging to the rule.
+        key_lines: line of each top-level key and of each ``labels.<k>``/``annotations.<k>``.
+        disabled: check ids switched off for this rule by ``# obsgen-lint: disable=`` comments.
+    """
+
+    file: str
+    group: str
+    group_interval: str | None
+    index: int
+    kind: str
+    name: str
+    expr: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    for_: str | None
+    line: int
+    end_line: int
+    key_lines: dict[str, int] = field(default_factory=dict)
+    disabled: frozenset[str] = frozenset()
+
+    @property
+    def expr_line(self) -> int:
+        """Line where the expression starts (the ``expr:`` key), else the rule's line."""
+        return self.key_lines.get("expr", self.line)
+
+    def line_of(self, key: str) -> int:
+        """Line of ``key`` (``"for"``, ``"labels.severity"``), falling back to the rule's line."""
+        return self.key_lines.get(key, self.line)
+
+
+@dataclass(frozen=True)
+class RuleGroup:
+    """A rule group as written, for re-serialising it to a temp file for promtool.
+
+    Attributes:
+        name: the group's name.
+        line: line of the group's ``name`` item.
+        raw: the group mapping as loaded (plain Python values).
+        rules: the group's rules with their lines.
+    """
+
+    name: str
+    line: int
+    raw: dict[str, Any]
+    rules: tuple[Rule, ...]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One input file and the rule groups found in it.
+
+    Attributes:
+        path: where to read it.
+        display: the name to report (as given on the command line).
+        format: ``"rules"`` (a plain Prometheus rule file), ``"prometheusrule"`` or ``"helm"``.
+        groups: the groups, in file order (every document, every rules map entry).
+    """
+
+    path: str
+    display: str
+    format: str
+    groups: tuple[RuleGroup, ...]
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """Every rule of every group, in file order."""
+        return tuple(rule for group in self.groups for rule in group.rules)

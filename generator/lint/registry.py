@@ -1,0 +1,145 @@
+"""The check registry: every check's id, default severity, family, one-line summary and doc.
+
+A check module registers its functions with :func:`rule_check` (one rule at a time) or
+:func:`set_check` (all rules of all files at once, e.g. duplicates). Importing
+:mod:`generator.lint.checks` registers them all. ``docs/lint.md`` holds one entry per id,
+under a heading equal to the id (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from generator.lint.config import LintConfig
+from generator.lint.model import Rule, Severity, SourceFile
+from generator.lint.names import CounterNames
+from generator.lint.promql import Expr
+
+DOCS = "docs/lint.md"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a check reports; the engine adds file, id and severity.
+
+    Attributes:
+        message: one line, naming the offending part and what to write instead.
+        line: 1-based line; ``None`` means the rule's ``expr`` line.
+    """
+
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What checks may read besides the rule itself.
+
+    Attributes:
+        config: the resolved lint config.
+        counters: decides which raw names are counters.
+        records: recording rules by record name, across every linted file.
+        trees: parsed expression of each recorded name's rules (same order as ``records``),
+            ``None`` where the parser failed.
+    """
+
+    config: LintConfig
+    counters: CounterNames
+    records: Mapping[str, Sequence[tuple[Rule, Expr | None]]] = field(default_factory=dict)
+
+    def recorded_trees(self, name: str) -> list[Expr]:
+        """Parsed expressions of the recording rules writing ``name`` (empty when none here)."""
+        return [tree for _, tree in self.records.get(name, ()) if tree is not None]
+
+
+RuleFunc = Callable[[Rule, Expr, Context], Iterable[Hit]]
+SetFunc = Callable[
+    [Sequence[SourceFile], Mapping[int, Expr | None], Context],
+    Iterable[tuple[SourceFile, Rule | None, Hit]],
+]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One registered check.
+
+    Attributes:
+        id: kebab-case id, used in config, inline comments and output.
+        severity: default severity.
+        family: ``histograms``, ``counters``, ``slo``, ``alerts``, ``hygiene`` or ``input``.
+        summary: one line saying what it catches.
+        rule_func: per-rule function (given the parsed tree), or ``None``.
+        set_func: whole-input function (given all files and trees by ``id(rule)``), or ``None``.
+    """
+
+    id: str
+    severity: Severity
+    family: str
+    summary: str
+    rule_func: RuleFunc | None = None
+    set_func: SetFunc | None = None
+
+    @property
+    def doc(self) -> str:
+        """Where the check is documented: ``docs/lint.md#<id>``."""
+        return f"{DOCS}#{self.id}"
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def _add(check: Check) -> None:
+    if check.id in REGISTRY:
+        raise RuntimeError(f"check id {check.id!r} registered twice")
+    REGISTRY[check.id] = check
+
+
+def rule_check(
+    id: str, severity: Severity, family: str, summary: str
+) -> Callable[[RuleFunc], RuleFunc]:
+    """Register a per-rule check (decorator)."""
+
+    def register(func: RuleFunc) -> RuleFunc:
+        _add(Check(id, severity, family, summary, rule_func=func))
+        return func
+
+    return register
+
+
+def set_check(
+    id: str, severity: Severity, family: str, summary: str
+) -> Callable[[SetFunc], SetFunc]:
+    """Register a check over every file at once (decorator)."""
+
+    def register(func: SetFunc) -> SetFunc:
+        _add(Check(id, severity, family, summary, set_func=func))
+        return func
+
+    return register
+
+
+# Checks the engine itself reports (no function): input problems and promtool's verdict.
+PROMTOOL = "promtool"
+PROMQL_PARSE = "promql-parse"
+RULE_INVALID = "rule-invalid"
+_add(Check(PROMTOOL, Severity.ERROR, "input", "promtool check rules rejects the file"))
+_add(
+    Check(
+        PROMQL_PARSE,
+        Severity.ERROR,
+        "input",
+        "the expression does not parse (info when promtool accepts it: obsgen checks skipped)",
+    )
+)
+_add(Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"))
+
+
+def all_checks() -> list[Check]:
+    """Every check, importing the check modules first; sorted by family then id."""
+    import generator.lint.checks  # noqa: F401  (registers on import)
+
+    return sorted(REGISTRY.values(), key=lambda c: (_FAMILY_ORDER.get(c.family, 9), c.id))
+
+
+_FAMILY_ORDER = {"histograms": 0, "counters": 1, "slo": 2, "alerts": 3, "hygiene": 4, "input": 5}

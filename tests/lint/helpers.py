@@ -1,0 +1,65 @@
+"""Builders of rule files and guards for the shared corpus and promtool, for the lint tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator.lint import Report
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+CORPUS = SHARED / "corpus" / "rules"
+
+
+def alert(expr: str, name: str = "TestAlert", **fields: Any) -> dict[str, Any]:
+    """A complete alert (severity, summary, runbook_url, for: 5m) with ``fields`` overriding."""
+    rule: dict[str, Any] = {
+        "alert": name,
+        "expr": expr,
+        "for": "5m",
+        "labels": {"severity": "warning"},
+        "annotations": {"summary": "s", "description": "d", "runbook_url": "https://r/x"},
+    }
+    rule.update(fields)
+    return {k: v for k, v in rule.items() if v is not None}
+
+
+def record(name: str, expr: str, **fields: Any) -> dict[str, Any]:
+    """A recording rule."""
+    return {"record": name, "expr": expr, **fields}
+
+
+def rule_file(
+    *rules: dict[str, Any], interval: str | None = None, group: str = "g"
+) -> dict[str, Any]:
+    """A plain rule file with one group holding ``rules``."""
+    body: dict[str, Any] = {"name": group, "rules": list(rules)}
+    if interval is not None:
+        body["interval"] = interval
+    return {"groups": [body]}
+
+
+LintFn = Callable[..., Report]
+
+
+def needs_shared() -> Path:
+    """The corpus folder; skip when ``../shared`` is absent, but fail under ``CI``."""
+    if not CORPUS.is_dir():
+        reason = f"shared corpus not found at {CORPUS} (the shared/ folder beside the repository)"
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return CORPUS
+
+
+def needs_promtool() -> None:
+    """Skip when promtool is missing, but fail under ``CI``."""
+    if shutil.which("promtool") is None and not os.environ.get("PROMTOOL"):
+        if os.environ.get("CI"):
+            pytest.fail("promtool not installed")
+        pytest.skip("promtool not installed")

@@ -1,0 +1,693 @@
+"""Every check: a case that must report it and a case that must not (our own rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from generator.lint import LintConfig
+from generator.lint.registry import all_checks
+
+from .helpers import LintFn, alert, record, rule_file
+
+F = True  # the check must report
+P = False  # the check must stay quiet
+
+CASES = [
+    # --- histograms
+    pytest.param(
+        "histogram-quantile-without-le",
+        [
+            rule_file(
+                record(
+                    "service:latency:p99",
+                    "histogram_quantile(0.99, sum by (service) (rate(x_bucket[5m])))",
+                )
+            )
+        ],
+        F,
+        {},
+        id="histogram_quantile over sum by (service) drops le",
+    ),
+    pytest.param(
+        "histogram-quantile-without-le",
+        [
+            rule_file(
+                record(
+                    "service:latency:p99",
+                    "histogram_quantile(0.99, sum without (le) (rate(x_bucket[5m])))",
+                )
+            )
+        ],
+        F,
+        {},
+        id="sum without (le) drops le too",
+    ),
+    pytest.param(
+        "histogram-quantile-without-le",
+        [
+            rule_file(
+                record(
+                    "service:latency:p99",
+                    "histogram_quantile(0.99, sum by (le, service) (rate(x_bucket[5m])))",
+                )
+            )
+        ],
+        P,
+        {},
+        id="sum by (le, service) keeps le",
+    ),
+    pytest.param(
+        "histogram-quantile-without-le",
+        [
+            rule_file(
+                record(
+                    "service:latency:p99",
+                    "histogram_quantile(0.99, sum by (service) (rate(x_seconds[5m])))",
+                )
+            )
+        ],
+        P,
+        {},
+        id="native histograms have no le to keep",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                record("service:latency:p90", "histogram_quantile(0.9, sum by (le) (x_bucket))")
+            )
+        ],
+        F,
+        {},
+        id="quantile over raw cumulative buckets",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [rule_file(record("service:slow:ratio", 'sum(x_bucket{le="0.5"}) / sum(x_count)'))],
+        F,
+        {},
+        id="bucket arithmetic without rate",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                record(
+                    "service:latency:p90",
+                    "histogram_quantile(0.9, sum by (le) (rate(x_bucket[5m])))",
+                )
+            )
+        ],
+        P,
+        {},
+        id="quantile over rated buckets",
+    ),
+    pytest.param(
+        "le-not-a-number",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="0.5s"}[5m]))'))],
+        F,
+        {},
+        id="le with a unit suffix is not a number",
+    ),
+    pytest.param(
+        "le-not-a-number",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le=~"500ms|0.5"}[5m]))'))],
+        F,
+        {},
+        id="le regex alternative with a unit",
+    ),
+    pytest.param(
+        "le-not-a-number",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="0.5"}[5m]))'))],
+        P,
+        {},
+        id="le in seconds is a number",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1"}[5m]))'))],
+        F,
+        {},
+        id="le 1 is stored as 1.0 by Prometheus 3",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1800000"}[5m]))'))],
+        F,
+        {},
+        id="le 1800000 is stored as 1.8e+06",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="0.00005"}[5m]))'))],
+        F,
+        {},
+        id="le 0.00005 is stored as 5e-05",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1.0"}[5m]))'))],
+        P,
+        {},
+        id="le 1.0 is the Prometheus 3 spelling",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1.8e+06"}[5m]))'))],
+        P,
+        {},
+        id="le 1.8e+06 is the Prometheus 3 spelling",
+    ),
+    pytest.param(
+        "le-spelling",
+        [
+            rule_file(
+                record("service:slow:rate5m", 'sum(rate(x_bucket{le=~"^(?:1|1\\\\.0)$"}[5m]))')
+            )
+        ],
+        P,
+        {},
+        id="anchored compat regex matches both spellings",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le=~"1(\\\\.0)?"}[5m]))'))],
+        P,
+        {},
+        id="optional .0 regex matches both spellings",
+    ),
+    pytest.param(
+        "rate-filter-before-quantile",
+        [
+            rule_file(
+                record(
+                    "service:latency:p90",
+                    "histogram_quantile(0.9, sum by (le) (rate(x_bucket[5m]) > 0))",
+                )
+            )
+        ],
+        F,
+        {},
+        id="rate > 0 inside histogram_quantile",
+    ),
+    pytest.param(
+        "rate-filter-before-quantile",
+        [rule_file(alert("histogram_quantile(0.9, sum by (le) (rate(x_bucket[5m]))) > 2"))],
+        P,
+        {},
+        id="comparing the quantile itself",
+    ),
+    pytest.param(
+        "bucket-sum-across-le",
+        [rule_file(record("job:x:rate5m", "sum by (job) (rate(x_bucket[5m]))"))],
+        F,
+        {},
+        id="sum by job adds every bucket",
+    ),
+    pytest.param(
+        "bucket-sum-across-le",
+        [rule_file(record("job:x_slow:rate5m", 'sum by (job) (rate(x_bucket{le="0.5"}[5m]))'))],
+        P,
+        {},
+        id="sum of one pinned bucket",
+    ),
+    pytest.param(
+        "bucket-sum-across-le",
+        [
+            rule_file(
+                record(
+                    "job:x_slow:rate5m", 'sum by (job) (rate(x_bucket{le=~"^(?:1|1\\\\.0)$"}[5m]))'
+                )
+            )
+        ],
+        P,
+        {},
+        id="sum of one bucket in compat spelling",
+    ),
+    # --- counters and gauges
+    pytest.param(
+        "rate-on-gauge",
+        [
+            rule_file(
+                record("job:queue_depth:rate5m", "sum by (job) (rate(inference_queue_depth[5m]))")
+            )
+        ],
+        F,
+        {},
+        id="rate of a gauge",
+    ),
+    pytest.param(
+        "rate-on-gauge",
+        [
+            rule_file(
+                record(
+                    "job:x:rate5m",
+                    "sum by (job) (rate(http_requests_total[5m])) + sum by (job) "
+                    "(rate(x_count[5m])) + sum by (job) (rate(x_sum[5m]))",
+                )
+            )
+        ],
+        P,
+        {},
+        id="rate of _total _count _sum counters",
+    ),
+    pytest.param(
+        "rate-on-gauge",
+        [rule_file(record("instance:faults:rate5m", "rate(node_vmstat_pgmajfault[5m])"))],
+        P,
+        {},
+        id="rate of a legacy node_vmstat counter",
+    ),
+    pytest.param(
+        "rate-on-gauge",
+        [rule_file(record("job:legacy:rate5m", "rate(my_legacy_requests[5m])"))],
+        P,
+        {"counters": ("my_legacy_.*",)},
+        id="rate of a counter listed in the config",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert("http_errors_total > 5"))],
+        F,
+        {},
+        id="raw counter above a threshold",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert("sum(http_errors_total) > 5"))],
+        F,
+        {},
+        id="sum of raw counters above a threshold",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert("increase(http_errors_total[10m]) > 5"))],
+        P,
+        {},
+        id="increase of a counter above a threshold",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [
+            rule_file(
+                alert(
+                    "x_count > 0 and on (job) histogram_quantile(0.01, sum by (job, le) "
+                    "(rate(x_bucket[5m]))) < 3600"
+                )
+            )
+        ],
+        P,
+        {},
+        id="raw count as an existence guard of and",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert("devices_total == 0"))],
+        P,
+        {},
+        id="counter equal to zero is a state test",
+    ),
+    pytest.param(
+        "rate-over-aggregated",
+        [
+            rule_file(
+                record("job:requests_total:sum", "sum by (job) (requests_total)"),
+                record("job:requests:rate5m", "rate(job:requests_total:sum[5m])"),
+            )
+        ],
+        F,
+        {},
+        id="sum then rate of a recorded sum",
+    ),
+    pytest.param(
+        "rate-over-aggregated",
+        [rule_file(record("job:requests:rate1h", "rate(service:http_requests:rate5m[1h])"))],
+        F,
+        {},
+        id="rate of a recorded rate",
+    ),
+    pytest.param(
+        "rate-over-aggregated",
+        [rule_file(record("job:requests:rate5m", "sum by (job) (rate(requests_total[5m]))"))],
+        P,
+        {},
+        id="rate first then sum",
+    ),
+    # --- SLO maths
+    pytest.param(
+        "averaged-ratio",
+        [
+            rule_file(
+                record(
+                    "slo:sli_error:ratio_rate30d", "avg_over_time(slo:sli_error:ratio_rate5m[30d])"
+                )
+            )
+        ],
+        F,
+        {},
+        id="avg_over_time of a recorded ratio",
+    ),
+    pytest.param(
+        "averaged-ratio",
+        [
+            rule_file(
+                record(
+                    "slo:sli_error:ratio_rate30d",
+                    "sum_over_time(slo:sli_error:ratio_rate5m[30d]) / "
+                    "count_over_time(slo:sli_error:ratio_rate5m[30d])",
+                )
+            )
+        ],
+        F,
+        {},
+        id="sum_over_time over count_over_time of a ratio",
+    ),
+    pytest.param(
+        "averaged-ratio",
+        [
+            rule_file(
+                record(
+                    "slo:sli_error:ratio_rate30d",
+                    "sum_over_time(service:http_errors:rate5m[30d]) / "
+                    "sum_over_time(service:http_requests:rate5m[30d])",
+                )
+            )
+        ],
+        P,
+        {},
+        id="sum of bad rates over sum of total rates",
+    ),
+    pytest.param(
+        "burn-rate-below-budget",
+        [rule_file(alert("slo:sli_error:ratio_rate1h > (0.5 * (1 - 0.999))"))],
+        F,
+        {},
+        id="burn factor one half",
+    ),
+    pytest.param(
+        "burn-rate-below-budget",
+        [rule_file(alert("slo:sli_error:ratio_rate1h > (14.4 * 0.001)"))],
+        P,
+        {},
+        id="burn factor 14.4",
+    ),
+    pytest.param(
+        "burn-rate-window-mismatch",
+        [
+            rule_file(
+                alert(
+                    "slo:sli_error:ratio_rate1h > (14.4 * 0.001) and "
+                    "slo:sli_error:ratio_rate5m > (6 * 0.001)"
+                )
+            )
+        ],
+        F,
+        {},
+        id="pair with different thresholds",
+    ),
+    pytest.param(
+        "burn-rate-window-mismatch",
+        [
+            rule_file(
+                alert(
+                    "slo:sli_error:ratio_rate1h > (14.4 * 0.001) and "
+                    "slo:sli_error:ratio_rate1h > (14.4 * 0.001)"
+                )
+            )
+        ],
+        F,
+        {},
+        id="pair with the same window twice",
+    ),
+    pytest.param(
+        "burn-rate-window-mismatch",
+        [
+            rule_file(
+                alert(
+                    "slo:sli_error:ratio_rate1h > (14.4 * 0.001) and "
+                    "slo:sli_error:ratio_rate5m > (14.4 * 0.001)"
+                )
+            )
+        ],
+        P,
+        {},
+        id="1h and 5m pair at 14.4",
+    ),
+    # --- alerts
+    pytest.param(
+        "alert-without-comparison",
+        [rule_file(alert("rate(http_errors_total[5m])"))],
+        F,
+        {},
+        id="alert on a bare rate",
+    ),
+    pytest.param(
+        "alert-without-comparison",
+        [rule_file(alert("rate(http_errors_total[5m]) > 0.1"))],
+        P,
+        {},
+        id="alert with a threshold",
+    ),
+    pytest.param(
+        "alert-without-comparison",
+        [rule_file(alert("vector(1)", name="Watchdog"))],
+        P,
+        {},
+        id="always-firing watchdog",
+    ),
+    pytest.param(
+        "alert-value-in-labels",
+        [rule_file(alert("up == 0", labels={"severity": "warning", "value": "{{ $value }}"}))],
+        F,
+        {},
+        id="value in a label",
+    ),
+    pytest.param(
+        "alert-value-in-labels",
+        [rule_file(alert("up == 0", annotations={"summary": "{{ $value }}", "runbook_url": "r"}))],
+        P,
+        {},
+        id="value in an annotation",
+    ),
+    pytest.param(
+        "alert-missing-label",
+        [rule_file(alert("up == 0", labels={"team": "x"}))],
+        F,
+        {},
+        id="alert without severity",
+    ),
+    pytest.param(
+        "alert-missing-label", [rule_file(alert("up == 0"))], P, {}, id="alert with severity"
+    ),
+    pytest.param(
+        "alert-missing-annotation",
+        [rule_file(alert("up == 0", annotations={"summary": "s"}))],
+        F,
+        {},
+        id="alert without runbook_url",
+    ),
+    pytest.param(
+        "alert-missing-annotation",
+        [rule_file(alert("up == 0", annotations={"summary": "s"}))],
+        P,
+        {"required_annotations": ("summary",)},
+        id="runbook not required by config",
+    ),
+    pytest.param(
+        "alert-severity-value",
+        [rule_file(alert("up == 0", labels={"severity": "page"}))],
+        F,
+        {},
+        id="severity page",
+    ),
+    pytest.param(
+        "alert-severity-value",
+        [rule_file(alert("up == 0", labels={"severity": "critical"}))],
+        P,
+        {},
+        id="severity critical",
+    ),
+    pytest.param(
+        "alert-missing-for",
+        [rule_file(alert("rate(http_errors_total[5m]) > 10", **{"for": None}))],
+        F,
+        {},
+        id="short-window threshold without for",
+    ),
+    pytest.param(
+        "alert-missing-for",
+        [rule_file(alert("queue_depth > 100", **{"for": "0m"}))],
+        F,
+        {},
+        id="gauge threshold with for 0m",
+    ),
+    pytest.param(
+        "alert-missing-for",
+        [rule_file(alert("rate(http_errors_total[5m]) > 10"))],
+        P,
+        {},
+        id="short-window threshold with for",
+    ),
+    pytest.param(
+        "alert-missing-for",
+        [rule_file(alert("increase(oom_events_total[5m]) > 0", **{"for": None}))],
+        P,
+        {},
+        id="event alert needs no for",
+    ),
+    pytest.param(
+        "alert-missing-for",
+        [
+            rule_file(
+                alert(
+                    "slo:sli_error:ratio_rate1h > (14.4 * 0.001) and "
+                    "slo:sli_error:ratio_rate5m > (14.4 * 0.001)",
+                    **{"for": None},
+                )
+            )
+        ],
+        P,
+        {},
+        id="multiwindow burn alert needs no for",
+    ),
+    pytest.param(
+        "absent-without-for",
+        [rule_file(alert('absent(up{job="x"})', **{"for": None}))],
+        F,
+        {},
+        id="absent without for",
+    ),
+    pytest.param(
+        "absent-without-for", [rule_file(alert('absent(up{job="x"})'))], P, {}, id="absent with for"
+    ),
+    # --- hygiene
+    pytest.param(
+        "record-name-format",
+        [rule_file(record("http_errors_rate", "sum(rate(http_errors_total[5m]))"))],
+        F,
+        {},
+        id="record without colons",
+    ),
+    pytest.param(
+        "record-name-format",
+        [
+            rule_file(
+                record(
+                    "service:http_requests:rate5m",
+                    "sum by (service) (rate(http_requests_total[5m]))",
+                )
+            )
+        ],
+        P,
+        {},
+        id="level metric operations",
+    ),
+    pytest.param(
+        "regex-plain-string",
+        [rule_file(alert('rate(x_total{method=~"GET"}[5m]) > 1'))],
+        F,
+        {},
+        id="regex on a plain string",
+    ),
+    pytest.param(
+        "regex-plain-string",
+        [rule_file(alert('rate(x_total{method=~"GET|POST"}[5m]) > 1'))],
+        P,
+        {},
+        id="regex alternation",
+    ),
+    pytest.param(
+        "regex-redundant-anchor",
+        [rule_file(alert('rate(x_total{job=~"^api$"}[5m]) > 1'))],
+        F,
+        {},
+        id="anchored job regex",
+    ),
+    pytest.param(
+        "regex-redundant-anchor",
+        [
+            rule_file(
+                record(
+                    "job:x_slow:rate5m", 'sum by (job) (rate(x_bucket{le=~"^(?:1|1\\\\.0)$"}[5m]))'
+                )
+            )
+        ],
+        P,
+        {},
+        id="anchored le compat regex is deliberate",
+    ),
+    pytest.param(
+        "range-too-short",
+        [rule_file(alert("rate(x_total[1m]) > 1"))],
+        F,
+        {},
+        id="1m window at a 30s scrape",
+    ),
+    pytest.param(
+        "range-too-short",
+        [rule_file(alert("rate(x_total[2m]) > 1"))],
+        P,
+        {},
+        id="2m window at a 30s scrape",
+    ),
+    pytest.param(
+        "range-too-short",
+        [rule_file(alert("rate(x_total[1m]) > 1"))],
+        P,
+        {"scrape_interval": 15.0},
+        id="1m window at a 15s scrape",
+    ),
+    pytest.param(
+        "group-interval-too-long",
+        [rule_file(record("job:x:rate5m", "sum(rate(x_total[5m]))"), interval="10m")],
+        F,
+        {},
+        id="group evaluated every 10m",
+    ),
+    pytest.param(
+        "group-interval-too-long",
+        [rule_file(record("job:x:rate5m", "sum(rate(x_total[5m]))"), interval="1m")],
+        P,
+        {},
+        id="group evaluated every 1m",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [rule_file(alert("up == 0")), rule_file(alert("up  ==  0"))],
+        F,
+        {},
+        id="same alert in two files",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [
+            rule_file(
+                record("code:x:increase1h", 'sum(increase(x_total{code=~"2.."}[1h]))'),
+                record("code:x:increase1h", 'sum(increase(x_total{code=~"5.."}[1h]))'),
+            )
+        ],
+        P,
+        {},
+        id="one record name over disjoint selections",
+    ),
+]
+
+
+@pytest.mark.parametrize(("check", "docs", "expected", "config"), CASES)
+def test_check(
+    lint: LintFn, check: str, docs: list[dict[str, Any]], expected: bool, config: dict[str, Any]
+) -> None:
+    report = lint(*docs, config=LintConfig(**config))
+    hits = [f for f in report.findings if f.check == check]
+    assert bool(hits) is expected, [f"{f.check}: {f.message}" for f in report.findings]
+
+
+def test_every_check_has_a_failing_and_a_passing_case() -> None:
+    engine_checks = {"promtool", "promql-parse", "rule-invalid"}  # tested in test_engine.py
+    ids = {c.id for c in all_checks()} - engine_checks
+    failing = {p.values[0] for p in CASES if p.values[2] is F}
+    passing = {p.values[0] for p in CASES if p.values[2] is P}
+    assert ids - failing == set()
+    assert ids - passing == set()

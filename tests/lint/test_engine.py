@@ -1,0 +1,228 @@
+"""Reading inputs, config, inline disables, promtool mapping, output formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.cli import main
+from generator.errors import ObsgenError
+from generator.lint import LintConfig, Severity, lint_paths
+from generator.lint.config import parse_config
+from generator.lint.registry import all_checks
+
+from .helpers import LintFn, alert, needs_promtool, rule_file
+
+DATA = Path(__file__).parent / "data"
+BAD_LE = 'sum(rate(x_bucket{le="1"}[5m]))'
+
+PROMETHEUS_RULE = """\
+apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: demo}
+spec:
+  groups:
+  - name: demo
+    rules:
+    - record: job:x:rate5m
+      expr: sum(rate(x_bucket{le="1"}[5m]))
+"""
+
+HELM_VALUES = """\
+kube-prometheus-stack:
+  additionalPrometheusRulesMap:
+    demo:
+      groups:
+      - name: demo
+        rules:
+        - record: job:x:rate5m
+          expr: sum(rate(x_bucket{le="1"}[5m]))
+"""
+
+
+def test_prometheusrule_objects_are_read_with_their_own_lines(lint: LintFn) -> None:
+    report = lint(PROMETHEUS_RULE)
+    assert [(f.check, f.line) for f in report.findings] == [("le-spelling", 9)]
+
+
+def test_helm_values_under_a_subchart_key_are_read(lint: LintFn) -> None:
+    report = lint(HELM_VALUES)
+    assert [(f.check, f.line) for f in report.findings] == [("le-spelling", 8)]
+
+
+def test_folders_skip_yaml_that_holds_no_rules(tmp_path: Path) -> None:
+    (tmp_path / "x.test.yaml").write_text("rule_files: [x.yaml]\ntests: []\n")
+    (tmp_path / "values.yaml").write_text("replicas: 3\n")
+    (tmp_path / "x.rules.yaml").write_text(yaml.safe_dump(rule_file(alert("up == 0"))))
+    report = lint_paths([str(tmp_path)], LintConfig(), promtool=False)
+    assert (report.files, report.rules, report.findings) == (1, 1, ())
+
+
+def test_promtool_test_files_named_explicitly_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "x.test.yaml"
+    path.write_text("rule_files: [x.yaml]\ntests: []\n")
+    report = lint_paths([str(path)], LintConfig(), promtool=False)
+    assert (report.files, report.findings) == (0, ())
+
+
+def test_a_file_named_explicitly_must_hold_rules(tmp_path: Path) -> None:
+    path = tmp_path / "values.yaml"
+    path.write_text("replicas: 3\n")
+    with pytest.raises(ObsgenError) as err:
+        lint_paths([str(path)], LintConfig(), promtool=False)
+    assert "no rule groups found" in str(err.value)
+
+
+def test_invalid_yaml_is_unreadable_input_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("groups:\n  - name: [\n")
+    with pytest.raises(ObsgenError) as err:
+        lint_paths([str(path)], LintConfig(), promtool=False)
+    assert err.value.exit_code == 2
+    assert "line" in err.value.diagnostics[0].path
+
+
+def test_inline_comment_disables_a_check_on_that_rule_only(lint: LintFn) -> None:
+    text = f"""\
+groups:
+- name: g
+  rules:
+  # obsgen-lint: disable=le-spelling
+  - record: job:a:rate5m
+    expr: {BAD_LE}
+  - record: job:b:rate5m
+    expr: {BAD_LE}  # obsgen-lint: disable=all
+  - record: job:c:rate5m
+    expr: {BAD_LE}
+"""
+    report = lint(text)
+    assert [(f.check, f.rule) for f in report.findings] == [("le-spelling", "job:c:rate5m")]
+
+
+def test_config_disables_checks_and_changes_severities() -> None:
+    known = {c.id for c in all_checks()}
+    config = parse_config(
+        {
+            "scrapeInterval": "15s",
+            "disable": ["record-name-format"],
+            "severity": {"le-spelling": "error"},
+            "alerts": {"requiredAnnotations": ["summary"]},
+        },
+        known,
+        ".obsgen-lint.yaml",
+    )
+    assert config.scrape_interval == 15
+    assert config.disabled == {"record-name-format"}
+    assert config.severities == {"le-spelling": Severity.ERROR}
+    assert config.required_annotations == ("summary",)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param({"disable": ["no-such-check"]}, id="unknown check id"),
+        pytest.param({"severity": {"le-spelling": "fatal"}}, id="unknown severity"),
+        pytest.param({"scrapeInterval": "fast"}, id="bad duration"),
+        pytest.param({"ignore": []}, id="unknown key"),
+    ],
+)
+def test_bad_config_is_a_usage_error(data: dict[str, object]) -> None:
+    with pytest.raises(ObsgenError) as err:
+        parse_config(data, {c.id for c in all_checks()}, ".obsgen-lint.yaml")
+    assert err.value.exit_code == 2
+
+
+def test_without_promtool_broken_rules_are_reported_by_obsgen(lint: LintFn) -> None:
+    report = lint(rule_file(alert("sum(rate(x_total[5m])"), {"alert": "NoExpr"}))
+    assert sorted(f.check for f in report.findings) == ["promql-parse", "rule-invalid"]
+
+
+def test_promtool_errors_in_prometheusrule_map_to_the_original_line(lint: LintFn) -> None:
+    needs_promtool()
+    text = PROMETHEUS_RULE.replace('expr: sum(rate(x_bucket{le="1"}[5m]))', "expr: sum(rate(x[5m])")
+    report = lint(text, promtool=True)
+    assert [(f.check, f.line, f.severity) for f in report.findings] == [
+        ("promtool", 9, Severity.ERROR)
+    ]
+    assert "unclosed left parenthesis" in report.findings[0].message
+
+
+def test_promtool_lint_errors_stay_with_their_file(lint: LintFn) -> None:
+    needs_promtool()
+    same = rule_file(alert("up == 0"), alert("up == 0"))
+    report = lint(same, rule_file(alert("up == 1", name="Other")), promtool=True)
+    # promtool's duplicate-rules lint is replaced by duplicate-rule (same file, line 13)
+    assert [(Path(f.file).name, f.check) for f in report.findings] == [
+        ("file0.yaml", "duplicate-rule")
+    ]
+
+
+def test_obsgen_generated_shapes_lint_clean() -> None:
+    report = lint_paths([str(DATA / "obsgen_shaped.rules.yaml")], LintConfig(), promtool=False)
+    assert report.findings == ()
+
+
+def _cli(*args: str) -> int:
+    return main(["lint", *args])
+
+
+def test_exit_codes_follow_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(rule_file(alert(BAD_LE + " > 1"))))
+    assert _cli(str(path), "--no-promtool") == 1  # warning >= default warning
+    assert _cli(str(path), "--no-promtool", "--fail-on", "error") == 0
+    assert _cli(str(DATA / "obsgen_shaped.rules.yaml"), "--no-promtool") == 0
+    assert _cli(str(tmp_path / "missing.yaml")) == 2
+    assert _cli() == 2
+    capsys.readouterr()
+
+
+def test_output_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(rule_file(alert(BAD_LE + " > 1"))))
+    _cli(str(path), "--no-promtool", "--format", "json")
+    document = json.loads(capsys.readouterr().out)
+    assert [f["check"] for f in document["findings"]] == ["le-spelling"]
+    assert document["summary"]["warnings"] == 1
+    _cli(str(path), "--no-promtool", "--format", "github")
+    line = capsys.readouterr().out.strip()
+    assert line.startswith(f"::warning file={path},line=")
+    assert ",title=obsgen-lint le-spelling::`le=" in line
+    _cli(str(path), "--no-promtool")
+    assert re.match(rf"{re.escape(str(path))}:\d+: warning: ", capsys.readouterr().out)
+
+
+def test_config_file_is_read_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(rule_file(alert(BAD_LE + " > 1"))))
+    config = tmp_path / "lint.yaml"
+    config.write_text("disable: [le-spelling]\n")
+    assert _cli(str(path), "--no-promtool", "--config", str(config)) == 0
+    config.write_text("disable: [nope]\n")
+    assert _cli(str(path), "--no-promtool", "--config", str(config)) == 2
+    capsys.readouterr()
+
+
+def test_findings_are_sorted_by_file_then_line(lint: LintFn) -> None:
+    bad = rule_file(alert(BAD_LE + " > 1", name="A"), alert(BAD_LE + " > 2", name="B"))
+    report = lint(bad, bad, names=["b.yaml", "a.yaml"])
+    keys = [(Path(f.file).name, f.line) for f in report.findings]
+    assert keys == sorted(keys)
+
+
+def test_list_checks_names_every_check(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _cli("--list-checks") == 0
+    out = capsys.readouterr().out
+    assert all(c.id in out for c in all_checks())
+
+
+def test_every_check_is_documented() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
+    headings = {line[4:].strip() for line in docs.splitlines() if line.startswith("### ")}
+    assert headings == {c.id for c in all_checks()}
