@@ -124,3 +124,9 @@ def test_python_m_generator_is_the_cli(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "generator", "check", "specs"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "specs/o1-preview.yaml: ok" in proc.stdout
+
+
+def test_committed_rules_lint_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["lint", "--fail-on", "info", str(REPO / "rules")])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
