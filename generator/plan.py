@@ -489,6 +489,9 @@ def _resolve_alerts(
         merged: dict[str, Any] = dict(params)
         if key == "slow_requests" and "threshold_seconds" not in merged and latency_slos:
             merged["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
+            if given is None or (given.indicator is None and given.threshold is None):
+                # The SLO's threshold belongs to the SLO's histogram, not the default one.
+                merged["indicator"] = latency_slos[0].indicator
         if given is not None:
             for attr, param in _SPEC_PARAM.items():
                 value = getattr(given, attr, None)
@@ -517,11 +520,19 @@ def _resolve_alerts(
             if key == "slow_requests":
                 if "threshold_seconds" not in merged:
                     continue  # no threshold to test against: disabled unless configured
+                if (
+                    given is None
+                    and not histogram.native
+                    and histogram.bound_for(merged["threshold_seconds"]) is None
+                ):
+                    continue  # inherited from a latency SLO, whose own check reports it
                 merged["bound"] = _check_bound(
                     histogram, merged["threshold_seconds"], f"{path}.threshold", p
                 )
             elif not histogram.native:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
+                if merged["threshold_seconds"] >= top and given is None:
+                    continue  # an unconfigured default that could never fire: leave it out
                 if merged["threshold_seconds"] >= top:
                     p.add(
                         f"{path}.threshold",
