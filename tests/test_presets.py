@@ -86,7 +86,7 @@ def test_tgi_bounds_follow_the_routers_repeated_multiplication() -> None:
     for _ in range(35):
         value *= 1.5
         expected.append(value)
-    assert DURATION_BUCKETS == tuple(expected)
+    assert tuple(expected) == DURATION_BUCKETS
     assert repr(DURATION_BUCKETS[22]) == "1.122274146401882"
 
 
