@@ -17,7 +17,7 @@ from typing import Any
 
 from generator import naming, slo
 from generator.errors import Diagnostic, ObsgenError
-from generator.presets import GaugeDef, HistogramDef, Preset, get_preset
+from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
 from generator.promql import Matcher, equals, regex_escape
 from generator.spec import INDICATOR_ALIASES, MetricOverride, ModelServiceSpec
 from generator.units import decimal_str, format_duration_ms
@@ -51,10 +51,24 @@ class HistogramPlan:
     matchers: tuple[Matcher, ...]
 
     def bound_for(self, seconds: float) -> float | None:
-        """The bucket bound (metric unit) equal to ``seconds`` as floats, or None."""
+        """The bucket bound (metric unit) that ``seconds`` names, or None.
+
+        ``seconds`` is converted to the metric's unit with ``seconds_per_unit`` (Triton's
+        ``200ms`` → bound ``200``). An exactly equal bound (as floats) wins. Spec durations
+        are whole milliseconds, so a bound that is not (TGI's ``0.0001 × 1.5^k`` s) is named by
+        its value rounded to the millisecond, when that rounding moves it by at most 1 %:
+        ``1122ms`` names 1.12232… s, while ``1ms`` never names a 1.2 ms bound.
+        """
         wanted = seconds / self.seconds_per_unit
         for bound in self.buckets:
             if abs(bound - wanted) <= 1e-9 * max(abs(wanted), 1.0):
+                return bound
+        for bound in self.buckets:
+            bound_s = bound * self.seconds_per_unit
+            if (
+                round(bound_s * 1000) == round(seconds * 1000)
+                and abs(bound_s - seconds) <= 0.01 * bound_s
+            ):
                 return bound
         return None
 
@@ -84,6 +98,19 @@ class GaugePlan:
     name: str
     matchers: tuple[Matcher, ...]
     scale: float = 1.0
+    denominator: tuple[Matcher, ...] | None = None
+
+
+@dataclass(frozen=True)
+class MeanLatencyPlan:
+    """Mean latency (seconds) = rate(``sum_name``) / rate(``count_name``) × ``seconds_per_unit``."""
+
+    key: str
+    indicator: str
+    sum_name: str
+    count_name: str
+    seconds_per_unit: float
+    matchers: tuple[Matcher, ...]
 
 
 @dataclass(frozen=True)
@@ -165,6 +192,7 @@ class ServicePlan:
     namespace: str | None
     runbook_base_url: str | None
     grafana_url: str | None
+    mean_latencies: tuple[MeanLatencyPlan, ...] = ()
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
@@ -259,8 +287,10 @@ def _histogram(
     if default is None and (override is None or override.name is None or override.buckets is None):
         return None
     name = override.name if override and override.name else default.name  # type: ignore[union-attr]
+    scale = default.seconds_per_unit if default and not (override and override.name) else 1.0
     if override and override.buckets is not None:
-        buckets = tuple(override.buckets)
+        # Spec buckets are seconds; the plan holds bounds in the metric's unit.
+        buckets = tuple(float(decimal_str(b / scale)) for b in override.buckets)
     else:
         buckets = default.buckets  # type: ignore[union-attr]
     native = (
@@ -268,7 +298,6 @@ def _histogram(
         if override and override.histogram
         else bool(default and default.native)
     )
-    scale = default.seconds_per_unit if default and not (override and override.name) else 1.0
     return HistogramPlan(
         key=key,
         indicator=naming.INDICATOR_LABEL[key],
@@ -291,9 +320,14 @@ def _gauge(
         )
     if default is None:
         return None
-    return GaugePlan(
-        default.name, _merge(base, override.selector if override else None), default.scale
-    )
+    own = _merge(base, dict(default.matchers))
+    matchers = _merge(own, override.selector if override else None)
+    denominator = None
+    if default.denominator is not None:
+        denominator = _merge(
+            _merge(base, dict(default.denominator)), override.selector if override else None
+        )
+    return GaugePlan(default.name, matchers, default.scale, denominator)
 
 
 def _counter(
@@ -315,9 +349,15 @@ def _requests(
     else:
         errors = tuple(sorted(Matcher(k, "=~", v) for k, v in default.error_matchers))
     failure = None if (override and override.name) else default.failure_name
-    return RequestsPlan(
-        name, _merge(base, override.selector if override else None), errors, failure
+    own = (
+        ()
+        if override and override.name
+        else tuple(Matcher(k, "=~", v) for k, v in default.matchers)
     )
+    merged = _merge(base, override.selector if override else None)
+    kept = {m.label: m for m in own}
+    kept.update({m.label: m for m in merged})
+    return RequestsPlan(name, tuple(sorted(kept.values())), errors, failure)
 
 
 def _resolve_slos(
@@ -335,10 +375,7 @@ def _resolve_slos(
             histogram = histograms.get(key)
             threshold_s = (item.threshold or 0) / 1000
             if histogram is None:
-                p.add(
-                    f"{path}.indicator",
-                    f"server {body.server} has no {key} histogram; declare spec.metrics.{key} with name and buckets",
-                )
+                p.add(f"{path}.indicator", _no_histogram(body.server, key, histograms))
             else:
                 bound = _check_bound(histogram, threshold_s, f"{path}.threshold", p)
         retention = body.prometheus.retention
@@ -394,6 +431,19 @@ def _resolve_slos(
     return tuple(plans)
 
 
+def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]) -> str:
+    """Error text for a latency indicator the server lacks: why, and what it has instead."""
+    entries = PRESETS.get(server, [])
+    reason = entries[-1].absent.get(key) if entries else None
+    has = ", ".join(f"{k} ({naming.INDICATOR_LABEL[k]})" for k in _CAMEL if k in histograms)
+    return (
+        f"server {server} has no {key} ({naming.INDICATOR_LABEL[key]}) histogram"
+        + (f": {reason}" if reason else "")
+        + f"; it has {has or 'no latency histogram'}. "
+        f"Use one of those, or declare spec.metrics.{key} with name and buckets"
+    )
+
+
 def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Problems) -> float | None:
     if histogram.native:
         return seconds / histogram.seconds_per_unit
@@ -439,6 +489,9 @@ def _resolve_alerts(
         merged: dict[str, Any] = dict(params)
         if key == "slow_requests" and "threshold_seconds" not in merged and latency_slos:
             merged["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
+            if given is None or (given.indicator is None and given.threshold is None):
+                # The SLO's threshold belongs to the SLO's histogram, not the default one.
+                merged["indicator"] = latency_slos[0].indicator
         if given is not None:
             for attr, param in _SPEC_PARAM.items():
                 value = getattr(given, attr, None)
@@ -455,17 +508,31 @@ def _resolve_alerts(
                 continue
             merged["indicator"] = indicator
             histogram = plan_hist.get(indicator)
+            if histogram is None and (given is None or given.indicator is None):
+                # Default indicator missing (Triton has no e2e histogram): use the first
+                # latency histogram the server has, e2e before ttft before itl.
+                indicator = next(k for k in _CAMEL if k in plan_hist)
+                merged["indicator"] = indicator
+                histogram = plan_hist[indicator]
             if histogram is None:
-                p.add(f"{path}.indicator", f"server {body.server} has no {indicator} histogram")
+                p.add(f"{path}.indicator", _no_histogram(body.server, indicator, plan_hist))
                 continue
             if key == "slow_requests":
                 if "threshold_seconds" not in merged:
                     continue  # no threshold to test against: disabled unless configured
+                if (
+                    given is None
+                    and not histogram.native
+                    and histogram.bound_for(merged["threshold_seconds"]) is None
+                ):
+                    continue  # inherited from a latency SLO, whose own check reports it
                 merged["bound"] = _check_bound(
                     histogram, merged["threshold_seconds"], f"{path}.threshold", p
                 )
             elif not histogram.native:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
+                if merged["threshold_seconds"] >= top and given is None:
+                    continue  # an unconfigured default that could never fire: leave it out
                 if merged["threshold_seconds"] >= top:
                     p.add(
                         f"{path}.threshold",
@@ -558,4 +625,16 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         namespace=namespace,
         runbook_base_url=spec.metadata.runbook_base_url,
         grafana_url=spec.metadata.grafana_url,
+        mean_latencies=tuple(
+            MeanLatencyPlan(
+                key=key,
+                indicator=naming.INDICATOR_LABEL[key],
+                sum_name=m.sum_name,
+                count_name=m.count_name,
+                seconds_per_unit=m.seconds_per_unit,
+                matchers=base,
+            )
+            for key, m in sorted(preset.mean_latency.items())
+            if key not in histograms
+        ),
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from generator import naming, promtool
 from generator.builders.rulefile import rule_file
+from generator.builders.runbooks import runbook_outputs
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.spec import load_spec
@@ -99,6 +100,7 @@ def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
 # paths are unique per builder.
 OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
     rules_outputs,
+    runbook_outputs,
 ]
 
 

@@ -75,7 +75,7 @@ def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
 
 def latency_records(plan: ServicePlan) -> list[Rule]:
     """p50/p90/p99 (seconds) per latency indicator, and the slow-request ratio when alerted on."""
-    rules: list[Rule] = []
+    rules: list[Rule] = mean_latency_records(plan)
     group = plan.agg_labels
     name = naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m")
     for key in sorted(plan.histograms):
@@ -115,7 +115,32 @@ def slow_ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
 
 def _gauge_expr(g: GaugePlan, agg: str, group: tuple[str, ...]) -> str:
     expr = f"{agg}{by(group)} ({selector(g.name, g.matchers)})"
-    return expr if g.scale == 1 else f"{expr} * {decimal_str(g.scale)}"
+    if g.denominator is not None:
+        # Both sides aggregated to the same labels first, so the type label drops out.
+        expr = f"{expr} / ({agg}{by(group)} ({selector(g.name, g.denominator)}) > 0)"
+    return expr if g.scale == 1 else f"({expr}) * {decimal_str(g.scale)}"
+
+
+def mean_latency_records(plan: ServicePlan) -> list[Rule]:
+    """Mean latency (seconds) over 5m from a time counter and a request counter (Triton's
+    ``nv_inference_request_duration_us``); nothing recorded at zero traffic."""
+    group = plan.agg_labels
+    rules: list[Rule] = []
+    for m in plan.mean_latencies:
+        time_rate = sum_rate(selector(m.sum_name, m.matchers), RATE_WINDOW, group)
+        count = sum_rate(selector(m.count_name, m.matchers), RATE_WINDOW, group)
+        expr = f"{time_rate} / ({count} > 0)"
+        if m.seconds_per_unit != 1:
+            expr = f"({expr}) * {decimal_str(m.seconds_per_unit)}"
+        rules.append(
+            record_rule(
+                plan,
+                naming.record(plan.group_by, naming.LATENCY, "mean_rate5m"),
+                expr,
+                {naming.INDICATOR: m.indicator},
+            )
+        )
+    return rules
 
 
 def traffic_records(plan: ServicePlan) -> list[Rule]:

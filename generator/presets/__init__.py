@@ -8,10 +8,18 @@ module. Bucket bounds are in the metric's own unit (``seconds_per_unit`` convert
 
 from __future__ import annotations
 
-from generator.presets import openai_http
-from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+from generator.presets import openai_http, tgi, triton, vllm
+from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
 
-__all__ = ["PRESETS", "GaugeDef", "HistogramDef", "Preset", "RequestsDef", "get_preset"]
+__all__ = [
+    "PRESETS",
+    "GaugeDef",
+    "HistogramDef",
+    "MeanLatencyDef",
+    "Preset",
+    "RequestsDef",
+    "get_preset",
+]
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -20,6 +28,9 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 PRESETS: dict[str, list[Preset]] = {
     "openai-http": openai_http.PRESETS,
+    "tgi": tgi.PRESETS,
+    "triton": triton.PRESETS,
+    "vllm": vllm.PRESETS,
 }
 
 

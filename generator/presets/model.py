@@ -28,20 +28,43 @@ class RequestsDef:
 
     Either one counter with an outcome label (``name`` + ``error_matchers``, regexes matched
     with ``=~``), or two counters (``name`` counts successes, ``failure_name`` failures; the
-    total is their sum).
+    total is their sum). ``matchers`` (label, regex) narrow both counters to the requests that
+    count (e.g. vLLM's HTTP counter to ``handler=~"/v1/.*"``, leaving out probes).
     """
 
     name: str
     error_matchers: tuple[tuple[str, str], ...] = ()
     failure_name: str | None = None
+    matchers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
 class GaugeDef:
-    """A gauge; ``scale`` converts its unit to the one obsgen uses (ratio 0–1, count)."""
+    """A gauge; ``scale`` converts its unit to the one obsgen uses (ratio 0–1, count).
+
+    ``matchers`` (label, value) pick one series of a labelled family
+    (``request_type="waiting"``). With ``denominator`` the value is the ratio of the
+    ``matchers`` series to the same metric's ``denominator`` series, each aggregated by the
+    same labels first (TensorRT-LLM KV cache: ``used`` blocks / ``max`` blocks).
+    """
 
     name: str
     scale: float = 1.0
+    matchers: tuple[tuple[str, str], ...] = ()
+    denominator: tuple[tuple[str, str], ...] | None = None
+
+
+@dataclass(frozen=True)
+class MeanLatencyDef:
+    """Mean latency from two counters, for servers with no latency histogram (Triton).
+
+    Mean (seconds) = rate(``sum_name``) / rate(``count_name``) × ``seconds_per_unit``. A mean
+    gives no percentile: it cannot back a latency SLO or ``latencyP99``.
+    """
+
+    sum_name: str
+    count_name: str
+    seconds_per_unit: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +73,10 @@ class Preset:
 
     Latency histograms are keyed by indicator: ``requestDuration`` (end to end),
     ``timeToFirstToken``, ``interTokenLatency``; a missing key means the server has no such
-    histogram (and a spec asking for it is an error, never a fake).
+    histogram (and a spec asking for it is an error, never a fake); ``absent`` says why, keyed
+    the same way, and that reason is quoted in the error. ``mean_latency`` holds counter-based
+    means by the same keys. ``model_label`` is the label naming the served model
+    (``model_name`` for vLLM, ``model`` for Triton), the one to put in ``spec.groupBy``.
     """
 
     server: str
@@ -64,3 +90,5 @@ class Preset:
     generation_tokens: str | None = None
     model_label: str | None = None
     notes: tuple[str, ...] = field(default=())
+    mean_latency: dict[str, MeanLatencyDef] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)

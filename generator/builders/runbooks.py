@@ -1,0 +1,133 @@
+"""Runbook pages: one ``docs/runbooks/<Alert>.md`` per alert of DESIGN §4, from jinja2 templates.
+
+One page per alert, not per service: ``runbook_url`` of every service points at the same page
+(or under ``metadata.runbookBaseUrl``). Each page lists the services that render the alert, and
+its queries use this project's recorded names for each of them. Record names come from
+:mod:`generator.naming` and label values reach PromQL only through
+:func:`generator.promql.selector`, so a template never spells a record name or quotes a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from generator import naming
+from generator.builders import memory_rules
+from generator.plan import ServicePlan
+from generator.promql import Matcher, selector
+from generator.text import render
+
+# DESIGN §4, in its order: alert name → spec key of the alert family in ServicePlan.alerts
+# (None: rendered per SLO, not per alert family).
+ALERTS: dict[str, str | None] = {
+    naming.ALERT_ERROR_BUDGET_BURN: None,
+    naming.ALERT_LATENCY_P99: "latency_p99",
+    naming.ALERT_SLOW_REQUESTS: "slow_requests",
+    naming.ALERT_ERROR_RATIO: "error_ratio",
+    naming.ALERT_MEMORY_HEADROOM: "memory_headroom",
+    naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
+    naming.ALERT_OOM_KILLED: "oom_killed",
+    naming.ALERT_QUEUE_DEPTH: "queue_depth",
+    naming.ALERT_KV_CACHE: "kv_cache",
+    naming.ALERT_TARGET_DOWN: "target_down",
+    naming.ALERT_GPU_MEMORY_HEADROOM: "gpu_memory_headroom",
+    naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
+    naming.ALERT_GPU_XID: "gpu_xid_errors",
+    naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
+}
+
+
+def runbook_file(alert: str) -> str:
+    """Repository path of an alert's runbook page."""
+    return f"docs/runbooks/{alert}.md"
+
+
+def _has(plan: ServicePlan, key: str | None) -> bool:
+    if key is None:
+        return any(s.tiers for s in plan.slos)
+    return key in plan.alerts
+
+
+def service_context(plan: ServicePlan) -> dict[str, Any]:
+    """What a runbook template may say about one service: names and ready-made selectors.
+
+    Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``container``, ``group_by``
+    (list), ``model_label`` and ``q``: recorded-series selectors (``requests``,
+    ``error_ratio``, ``p99``, ``slow``, ``queue``, ``running``, ``kv``, ``memory_ratio``,
+    ``memory_limit``, ``burn``; ``queue``, ``running`` and ``kv`` are None when the server
+    has no such signal) plus raw selectors (``up``, ``working_set``, ``gpu_*``).
+    """
+    g = plan.group_by
+    svc = (Matcher(naming.SERVICE, "=", plan.name),)
+
+    def rec(record: str, *extra: Matcher) -> str:
+        return selector(record, (*svc, *extra))
+
+    burn_window = min((t.long_window_ms for s in plan.slos for t in s.tiers), default=3_600_000)
+    return {
+        "name": plan.name,
+        "server": plan.server,
+        "namespace": plan.namespace or "default",
+        "deployment": plan.deployment_name,
+        "container": plan.container,
+        "group_by": list(g),
+        "model_label": plan.model_label,
+        "q": {
+            "requests": rec(naming.record(g, naming.REQUESTS, "rate5m")),
+            "error_ratio": rec(naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
+            "p99": rec(
+                naming.record(g, naming.LATENCY, "quantile_rate5m"),
+                Matcher(naming.QUANTILE, "=", "0.99"),
+            ),
+            "slow": rec(naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m")),
+            "queue": rec(naming.record(g, naming.QUEUE_DEPTH, "sum"))
+            if plan.queue_depth is not None
+            else None,
+            "running": rec(naming.record(g, naming.RUNNING_REQUESTS, "sum"))
+            if plan.running_requests is not None
+            else None,
+            "kv": rec(naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"))
+            if plan.kv_cache_usage is not None
+            else None,
+            "memory_ratio": rec(memory_rules.USAGE_RECORD),
+            "memory_limit": rec(memory_rules.LIMIT_RECORD),
+            "burn": rec(
+                naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(burn_window)}")
+            ),
+            "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
+            "up": selector("up", plan.matchers),
+            "working_set": selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers),
+            "oom": selector(
+                naming.KSM_LAST_TERMINATED,
+                (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled")),
+            ),
+            "gpu_free": selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers),
+            "gpu_temp": selector(naming.GPU_TEMPERATURE, plan.gpu_matchers),
+            "gpu_xid": selector(naming.GPU_XID_ERRORS, plan.gpu_matchers),
+            "gpu_up": selector(naming.GPU_EXPORTER_UP, plan.gpu_matchers),
+        },
+    }
+
+
+def runbook(alert: str, plans: Sequence[ServicePlan]) -> str:
+    """Render ``templates/runbooks/<alert>.md.j2`` for the services (sorted) that have ``alert``.
+
+    Raises:
+        KeyError: ``alert`` is not an alert of DESIGN §4.
+        jinja2.TemplateNotFound / UndefinedError: a template is missing or uses an unknown name.
+    """
+    key = ALERTS[alert]
+    services = [service_context(p) for p in sorted(plans, key=lambda p: p.name) if _has(p, key)]
+    return render(
+        f"runbooks/{alert}.md.j2",
+        alert=alert,
+        services=services,
+        header=f"Generated by obsgen from templates/runbooks/{alert}.md.j2. "
+        "Do not edit: change the template and run `make render`.",
+    )
+
+
+def runbook_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
+    """``docs/runbooks/<Alert>.md`` for every alert of DESIGN §4 (all of them, always)."""
+    return {runbook_file(alert): runbook(alert, plans) for alert in ALERTS}

@@ -1,0 +1,66 @@
+"""Preset ``tgi``: Hugging Face Text Generation Inference (router metrics).
+
+Source: ``router/src/server.rs`` (bucket setup) and ``router/src/infer/mod.rs`` /
+``router/src/server.rs`` (the ``metrics::`` calls) of huggingface/text-generation-inference.
+TGI exports through the Rust ``metrics-exporter-prometheus`` crate, so names carry no
+``_total`` or ``_seconds`` suffix (``tgi_request_success``, ``tgi_request_duration``) and there
+is no model label (one TGI server serves one model).
+
+Buckets: every metric whose name ends in ``duration`` gets the same 35 geometric bounds,
+``0.0001 × 1.5^k`` seconds for k = 1…35 (0.00015 s … about 146 s), computed by repeated
+multiplication exactly as ``server.rs`` does. None is a round number: a latency threshold must
+be one of them written to the millisecond (``threshold: 1122ms`` selects the 1.1223… s bucket;
+see :meth:`generator.plan.HistogramPlan.bound_for`).
+
+Signals TGI does not have — said, never faked:
+
+- **No time-to-first-token histogram.** TGI records queue time, inference time and mean time
+  per token per request, not the time until the first token reached the client. A
+  ``timeToFirstToken`` SLO or alert on TGI is an error; measure TTFT client-side or declare your
+  own histogram in ``spec.metrics.timeToFirstToken``.
+- **No KV-cache usage gauge**, so ``ModelKVCacheNearFull`` does not render for TGI.
+- ``tgi_request_mean_time_per_token_duration`` is each request's *mean* time per generated
+  token (inference time / tokens, prefill included); it stands in for inter-token latency.
+"""
+
+from __future__ import annotations
+
+from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+
+
+def duration_buckets() -> tuple[float, ...]:
+    """TGI's 35 duration bounds in seconds: 0.0001 × 1.5^k, k = 1…35, by repeated multiplication."""
+    bounds = []
+    value = 0.0001
+    for _ in range(35):
+        value *= 1.5
+        bounds.append(value)
+    return tuple(bounds)
+
+
+DURATION_BUCKETS = duration_buckets()
+
+PRESETS: list[Preset] = [
+    Preset(
+        server="tgi",
+        since_version="1.0",
+        latency={
+            "requestDuration": HistogramDef("tgi_request_duration", DURATION_BUCKETS),
+            "interTokenLatency": HistogramDef(
+                "tgi_request_mean_time_per_token_duration", DURATION_BUCKETS
+            ),
+        },
+        requests=RequestsDef(name="tgi_request_success", failure_name="tgi_request_failure"),
+        queue_depth=GaugeDef("tgi_queue_size"),
+        running_requests=GaugeDef("tgi_batch_current_size"),
+        kv_cache_usage=None,
+        prompt_tokens="tgi_request_input_length_sum",
+        generation_tokens="tgi_request_generated_tokens_sum",
+        model_label=None,
+        absent={
+            "timeToFirstToken": "TGI exposes no time-to-first-token histogram (only queue, "
+            "inference and mean per-token durations)",
+            "kvCacheUsage": "TGI exposes no KV-cache usage gauge",
+        },
+    )
+]
