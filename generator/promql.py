@@ -14,8 +14,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
-from generator.units import decimal_str
-
 _PROMQL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RE2_META = re.compile(r"([\\.+*?()|\[\]{}^$])")
 
@@ -110,9 +108,10 @@ def le_spellings(value: float) -> tuple[str, ...]:
     plain decimal form some clients write (``1800000``, ``0.00005``).
     """
     go = go_float(value)
-    spellings = {go, prometheus3_le(value), decimal_str(value)}
-    if re.fullmatch(r"-?\d+", decimal_str(value)):
-        spellings.add(decimal_str(value) + ".0")
+    plain = format(Decimal(repr(float(value))).normalize(), "f")  # exact, never rounded
+    spellings = {go, prometheus3_le(value), plain}
+    if re.fullmatch(r"-?\d+", plain):
+        spellings.add(plain + ".0")
     return tuple(sorted(spellings))
 
 

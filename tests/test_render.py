@@ -19,7 +19,11 @@ REPO = Path(__file__).resolve().parent.parent
 
 def _render_into(root: Path, specs: Path) -> dict[str, bytes]:
     assert main(["render", "--out", str(root), str(specs)]) == 0
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_committed_outputs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,7 +54,9 @@ def test_check_reports_a_changed_file(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "out of date: rules/o1-preview.rules.yaml (differs)" in capsys.readouterr().err
 
 
-def test_check_reports_missing_and_stale_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_reports_missing_and_stale_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _render_into(tmp_path, REPO / "specs")
     (tmp_path / "rules" / "o1-preview.rules.yaml").unlink()
     stale = tmp_path / "rules" / "gone.rules.yaml"
@@ -67,7 +73,9 @@ def test_check_reports_missing_and_stale_files(tmp_path: Path, capsys: pytest.Ca
     assert not stale.exists() and hand_written.exists()
 
 
-def test_failed_write_leaves_previous_output_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_failed_write_leaves_previous_output_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     _render_into(tmp_path, REPO / "specs")
     rules = tmp_path / "rules" / "o1-preview.rules.yaml"
     rules.write_text("# previous output\n")
@@ -97,7 +105,9 @@ def test_label_values_are_escaped_in_promql(tmp_path: Path) -> None:
     assert promtool.check_rules([tmp_path / "rules" / "o1-preview.rules.yaml"]).ok
 
 
-def test_missing_promtool_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_promtool_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.delenv("PROMTOOL", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ObsgenError, match="apt-get install -y prometheus"):
@@ -113,7 +123,9 @@ def test_promtool_errors_name_file_and_rule(tmp_path: Path) -> None:
     bad.write_text("groups:\n- name: g\n  rules:\n  - alert: Broken\n    expr: rate(x[5m] > 1\n")
     result = promtool.check_rules([bad], ["rules/bad.rules.yaml"])
     assert not result.ok
-    assert any(d.file == "rules/bad.rules.yaml" and "Broken" in d.message for d in result.diagnostics), result.diagnostics
+    assert any(
+        d.file == "rules/bad.rules.yaml" and "Broken" in d.message for d in result.diagnostics
+    ), result.diagnostics
 
 
 def test_python_m_generator_is_the_cli(tmp_path: Path) -> None:
@@ -121,7 +133,13 @@ def test_python_m_generator_is_the_cli(tmp_path: Path) -> None:
     import sys
 
     shutil.copytree(REPO / "specs", tmp_path / "specs")
-    proc = subprocess.run([sys.executable, "-m", "generator", "check", "specs"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "check", "specs"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "specs/o1-preview.yaml: ok" in proc.stdout
 

@@ -13,31 +13,160 @@ from generator.cli import main
 from tests.factories import good_spec, set_path, write_spec
 
 CASES = [
-    pytest.param("spec.alerts.queueDepth.maxx", 1, "spec.alerts.queueDepth.maxx: unknown field", id="an unknown key is named with its path"),
-    pytest.param("spec.alerts.queueDepth.max", -1, "spec.alerts.queueDepth.max: Input should be greater than or equal to 0", id="a negative queue maximum is refused"),
-    pytest.param("spec.alerts.latencyP99.for", "10x", "spec.alerts.latencyP99.for: '10x' is not a duration; expected e.g. 500ms", id="a bad duration names the expected form"),
-    pytest.param("spec.alerts.errorRatio.maxRatio", -0.1, "spec.alerts.errorRatio.maxRatio: Input should be greater than or equal to 0", id="a negative ratio is refused"),
-    pytest.param("spec.alerts.slowRequests.maxRatio", 1.5, "spec.alerts.slowRequests.maxRatio: Input should be less than or equal to 1", id="a ratio above 1 is refused"),
-    pytest.param("spec.selector", {}, "spec.selector: expected at least one label matcher", id="an empty selector is refused"),
-    pytest.param("spec.slos[1].name", "availability", "spec.slos: duplicate SLO name 'availability'", id="a duplicate SLO name is refused"),
-    pytest.param("metadata.name", "../x", "metadata.name: '../x' is not a DNS-1123 label", id="a path-like service name never reaches a file path"),
-    pytest.param("spec.slos[0].objective", 100, "spec.slos[0].objective: 100 is out of range; expected a percentage with 0 < objective < 100", id="an objective of 100 is refused"),
-    pytest.param("spec.slos[0].objective", 0, "spec.slos[0].objective: 0 is out of range", id="an objective of 0 is refused"),
-    pytest.param("spec.deployment.memoryLimit", "32GB", "spec.deployment.memoryLimit: '32GB' is not a memory size; expected e.g. 32Gi", id="a memory size in the wrong unit is refused"),
-    pytest.param("spec.server", "vlm", "spec.server: Input should be 'vllm', 'tgi', 'triton' or 'openai-http'", id="an unknown server preset is refused"),
-    pytest.param("spec.metrics.requests.errorMatchers", {"status": "5(("}, "spec.metrics.requests.errorMatchers.status: '5((' is not a valid regular expression", id="an invalid error regex is refused"),
-    pytest.param("spec.metrics.requestDuration.buckets", [1, 0.5], "spec.metrics.requestDuration.buckets: bucket bounds must be strictly ascending", id="descending buckets are refused"),
-    pytest.param("spec.slos[1].threshold", "25s", "spec.slos[1].threshold: 25s is not a bucket bound of http_request_duration_seconds (nearest: below 20s, above 30s)", id="an SLO threshold between buckets names its neighbours"),
-    pytest.param("spec.alerts.slowRequests.threshold", "0.4s", "spec.alerts.slowRequests.threshold: '0.4s' is not a duration", id="a fractional duration is refused"),
-    pytest.param("spec.alerts.slowRequests.threshold", "400ms", "spec.alerts.slowRequests.threshold: 0.4s is not a bucket bound of http_request_duration_seconds (nearest: below 0.25s, above 0.5s)", id="the seed's slow-request threshold must be a bucket"),
-    pytest.param("spec.alerts.latencyP99.threshold", "120s", "spec.alerts.latencyP99.threshold: 120s is not below the largest bucket bound 120s", id="a p99 threshold at the top bucket could never fire"),
-    pytest.param("spec.slos[0].objective", 90, "spec.slos[0].objective: default tier 1h/5m: burn rate 14.4× can never fire at objective 90%", id="an objective of 90 with default tiers is impossible"),
-    pytest.param("spec.slos[1].indicator", "ttft", "spec.slos[1].indicator: server openai-http has no timeToFirstToken histogram", id="an indicator the server lacks is refused"),
-    pytest.param("spec.selector", {"job": 'a"b', "__name__": "x"}, "spec.selector: '__name__' is not a usable label name", id="reserved label names are refused"),
-    pytest.param("apiVersion", "obsgen/v2", "not an obsgen spec (apiVersion='obsgen/v2', kind='ModelService'); expected apiVersion: obsgen/v1alpha1", id="a wrong apiVersion gets one line"),
-    pytest.param("spec.prometheus", {"scrapeInterval": "2m"}, "spec.slos[0].objective: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m)", id="windows shorter than four scrapes are refused"),
-    pytest.param("spec.slos[0].alerting", {"tiers": [{"budget": 0.02, "longWindow": "1h", "shortWindow": "1h", "severity": "critical"}]}, "spec.slos[0].alerting.tiers[0]: shortWindow 1h must be shorter than longWindow 1h", id="a short window equal to the long window is refused"),
-    pytest.param("spec.prometheus", {"retention": "15d"}, "spec.slos[0].window: SLO window 30d is longer than spec.prometheus.retention 15d", id="an SLO window beyond retention is refused"),
+    pytest.param(
+        "spec.alerts.queueDepth.maxx",
+        1,
+        "spec.alerts.queueDepth.maxx: unknown field",
+        id="an unknown key is named with its path",
+    ),
+    pytest.param(
+        "spec.alerts.queueDepth.max",
+        -1,
+        "spec.alerts.queueDepth.max: Input should be greater than or equal to 0",
+        id="a negative queue maximum is refused",
+    ),
+    pytest.param(
+        "spec.alerts.latencyP99.for",
+        "10x",
+        "spec.alerts.latencyP99.for: '10x' is not a duration; expected e.g. 500ms",
+        id="a bad duration names the expected form",
+    ),
+    pytest.param(
+        "spec.alerts.errorRatio.maxRatio",
+        -0.1,
+        "spec.alerts.errorRatio.maxRatio: Input should be greater than or equal to 0",
+        id="a negative ratio is refused",
+    ),
+    pytest.param(
+        "spec.alerts.slowRequests.maxRatio",
+        1.5,
+        "spec.alerts.slowRequests.maxRatio: Input should be less than or equal to 1",
+        id="a ratio above 1 is refused",
+    ),
+    pytest.param(
+        "spec.selector",
+        {},
+        "spec.selector: expected at least one label matcher",
+        id="an empty selector is refused",
+    ),
+    pytest.param(
+        "spec.slos[1].name",
+        "availability",
+        "spec.slos: duplicate SLO name 'availability'",
+        id="a duplicate SLO name is refused",
+    ),
+    pytest.param(
+        "metadata.name",
+        "../x",
+        "metadata.name: '../x' is not a DNS-1123 label",
+        id="a path-like service name never reaches a file path",
+    ),
+    pytest.param(
+        "spec.slos[0].objective",
+        100,
+        "spec.slos[0].objective: 100 is out of range; expected a percentage with 0 < objective < 100",
+        id="an objective of 100 is refused",
+    ),
+    pytest.param(
+        "spec.slos[0].objective",
+        0,
+        "spec.slos[0].objective: 0 is out of range",
+        id="an objective of 0 is refused",
+    ),
+    pytest.param(
+        "spec.deployment.memoryLimit",
+        "32GB",
+        "spec.deployment.memoryLimit: '32GB' is not a memory size; expected e.g. 32Gi",
+        id="a memory size in the wrong unit is refused",
+    ),
+    pytest.param(
+        "spec.server",
+        "vlm",
+        "spec.server: Input should be 'vllm', 'tgi', 'triton' or 'openai-http'",
+        id="an unknown server preset is refused",
+    ),
+    pytest.param(
+        "spec.metrics.requests.errorMatchers",
+        {"status": "5(("},
+        "spec.metrics.requests.errorMatchers.status: '5((' is not a valid regular expression",
+        id="an invalid error regex is refused",
+    ),
+    pytest.param(
+        "spec.metrics.requestDuration.buckets",
+        [1, 0.5],
+        "spec.metrics.requestDuration.buckets: bucket bounds must be strictly ascending",
+        id="descending buckets are refused",
+    ),
+    pytest.param(
+        "spec.slos[1].threshold",
+        "25s",
+        "spec.slos[1].threshold: 25s is not a bucket bound of http_request_duration_seconds (nearest: below 20s, above 30s)",
+        id="an SLO threshold between buckets names its neighbours",
+    ),
+    pytest.param(
+        "spec.alerts.slowRequests.threshold",
+        "0.4s",
+        "spec.alerts.slowRequests.threshold: '0.4s' is not a duration",
+        id="a fractional duration is refused",
+    ),
+    pytest.param(
+        "spec.alerts.slowRequests.threshold",
+        "400ms",
+        "spec.alerts.slowRequests.threshold: 0.4s is not a bucket bound of http_request_duration_seconds (nearest: below 0.25s, above 0.5s)",
+        id="the seed's slow-request threshold must be a bucket",
+    ),
+    pytest.param(
+        "spec.alerts.latencyP99.threshold",
+        "120s",
+        "spec.alerts.latencyP99.threshold: 120s is not below the largest bucket bound 120s",
+        id="a p99 threshold at the top bucket could never fire",
+    ),
+    pytest.param(
+        "spec.slos[0].objective",
+        90,
+        "spec.slos[0].objective: default tier 1h/5m: burn rate 14.4× can never fire at objective 90%",
+        id="an objective of 90 with default tiers is impossible",
+    ),
+    pytest.param(
+        "spec.slos[1].indicator",
+        "ttft",
+        "spec.slos[1].indicator: server openai-http has no timeToFirstToken (ttft) histogram; it has requestDuration (e2e)",
+        id="an indicator the server lacks is refused",
+    ),
+    pytest.param(
+        "spec.selector",
+        {"job": 'a"b', "__name__": "x"},
+        "spec.selector: '__name__' is not a usable label name",
+        id="reserved label names are refused",
+    ),
+    pytest.param(
+        "apiVersion",
+        "obsgen/v2",
+        "not an obsgen spec (apiVersion='obsgen/v2', kind='ModelService'); expected apiVersion: obsgen/v1alpha1",
+        id="a wrong apiVersion gets one line",
+    ),
+    pytest.param(
+        "spec.prometheus",
+        {"scrapeInterval": "2m"},
+        "spec.slos[0].objective: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m)",
+        id="windows shorter than four scrapes are refused",
+    ),
+    pytest.param(
+        "spec.slos[0].alerting",
+        {
+            "tiers": [
+                {"budget": 0.02, "longWindow": "1h", "shortWindow": "1h", "severity": "critical"}
+            ]
+        },
+        "spec.slos[0].alerting.tiers[0]: shortWindow 1h must be shorter than longWindow 1h",
+        id="a short window equal to the long window is refused",
+    ),
+    pytest.param(
+        "spec.prometheus",
+        {"retention": "15d"},
+        "spec.slos[0].window: SLO window 30d is longer than spec.prometheus.retention 15d",
+        id="an SLO window beyond retention is refused",
+    ),
 ]
 
 
@@ -61,7 +190,9 @@ def test_invalid_yaml_names_the_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "broken.yaml: line 4: invalid YAML" in capsys.readouterr().err
 
 
-def test_every_spec_is_checked_before_anything_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_spec_is_checked_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     specs = tmp_path / "specs"
     write_spec(specs, good_spec(), "a-good.yaml")
     write_spec(specs, set_path(good_spec(), "spec.alerts.queueDepth.max", -1), "b-bad.yaml")
@@ -70,12 +201,17 @@ def test_every_spec_is_checked_before_anything_is_written(tmp_path: Path, capsys
     assert not (tmp_path / "rules").exists()
 
 
-def test_two_specs_for_one_service_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_specs_for_one_service_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     specs = tmp_path / "specs"
     write_spec(specs, good_spec(), "a.yaml")
     write_spec(specs, good_spec(), "b.yaml")
     assert main(["render", "--out", str(tmp_path), str(specs)]) == 2
-    assert "b.yaml: metadata.name: service 'o1-preview' is already defined in" in capsys.readouterr().err
+    assert (
+        "b.yaml: metadata.name: service 'o1-preview' is already defined in"
+        in capsys.readouterr().err
+    )
 
 
 def test_cli_process_prints_no_traceback(tmp_path: Path) -> None:

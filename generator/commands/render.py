@@ -43,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:
         where = err.filename if isinstance(err.filename, str) else str(root)
         raise ObsgenError(
-            [Diagnostic(where, "", f"cannot write: {err.strerror or err}; earlier outputs are intact")],
+            [
+                Diagnostic(
+                    where, "", f"cannot write: {err.strerror or err}; earlier outputs are intact"
+                )
+            ],
             exit_code=1,
         ) from None
     print(f"rendered {len(outputs)} files, {len(changed)} changed")

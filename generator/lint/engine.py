@@ -168,7 +168,8 @@ def lint_files(files: Sequence[LoadedFile], config: LintConfig, promtool: bool =
                 out.add(PROMQL_PARSE, rule.file, rule.expr_line, message, rule, Severity.INFO)
             else:
                 out.add(PROMQL_PARSE, rule.file, rule.expr_line, f"cannot parse: {error}", rule)
-    findings = tuple(sorted(out.findings, key=Finding.sort_key))
+    # One expression can trip the same check on the same name several times: report it once.
+    findings = tuple(sorted(set(out.findings), key=Finding.sort_key))
     rules = sum(len(loaded.source.rules) for loaded in files)
     return Report(findings, len(files), rules)
 

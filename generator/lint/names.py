@@ -32,6 +32,21 @@ _DURATION_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604
 _GO_FLOAT = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
+def preset_counters() -> tuple[str, ...]:
+    """Counters that obsgen's model-server presets know, several without a ``_total`` suffix
+    (TGI's ``tgi_request_success``, Triton's ``nv_inference_request_success``)."""
+    from generator.presets import PRESETS
+
+    names: set[str] = set()
+    for entries in PRESETS.values():
+        for preset in entries:
+            names.update(n for n in (preset.requests.name, preset.requests.failure_name) if n)
+            names.update(n for n in (preset.prompt_tokens, preset.generation_tokens) if n)
+            for mean in preset.mean_latency.values():
+                names.update((mean.sum_name, mean.count_name))
+    return tuple(sorted(re.escape(n) for n in names))
+
+
 class CounterNames:
     """Decides whether a raw metric name is a counter.
 
@@ -40,7 +55,8 @@ class CounterNames:
     """
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
-        self._legacy = re.compile("|".join(f"(?:{p})" for p in (*LEGACY_COUNTERS, *extra)))
+        patterns = (*LEGACY_COUNTERS, *preset_counters(), *extra)
+        self._legacy = re.compile("|".join(f"(?:{p})" for p in patterns))
 
     def is_counter(self, name: str) -> bool:
         """True for a raw (not recorded) name with a counter suffix or on the legacy list."""
