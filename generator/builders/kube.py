@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from generator import naming
-from generator.builders.common import Group
 from generator.builders.rulefile import rule_groups
 from generator.plan import InstallPlan, ServicePlan
 from generator.promql import Matcher
@@ -49,11 +48,6 @@ def _metadata(plan: ServicePlan, name: str, labels: dict[str, str]) -> Obj:
     return meta
 
 
-def groups(plan: ServicePlan) -> list[Group]:
-    """The rule groups of ``rules/<service>.rules.yaml``, unchanged."""
-    return rule_groups(plan)
-
-
 def prometheus_rule(plan: ServicePlan) -> Obj:
     """The ``PrometheusRule`` of ``plan``, labelled ``release: <kube-prometheus-stack release>``.
 
@@ -65,7 +59,7 @@ def prometheus_rule(plan: ServicePlan) -> Obj:
         "apiVersion": API_MONITORING,
         "kind": "PrometheusRule",
         "metadata": _metadata(plan, naming.k8s_name(plan.name), labels),
-        "spec": {"groups": groups(plan)},
+        "spec": {"groups": rule_groups(plan)},
     }
 
 

@@ -20,15 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from generator import naming
 from generator.builders import kube
+from generator.builders.kube import Obj
+from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.yamlio import dump_yaml, generated_header
-
-Obj = dict[str, Any]
 
 DASHBOARDS_VIA = ("configmaps", "values")
 # A ConfigMap (the whole object) must stay under 1 MiB; leave room for its metadata.
@@ -117,7 +116,7 @@ def find_dashboards(
 
 def rules_entry(plan: ServicePlan) -> Obj:
     """``additionalPrometheusRulesMap.<obsgen-service>``: labels and the rule file's groups."""
-    return {"additionalLabels": kube.common_labels(plan), "groups": kube.groups(plan)}
+    return {"additionalLabels": kube.common_labels(plan), "groups": rule_groups(plan)}
 
 
 def pod_monitor_entry(monitor: Obj) -> Obj:
