@@ -59,6 +59,38 @@ GPU_TEMPERATURE = "gpu_temperature_celsius"
 GPU_XID_ERRORS = "gpu_xid_errors_total"
 GPU_EXPORTER_UP = "gpu_exporter_nvml_up"
 
+# Install overlay (helm/, manifests/): the sidecar and the Kubernetes objects obsgen emits.
+GPU_EXPORTER_CONTAINER = "nvml-exporter"  # the GPU alerts select container="nvml-exporter"
+GPU_EXPORTER_PORT = 9445
+GPU_EXPORTER_PORT_NAME = "gpu-metrics"  # unique in the pod: the model may name its port metrics
+DASHBOARD_LABEL = "grafana_dashboard"  # Grafana chart sidecar: label and value it watches
+DASHBOARD_LABEL_VALUE = "1"
+DASHBOARD_FOLDER_ANNOTATION = "grafana_folder"
+DASHBOARD_FOLDER = "Model serving"
+DASHBOARD_PROVIDER = "obsgen"  # grafana.dashboards provider (--dashboards-via values)
+PART_OF = "obsgen"  # app.kubernetes.io/part-of on every object
+ALL_SERVICES_VALUES = "helm/values-observability.yaml"
+
+
+def k8s_name(service: str, part: str = "") -> str:
+    """Kubernetes object name ``obsgen-<service>[-<part>]`` (rules, monitors, ConfigMaps)."""
+    return f"obsgen-{service}-{part}" if part else f"obsgen-{service}"
+
+
+def values_file(service: str) -> str:
+    """Repository path of a service's kube-prometheus-stack values overlay."""
+    return f"helm/values-{service}.yaml"
+
+
+def sidecar_values_file(service: str) -> str:
+    """Repository path of a service's overlay for the model's own chart (NVML sidecar)."""
+    return f"helm/sidecar-{service}.yaml"
+
+
+def manifest_file(service: str, kind: str) -> str:
+    """Repository path of one plain manifest of a service (``manifests/<service>/<kind>.yaml``)."""
+    return f"manifests/{service}/{kind}.yaml"
+
 
 def window(ms: int) -> str:
     """Window suffix used in record names: ``3600000`` → ``1h``."""

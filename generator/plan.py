@@ -158,6 +158,29 @@ class AlertPlan:
 
 
 @dataclass(frozen=True)
+class InstallPlan:
+    """How the service is installed into kube-prometheus-stack and its own chart.
+
+    Attributes:
+        release: kube-prometheus-stack Helm release (the ``release`` label its Prometheus selects).
+        pod_labels: sorted ``(key, value)`` pairs selecting the model's pods (PodMonitors).
+        metrics_port: the model container's metrics port, by name or number.
+        metrics_path: HTTP path of the model's metrics (``/metrics``).
+        exporter_image: NVML sidecar image reference.
+        visible_devices: ``NVIDIA_VISIBLE_DEVICES`` of the sidecar (``visible-devices``).
+        gpu_claim: pod resource-claim name shared with the model (``shared-claim``).
+    """
+
+    release: str
+    pod_labels: tuple[tuple[str, str], ...]
+    metrics_port: str | int
+    metrics_path: str
+    exporter_image: str
+    visible_devices: str
+    gpu_claim: str
+
+
+@dataclass(frozen=True)
 class ServicePlan:
     """Everything the builders need for one service; built only by :func:`resolve`."""
 
@@ -193,6 +216,7 @@ class ServicePlan:
     runbook_base_url: str | None
     grafana_url: str | None
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
+    install: InstallPlan | None = None
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
@@ -636,5 +660,18 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             )
             for key, m in sorted(preset.mean_latency.items())
             if key not in histograms
+        ),
+        install=InstallPlan(
+            release=body.prometheus.release,
+            pod_labels=tuple(
+                sorted(
+                    (deployment.pod_labels or {"app.kubernetes.io/name": deployment.name}).items()
+                )
+            ),
+            metrics_port=deployment.metrics_port,
+            metrics_path=deployment.metrics_path,
+            exporter_image=body.gpu.image,
+            visible_devices=body.gpu.visible_devices,
+            gpu_claim=body.gpu.claim,
         ),
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from generator import naming, promtool
+from generator.builders.overlay import overlay_outputs
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.errors import Diagnostic, ObsgenError
@@ -104,14 +105,22 @@ OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
 ]
 
 
-def build_outputs(plans: Sequence[ServicePlan]) -> Outputs:
-    """Render every output of every plan in memory."""
+def build_outputs(plans: Sequence[ServicePlan], dashboards_via: str = "configmaps") -> Outputs:
+    """Render every output of every plan in memory.
+
+    The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
+    other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``.
+    """
     outputs: Outputs = {}
     for builder in OUTPUT_BUILDERS:
         for path, content in builder(plans).items():
             if path in outputs:
                 raise ValueError(f"two builders produce {path}")
             outputs[path] = content
+    for path, content in overlay_outputs(plans, outputs, dashboards_via).items():
+        if path in outputs:
+            raise ValueError(f"two builders produce {path}")
+        outputs[path] = content
     return dict(sorted(outputs.items()))
 
 
@@ -137,7 +146,10 @@ def promtool_problems(outputs: Outputs) -> list[Diagnostic]:
 
 
 def render(
-    root: Path, spec_args: Sequence[str], run_promtool: bool = True
+    root: Path,
+    spec_args: Sequence[str],
+    run_promtool: bool = True,
+    dashboards_via: str = "configmaps",
 ) -> tuple[Outputs, list[str]]:
     """Load, resolve, build and (optionally) promtool-check everything; write nothing.
 
@@ -151,7 +163,7 @@ def render(
     from generator.writer import stale_outputs
 
     plans = load_plans(find_specs(spec_args, root), root)
-    outputs = build_outputs(plans)
+    outputs = build_outputs(plans, dashboards_via)
     if run_promtool:
         problems = promtool_problems(outputs)
         if problems:

@@ -104,6 +104,34 @@ def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
 
 
 Matchers = Annotated[dict[str, str], AfterValidator(_labels_ok)]
+
+# Kubernetes label keys ([prefix/]name) and values, and named ports (IANA_SVC_NAME).
+K8S_LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
+K8S_LABEL_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{K8S_LABEL_NAME}$")
+K8S_LABEL_VALUE = re.compile(rf"^{K8S_LABEL_NAME}?$")
+PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$")
+
+
+def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
+    if not labels:
+        raise ValueError("expected at least one pod label, e.g. {app.kubernetes.io/name: my-model}")
+    for key, value in labels.items():
+        if not K8S_LABEL_KEY.match(key):
+            raise ValueError(f"{key!r} is not a Kubernetes label key")
+        if not K8S_LABEL_VALUE.match(value):
+            raise ValueError(f"{value!r} (label {key}) is not a Kubernetes label value")
+    return labels
+
+
+PodLabels = Annotated[dict[str, str], AfterValidator(_pod_labels_ok)]
+PortName = Annotated[
+    str, _pattern(PORT_NAME, "a container port name (up to 15 of a-z, 0-9, '-') or number")
+]
+ContainerImage = Annotated[
+    str,
+    Field(max_length=255),
+    _pattern(re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$"), "a container image reference"),
+]
 RegexMatchers = Annotated[dict[str, Regex], AfterValidator(_labels_ok)]
 
 
@@ -138,6 +166,8 @@ class PrometheusSettings(StrictModel):
     version: Literal["2", "3", "compat"] = "compat"
     scrape_interval: DurationMs = 30_000
     retention: DurationMs | None = None
+    # kube-prometheus-stack Helm release: its Prometheus selects rules/monitors by `release`.
+    release: DnsLabel = "kube-prometheus-stack"
 
     @field_validator("version", mode="before")
     @classmethod
@@ -346,6 +376,17 @@ class GPU(StrictModel):
     values_path: Annotated[
         str, _pattern(re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$"), "a dotted values path")
     ] = "extraContainers"
+    image: ContainerImage = "nvml-exporter:0.1.0"
+    # visible-devices: NVIDIA_VISIBLE_DEVICES of the sidecar ("all", or indexes/UUIDs).
+    visible_devices: Annotated[
+        str,
+        _pattern(
+            re.compile(r"^(all|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$"),
+            "all, or comma-separated GPU indexes or UUIDs",
+        ),
+    ] = "all"
+    # shared-claim: name of the pod's resourceClaims entry the model container uses.
+    claim: DnsLabel = "gpu"
 
 
 class Deployment(StrictModel):
@@ -355,6 +396,11 @@ class Deployment(StrictModel):
     container: DnsLabel
     replicas: Annotated[int, Field(ge=1)] = 1
     memory_limit: MemoryBytes | None = None
+    pod_labels: PodLabels | None = None
+    metrics_port: PortName | Annotated[int, Field(ge=1, le=65535)] = "metrics"
+    metrics_path: Annotated[
+        str, _pattern(re.compile(r"^/[A-Za-z0-9._~/-]*$"), "a URL path such as /metrics")
+    ] = "/metrics"
 
 
 class ServiceSpec(StrictModel):

@@ -23,12 +23,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--skip-promtool", action="store_true", help="do not run promtool (not for CI)"
     )
+    parser.add_argument(
+        "--dashboards-via",
+        choices=("configmaps", "values"),
+        default="configmaps",
+        help="install dashboards as sidecar ConfigMaps (manifests/, default) or inline under "
+        "grafana.dashboards in helm/values-*.yaml; see docs/install.md",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool), 2 (bad spec)."""
     root = Path(args.out)
-    outputs, stale = render(root, args.specs, run_promtool=not args.skip_promtool)
+    outputs, stale = render(
+        root, args.specs, run_promtool=not args.skip_promtool, dashboards_via=args.dashboards_via
+    )
     if args.check:
         drift = differences(root, outputs, stale)
         for line in drift:
