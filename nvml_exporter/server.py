@@ -159,7 +159,8 @@ class _Families:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
-    protocol_version = "HTTP/1.1"
+    protocol_version = "HTTP/1.1"  # keep-alive, as Prometheus scrapes
+    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms stall
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path

@@ -16,6 +16,7 @@ import pytest
 from prometheus_client.exposition import generate_latest
 
 from nvml_exporter.fake import FakeNvml, default_fake, golden_exposition
+from nvml_exporter.metrics import SPECS
 from nvml_exporter.server import Exporter
 
 GOLDEN = Path(__file__).parent / "golden" / "fake_8gpu.prom"
@@ -72,3 +73,15 @@ def test_server_output_with_process_metrics_passes_promtool() -> None:
     assert "process_resident_memory_bytes" in text
     result = check_metrics(text)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_golden_file_shows_every_metric_family() -> None:
+    text = GOLDEN.read_text()
+    for spec in SPECS.values():
+        assert f"# TYPE {spec.name} {spec.kind}" in text, spec.name
+
+
+def test_readme_documents_every_metric() -> None:
+    readme = (Path(__file__).parents[2] / "nvml_exporter" / "README.md").read_text()
+    for name in SPECS:
+        assert f"| `{name}` |" in readme, f"{name} missing from the README metrics table"
