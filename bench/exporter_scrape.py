@@ -52,19 +52,21 @@ def row(name: str, seconds: list[float]) -> str:
     )
 
 
-def bench_collector(n: int) -> list[float]:
+def bench_collector(n: int) -> tuple[list[float], list[float]]:
+    """Wall time and CPU time (this thread) of ``n`` full ``collect()`` calls, in seconds."""
     fake = default_fake()
     collector = NvmlCollector(fake)
     assert collector.initialise()
     for _ in range(min(100, n)):
         list(collector.collect())
-    times = []
+    wall, cpu = [], []
     for _ in range(n):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         list(collector.collect())
-        times.append(time.perf_counter() - start)
+        cpu.append(time.thread_time() - start_cpu)
+        wall.append(time.perf_counter() - start)
     collector.shutdown()
-    return times
+    return wall, cpu
 
 
 class Server:
@@ -153,7 +155,8 @@ def main() -> None:
     args = parser.parse_args()
     command = "python bench/exporter_scrape.py " + " ".join(sys.argv[1:])
 
-    collector = bench_collector(args.requests)
+    load_before = os.getloadavg()
+    collector, collector_cpu = bench_collector(args.requests)
     server = Server()
     try:
         rss_start = server.peak_rss_bytes()
@@ -170,11 +173,18 @@ def main() -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs visible, "
         f"Python {platform.python_version()}, {platform.system()} {platform.release()}"
     )
+    print(
+        "load average (1/5/15 min) before: "
+        + "/".join(f"{x:.2f}" for x in load_before)
+        + ", after: "
+        + "/".join(f"{x:.2f}" for x in os.getloadavg())
+    )
     print(f"command: {command.strip()}")
     print()
     print("| measurement | scrapes | p50 ms | p99 ms | max ms |")
     print("|---|---:|---:|---:|---:|")
     print(row("collector time, in process (collect())", collector))
+    print(row("collector CPU time, in process (thread_time)", collector_cpu))
     print(
         row("collector time, HTTP, 1 scraper (from gpu_exporter_scrape_duration_seconds)", coll_1)
     )
@@ -184,10 +194,12 @@ def main() -> None:
     print()
     print(f"exporter RSS after start: {rss_start / 2**20:.1f} MiB")
     print(f"exporter peak RSS (VmHWM) after all scrapes: {rss_peak / 2**20:.1f} MiB")
+    # Wall time includes preemption by other processes on a shared machine; CPU time does not.
     p99 = percentile(collector, 0.99) * 1000
     print()
     print(
-        f"targets: p99 collector time <= 5 ms: {'met' if p99 <= 5 else 'MISSED'} ({p99:.3f} ms); "
+        f"targets: p99 collector time (wall) <= 5 ms: {'met' if p99 <= 5 else 'MISSED'} "
+        f"({p99:.3f} ms; CPU p99 {percentile(collector_cpu, 0.99) * 1000:.3f} ms); "
         f"RSS <= 40 MB: {'met' if rss_peak <= 40e6 else 'MISSED'} ({rss_peak / 1e6:.1f} MB)"
     )
 
