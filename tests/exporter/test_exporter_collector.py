@@ -468,3 +468,30 @@ def test_lost_gpu_keeps_its_xid_series(fake: FakeNvml, collector: NvmlCollector,
     reg = scrape(collector)
     assert reg.get_sample_value("gpu_device_up", gpu(fake, 5)) == 0
     assert reg.get_sample_value("gpu_xid_errors_total", gpu(fake, 5, xid="79")) == 1
+
+
+def test_leaving_mig_mode_forgets_what_was_cached_as_absent(
+    fake: FakeNvml, collector: NvmlCollector
+) -> None:
+    assert scrape(collector).get_sample_value("gpu_utilization_ratio", gpu(fake, 6)) is None
+    fake.gpus[6].mig_mode = 0  # MIG disabled (after a GPU reset): utilisation is readable again
+    fake.gpus[6].unsupported.discard("device_utilization")
+    reg = scrape(collector)
+    assert reg.get_sample_value("gpu_utilization_ratio", gpu(fake, 6)) == pytest.approx(0.81)
+    assert reg.get_sample_value("gpu_mig_memory_total_bytes", gpu(fake, 6)) is None
+
+
+def test_gpu_that_cannot_be_identified_at_init_is_counted_and_others_reported() -> None:
+    fake = default_fake()
+    fake.fail("device_uuid", nvml.Unknown(), index=4)
+    c = NvmlCollector(fake)
+    assert c.initialise()
+    reg = scrape(c)
+    assert (
+        reg.get_sample_value(
+            "gpu_exporter_collector_errors_total", {"collector": "init", "error": "Unknown"}
+        )
+        == 1
+    )
+    assert [d.index for d in c.devices] == [0, 1, 2, 3, 5, 6, 7]
+    assert reg.get_sample_value("gpu_device_up", gpu(fake, 5)) == 1
