@@ -176,7 +176,7 @@ def check_promql(dashboards: Mapping[str, Mapping[str, Any]]) -> list[Diagnostic
         ObsgenError: promtool is missing.
     """
     where: list[tuple[str, str]] = []
-    rules = []
+    rules: list[dict[str, str]] = []
     for file in sorted(dashboards):
         for path, target in _targets(dashboards[file]):
             expr = str(target.get("expr", "")).strip()
