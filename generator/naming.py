@@ -50,6 +50,9 @@ CADVISOR_WORKING_SET = "container_memory_working_set_bytes"
 KSM_LIMITS = "kube_pod_container_resource_limits"
 KSM_LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
 KSM_RESTARTS = "kube_pod_container_status_restarts_total"
+CADVISOR_CPU = "container_cpu_usage_seconds_total"
+CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
+CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
 
 # NVML sidecar exporter metrics (DESIGN §5, contract).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"

@@ -482,7 +482,8 @@ def saturation_row(plan: ServicePlan) -> RowDef:
 
 
 def memory_row(plan: ServicePlan) -> RowDef:
-    """Working set vs limit per pod, headroom against the alert, OOM kills and restarts."""
+    """Working set vs limit per pod, headroom against the alert, OOM kills and restarts, and
+    CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
     pods = plan.pod_matchers
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
     working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, _ns(), _pod()))
@@ -507,6 +508,14 @@ def memory_row(plan: ServicePlan) -> RowDef:
         naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
     )
     labels = ", ".join(POD_LABELS)
+    cpu, throttled, periods = (
+        selector(metric, (*pods, _ns(), _pod()))
+        for metric in (
+            naming.CADVISOR_CPU,
+            naming.CADVISOR_CFS_THROTTLED,
+            naming.CADVISOR_CFS_PERIODS,
+        )
+    )
     return RowDef(
         "Memory",
         (
@@ -548,6 +557,35 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 steps=(Step(None, GREEN), Step(1, RED)),
                 runbook=_runbook(plan, naming.ALERT_OOM_KILLED),
                 width=8,
+            ),
+            PanelDef(
+                title="CPU per pod",
+                description=f"CPU cores used per pod (rate of {naming.CADVISOR_CPU}) and the share "
+                f"of CFS periods in which the container was throttled ({naming.CADVISOR_CFS_THROTTLED} / "
+                f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
+                kind="timeseries",
+                queries=(
+                    Query(f"sum by (pod) (rate({cpu}[{RATE}]))", "{{pod}} cores"),
+                    Query(
+                        f"sum by (pod) (rate({throttled}[{RATE}])) / (sum by (pod) (rate({periods}[{RATE}])) > 0)",
+                        "{{pod}} throttled share",
+                    ),
+                ),
+                unit="short",
+                min_value=0,
+                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                width=24,
+                height=7,
+                overrides=(
+                    {
+                        "matcher": {"id": "byRegexp", "options": ".*throttled share"},
+                        "properties": [
+                            {"id": "unit", "value": "percentunit"},
+                            {"id": "custom.axisPlacement", "value": "right"},
+                            {"id": "max", "value": 1},
+                        ],
+                    },
+                ),
             ),
         ),
     )
