@@ -19,6 +19,7 @@ from generator.builders.dashboard import dashboard_outputs, service_dashboard
 from generator.builders.grafana_json import DATASOURCE
 from generator.builders.rulefile import rule_file
 from generator.dashboard_lint import lint_dashboards
+from generator.errors import ObsgenError
 from generator.plan import AlertPlan, CounterPlan, GaugePlan, ServicePlan
 from generator.promql import Matcher
 from generator.render import find_specs, load_plans
@@ -294,3 +295,16 @@ def test_a_quote_in_a_label_value_cannot_change_a_dashboard_query(
     assert lint_dashboards({"evil": dashboard}) == []
     up = _panel(dashboard, "Scrape targets up")["targets"][0]["expr"]
     assert 'tenant="x\\"} or vector(1) or up{a=\\""' in up
+
+
+def test_a_service_named_fleet_overview_is_rejected(plans: list[ServicePlan]) -> None:
+    clash = dataclasses.replace(_plan(plans, "o1-preview"), name="fleet-overview")
+    with pytest.raises(ObsgenError) as err:
+        dashboard_outputs([clash])
+    (diag,) = err.value.diagnostics
+    assert (diag.file, diag.path) == ("specs/o1-preview.yaml", "metadata.name")
+    assert "reserved for the fleet overview" in diag.message
+
+
+def test_generated_dashboards_are_read_only_in_grafana(outputs: dict[str, str]) -> None:
+    assert all(json.loads(text)["editable"] is False for text in outputs.values())

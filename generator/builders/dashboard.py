@@ -17,6 +17,7 @@ from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
 from generator.builders.fleet import fleet_dashboard
 from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
 from generator.yamlio import dump_json, generated_header
@@ -95,7 +96,7 @@ def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
         {
             "title": "Fleet overview",
             "type": "link",
-            "url": f"/d/{naming.dashboard_uid('fleet-overview')}/fleet-overview",
+            "url": f"/d/{naming.dashboard_uid(FLEET_NAME)}/{FLEET_NAME}",
             "icon": "dashboard",
             "keepTime": True,
         }
@@ -104,8 +105,28 @@ def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
     return out
 
 
+FLEET_NAME = "fleet-overview"
+
+
 def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``."""
+    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+
+    Raises:
+        ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
+            fleet overview).
+    """
+    clash = [p for p in plans if p.name == FLEET_NAME]
+    if clash:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    p.source,
+                    "metadata.name",
+                    f"{FLEET_NAME!r} is reserved for the fleet overview dashboard; choose another name",
+                )
+                for p in clash
+            ]
+        )
     outputs = {
         naming.dashboard_file(p.name): dump_json(service_dashboard(p))
         for p in sorted(plans, key=lambda p: p.name)
@@ -114,7 +135,7 @@ def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
         rows, templates = fleet_dashboard(plans)
         fleet = _build(
             "Model services — fleet overview",
-            naming.dashboard_uid("fleet-overview"),
+            naming.dashboard_uid(FLEET_NAME),
             rows,
             templates,
             "specs/",

@@ -330,6 +330,8 @@ def to_modern(
     timepicker = body.get("timepicker", {})
     timepicker.pop("time_options", None)
     timepicker.pop("nowDelay", None)
+    # "editable" is dropped from panels as legacy, but on the dashboard it still counts.
+    body["editable"] = bool(raw.get("editable", True))
     out: dict[str, Any] = {"description": generated_by}
     for key in sorted({*body, "id", "panels", "templating", "schemaVersion"} - {"description"}):
         if key == "id":
