@@ -64,6 +64,21 @@ def _ratio(value: object) -> float:
     return float(Fraction(str(value)))
 
 
+def _alert_steps(plan: ServicePlan, key: str, param: str, below: bool = False) -> tuple[Step, ...]:
+    """Thresholds of alert ``key``: its ``param`` coloured by severity above the line (or, with
+    ``below``, under it, for "minimum free" alerts); a plain green base when it is disabled."""
+    alert = plan.alerts.get(key)
+    if alert is None:
+        return (Step(None, GREEN),)
+    value = _ratio(alert.params[param])
+    color = SEVERITY_COLOR.get(alert.severity, RED)
+    return (
+        (Step(None, color), Step(value, GREEN))
+        if below
+        else (Step(None, GREEN), Step(value, color))
+    )
+
+
 # --- SLO ---------------------------------------------------------------------------------
 
 
@@ -225,10 +240,6 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             width=10,
         )
     ]
-    alert = plan.alerts.get("error_ratio")
-    steps = [Step(None, GREEN)]
-    if alert is not None:
-        steps.append(Step(_ratio(alert.params["max_ratio"]), SEVERITY_COLOR[alert.severity]))
     panels.append(
         PanelDef(
             title="Error ratio",
@@ -244,7 +255,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             ),
             unit="percentunit",
             min_value=0,
-            steps=tuple(steps),
+            steps=_alert_steps(plan, "error_ratio", "max_ratio"),
             runbook=_runbook(plan, naming.ALERT_ERROR_RATIO),
             width=10,
         )
@@ -360,10 +371,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="percentunit",
                 min_value=0,
-                steps=(
-                    Step(None, GREEN),
-                    Step(_ratio(slow.params["max_ratio"]), SEVERITY_COLOR[slow.severity]),
-                ),
+                steps=_alert_steps(plan, "slow_requests", "max_ratio"),
                 runbook=_runbook(plan, naming.ALERT_SLOW_REQUESTS),
                 width=24,
             )
@@ -404,7 +412,6 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 width=12,
             )
         )
-    queue_alert = plan.alerts.get("queue_depth")
     running_queries = []
     if plan.running_requests is not None:
         running_queries.append(
@@ -434,10 +441,6 @@ def saturation_row(plan: ServicePlan) -> RowDef:
             )
         )
     if plan.kv_cache_usage is not None:
-        alert = plan.alerts.get("kv_cache")
-        steps = [Step(None, GREEN)]
-        if alert is not None:
-            steps.append(Step(_ratio(alert.params["max"]), SEVERITY_COLOR[alert.severity]))
         record = naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max")
         panels.append(
             PanelDef(
@@ -449,17 +452,12 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 unit="percentunit",
                 min_value=0,
                 max_value=1,
-                steps=tuple(steps),
+                steps=_alert_steps(plan, "kv_cache", "max"),
                 runbook=_runbook(plan, naming.ALERT_KV_CACHE),
                 width=12,
             )
         )
     if plan.queue_depth is not None:
-        steps = [Step(None, GREEN)]
-        if queue_alert is not None:
-            steps.append(
-                Step(float(queue_alert.params["max"]), SEVERITY_COLOR[queue_alert.severity])
-            )
         record = naming.record(g, naming.QUEUE_DEPTH, "sum")
         panels.append(
             PanelDef(
@@ -470,7 +468,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 queries=(Query(_rec(plan, record), _legend(plan, "queued")),),
                 unit="short",
                 min_value=0,
-                steps=tuple(steps),
+                steps=_alert_steps(plan, "queue_depth", "max"),
                 runbook=_runbook(plan, naming.ALERT_QUEUE_DEPTH),
                 width=12,
             )
@@ -499,10 +497,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
         limit = f"max by (pod) ({limits})"
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    alert = plan.alerts.get("memory_headroom")
-    steps = [Step(None, RED)]
-    if alert is not None:
-        steps.append(Step(_ratio(alert.params["min_free"]), GREEN))
     restarts = selector(naming.KSM_RESTARTS, (*pods, _ns(), _pod()))
     oom = selector(
         naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
@@ -538,7 +532,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 queries=(Query(f"1 - {usage}", "{{pod}}"),),
                 unit="percentunit",
                 max_value=1,
-                steps=tuple(steps),
+                steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
                 runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
                 width=8,
             ),
@@ -610,16 +604,6 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def runbook(alert: str) -> tuple[str, str]:
         return _runbook(plan, alert)
 
-    mem_alert = plan.alerts.get("gpu_memory_headroom")
-    temp_alert = plan.alerts.get("gpu_temperature")
-    mem_steps = [Step(None, RED)]
-    if mem_alert is not None:
-        mem_steps.append(Step(_ratio(mem_alert.params["min_free"]), GREEN))
-    temp_steps = [Step(None, GREEN)]
-    if temp_alert is not None:
-        temp_steps.append(
-            Step(float(temp_alert.params["max"]), SEVERITY_COLOR[temp_alert.severity])
-        )
     xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, _ns(), _pod()))
     panels = (
         PanelDef(
@@ -658,7 +642,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             unit="percentunit",
             min_value=0,
             max_value=1,
-            steps=tuple(mem_steps),
+            steps=_alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
             runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
         ),
         PanelDef(
@@ -668,7 +652,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(Query(gauge(naming.GPU_TEMPERATURE), GPU_LEGEND),),
             unit="celsius",
-            steps=tuple(temp_steps),
+            steps=_alert_steps(plan, "gpu_temperature", "max"),
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
         PanelDef(
