@@ -17,6 +17,7 @@ the panel (``panels[3] "Error ratio"``):
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -136,8 +137,6 @@ def _names(text: str) -> set[str]:
 
 def check_variables(file: str, dashboard: Mapping[str, Any]) -> list[Diagnostic]:
     """Every templating variable is referenced by a panel, a target, a link or another variable."""
-    import json
-
     variables = dashboard.get("templating", {}).get("list", [])
     found: list[Diagnostic] = []
     rest = json.dumps({k: v for k, v in dashboard.items() if k != "templating"})

@@ -247,6 +247,8 @@ def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, A
         for key in ("targets", "links", "transformations", "fieldConfig", "maxDataPoints"):
             panel.pop(key, None)
         return panel
+    if source is None:
+        raise ValueError(f"panel {panel.get('title')!r} has no PanelDef")
     panel["datasource"] = dict(DATASOURCE)
     panel.pop("repeat", None)
     panel.pop("interval", None)
@@ -257,8 +259,7 @@ def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, A
     ]
     field_config = panel.setdefault("fieldConfig", {})
     defaults = field_config.setdefault("defaults", {})
-    field_config["overrides"] = json.loads(json.dumps(list(source.overrides))) if source else []
-    assert source is not None
+    field_config["overrides"] = json.loads(json.dumps(list(source.overrides)))
     defaults["unit"] = source.unit
     if source.decimals is not None:
         defaults["decimals"] = source.decimals
