@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from generator import naming, promtool
+from generator.builders.dashboard import dashboard_outputs
 from generator.builders.overlay import overlay_outputs
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
@@ -102,6 +103,7 @@ def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
 OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
     rules_outputs,
     runbook_outputs,
+    dashboard_outputs,
 ]
 
 
