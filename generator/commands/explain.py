@@ -37,7 +37,7 @@ def seconds_text(seconds: Fraction) -> str:
 
 def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
     """Per SLO a title and one row of :data:`COLUMNS` per tier."""
-    out = []
+    out: list[tuple[str, list[tuple[str, ...]]]] = []
     for s in plan.slos:
         sli = (
             "availability"
@@ -48,7 +48,7 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
             f"SLO {s.name} ({sli}): {decimal_str(s.objective)}% over {format_duration_ms(s.window_ms)}, "
             f"error budget {decimal_str(s.error_budget)}, min events {s.min_events}"
         )
-        rows = [
+        rows: list[tuple[str, ...]] = [
             (
                 f"{format_duration_ms(t.long_window_ms)}/{format_duration_ms(t.short_window_ms)}",
                 t.severity,
