@@ -14,6 +14,7 @@ from pathlib import Path
 from generator import naming, promtool
 from generator.builders.dashboard import dashboard_outputs
 from generator.builders.overlay import overlay_outputs
+from generator.builders.rule_tests import rule_tests_outputs
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.errors import Diagnostic, ObsgenError
@@ -102,6 +103,7 @@ def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
 # paths are unique per builder.
 OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
     rules_outputs,
+    rule_tests_outputs,
     runbook_outputs,
     dashboard_outputs,
 ]

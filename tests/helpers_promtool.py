@@ -1,0 +1,52 @@
+"""Helpers for tests that run the real promtool on rendered outputs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from generator.render import build_outputs, load_plans
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def promtool() -> str:
+    """Path of promtool; skips the test when it is not installed."""
+    found = shutil.which("promtool")
+    if found is None:
+        pytest.skip("promtool is not installed (apt-get install prometheus)")
+    return found
+
+
+def render_to(spec: Path, out: Path) -> dict[str, Path]:
+    """Render ``spec`` in memory and write its rules/ outputs under ``out``; {repo path: file}."""
+    outputs = build_outputs(load_plans([spec], ROOT))
+    written = {}
+    for rel, content in outputs.items():
+        if rel.startswith("rules/"):
+            target = out / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content, encoding="utf-8")
+            written[rel] = target
+    return written
+
+
+def run_promtool(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run promtool with ``args``; the result carries returncode and combined output."""
+    return subprocess.run(
+        [promtool(), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def assert_ok(result: subprocess.CompletedProcess[str], what: Sequence[str] = ()) -> None:
+    """Fail with promtool's output unless it succeeded."""
+    assert result.returncode == 0, f"{' '.join(what)}\n{result.stdout}\n{result.stderr}"

@@ -1,0 +1,44 @@
+"""``obsgen explain`` prints the Workbook numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.cli import main
+from tests.helpers_promtool import ROOT
+
+
+def test_explain_o1_preview_prints_the_workbook_tier_table(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "specs/o1-preview.yaml"]) == 0
+    out = capsys.readouterr().out
+    rows = {
+        line.split()[0] + "/" + out[: out.index(line)].rsplit("SLO ", 1)[1].split()[0]: line.split()
+        for line in out.splitlines()
+        if line.startswith("  ") and "/" in line.split()[0]
+    }
+    assert rows["1h/5m/availability"] == [
+        "1h/5m",
+        "critical",
+        "14.4×",
+        "0.0144",
+        "2%",
+        "51.84s",
+        "4m55.68s",
+    ]
+    assert rows["6h/30m/availability"][2:5] == ["6×", "0.006", "5%"]
+    assert rows["3d/6h/latency"][2:5] == ["1×", "0.01", "10%"]
+
+
+def test_explain_refuses_a_bad_spec(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = (
+        (ROOT / "specs" / "o1-preview.yaml").read_text().replace("objective: 99.9", "objective: 90")
+    )
+    path = tmp_path / "x.yaml"  # type: ignore[operator]
+    path.write_text(spec)
+    assert main(["explain", str(path)]) == 2
+    assert "highest reachable burn rate is 10×" in capsys.readouterr().err
