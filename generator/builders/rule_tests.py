@@ -50,6 +50,8 @@ INSTANCE = "10.0.0.1:8000"
 
 _ERROR_EXAMPLES = ("500", "503", "5xx", "error", "failed", "failure", "true", "1", "abort")
 _OK_EXAMPLES = ("200", "ok", "2xx", "success", "false", "0", "stop", "length")
+# Values for other regex matchers a preset uses (HTTP handlers, request types).
+_OTHER_EXAMPLES = ("/v1/chat/completions", "/v1/completions", "active", "context", "generation")
 
 
 # --- templates -------------------------------------------------------------------------------
@@ -146,7 +148,7 @@ def _labels(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dic
         if m.label == "pod":
             labels["pod"] = _pod(plan)
         elif m.op in ("=", "=~"):
-            labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES))
+            labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES, *_OTHER_EXAMPLES))
     labels.update(extra)
     return labels
 
@@ -263,12 +265,11 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass]) -> Series:
     for gauge in (plan.queue_depth, plan.running_requests):
         if gauge is not None:
             s.gauge(gauge.name, _labels(plan, gauge.matchers), "0+0x60")
-    if plan.kv_cache_usage is not None:
-        s.gauge(
-            plan.kv_cache_usage.name,
-            _labels(plan, plan.kv_cache_usage.matchers, pod=_pod(plan)),
-            "0+0x60",
-        )
+    kv = plan.kv_cache_usage
+    if kv is not None:
+        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0+0x60")
+        if kv.denominator is not None:
+            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000+0x60")
     if plan.memory_limit_bytes is not None or "memory_headroom" in plan.alerts:
         limit = _limit(plan)
         pod = _labels(plan, plan.pod_matchers)
@@ -574,11 +575,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         limit = float(alerts[key].params["max"])
         value = limit * 2 + 1 if key == "queue_depth" else (limit + 1) / 2
         fire = healthy(plan, base)
-        fire.gauge(
-            gauge.name,
-            _labels(plan, gauge.matchers, **extra),
-            f"{go_float(value / gauge.scale)}+0x60",
-        )
+        raw = value / gauge.scale
+        if gauge.denominator is not None:
+            # A ratio of two gauges (Triton's used / max KV-cache blocks): max = 1000.
+            raw *= 1000
+            fire.gauge(gauge.name, _labels(plan, gauge.denominator, **extra), "1000+0x60")
+        fire.gauge(gauge.name, _labels(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
     pod = _labels(plan, plan.pod_matchers)
