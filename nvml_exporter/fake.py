@@ -1,0 +1,517 @@
+"""A scripted, in-memory :class:`~nvml_exporter.nvml.NvmlBackend` for tests, demos and benchmarks.
+
+:func:`default_fake` builds eight H100-like GPUs whose quirks cover every code path of the
+collector:
+
+====  ==============================================================================
+GPU   quirk
+====  ==============================================================================
+0     healthy, clocks held by the GPU-idle reason
+1     ECC counters NotSupported (ECC disabled)
+2     memory info v2 FunctionNotFound (older driver): v1 fallback, no ``reserved``
+3     ``nvmlDeviceGetTemperatureV`` FunctionNotFound: deprecated call; PCIe replay NotSupported
+4     software power cap active
+5     hardware thermal slowdown active
+6     MIG enabled, two GPU instances in slots 0 and 2; utilisation NotSupported (as on MIG)
+7     ``*ClocksEventReasons`` FunctionNotFound: deprecated ``*ClocksThrottleReasons`` fallback
+====  ==============================================================================
+
+Scripted failures: :meth:`FakeNvml.lose` (``GpuIsLost``, optionally after some more calls, so
+mid-scrape), :meth:`FakeNvml.recover`, :meth:`FakeNvml.fail` (raise any exception from one
+call), :meth:`FakeNvml.hang` (block one call until :meth:`FakeNvml.release`),
+``init_errors`` (init fails that many times, e.g. the library is missing) and
+:meth:`FakeNvml.emit_xid` (deliver an Xid event).
+
+Every error raised is the real nvidia-ml-py class, so the collector's handling is the same
+as on a GPU. ``python -m nvml_exporter.fake`` prints the exposition of the default fake (used
+to regenerate the golden file, see ``tests/exporter/README.md``).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from prometheus_client.exposition import generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from nvml_exporter import nvml
+from nvml_exporter.collector import NvmlCollector
+from nvml_exporter.nvml import Handle, MemoryInfo, RemappedRows, Utilization, XidEvent
+from nvml_exporter.xid import XidWatcher
+
+_MIB = 1024 * 1024
+
+
+@dataclass
+class FakeMig:
+    """One MIG device (GPU instance) of a :class:`FakeGpu`; its own handle in the fake."""
+
+    slot: int
+    uuid: str
+    gpu_instance_id: int
+    memory_total: int
+    memory_used: int
+
+
+@dataclass
+class FakeGpu:
+    """One fake GPU; also serves as its own device handle. Values are in NVML units.
+
+    ``unsupported`` and ``missing`` hold backend method names (e.g. ``"device_utilization"``)
+    that raise ``NVMLError_NotSupported`` and ``NVMLError_FunctionNotFound``.
+    """
+
+    index: int
+    uuid: str
+    pci_bus_id: str
+    name: str = "NVIDIA H100 80GB HBM3"
+    memory_total: int = 81559 * _MIB
+    memory_reserved: int = 566 * _MIB
+    memory_used: int = 0
+    utilization_gpu: int = 0
+    utilization_memory: int = 0
+    temperature: int = 35
+    power_usage_mw: int = 70_000
+    power_limit_mw: int = 700_000
+    energy_mj: int = 0
+    sm_clock_mhz: int = 1980
+    mem_clock_mhz: int = 2619
+    supported_reasons: int = 0xFF
+    current_reasons: int = 0
+    ecc_corrected: int = 0
+    ecc_uncorrected: int = 0
+    remapped_correctable: int = 0
+    remapped_uncorrectable: int = 0
+    pcie_replays: int = 0
+    mig_mode: int = 0
+    mig_slots: int = 0
+    migs: list[FakeMig] = field(default_factory=list)
+    unsupported: set[str] = field(default_factory=set)
+    missing: set[str] = field(default_factory=set)
+
+    __hash__ = object.__hash__  # handles are compared by identity
+
+    @property
+    def memory_free(self) -> int:
+        """Free memory in bytes (v2 semantics: total - reserved - used)."""
+        return self.memory_total - self.memory_reserved - self.memory_used
+
+
+def _uuid(index: int) -> str:
+    return f"GPU-{index:08x}-5e1c-4b7e-9a31-0c8d2e4f6a1b"
+
+
+def default_fake() -> FakeNvml:
+    """Return the eight-GPU fake described in the module docstring (deterministic values)."""
+    gpus: list[FakeGpu] = []
+    for i in range(8):
+        gpus.append(
+            FakeGpu(
+                index=i,
+                uuid=_uuid(i),
+                pci_bus_id=f"00000000:{0x18 + 0x10 * i:02X}:00.0",
+                memory_used=(10_000 + 8_000 * i) * _MIB,
+                utilization_gpu=(15 + 11 * i) % 100,
+                utilization_memory=(7 + 9 * i) % 100,
+                temperature=34 + 3 * i,
+                power_usage_mw=120_500 + 45_250 * i,
+                energy_mj=3_600_000_000 + 1_000_123 * i,
+                pcie_replays=i,
+                current_reasons=nvml.CLOCK_EVENT_REASONS[0][0] if i == 0 else 0,
+            )
+        )
+    gpus[1].unsupported.add("device_total_ecc_errors")
+    gpus[2].missing.add("device_memory_info_v2")
+    gpus[3].missing.add("device_temperature_v")
+    gpus[3].unsupported.add("device_pcie_replay_counter")
+    gpus[4].current_reasons = 0x4  # sw_power_cap
+    gpus[5].current_reasons = 0x40  # hw_thermal_slowdown
+    gpus[5].ecc_corrected = 12
+    gpus[5].remapped_correctable = 2
+    mig_gpu = gpus[6]
+    mig_gpu.mig_mode = nvml.MIG_ENABLED
+    mig_gpu.mig_slots = 7
+    mig_gpu.unsupported.add("device_utilization")
+    mig_gpu.migs = [
+        FakeMig(0, "MIG-6a0b1c2d-0000-4000-8000-000000000001", 1, 40_192 * _MIB, 30_000 * _MIB),
+        FakeMig(2, "MIG-6a0b1c2d-0000-4000-8000-000000000002", 5, 19_968 * _MIB, 1_024 * _MIB),
+    ]
+    gpus[7].missing.update(
+        {"device_supported_clock_event_reasons", "device_current_clock_event_reasons"}
+    )
+    gpus[7].current_reasons = 0x4
+    return FakeNvml(gpus)
+
+
+class FakeNvml:
+    """Scripted NVML backend; see the module docstring. Thread-safe.
+
+    Args:
+        gpus: the GPUs, in index order.
+        init_errors: exceptions ``init()`` raises, one per call, before it succeeds.
+        init_error_forever: an exception ``init()`` always raises (e.g. library missing).
+        driver_version: what ``system_driver_version`` returns.
+        cuda_driver_version: what ``system_cuda_driver_version`` returns (12040 is 12.4).
+
+    Attributes:
+        calls: how often each ``(method, gpu index or None)`` was called.
+        initialised: True between a successful ``init()`` and ``shutdown()``.
+        shutdown_calls: how often ``shutdown()`` was called.
+        hanging: set while a call is blocked by :meth:`hang`.
+    """
+
+    def __init__(
+        self,
+        gpus: Iterable[FakeGpu] = (),
+        *,
+        init_errors: Iterable[BaseException] = (),
+        init_error_forever: BaseException | None = None,
+        driver_version: str = "550.54.15",
+        cuda_driver_version: int = 12040,
+    ) -> None:
+        self.gpus = list(gpus)
+        self._init_errors = list(init_errors)
+        self._init_error_forever = init_error_forever
+        self.driver_version = driver_version
+        self.cuda_driver_version = cuda_driver_version
+        self.calls: Counter[tuple[str, int | None]] = Counter()
+        self.initialised = False
+        self.shutdown_calls = 0
+        self.hanging = threading.Event()
+        self._lock = threading.Lock()
+        self._lost: dict[int, int] = {}  # gpu index -> calls left before it is lost
+        self._faults: dict[tuple[str, int | None], BaseException] = {}
+        self._hangs: set[tuple[str, int | None]] = set()
+        self._release = threading.Event()
+        self._xids: queue.Queue[XidEvent] = queue.Queue()
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def lose(self, index: int, after_calls: int = 0) -> None:
+        """Make GPU ``index`` raise ``GpuIsLost`` from every call after ``after_calls`` more."""
+        with self._lock:
+            self._lost[index] = after_calls
+
+    def recover(self, index: int) -> None:
+        """Undo :meth:`lose`."""
+        with self._lock:
+            self._lost.pop(index, None)
+
+    def fail(self, method: str, exc: BaseException | None, index: int | None = None) -> None:
+        """Make ``method`` (on GPU ``index``, or a system call) raise ``exc``; None clears it."""
+        with self._lock:
+            if exc is None:
+                self._faults.pop((method, index), None)
+            else:
+                self._faults[(method, index)] = exc
+
+    def hang(self, method: str, index: int | None = None) -> None:
+        """Make ``method`` on GPU ``index`` block until :meth:`release` is called."""
+        with self._lock:
+            self._release.clear()
+            self._hangs.add((method, index))
+
+    def release(self) -> None:
+        """Unblock every hung call and clear all hangs."""
+        with self._lock:
+            self._hangs.clear()
+            self._release.set()
+        self.hanging.clear()
+
+    def emit_xid(self, index: int, xid: int) -> None:
+        """Deliver an Xid critical error for GPU ``index`` to the next ``event_set_wait``."""
+        self._xids.put(XidEvent(uuid=self.gpus[index].uuid, xid=xid))
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _enter(self, method: str, handle: FakeGpu | FakeMig | None = None) -> None:
+        gpu = self._gpu_of(handle)
+        index = gpu.index if gpu is not None else None
+        with self._lock:
+            self.calls[(method, index)] += 1
+            if not self.initialised:
+                raise nvml.Uninitialized()
+            hang = (method, index) in self._hangs
+            fault = self._faults.get((method, index))
+            lost = False
+            if index is not None and index in self._lost:
+                if self._lost[index] > 0:
+                    self._lost[index] -= 1
+                else:
+                    lost = True
+        if hang:
+            self.hanging.set()
+            self._release.wait()
+        if lost:
+            raise nvml.GpuIsLost()
+        if fault is not None:
+            raise fault
+        if gpu is not None and isinstance(handle, FakeGpu):
+            if method in gpu.missing:
+                raise nvml.FunctionNotFound()
+            if method in gpu.unsupported:
+                raise nvml.NotSupported()
+
+    def _gpu_of(self, handle: FakeGpu | FakeMig | None) -> FakeGpu | None:
+        if isinstance(handle, FakeGpu):
+            return handle
+        if isinstance(handle, FakeMig):
+            return next(g for g in self.gpus if handle in g.migs)
+        return None
+
+    @staticmethod
+    def _as_gpu(handle: Handle) -> FakeGpu:
+        if not isinstance(handle, FakeGpu):
+            raise nvml.InvalidArgument()
+        return handle
+
+    # -- NvmlBackend -----------------------------------------------------------------------
+
+    def init(self) -> None:
+        """See :meth:`NvmlBackend.init`; fails as scripted by ``init_errors``."""
+        with self._lock:
+            self.calls[("init", None)] += 1
+            if self._init_error_forever is not None:
+                raise self._init_error_forever
+            if self._init_errors:
+                raise self._init_errors.pop(0)
+            self.initialised = True
+
+    def shutdown(self) -> None:
+        """See :meth:`NvmlBackend.shutdown`."""
+        with self._lock:
+            self.shutdown_calls += 1
+            self.initialised = False
+
+    def system_driver_version(self) -> str:
+        """See :meth:`NvmlBackend.system_driver_version`."""
+        self._enter("system_driver_version")
+        return self.driver_version
+
+    def system_cuda_driver_version(self) -> int:
+        """See :meth:`NvmlBackend.system_cuda_driver_version`."""
+        self._enter("system_cuda_driver_version")
+        return self.cuda_driver_version
+
+    def device_count(self) -> int:
+        """See :meth:`NvmlBackend.device_count`."""
+        self._enter("device_count")
+        return len(self.gpus)
+
+    def device_handle_by_index(self, index: int) -> Handle:
+        """See :meth:`NvmlBackend.device_handle_by_index`."""
+        if not 0 <= index < len(self.gpus):
+            raise nvml.InvalidArgument()
+        self._enter("device_handle_by_index", self.gpus[index])
+        return self.gpus[index]
+
+    def device_handle_by_uuid(self, uuid: str) -> Handle:
+        """See :meth:`NvmlBackend.device_handle_by_uuid`."""
+        gpu = next((g for g in self.gpus if g.uuid == uuid), None)
+        if gpu is None:
+            raise nvml.NotFound()
+        self._enter("device_handle_by_uuid", gpu)
+        return gpu
+
+    def device_uuid(self, handle: Handle) -> str:
+        """See :meth:`NvmlBackend.device_uuid`."""
+        self._enter("device_uuid", handle)
+        return str(handle.uuid)
+
+    def device_name(self, handle: Handle) -> str:
+        """See :meth:`NvmlBackend.device_name`."""
+        self._enter("device_name", handle)
+        return self._as_gpu(handle).name
+
+    def device_pci_bus_id(self, handle: Handle) -> str:
+        """See :meth:`NvmlBackend.device_pci_bus_id`."""
+        self._enter("device_pci_bus_id", handle)
+        return self._as_gpu(handle).pci_bus_id
+
+    def device_mig_mode(self, handle: Handle) -> tuple[int, int]:
+        """See :meth:`NvmlBackend.device_mig_mode`."""
+        self._enter("device_mig_mode", handle)
+        gpu = self._as_gpu(handle)
+        return gpu.mig_mode, gpu.mig_mode
+
+    def device_memory_info_v2(self, handle: Handle) -> MemoryInfo:
+        """See :meth:`NvmlBackend.device_memory_info_v2`."""
+        self._enter("device_memory_info_v2", handle)
+        if isinstance(handle, FakeMig):
+            free = handle.memory_total - handle.memory_used
+            return MemoryInfo(handle.memory_total, handle.memory_used, free, 0)
+        gpu = self._as_gpu(handle)
+        return MemoryInfo(gpu.memory_total, gpu.memory_used, gpu.memory_free, gpu.memory_reserved)
+
+    def device_memory_info_v1(self, handle: Handle) -> MemoryInfo:
+        """See :meth:`NvmlBackend.device_memory_info_v1` (``used`` includes reserved memory)."""
+        self._enter("device_memory_info_v1", handle)
+        if isinstance(handle, FakeMig):
+            free = handle.memory_total - handle.memory_used
+            return MemoryInfo(handle.memory_total, handle.memory_used, free, None)
+        gpu = self._as_gpu(handle)
+        used = gpu.memory_used + gpu.memory_reserved
+        return MemoryInfo(gpu.memory_total, used, gpu.memory_free, None)
+
+    def device_utilization(self, handle: Handle) -> Utilization:
+        """See :meth:`NvmlBackend.device_utilization`."""
+        self._enter("device_utilization", handle)
+        gpu = self._as_gpu(handle)
+        return Utilization(gpu.utilization_gpu, gpu.utilization_memory)
+
+    def device_temperature_v(self, handle: Handle, sensor: int) -> int:
+        """See :meth:`NvmlBackend.device_temperature_v`."""
+        self._enter("device_temperature_v", handle)
+        return self._as_gpu(handle).temperature
+
+    def device_temperature_legacy(self, handle: Handle, sensor: int) -> int:
+        """See :meth:`NvmlBackend.device_temperature_legacy`."""
+        self._enter("device_temperature_legacy", handle)
+        return self._as_gpu(handle).temperature
+
+    def device_power_usage(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_power_usage`."""
+        self._enter("device_power_usage", handle)
+        return self._as_gpu(handle).power_usage_mw
+
+    def device_enforced_power_limit(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_enforced_power_limit`."""
+        self._enter("device_enforced_power_limit", handle)
+        return self._as_gpu(handle).power_limit_mw
+
+    def device_total_energy_consumption(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_total_energy_consumption`."""
+        self._enter("device_total_energy_consumption", handle)
+        return self._as_gpu(handle).energy_mj
+
+    def device_clock(self, handle: Handle, clock_type: int) -> int:
+        """See :meth:`NvmlBackend.device_clock`."""
+        self._enter("device_clock", handle)
+        gpu = self._as_gpu(handle)
+        return gpu.sm_clock_mhz if clock_type == nvml.CLOCK_SM else gpu.mem_clock_mhz
+
+    def device_supported_clock_event_reasons(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_supported_clock_event_reasons`."""
+        self._enter("device_supported_clock_event_reasons", handle)
+        return self._as_gpu(handle).supported_reasons
+
+    def device_current_clock_event_reasons(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_current_clock_event_reasons`."""
+        self._enter("device_current_clock_event_reasons", handle)
+        return self._as_gpu(handle).current_reasons
+
+    def device_supported_clock_throttle_reasons(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_supported_clock_throttle_reasons`."""
+        self._enter("device_supported_clock_throttle_reasons", handle)
+        return self._as_gpu(handle).supported_reasons
+
+    def device_current_clock_throttle_reasons(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_current_clock_throttle_reasons`."""
+        self._enter("device_current_clock_throttle_reasons", handle)
+        return self._as_gpu(handle).current_reasons
+
+    def device_total_ecc_errors(self, handle: Handle, error_type: int, counter_type: int) -> int:
+        """See :meth:`NvmlBackend.device_total_ecc_errors`."""
+        self._enter("device_total_ecc_errors", handle)
+        gpu = self._as_gpu(handle)
+        return (
+            gpu.ecc_corrected if error_type == nvml.MEMORY_ERROR_CORRECTED else gpu.ecc_uncorrected
+        )
+
+    def device_remapped_rows(self, handle: Handle) -> RemappedRows:
+        """See :meth:`NvmlBackend.device_remapped_rows`."""
+        self._enter("device_remapped_rows", handle)
+        gpu = self._as_gpu(handle)
+        return RemappedRows(gpu.remapped_correctable, gpu.remapped_uncorrectable, False, False)
+
+    def device_pcie_replay_counter(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_pcie_replay_counter`."""
+        self._enter("device_pcie_replay_counter", handle)
+        return self._as_gpu(handle).pcie_replays
+
+    def device_max_mig_device_count(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_max_mig_device_count`."""
+        self._enter("device_max_mig_device_count", handle)
+        return self._as_gpu(handle).mig_slots
+
+    def device_mig_device_handle(self, handle: Handle, index: int) -> Handle:
+        """See :meth:`NvmlBackend.device_mig_device_handle`; NotFound for an empty slot."""
+        self._enter("device_mig_device_handle", handle)
+        mig = next((m for m in self._as_gpu(handle).migs if m.slot == index), None)
+        if mig is None:
+            raise nvml.NotFound()
+        return mig
+
+    def device_gpu_instance_id(self, mig_handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_gpu_instance_id`."""
+        self._enter("device_gpu_instance_id", mig_handle)
+        if not isinstance(mig_handle, FakeMig):
+            raise nvml.InvalidArgument()
+        return mig_handle.gpu_instance_id
+
+    def device_supported_event_types(self, handle: Handle) -> int:
+        """See :meth:`NvmlBackend.device_supported_event_types`."""
+        self._enter("device_supported_event_types", handle)
+        return nvml.EVENT_XID_CRITICAL
+
+    def event_set_create(self) -> object:
+        """See :meth:`NvmlBackend.event_set_create`."""
+        self._enter("event_set_create")
+        return object()
+
+    def device_register_events(self, handle: Handle, event_types: int, event_set: object) -> None:
+        """See :meth:`NvmlBackend.device_register_events`."""
+        self._enter("device_register_events", handle)
+
+    def event_set_wait(self, event_set: object, timeout_ms: int) -> XidEvent | None:
+        """See :meth:`NvmlBackend.event_set_wait`: the next :meth:`emit_xid` event."""
+        self._enter("event_set_wait")
+        try:
+            return self._xids.get(timeout=timeout_ms / 1000)
+        except queue.Empty:
+            raise nvml.Timeout() from None
+
+    def event_set_free(self, event_set: object) -> None:
+        """See :meth:`NvmlBackend.event_set_free`."""
+        self._enter("event_set_free")
+
+
+def golden_exposition() -> str:
+    """Return the text exposition of the initialised 8-GPU fake with fixed clocks and versions.
+
+    Three Xid events (two Xid 79 on GPU 5, one Xid 48 on GPU 2) and one counted
+    ``NVMLLibraryMismatchError`` are added so that every family appears. This is the content
+    of ``tests/exporter/golden/fake_8gpu.prom``; regenerate it with
+    ``.venv/bin/python -m nvml_exporter.fake > tests/exporter/golden/fake_8gpu.prom``.
+    """
+    fake = default_fake()
+    xids = XidWatcher(fake, wall_clock=lambda: 1_700_000_000.0)
+    xids.record(fake.gpus[5].uuid, 79)
+    xids.record(fake.gpus[5].uuid, 79)
+    xids.record(fake.gpus[2].uuid, 48)
+    registry = CollectorRegistry(auto_describe=True)
+    collector = NvmlCollector(
+        fake,
+        xids=xids,
+        registry=registry,
+        timer=lambda: 0.0,
+        build_labels=("0.0.0-golden", "0.0.0-golden", "3.x"),
+    )
+    collector.initialise()
+    collector.count_error("power", nvml.NVMLLibraryMismatchError("example"))
+    return generate_latest(registry).decode()
+
+
+def main() -> None:
+    """Print :func:`golden_exposition` to stdout (logging only errors, to stderr)."""
+    logging.basicConfig(level=logging.ERROR)
+    print(golden_exposition(), end="")
+
+
+if __name__ == "__main__":
+    main()

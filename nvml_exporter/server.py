@@ -1,0 +1,337 @@
+"""The exporter process: HTTP endpoints, NVML init with backoff, deadline-bound collection.
+
+Endpoints (stdlib ``http.server``; encoding by prometheus-client):
+
+* ``/metrics`` always answers 200. Device metrics are collected under a deadline taken from
+  ``X-Prometheus-Scrape-Timeout-Seconds`` (default 10 s), minus a margin for rendering and
+  the network (:func:`collection_deadline`). Concurrent scrapes share one in-flight
+  collection (:class:`SingleFlight`), so a hung NVML call holds at most one thread.
+* ``/healthz`` answers 200 while the process serves HTTP.
+* ``/readyz`` answers 503 until NVML is initialised, then 200.
+
+:class:`Exporter` ties it together: it starts the HTTP server at once, retries NVML init in
+the background with exponential backoff, starts the Xid watcher once NVML is up, and on
+:meth:`Exporter.stop` shuts everything down, ending with ``nvmlShutdown``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from prometheus_client.core import Metric
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.process_collector import ProcessCollector
+
+from nvml_exporter.collector import NvmlCollector, Samples
+from nvml_exporter.nvml import NvmlBackend
+from nvml_exporter.xid import XidWatcher
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 9445
+"""Default TCP port: neither dcgm-exporter (9400) nor nvidia_gpu_exporter (9835)."""
+DEFAULT_SCRAPE_TIMEOUT_S = 10.0
+"""Scrape timeout in seconds assumed when Prometheus sends no timeout header."""
+TIMEOUT_HEADER = "X-Prometheus-Scrape-Timeout-Seconds"
+INIT_BACKOFF_INITIAL_S = 1.0
+"""First NVML init retry delay in seconds; it doubles up to :data:`INIT_BACKOFF_MAX_S`."""
+INIT_BACKOFF_MAX_S = 60.0
+"""Largest NVML init retry delay in seconds."""
+SHUTDOWN_GRACE_S = 2.0
+"""Seconds :meth:`Exporter.stop` waits for an in-flight collection before ``nvmlShutdown``."""
+
+
+class DeadlineExceeded(Exception):
+    """Counted (``collector="scrape"``) when a scrape's deadline passes mid-collection."""
+
+
+class PreviousCollectionHung(Exception):
+    """Counted (``collector="scrape"``) when a scrape finds an earlier collection still hung."""
+
+
+def collection_deadline(header: str | None) -> float:
+    """Return how long in seconds a scrape may wait for the collection.
+
+    Args:
+        header: the ``X-Prometheus-Scrape-Timeout-Seconds`` value, or None.
+
+    Returns:
+        ``timeout - min(0.5, timeout / 2)``: half a second (or half the timeout, if shorter)
+        is kept for rendering and sending. A missing, unparsable or non-positive header means
+        :data:`DEFAULT_SCRAPE_TIMEOUT_S`.
+    """
+    try:
+        timeout = float(header) if header is not None else DEFAULT_SCRAPE_TIMEOUT_S
+    except ValueError:
+        timeout = DEFAULT_SCRAPE_TIMEOUT_S
+    if not timeout > 0 or timeout == float("inf"):  # also rejects NaN
+        timeout = DEFAULT_SCRAPE_TIMEOUT_S
+    return timeout - min(0.5, timeout / 2)
+
+
+@dataclass
+class _Collection:
+    sink: Samples = field(default_factory=Samples)
+    done: threading.Event = field(default_factory=threading.Event)
+    hung: bool = False  # a scrape's deadline expired while it ran
+
+
+class SingleFlight:
+    """At most one collection at a time, shared by all scrapes that arrive while it runs.
+
+    Args:
+        collect_into: fills a :class:`Samples` (``NvmlCollector.collect_into``); runs in a
+            daemon thread so that a hung NVML call never blocks a scrape past its deadline.
+    """
+
+    def __init__(self, collect_into: Callable[[Samples], None]) -> None:
+        self._collect_into = collect_into
+        self._lock = threading.Lock()
+        self._current: _Collection | None = None
+
+    def gather(self, deadline_s: float) -> tuple[list[Metric], Exception | None]:
+        """Join the running collection, or start one, and wait up to ``deadline_s`` seconds.
+
+        Returns:
+            ``(families, problem)``. ``problem`` is None for a complete collection;
+            :class:`DeadlineExceeded` when the deadline passed (``families`` then holds the
+            GPUs finished so far); :class:`PreviousCollectionHung` when an earlier collection
+            overran its deadline and still runs (``families`` is empty: its readings may be
+            stale).
+        """
+        with self._lock:
+            current = self._current
+            if current is None or current.done.is_set():
+                current = _Collection()
+                self._current = current
+                threading.Thread(
+                    target=self._run, args=(current,), name="nvml-collect", daemon=True
+                ).start()
+            elif current.hung:
+                return [], PreviousCollectionHung()
+        if current.done.wait(deadline_s):
+            return current.sink.families(), None
+        with self._lock:
+            current.hung = True
+        return current.sink.families(), DeadlineExceeded()
+
+    def _run(self, collection: _Collection) -> None:
+        try:
+            self._collect_into(collection.sink)
+        except Exception:  # collect_into isolates failures; this is a last guard
+            log.exception("collection failed")
+        finally:
+            collection.done.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` seconds for the running collection; True when none runs."""
+        with self._lock:
+            current = self._current
+        return current is None or current.done.wait(timeout_s)
+
+
+class _Families:
+    """A prometheus-client ``Collector`` over a fixed list of families (for the encoders)."""
+
+    def __init__(self, families: Iterable[Metric]) -> None:
+        self._families = list(families)
+
+    def collect(self) -> Iterable[Metric]:
+        return self._families
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path == "/metrics":
+            self._metrics()
+        elif path == "/healthz":
+            self._send(200, b"ok\n")
+        elif path == "/readyz":
+            if self.server.exporter.ready:
+                self._send(200, b"ready\n")
+            else:
+                self._send(503, b"NVML is not initialised yet\n")
+        elif path == "/":
+            self._send(200, b"nvml-exporter: /metrics /healthz /readyz\n")
+        else:
+            self._send(404, b"not found\n")
+
+    def _metrics(self) -> None:
+        families = self.server.exporter.gather(self.headers.get(TIMEOUT_HEADER))
+        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+        body = encoder(_Families(families))
+        headers = {}
+        if gzip_accepted(self.headers.get("Accept-Encoding", "")):
+            body = gzip.compress(body, compresslevel=5)
+            headers["Content-Encoding"] = "gzip"
+        self._send(200, body, content_type, headers)
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "text/plain; charset=utf-8",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    exporter: Exporter
+
+
+def _server_class(host: str) -> type[_HTTPServer]:
+    if ":" in host:  # an IPv6 literal
+        return type("_HTTPServer6", (_HTTPServer,), {"address_family": socket.AF_INET6})
+    return _HTTPServer
+
+
+class Exporter:
+    """The exporter: HTTP server, NVML lifecycle and Xid watcher.
+
+    Args:
+        backend: the NVML backend.
+        host: address to listen on (``""`` for all IPv4 interfaces, ``"::"`` for IPv6).
+        port: TCP port; 0 picks a free one (see :attr:`port`).
+        gpu_uuids: report only these GPUs; empty reports all.
+        init_backoff: ``(initial, max)`` NVML init retry delays in seconds.
+        timer: monotonic clock in seconds.
+
+    Raises:
+        OSError: from :meth:`start` when the address cannot be bound.
+    """
+
+    def __init__(
+        self,
+        backend: NvmlBackend,
+        *,
+        host: str = "",
+        port: int = DEFAULT_PORT,
+        gpu_uuids: Iterable[str] = (),
+        init_backoff: tuple[float, float] = (INIT_BACKOFF_INITIAL_S, INIT_BACKOFF_MAX_S),
+        timer: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.host = host
+        self.requested_port = port
+        self.timer = timer
+        self.init_backoff = init_backoff
+        self.collector = NvmlCollector(backend, gpu_uuids=gpu_uuids, timer=timer)
+        self.xids = XidWatcher(backend, on_error=self.collector.count_error)
+        self.collector.xids = self.xids
+        self.flight = SingleFlight(self.collector.collect_into)
+        self.process = ProcessCollector(registry=None)
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._http_thread: threading.Thread | None = None
+        self._init_thread: threading.Thread | None = None
+        self._stopped = False
+
+    @property
+    def ready(self) -> bool:
+        """Whether NVML is initialised (``/readyz``)."""
+        return self.collector.up
+
+    @property
+    def port(self) -> int:
+        """The bound TCP port (after :meth:`start`)."""
+        if self._httpd is None:
+            return self.requested_port
+        return int(self._httpd.server_address[1])
+
+    def start(self) -> None:
+        """Bind and serve HTTP in a thread, then start NVML init (retried in a thread)."""
+        httpd = _server_class(self.host)((self.host, self.requested_port), _Handler)
+        httpd.exporter = self
+        self._httpd = httpd
+        self._http_thread = threading.Thread(target=httpd.serve_forever, name="http", daemon=True)
+        self._http_thread.start()
+        self._init_thread = threading.Thread(target=self._init_loop, name="nvml-init", daemon=True)
+        self._init_thread.start()
+
+    def _init_loop(self) -> None:
+        delay, max_delay = self.init_backoff
+        while not self._stopping.is_set():
+            if self.collector.initialise():
+                if not self._stopping.is_set():
+                    self.xids.start([d.handle for d in self.collector.devices if not d.lost])
+                return
+            log.info("retrying NVML init in %.1f s", delay)
+            if self._stopping.wait(delay):
+                return
+            delay = min(delay * 2, max_delay)
+
+    def gather(self, timeout_header: str | None) -> list[Metric]:
+        """Collect for one scrape; never raises.
+
+        Args:
+            timeout_header: the ``X-Prometheus-Scrape-Timeout-Seconds`` header, or None.
+
+        Returns:
+            Device families (all, or those finished before the deadline), the
+            ``gpu_exporter_*`` families and the ``process_*`` families.
+        """
+        start = self.timer()
+        families: list[Metric] = []
+        try:
+            if self.collector.up:
+                families, problem = self.flight.gather(collection_deadline(timeout_header))
+                if problem is not None:
+                    self.collector.count_error("scrape", problem)
+                    log.warning(
+                        "scrape served without complete GPU data: %s", type(problem).__name__
+                    )
+        except Exception as exc:  # a bug; still answer with the self metrics
+            self.collector.count_error("scrape", exc)
+            log.exception("collection failed")
+        families.extend(self.collector.self_families(self.timer() - start))
+        try:
+            families.extend(self.process.collect())
+        except Exception as exc:
+            log.debug("process metrics unavailable: %r", exc)
+        return families
+
+    def stop(self) -> None:
+        """Stop serving, stop init and Xid threads, then ``nvmlShutdown``; idempotent.
+
+        ``nvmlShutdown`` is skipped (and logged) when NVML init or a collection is still hung
+        after :data:`SHUTDOWN_GRACE_S`, so that it never races a call in progress.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._init_thread is not None:
+            self._init_thread.join(SHUTDOWN_GRACE_S)
+            if self._init_thread.is_alive():
+                log.warning("NVML init is still hung; exiting without nvmlShutdown")
+                return
+        self.xids.stop()
+        if not self.flight.wait_idle(SHUTDOWN_GRACE_S):
+            log.warning("a collection is still hung in NVML; exiting without nvmlShutdown")
+            return
+        self.collector.shutdown()

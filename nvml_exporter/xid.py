@@ -1,0 +1,150 @@
+"""Xid critical errors, counted by a background thread that waits on an NVML event set.
+
+Xids are events, not readable state, so they cannot be read at scrape time: the thread
+registers ``nvmlEventTypeXidCriticalError`` on every monitored GPU that supports it, waits
+with ``nvmlEventSetWait`` (a short timeout, so that :meth:`XidWatcher.stop` is prompt) and
+counts each event per (GPU UUID, Xid). The collector reads :meth:`XidWatcher.snapshot`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from nvml_exporter import nvml
+from nvml_exporter.nvml import EventSet, Handle, NvmlBackend
+
+log = logging.getLogger(__name__)
+
+WAIT_MS = 500
+"""Milliseconds one ``nvmlEventSetWait`` blocks; bounds how long :meth:`XidWatcher.stop` takes."""
+RETRY_S = 5.0
+"""Seconds to pause after a failed wait before waiting again."""
+
+
+class XidWatcher:
+    """Counts Xid critical errors per GPU from an NVML event thread.
+
+    Args:
+        backend: the NVML backend (initialised before :meth:`start`).
+        wall_clock: Unix time in seconds, for ``gpu_xid_last_timestamp_seconds``.
+        on_error: called with ``("xid", exception)`` for each failed NVML call (the collector's
+            ``count_error``); None only logs.
+        wait_ms: milliseconds per event wait.
+        retry_s: pause in seconds after a failed wait.
+    """
+
+    def __init__(
+        self,
+        backend: NvmlBackend,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+        on_error: Callable[[str, BaseException], None] | None = None,
+        wait_ms: int = WAIT_MS,
+        retry_s: float = RETRY_S,
+    ) -> None:
+        self.backend = backend
+        self.wall_clock = wall_clock
+        self.on_error = on_error
+        self.wait_ms = wait_ms
+        self.retry_s = retry_s
+        self._counts: dict[tuple[str, int], tuple[int, float]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._event_set: EventSet | None = None
+
+    def record(self, uuid: str, xid: int) -> None:
+        """Count one Xid ``xid`` on GPU ``uuid`` at the current wall-clock time."""
+        now = self.wall_clock()
+        with self._lock:
+            count, _ = self._counts.get((uuid, xid), (0, 0.0))
+            self._counts[(uuid, xid)] = (count + 1, now)
+        log.warning("Xid %d on GPU %s", xid, uuid)
+
+    def snapshot(self) -> dict[tuple[str, int], tuple[int, float]]:
+        """Return ``{(gpu uuid, xid): (count, last Unix time in seconds)}``."""
+        with self._lock:
+            return dict(self._counts)
+
+    def _error(self, exc: BaseException) -> None:
+        if self.on_error is not None:
+            self.on_error("xid", exc)
+
+    def start(self, handles: Sequence[Handle]) -> bool:
+        """Register Xid events on ``handles`` and start the thread.
+
+        Returns:
+            True when the thread runs; False when no GPU supports Xid events or NVML failed
+            (counted through ``on_error``, never raised).
+        """
+        if self._thread is not None:
+            return True
+        try:
+            event_set = self.backend.event_set_create()
+        except Exception as exc:
+            self._error(exc)
+            log.warning("Xid events unavailable: cannot create an NVML event set: %r", exc)
+            return False
+        registered = 0
+        for handle in handles:
+            try:
+                if not self.backend.device_supported_event_types(handle) & nvml.EVENT_XID_CRITICAL:
+                    continue
+                self.backend.device_register_events(handle, nvml.EVENT_XID_CRITICAL, event_set)
+                registered += 1
+            except (nvml.NotSupported, nvml.FunctionNotFound):
+                continue
+            except Exception as exc:
+                self._error(exc)
+                log.warning("cannot register Xid events on a GPU: %r", exc)
+        if not registered:
+            self._free(event_set)
+            log.info("no GPU supports Xid events; gpu_xid_* series will be absent")
+            return False
+        self._event_set = event_set
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="nvml-xid-events", daemon=True)
+        self._thread.start()
+        log.info("watching Xid events on %d GPU(s)", registered)
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                event = self.backend.event_set_wait(self._event_set, self.wait_ms)
+            except nvml.Timeout:
+                continue
+            except Exception as exc:
+                self._error(exc)
+                log.warning("waiting for NVML events failed: %r", exc)
+                self._stop.wait(self.retry_s)
+                continue
+            if event is not None:
+                self.record(event.uuid, event.xid)
+
+    def stop(self, timeout_s: float = 2.0) -> None:
+        """Stop the thread (within about ``wait_ms``) and free the event set.
+
+        The event set is freed only if the thread ended within ``timeout_s`` seconds, so a
+        hung NVML call is never raced.
+        """
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._stop.set()
+        thread.join(timeout_s)
+        if thread.is_alive():
+            log.warning("Xid event thread did not stop within %.1f s", timeout_s)
+            return
+        if self._event_set is not None:
+            self._free(self._event_set)
+            self._event_set = None
+
+    def _free(self, event_set: EventSet) -> None:
+        try:
+            self.backend.event_set_free(event_set)
+        except Exception as exc:
+            log.debug("nvmlEventSetFree failed: %r", exc)
