@@ -50,6 +50,9 @@ CADVISOR_WORKING_SET = "container_memory_working_set_bytes"
 KSM_LIMITS = "kube_pod_container_resource_limits"
 KSM_LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
 KSM_RESTARTS = "kube_pod_container_status_restarts_total"
+CADVISOR_CPU = "container_cpu_usage_seconds_total"
+CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
+CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
 
 # NVML sidecar exporter metrics (DESIGN §5, contract).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
@@ -58,6 +61,13 @@ GPU_MEMORY_USED = "gpu_memory_used_bytes"
 GPU_TEMPERATURE = "gpu_temperature_celsius"
 GPU_XID_ERRORS = "gpu_xid_errors_total"
 GPU_EXPORTER_UP = "gpu_exporter_nvml_up"
+# Read by the dashboards only.
+GPU_UTILIZATION = "gpu_utilization_ratio"
+GPU_POWER_USAGE = "gpu_power_usage_watts"
+GPU_POWER_LIMIT = "gpu_power_limit_watts"
+GPU_SM_CLOCK = "gpu_sm_clock_hertz"
+GPU_CLOCK_EVENT_ACTIVE = "gpu_clock_event_active"
+ALERTS_SERIES = "ALERTS"
 
 
 def window(ms: int) -> str:
@@ -89,6 +99,8 @@ SLI_TOTAL = "slo_total_events"
 SLI_ERROR = "slo_sli_error"
 SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
 SLO_BURN_RATE = "slo_burn_rate"
+SLO_SLI = "slo_sli"
+SLO_OBJECTIVE = "slo_objective"
 
 
 def group_name(service: str, part: str) -> str:
@@ -109,6 +121,11 @@ def rule_tests_file(service: str) -> str:
 def dashboard_file(service: str) -> str:
     """Repository path of a service's dashboard."""
     return f"dashboards/{service}.json"
+
+
+def fleet_dashboard_file() -> str:
+    """Repository path of the fleet overview dashboard."""
+    return "dashboards/fleet-overview.json"
 
 
 def dashboard_uid(service: str) -> str:

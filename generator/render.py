@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from generator import naming, promtool
+from generator.builders.dashboard import dashboard_outputs
 from generator.builders.rulefile import rule_file
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
@@ -99,6 +100,7 @@ def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
 # paths are unique per builder.
 OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
     rules_outputs,
+    dashboard_outputs,
 ]
 
 

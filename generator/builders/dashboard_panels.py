@@ -1,0 +1,739 @@
+"""The panels of a service dashboard, row by row, as :class:`PanelDef` data.
+
+Every panel reads a recording rule from the rules builder where one exists, so a panel shows
+the very number its alert compares (``service:model_request_errors:ratio_rate5m`` for
+``ModelErrorRatioHigh``); raw series are read only where no rule exists (heatmap buckets,
+tokens, GPU gauges), always with ``rate(…[$__rate_interval])``. Thresholds drawn are the
+alert thresholds of the plan. Rows a server cannot fill (no histogram, no KV cache, no GPU
+exporter) are left out rather than shown empty.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from generator import naming
+from generator.builders.common import recorded
+from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
+from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
+from generator.builders.slo_rules import error_ratio_record
+from generator.plan import HistogramPlan, ServicePlan
+from generator.promql import Matcher, by, selector
+from generator.units import decimal_str
+
+RATE = "$__rate_interval"
+RED, ORANGE, GREEN = "red", "orange", "green"
+SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
+
+# Grafana unit ids for a histogram's own unit (seconds_per_unit → unit).
+_TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
+
+
+def _ns() -> Matcher:
+    return Matcher("namespace", "=~", "$namespace")
+
+
+def _pod() -> Matcher:
+    return Matcher("pod", "=~", "$pod")
+
+
+def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
+    return (Matcher(plan.model_label, "=~", "$model_name"),) if plan.model_label else ()
+
+
+def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
+    """A recorded series of this service, filtered by the variables its labels carry."""
+    model = _model(plan) if plan.model_label in plan.group_by else ()
+    return recorded(plan, record, _ns(), *model, *extra)
+
+
+def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: bool = False) -> str:
+    return selector(metric, (*matchers, _ns(), *_model(plan), *((_pod(),) if pod else ())))
+
+
+def _runbook(plan: ServicePlan, alert: str) -> tuple[str, str]:
+    return alert, plan.runbook_url(alert)
+
+
+def _legend(plan: ServicePlan, what: str) -> str:
+    extra = "".join(f" {{{{{label}}}}}" for label in plan.agg_labels if label != "namespace")
+    return f"{what}{extra} ({{{{namespace}}}})"
+
+
+def _ratio(value: object) -> float:
+    return float(Fraction(str(value)))
+
+
+def _alert_steps(plan: ServicePlan, key: str, param: str, below: bool = False) -> tuple[Step, ...]:
+    """Thresholds of alert ``key``: its ``param`` coloured by severity above the line (or, with
+    ``below``, under it, for "minimum free" alerts); a plain green base when it is disabled."""
+    alert = plan.alerts.get(key)
+    if alert is None:
+        return (Step(None, GREEN),)
+    value = _ratio(alert.params[param])
+    color = SEVERITY_COLOR.get(alert.severity, RED)
+    return (
+        (Step(None, color), Step(value, GREEN))
+        if below
+        else (Step(None, GREEN), Step(value, color))
+    )
+
+
+# --- SLO ---------------------------------------------------------------------------------
+
+
+def slo_row(plan: ServicePlan) -> RowDef:
+    """Per SLO: SLI over the window vs objective, budget remaining, burn rate per tier;
+    then the firing alerts of the service."""
+    g = plan.group_by
+    panels: list[PanelDef] = []
+    for s in plan.slos:
+        slo = Matcher(naming.SLO, "=", s.name)
+        w = naming.window(s.window_ms)
+        objective = _ratio(Fraction(str(s.objective)) / 100)
+        what = (
+            f"requests answered within {decimal_str(s.threshold_seconds or 0)}s"
+            if s.kind == "latency"
+            else "requests that did not fail"
+        )
+        panels.append(
+            PanelDef(
+                title=f"SLO {s.name}: SLI over {w} (objective {decimal_str(s.objective)}%)",
+                description=f"Share of {what} over the last {w}, from the recording rule "
+                f"{naming.record(g, naming.SLO_SLI, f'ratio_rate{w}')} (traffic-weighted sums of 5m rates). "
+                f"Green at or above the objective {decimal_str(s.objective)}%.",
+                kind="stat",
+                queries=(
+                    Query(
+                        _rec(plan, naming.record(g, naming.SLO_SLI, f"ratio_rate{w}"), slo),
+                        _legend(plan, s.name),
+                    ),
+                ),
+                unit="percentunit",
+                decimals=3,
+                steps=(Step(None, RED), Step(objective, GREEN)),
+                runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
+                width=6,
+            )
+        )
+        panels.append(
+            PanelDef(
+                title=f"SLO {s.name}: error budget remaining ({w})",
+                description="Share (0–1) of the error budget left in the SLO window: "
+                f"1 − error ratio / {decimal_str(s.error_budget)}, from "
+                f"{naming.record(g, naming.SLO_BUDGET_REMAINING, 'ratio')}. Below 0 the budget is spent.",
+                kind="stat",
+                queries=(
+                    Query(
+                        _rec(plan, naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio"), slo),
+                        _legend(plan, s.name),
+                    ),
+                ),
+                unit="percentunit",
+                decimals=1,
+                steps=(Step(None, RED), Step(0, ORANGE), Step(0.25, GREEN)),
+                runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
+                width=6,
+            )
+        )
+        if s.tiers:
+            budget = decimal_str(s.error_budget)
+            queries = []
+            steps = [Step(None, GREEN)]
+            for tier in sorted(s.tiers, key=lambda t: t.long_window_ms):
+                long_w = naming.window(tier.long_window_ms)
+                short_w = naming.window(tier.short_window_ms)
+                queries.append(
+                    Query(
+                        f"{_rec(plan, error_ratio_record(plan, tier.long_window_ms), slo)} / {budget}",
+                        f"{long_w}/{short_w} tier: {long_w} burn rate ({tier.severity} at {decimal_str(tier.factor)}×)",
+                    )
+                )
+            for tier in sorted(s.tiers, key=lambda t: t.factor):
+                steps.append(Step(float(tier.factor), SEVERITY_COLOR.get(tier.severity, RED)))
+            panels.append(
+                PanelDef(
+                    title=f"SLO {s.name}: burn rate per tier",
+                    description="Error ratio over each tier's long window divided by the error "
+                    f"budget {budget} (1× spends the budget exactly over {w}), from "
+                    f"{naming.record(g, naming.SLI_ERROR, 'ratio_rate<window>')}. Threshold lines are the tier "
+                    "factors; ErrorBudgetBurn fires when both the long and the short window exceed "
+                    "their tier's factor.",
+                    kind="timeseries",
+                    queries=tuple(queries),
+                    unit="suffix:×",
+                    decimals=2,
+                    min_value=0,
+                    steps=tuple(_dedupe(steps)),
+                    runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
+                    width=12,
+                )
+            )
+    alerts = selector(
+        naming.ALERTS_SERIES,
+        (Matcher("alertstate", "=", "firing"), Matcher(naming.SERVICE, "=", plan.name)),
+    )
+    panels.append(
+        PanelDef(
+            title="Firing alerts",
+            description=f"Alerts of service {plan.name} firing now, from the ALERTS series "
+            "Prometheus writes for every active alert.",
+            kind="table",
+            queries=(
+                Query(
+                    f"sum by (alertname, severity, slo, indicator, pod, uuid) ({alerts})",
+                    instant=True,
+                ),
+            ),
+            unit="none",
+            runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
+            width=24 if len(panels) % 3 == 0 else 12,
+            height=6,
+        )
+    )
+    return RowDef("SLO", tuple(panels))
+
+
+def _dedupe(steps: list[Step]) -> list[Step]:
+    seen: dict[float | None, Step] = {}
+    for step in steps:
+        if step.value not in seen or step.color == RED:
+            seen[step.value] = step
+    return list(seen.values())
+
+
+# --- Traffic & errors --------------------------------------------------------------------
+
+
+def traffic_row(plan: ServicePlan) -> RowDef:
+    """Requests/s by outcome, error ratio against the alert threshold, targets up."""
+    g = plan.group_by
+    requests = _rec(plan, naming.record(g, naming.REQUESTS, "rate5m"))
+    errors = _rec(plan, naming.record(g, naming.REQUEST_ERRORS, "rate5m"))
+    queries = [
+        Query(f"{requests} - {errors}", _legend(plan, "ok")),
+        Query(errors, _legend(plan, "failed")),
+    ]
+    req = plan.requests
+    if req.failure_name is None and req.error_matchers:
+        labels = sorted({m.label for m in req.error_matchers})
+        queries.append(
+            Query(
+                f"sum{by(labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
+                " ".join(f"{label}={{{{{label}}}}}" for label in labels),
+            )
+        )
+    panels = [
+        PanelDef(
+            title="Requests/s by outcome",
+            description=f"Finished requests per second, ok and failed, from "
+            f"{naming.record(g, naming.REQUESTS, 'rate5m')} and {naming.record(g, naming.REQUEST_ERRORS, 'rate5m')}"
+            + (
+                f"; the breakdown reads {req.name} directly."
+                if len(queries) > 2
+                else f" (counters {req.name} and {req.failure_name})."
+            ),
+            kind="timeseries",
+            queries=tuple(queries),
+            unit="reqps",
+            runbook=_runbook(plan, naming.ALERT_ERROR_RATIO),
+            width=10,
+        )
+    ]
+    panels.append(
+        PanelDef(
+            title="Error ratio",
+            description="Failed / all requests over 5m, from "
+            f"{naming.record(g, naming.REQUEST_ERRORS, 'ratio_rate5m')} — the series "
+            f"{naming.ALERT_ERROR_RATIO} compares with its threshold (line).",
+            kind="timeseries",
+            queries=(
+                Query(
+                    _rec(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
+                    _legend(plan, "error ratio"),
+                ),
+            ),
+            unit="percentunit",
+            min_value=0,
+            steps=_alert_steps(plan, "error_ratio", "max_ratio"),
+            runbook=_runbook(plan, naming.ALERT_ERROR_RATIO),
+            width=10,
+        )
+    )
+    up = selector("up", (*plan.matchers, _ns()))
+    panels.append(
+        PanelDef(
+            title="Scrape targets up",
+            description=f"Scrape targets of the service that are up (the up series for "
+            f"{', '.join(m.render() for m in plan.matchers)}); green at {plan.replicas} replicas.",
+            kind="stat",
+            queries=(Query(f"sum({up})", "up"),),
+            unit="none",
+            steps=(Step(None, RED), Step(plan.replicas, GREEN)),
+            runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
+            width=4,
+        )
+    )
+    return RowDef("Traffic & errors", tuple(panels))
+
+
+# --- Latency -----------------------------------------------------------------------------
+
+_INDICATOR_TITLE = {"e2e": "End-to-end", "ttft": "Time to first token", "itl": "Inter-token"}
+_INDICATOR_ORDER = {"requestDuration": 0, "timeToFirstToken": 1, "interTokenLatency": 2}
+
+
+def _heatmap_expr(plan: ServicePlan, h: HistogramPlan) -> str:
+    if h.native:
+        return f"sum(rate({_raw(h.metric, h.matchers, plan)}[{RATE}]))"
+    return f"sum by (le) (rate({_raw(h.metric + '_bucket', h.matchers, plan)}[{RATE}]))"
+
+
+def latency_row(plan: ServicePlan) -> RowDef:
+    """Per histogram: p50/p90/p99 with SLO and ``latencyP99`` thresholds, a heatmap; then the
+    slow-request ratio against its alert threshold."""
+    g = plan.group_by
+    panels: list[PanelDef] = []
+    p99_alert = plan.alerts.get("latency_p99")
+    slow = plan.alerts.get("slow_requests")
+    for key in sorted(plan.histograms, key=lambda k: _INDICATOR_ORDER.get(k, 9)):
+        h = plan.histograms[key]
+        name = _INDICATOR_TITLE.get(h.indicator, h.indicator)
+        steps = [Step(None, GREEN)]
+        notes = []
+        for s in plan.slos:
+            if s.histogram is not None and s.histogram.key == key and s.threshold_seconds:
+                steps.append(Step(s.threshold_seconds, ORANGE))
+                notes.append(f"SLO {s.name} threshold {decimal_str(s.threshold_seconds)}s")
+        if p99_alert is not None and p99_alert.params["indicator"] == key:
+            threshold = float(p99_alert.params["threshold_seconds"])
+            steps.append(Step(threshold, SEVERITY_COLOR[p99_alert.severity]))
+            notes.append(f"{naming.ALERT_LATENCY_P99} threshold {decimal_str(threshold)}s")
+        record = naming.record(g, naming.LATENCY, "quantile_rate5m")
+        queries = tuple(
+            Query(
+                _rec(
+                    plan,
+                    record,
+                    Matcher(naming.INDICATOR, "=", h.indicator),
+                    Matcher(naming.QUANTILE, "=", q),
+                ),
+                _legend(plan, f"p{q[2:].ljust(2, '0')}"),
+            )
+            for q in ("0.5", "0.9", "0.99")
+        )
+        panels.append(
+            PanelDef(
+                title=f"{name} latency p50 / p90 / p99",
+                description=f'Quantiles of {h.metric} over 5m in seconds, from {record}{{indicator="{h.indicator}"}}. '
+                + (
+                    "Lines: " + "; ".join(notes) + "."
+                    if notes
+                    else "No alert or SLO threshold on this indicator."
+                ),
+                kind="timeseries",
+                queries=queries,
+                unit="s",
+                min_value=0,
+                steps=tuple(_dedupe([steps[0], *sorted(steps[1:], key=lambda s: s.value or 0)])),
+                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                width=12,
+            )
+        )
+        panels.append(
+            PanelDef(
+                title=f"{name} latency distribution",
+                description=f"Requests per second in each latency bucket of {h.metric}"
+                + ("" if h.native else "_bucket")
+                + ", rate over $__rate_interval (buckets are cumulative counters: rate first, then sum by le).",
+                kind="heatmap",
+                queries=(Query(_heatmap_expr(plan, h), "{{le}}", fmt="heatmap"),),
+                unit=_TIME_UNITS.get(h.seconds_per_unit, "s"),
+                runbook=_runbook(plan, naming.ALERT_SLOW_REQUESTS),
+                width=12,
+            )
+        )
+    if slow is not None:
+        h = plan.histograms[slow.params["indicator"]]
+        record = naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m")
+        panels.append(
+            PanelDef(
+                title=f"Requests slower than {decimal_str(slow.params['threshold_seconds'])}s ({h.indicator})",
+                description=f"Share of requests slower than {decimal_str(slow.params['threshold_seconds'])}s over 5m, "
+                f"from {record} (1 − bucket rate / count rate of {h.metric}); "
+                f"{naming.ALERT_SLOW_REQUESTS} fires above the line.",
+                kind="timeseries",
+                queries=(
+                    Query(
+                        _rec(plan, record, Matcher(naming.INDICATOR, "=", h.indicator)),
+                        _legend(plan, "slow ratio"),
+                    ),
+                ),
+                unit="percentunit",
+                min_value=0,
+                steps=_alert_steps(plan, "slow_requests", "max_ratio"),
+                runbook=_runbook(plan, naming.ALERT_SLOW_REQUESTS),
+                width=24,
+            )
+        )
+    return RowDef("Latency", tuple(panels))
+
+
+# --- Throughput & saturation -------------------------------------------------------------
+
+
+def saturation_row(plan: ServicePlan) -> RowDef:
+    """Tokens/s, running vs waiting requests, KV-cache usage, queue depth."""
+    g = plan.group_by
+    panels: list[PanelDef] = []
+    tokens = [
+        (label, counter)
+        for label, counter in (
+            ("prompt", plan.prompt_tokens),
+            ("generation", plan.generation_tokens),
+        )
+        if counter is not None
+    ]
+    if tokens:
+        panels.append(
+            PanelDef(
+                title="Tokens/s",
+                description="Tokens processed per second, rate over $__rate_interval of "
+                + " and ".join(c.name for _, c in tokens)
+                + ".",
+                kind="timeseries",
+                queries=tuple(
+                    Query(f"sum(rate({_raw(c.name, c.matchers, plan)}[{RATE}]))", label)
+                    for label, c in tokens
+                ),
+                unit="suffix: tok/s",
+                min_value=0,
+                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                width=12,
+            )
+        )
+    running_queries = []
+    if plan.running_requests is not None:
+        running_queries.append(
+            Query(
+                _rec(plan, naming.record(g, naming.RUNNING_REQUESTS, "sum")),
+                _legend(plan, "running"),
+            )
+        )
+    if plan.queue_depth is not None:
+        running_queries.append(
+            Query(_rec(plan, naming.record(g, naming.QUEUE_DEPTH, "sum")), _legend(plan, "waiting"))
+        )
+    if running_queries:
+        names = [gp.name for gp in (plan.running_requests, plan.queue_depth) if gp is not None]
+        panels.append(
+            PanelDef(
+                title="Running vs waiting requests",
+                description="Requests being served and requests queued, summed over pods, from "
+                f"{naming.record(g, naming.RUNNING_REQUESTS, 'sum')} / {naming.record(g, naming.QUEUE_DEPTH, 'sum')} "
+                f"(gauges {' and '.join(names)}).",
+                kind="timeseries",
+                queries=tuple(running_queries),
+                unit="short",
+                min_value=0,
+                runbook=_runbook(plan, naming.ALERT_QUEUE_DEPTH),
+                width=12,
+            )
+        )
+    if plan.kv_cache_usage is not None:
+        record = naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max")
+        panels.append(
+            PanelDef(
+                title="KV-cache usage per pod",
+                description=f"Share (0–1) of the KV cache in use per pod, from {record} "
+                f"(gauge {plan.kv_cache_usage.name}); {naming.ALERT_KV_CACHE} fires above the line.",
+                kind="timeseries",
+                queries=(Query(_rec(plan, record, _pod()), "{{pod}}"),),
+                unit="percentunit",
+                min_value=0,
+                max_value=1,
+                steps=_alert_steps(plan, "kv_cache", "max"),
+                runbook=_runbook(plan, naming.ALERT_KV_CACHE),
+                width=12,
+            )
+        )
+    if plan.queue_depth is not None:
+        record = naming.record(g, naming.QUEUE_DEPTH, "sum")
+        panels.append(
+            PanelDef(
+                title="Queue depth",
+                description=f"Queued requests summed over pods, from {record} "
+                f"(gauge {plan.queue_depth.name}); {naming.ALERT_QUEUE_DEPTH} fires above the line.",
+                kind="timeseries",
+                queries=(Query(_rec(plan, record), _legend(plan, "queued")),),
+                unit="short",
+                min_value=0,
+                steps=_alert_steps(plan, "queue_depth", "max"),
+                runbook=_runbook(plan, naming.ALERT_QUEUE_DEPTH),
+                width=12,
+            )
+        )
+    return RowDef("Throughput & saturation", tuple(panels))
+
+
+# --- Memory ------------------------------------------------------------------------------
+
+
+def memory_row(plan: ServicePlan) -> RowDef:
+    """Working set vs limit per pod, headroom against the alert, OOM kills and restarts, and
+    CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
+    pods = plan.pod_matchers
+    recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
+    working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, _ns(), _pod()))
+    ws = f"max by (pod) ({working_set})"
+    if recorded_memory:
+        limit = f"max by (pod) ({recorded(plan, LIMIT_RECORD, _ns(), _pod())})"
+        usage = f"max by (pod) ({recorded(plan, USAGE_RECORD, _ns(), _pod())})"
+        source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
+    else:
+        limits = selector(
+            naming.KSM_LIMITS, (*pods, _ns(), _pod(), Matcher("resource", "=", "memory"))
+        )
+        limit = f"max by (pod) ({limits})"
+        usage = f"{ws} / ({limit} > 0)"
+        source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
+    restarts = selector(naming.KSM_RESTARTS, (*pods, _ns(), _pod()))
+    oom = selector(
+        naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
+    )
+    labels = ", ".join(POD_LABELS)
+    cpu, throttled, periods = (
+        selector(metric, (*pods, _ns(), _pod()))
+        for metric in (
+            naming.CADVISOR_CPU,
+            naming.CADVISOR_CFS_THROTTLED,
+            naming.CADVISOR_CFS_PERIODS,
+        )
+    )
+    return RowDef(
+        "Memory",
+        (
+            PanelDef(
+                title="Working set vs limit per pod",
+                description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
+                f"killer compares) against the memory limit ({source}).",
+                kind="timeseries",
+                queries=(Query(ws, "{{pod}} working set"), Query(limit, "{{pod}} limit")),
+                unit="bytes",
+                min_value=0,
+                runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
+                width=8,
+            ),
+            PanelDef(
+                title="Memory headroom per pod",
+                description=f"1 − working set / limit per pod ({labels}); "
+                f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
+                kind="timeseries",
+                queries=(Query(f"1 - {usage}", "{{pod}}"),),
+                unit="percentunit",
+                max_value=1,
+                steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
+                runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
+                width=8,
+            ),
+            PanelDef(
+                title="Restarts and OOM kills",
+                description=f"Container restarts per pod (increase of {naming.KSM_RESTARTS} over "
+                f"$__rate_interval) and whether the last termination was OOMKilled "
+                f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
+                kind="timeseries",
+                queries=(
+                    Query(f"sum by (pod) (increase({restarts}[{RATE}]))", "{{pod}} restarts"),
+                    Query(f"max by (pod) ({oom})", "{{pod}} last termination OOMKilled"),
+                ),
+                unit="short",
+                min_value=0,
+                steps=(Step(None, GREEN), Step(1, RED)),
+                runbook=_runbook(plan, naming.ALERT_OOM_KILLED),
+                width=8,
+            ),
+            PanelDef(
+                title="CPU per pod",
+                description=f"CPU cores used per pod (rate of {naming.CADVISOR_CPU}) and the share "
+                f"of CFS periods in which the container was throttled ({naming.CADVISOR_CFS_THROTTLED} / "
+                f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
+                kind="timeseries",
+                queries=(
+                    Query(f"sum by (pod) (rate({cpu}[{RATE}]))", "{{pod}} cores"),
+                    Query(
+                        f"sum by (pod) (rate({throttled}[{RATE}])) / (sum by (pod) (rate({periods}[{RATE}])) > 0)",
+                        "{{pod}} throttled share",
+                    ),
+                ),
+                unit="short",
+                min_value=0,
+                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                width=24,
+                height=7,
+                overrides=(
+                    {
+                        "matcher": {"id": "byRegexp", "options": ".*throttled share"},
+                        "properties": [
+                            {"id": "unit", "value": "percentunit"},
+                            {"id": "custom.axisPlacement", "value": "right"},
+                            {"id": "max", "value": 1},
+                        ],
+                    },
+                ),
+            ),
+        ),
+    )
+
+
+# --- GPU ---------------------------------------------------------------------------------
+
+GPU_BY = ("gpu", "pod", "uuid")
+GPU_LEGEND = "{{pod}} GPU {{gpu}}"
+
+
+def gpu_row(plan: ServicePlan) -> RowDef:
+    """NVML sidecar exporter panels (DESIGN §5 names); empty unless ``gpu.exporter`` is set."""
+    if not plan.gpu_exporter:
+        return RowDef("GPU", ())
+
+    def gauge(
+        metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
+    ) -> str:
+        return f"max{by(labels)} ({selector(metric, (*plan.gpu_matchers, _ns(), _pod(), *extra))})"
+
+    def runbook(alert: str) -> tuple[str, str]:
+        return _runbook(plan, alert)
+
+    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, _ns(), _pod()))
+    panels = (
+        PanelDef(
+            title="GPU utilisation",
+            description=f"Share (0–1) of time a kernel ran on each GPU ({naming.GPU_UTILIZATION}).",
+            kind="timeseries",
+            queries=(Query(gauge(naming.GPU_UTILIZATION), GPU_LEGEND),),
+            unit="percentunit",
+            min_value=0,
+            max_value=1,
+            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
+        ),
+        PanelDef(
+            title="GPU memory used vs total",
+            description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
+            kind="timeseries",
+            queries=(
+                Query(gauge(naming.GPU_MEMORY_USED), f"{GPU_LEGEND} used"),
+                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{GPU_LEGEND} total"),
+            ),
+            unit="bytes",
+            min_value=0,
+            runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
+        ),
+        PanelDef(
+            title="GPU memory headroom",
+            description=f"Free / total device memory ({naming.GPU_MEMORY_FREE} / {naming.GPU_MEMORY_TOTAL}), "
+            f"as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; it fires below the line.",
+            kind="timeseries",
+            queries=(
+                Query(
+                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0)",
+                    GPU_LEGEND,
+                ),
+            ),
+            unit="percentunit",
+            min_value=0,
+            max_value=1,
+            steps=_alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
+            runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
+        ),
+        PanelDef(
+            title="GPU temperature",
+            description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
+            f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
+            kind="timeseries",
+            queries=(Query(gauge(naming.GPU_TEMPERATURE), GPU_LEGEND),),
+            unit="celsius",
+            steps=_alert_steps(plan, "gpu_temperature", "max"),
+            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
+        ),
+        PanelDef(
+            title="GPU power vs limit",
+            description=f"Power draw ({naming.GPU_POWER_USAGE}) against the enforced limit "
+            f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
+            kind="timeseries",
+            queries=(
+                Query(gauge(naming.GPU_POWER_USAGE), f"{GPU_LEGEND} draw"),
+                Query(gauge(naming.GPU_POWER_LIMIT), f"{GPU_LEGEND} limit"),
+            ),
+            unit="watt",
+            min_value=0,
+            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
+        ),
+        PanelDef(
+            title="GPU SM clock",
+            description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
+            "load with a throttle reason active means the GPU is slowing down.",
+            kind="timeseries",
+            queries=(Query(gauge(naming.GPU_SM_CLOCK), GPU_LEGEND),),
+            unit="hertz",
+            min_value=0,
+            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
+        ),
+        PanelDef(
+            title="GPU throttle reasons active",
+            description=f"Clock event (throttle) reasons currently active per GPU "
+            f"({naming.GPU_CLOCK_EVENT_ACTIVE}{{reason}} = 1); idle and application-clock reasons are normal.",
+            kind="timeseries",
+            queries=(
+                Query(
+                    gauge(naming.GPU_CLOCK_EVENT_ACTIVE, labels=(*GPU_BY, "reason")) + " > 0",
+                    f"{GPU_LEGEND} {{{{reason}}}}",
+                ),
+            ),
+            unit="bool",
+            min_value=0,
+            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
+        ),
+        PanelDef(
+            title="GPU Xid errors",
+            description=f"Xid errors reported by the driver per GPU and code (increase of "
+            f"{naming.GPU_XID_ERRORS} over $__rate_interval); any is worth a look, 48/79/94/95 mean the GPU needs attention.",
+            kind="timeseries",
+            queries=(
+                Query(
+                    f"sum{by((*GPU_BY, 'xid'))} (increase({xid}[{RATE}]))",
+                    f"{GPU_LEGEND} Xid {{{{xid}}}}",
+                ),
+            ),
+            unit="short",
+            min_value=0,
+            steps=(Step(None, GREEN), Step(1, RED)),
+            runbook=runbook(naming.ALERT_GPU_XID),
+        ),
+        PanelDef(
+            title="GPU exporter NVML up",
+            description=f"1 when the sidecar reads NVML ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
+            kind="stat",
+            queries=(
+                Query(
+                    f"min by (pod) ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, _ns(), _pod()))})",
+                    "{{pod}}",
+                ),
+            ),
+            unit="bool",
+            steps=(Step(None, RED), Step(1, GREEN)),
+            runbook=runbook(naming.ALERT_GPU_EXPORTER_DOWN),
+        ),
+    )
+    return RowDef("GPU", panels)
+
+
+def service_rows(plan: ServicePlan) -> list[RowDef]:
+    """All rows of a service dashboard, in reading order for an incident."""
+    return [
+        slo_row(plan),
+        traffic_row(plan),
+        latency_row(plan),
+        saturation_row(plan),
+        memory_row(plan),
+        gpu_row(plan),
+    ]
