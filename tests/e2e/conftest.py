@@ -89,6 +89,7 @@ SERVICES: dict[str, Path] = {
     "exporter-down": MODEL_SPEC,
     "target-down": MODEL_SPEC,
     "burn": BURN_SPEC,
+    "dashboard": MODEL_SPEC,
 }
 
 

@@ -84,6 +84,7 @@ class FakeModelServer:
         self._counts = {s: [0.0] * (len(self.buckets) + 1) for s in ("200", "500")}
         self._sums = {"200": 0.0, "500": 0.0}
         self._tokens = 0.0
+        self._started = time.monotonic()
         self._servers: list[Any] = []
         self.port = 0
         self.kube_port = 0
@@ -178,7 +179,18 @@ class FakeModelServer:
             labels=[*labels, "reason"],
         )
         reason.add_metric([*ident, "OOMKilled"], 1)
-        return [working_set, limits, requests, restarts, reason]
+        # cAdvisor CPU counters: 1.5 cores used, 10 CFS periods/s of which 1 throttled.
+        seconds = time.monotonic() - self._started
+        cpu = []
+        for name, help_text, per_s in (
+            ("container_cpu_usage_seconds", "CPU time used in seconds.", 1.5),
+            ("container_cpu_cfs_periods", "Elapsed CFS enforcement periods.", 10.0),
+            ("container_cpu_cfs_throttled_periods", "Throttled CFS periods.", 1.0),
+        ):
+            family = CounterMetricFamily(name, help_text, labels=labels)
+            family.add_metric(ident, per_s * seconds)
+            cpu.append(family)
+        return [working_set, limits, requests, restarts, reason, *cpu]
 
     def start(self) -> None:
         """Serve the model metrics and the Kubernetes metrics on two free 127.0.0.1 ports."""
@@ -216,13 +228,18 @@ class FakeGpuSidecar:
 
     def __init__(self) -> None:
         from nvml_exporter.fake import FakeGpu, FakeNvml
+        from nvml_exporter.nvml import CLOCK_EVENT_REASONS
         from nvml_exporter.server import Exporter
 
         self.gpu = FakeGpu(
-            index=0, uuid="GPU-e2e00000-0000-4000-8000-000000000000", pci_bus_id="00000000:18:00.0"
+            index=0,
+            uuid="GPU-e2e00000-0000-4000-8000-000000000000",
+            pci_bus_id="00000000:18:00.0",
+            current_reasons=CLOCK_EVENT_REASONS[0][0],  # clocks held by the GPU-idle reason
         )
         self.fill(0.4)
-        self.exporter = Exporter(FakeNvml([self.gpu]), host="127.0.0.1", port=0)
+        self.nvml = FakeNvml([self.gpu])
+        self.exporter = Exporter(self.nvml, host="127.0.0.1", port=0)
         self._stopped = False
 
     @property
@@ -233,6 +250,10 @@ class FakeGpuSidecar:
     def fill(self, ratio: float) -> None:
         """Set used GPU memory to ``ratio`` (0–1) of the total."""
         self.gpu.memory_used = int(self.gpu.memory_total * ratio)
+
+    def emit_xid(self, xid: int) -> None:
+        """Deliver an Xid error event for the GPU (the exporter counts it)."""
+        self.nvml.emit_xid(0, xid)
 
     def start(self) -> None:
         """Start the exporter (HTTP now, NVML init in the background)."""

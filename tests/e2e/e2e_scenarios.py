@@ -8,13 +8,17 @@ that fires for another reason cannot pass the test.
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from e2e_prometheus import wait_for
 
 from generator import naming
+from generator.render import build_outputs
 
 if TYPE_CHECKING:
     from conftest import Env, Service
@@ -157,6 +161,62 @@ def burn(env: Env, service: Service) -> None:
     wait_firing(env, service, [naming.ALERT_ERROR_BUDGET_BURN])
 
 
+def dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
+    """Every PromQL query of a Grafana dashboard, ready to run: panel targets (rows and
+    nested panels included) and ``label_values(…)`` variable queries; variables expanded to
+    ``.*`` and ``$__rate_interval`` / ``$__interval`` to ``5s``.
+
+    Raises:
+        AssertionError: a query still holds ``$`` after expansion (an undefined variable).
+    """
+    variables = [v["name"] for v in dashboard.get("templating", {}).get("list", [])]
+    found: list[str] = []
+
+    def walk(panel: dict[str, Any]) -> None:
+        for child in panel.get("panels", []):
+            walk(child)
+        found.extend(t["expr"] for t in panel.get("targets", []) if t.get("expr"))
+
+    walk(dashboard)
+    for var in dashboard.get("templating", {}).get("list", []):
+        query = var.get("query")
+        text = query.get("query") if isinstance(query, dict) else query
+        if var.get("type") == "query" and isinstance(text, str):
+            match = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", text.strip(), re.S)
+            assert match, f"variable {var['name']}: unsupported query {text!r}"
+            found.append(match.group(1))
+    expanded = []
+    for expr in found:
+        for name in ("__rate_interval", "__interval"):
+            expr = expr.replace(f"${{{name}}}", "5s").replace(f"${name}", "5s")
+        for name in sorted(variables, key=len, reverse=True):
+            expr = expr.replace(f"${{{name}}}", ".*").replace(f"${name}", ".*")
+        assert "$" not in expr, f"unexpanded variable in {expr}"
+        expanded.append(expr)
+    return sorted(set(expanded))
+
+
+def dashboard(env: Env, service: Service) -> None:
+    """Every query of the service's dashboard and of the fleet overview (rendered for this
+    service alone) returns data. One Xid is injected first: Xid panels only have series
+    after one, and it puts a firing alert (GPUXidErrors) on the alert panels."""
+    assert service.gpu is not None
+    outputs = build_outputs([service.plan])
+    boards = {p: json.loads(c) for p, c in outputs.items() if p.startswith("dashboards/")}
+    if naming.dashboard_file(service.name) not in boards:
+        pytest.skip("the dashboard builder (branch dashboards) is not merged: no dashboards output")
+    warm_up(env, service, f'gpu_exporter_nvml_up{{pod="{service.pod}"}} == 1')
+    service.gpu.emit_xid(79)
+    queries = {q: path for path, board in sorted(boards.items()) for q in dashboard_queries(board)}
+    wait_for(
+        f"every dashboard query of {service.name} to return data",
+        lambda: [f"{path}: {q}" for q, path in queries.items() if not env.prometheus.query(q)],
+        lambda empty: not empty,
+        FIRE_S,
+        _stopping(env),
+    )
+
+
 SCENARIOS: dict[str, Callable[[Env, Service], None]] = {
     "healthy": healthy,
     "latency": latency,
@@ -166,4 +226,5 @@ SCENARIOS: dict[str, Callable[[Env, Service], None]] = {
     "exporter-down": exporter_down,
     "target-down": target_down,
     "burn": burn,
+    "dashboard": dashboard,
 }
