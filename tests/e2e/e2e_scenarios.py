@@ -21,7 +21,7 @@ from generator import naming
 from generator.render import build_outputs
 
 if TYPE_CHECKING:
-    from conftest import Env, Service
+    from e2e_env import Env, Service
 
 WARM_UP_S = 40
 """Bound in seconds for a service's first recorded rate (Prometheus start + 2 scrapes + eval)."""

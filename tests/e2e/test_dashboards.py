@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import Env
+from e2e_env import Env
 from e2e_scenarios import dashboard_queries
 
 pytestmark = pytest.mark.e2e

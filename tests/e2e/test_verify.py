@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import MODEL_SPEC, Env, spec_data
+from e2e_env import MODEL_SPEC, Env, spec_data
 from e2e_prometheus import free_port
 
 from generator.cli import main
