@@ -110,6 +110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    # Installed before anything starts, so an early SIGTERM still shuts down cleanly.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
     host, port = args.listen_address
     exporter = Exporter(make_backend(args.backend), host=host, port=port, gpu_uuids=args.gpu_uuids)
     try:
@@ -119,15 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     shown_host = f"[{host}]" if ":" in host else (host or "0.0.0.0")
     log.info("listening on http://%s:%d/metrics", shown_host, exporter.port)
-
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        log.info("received %s, shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
     stop.wait()
     exporter.stop()
     log.info("stopped")

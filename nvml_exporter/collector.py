@@ -205,10 +205,6 @@ class ReadContext:
         with self._absent_lock:
             self._absent = {k for k in self._absent if k[0] != device.uuid}
 
-    def is_absent(self, device: Device, key: str) -> bool:
-        """Whether ``key`` is cached as absent for ``device``."""
-        return (device.uuid, key) in self._absent
-
 
 # --- readers -----------------------------------------------------------------------------
 # Each reader reads one NVML concern of one GPU: read_x(ctx, device, out) -> None.
@@ -521,8 +517,8 @@ class NvmlCollector:
                 handle = b.device_handle_by_index(index)
                 uuid = b.device_uuid(handle)
             except Exception as exc:
-                # Without its UUID a GPU cannot be labelled; it is reported once it answers
-                # (the server re-initialises only on restart, so this is logged loudly).
+                # Without its UUID a GPU cannot be labelled, and GPUs are enumerated only at
+                # init: it stays unreported until the exporter restarts, hence an error log.
                 self.count_error("init", exc)
                 log.error("GPU %d could not be identified: %r", index, exc)
                 continue

@@ -90,12 +90,18 @@ class SingleFlight:
     Args:
         collect_into: fills a :class:`Samples` (``NvmlCollector.collect_into``); runs in a
             daemon thread so that a hung NVML call never blocks a scrape past its deadline.
+
+    Attributes:
+        started: collections started so far.
+        joined: scrapes that joined a collection another scrape had started.
     """
 
     def __init__(self, collect_into: Callable[[Samples], None]) -> None:
         self._collect_into = collect_into
         self._lock = threading.Lock()
         self._current: _Collection | None = None
+        self.started = 0
+        self.joined = 0
 
     def gather(self, deadline_s: float) -> tuple[list[Metric], Exception | None]:
         """Join the running collection, or start one, and wait up to ``deadline_s`` seconds.
@@ -112,11 +118,14 @@ class SingleFlight:
             if current is None or current.done.is_set():
                 current = _Collection()
                 self._current = current
+                self.started += 1
                 threading.Thread(
                     target=self._run, args=(current,), name="nvml-collect", daemon=True
                 ).start()
             elif current.hung:
                 return [], PreviousCollectionHung()
+            else:
+                self.joined += 1
         if current.done.wait(deadline_s):
             return current.sink.families(), None
         with self._lock:
@@ -150,7 +159,8 @@ class _Families:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
-    protocol_version = "HTTP/1.1"
+    protocol_version = "HTTP/1.1"  # keep-alive, as Prometheus scrapes
+    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms stall
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
