@@ -1,0 +1,509 @@
+"""Check a resolved spec against a live Prometheus: do the series the bundle reads exist?
+
+:func:`verify_plan` asks the server's HTTP API (``/api/v1/query``, ``/api/v1/targets``,
+``/api/v1/status/buildinfo``) and returns one :class:`Row` per check:
+
+* ``target``: ``up`` under the spec's selector exists and is 1 somewhere;
+* ``scrape interval``: the targets' ``scrapeInterval``; every window the rules use (the fixed
+  5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (DESIGN §6.6), and
+  ``spec.prometheus.scrapeInterval`` should say the same;
+* ``series``: each request counter, gauge and token counter the plan reads exists under its
+  selector; each error matcher's label exists on the request counter;
+* ``buckets`` / ``le spelling`` / ``threshold``: the ``le`` values each latency histogram
+  really has, whether they are the spec's buckets, how they are spelled (``1`` as Go clients
+  write it, ``1.0`` as client_python and Prometheus 3 store it; DESIGN §6.1), whether the
+  ``le`` matchers the rules use match them under ``prometheus.version``, and whether each SLO /
+  slow-request threshold is one of them (DESIGN §6.2);
+* ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read;
+* ``gpu``: the NVML sidecar's series, when the spec has one.
+
+Status ``missing`` and ``wrong`` fail the check; ``warning`` does not.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import requests
+
+from generator import naming
+from generator.errors import Diagnostic, ObsgenError
+from generator.plan import HistogramPlan, ServicePlan
+from generator.promql import Matcher, le_matcher, prometheus3_le, selector
+from generator.units import decimal_str, format_duration_ms, parse_duration_ms
+
+RATE_WINDOW_MS = 300_000
+"""The fixed rate window of the generated rules (``rate(…[5m])``), in ms."""
+
+
+class Status(StrEnum):
+    """Outcome of one check; ``missing`` and ``wrong`` make ``obsgen verify`` exit 1."""
+
+    OK = "ok"
+    WARNING = "warning"
+    MISSING = "missing"
+    WRONG = "wrong"
+
+    @property
+    def failed(self) -> bool:
+        """Whether this outcome fails the verification."""
+        return self in (Status.MISSING, Status.WRONG)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the report: which check, on what (a selector or name), outcome, details."""
+
+    service: str
+    check: str
+    subject: str
+    status: Status
+    detail: str
+
+
+class PrometheusUnreachable(ObsgenError):
+    """The server could not be reached or did not answer in time (exit code 2)."""
+
+
+class PrometheusAPI:
+    """A minimal client of the Prometheus HTTP API.
+
+    Args:
+        url: base URL, e.g. ``http://127.0.0.1:9090`` (a trailing ``/`` is ignored).
+        timeout_s: per-request timeout in seconds.
+    """
+
+    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.session = requests.Session()
+
+    def get(self, path: str, **params: str) -> Any:
+        """GET ``/api/v1/<path>``; return its ``data``.
+
+        Raises:
+            PrometheusUnreachable: the server cannot be reached or times out (exit code 2).
+        ObsgenError: it answers with an error or with something that is not the
+            Prometheus API (exit code 2).
+        """
+        url = f"{self.url}/api/v1/{path}"
+        try:
+            response = self.session.get(url, params=params, timeout=self.timeout_s)
+        except requests.Timeout:
+            raise PrometheusUnreachable(
+                [Diagnostic(self.url, "", f"no answer within {self.timeout_s:g}s from {url}")]
+            ) from None
+        except requests.RequestException as err:
+            message = (
+                f"cannot connect to Prometheus at {self.url} ({type(err).__name__}); "
+                "check --prometheus-url and that the server is running"
+            )
+            raise PrometheusUnreachable([Diagnostic(self.url, "", message)]) from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise self._error(
+                f"{url} answered HTTP {response.status_code} without Prometheus API JSON; "
+                "is --prometheus-url the server's base URL?"
+            ) from None
+        if not isinstance(body, dict) or body.get("status") != "success":
+            detail = body.get("error", body) if isinstance(body, dict) else body
+            raise self._error(f"{url} answered HTTP {response.status_code}: {detail}")
+        return body.get("data")
+
+    def _error(self, message: str) -> ObsgenError:
+        return ObsgenError([Diagnostic(self.url, "", message)])
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """Instant query; the result vector (empty when there is no data)."""
+        data = self.get("query", query=expr)
+        result = data.get("result", []) if isinstance(data, dict) else []
+        return result if isinstance(result, list) else []
+
+    def version(self) -> str | None:
+        """The server's version (``2.42.0``), or None when it does not say."""
+        try:
+            data = self.get("status/buildinfo")
+        except PrometheusUnreachable:
+            raise
+        except ObsgenError:  # e.g. a query frontend without this endpoint
+            return None
+        return str(data.get("version")) if isinstance(data, dict) else None
+
+    def active_targets(self) -> list[dict[str, Any]]:
+        """``activeTargets`` of ``/api/v1/targets``."""
+        data = self.get("targets", state="active")
+        targets = data.get("activeTargets", []) if isinstance(data, dict) else []
+        return [t for t in targets if isinstance(t, dict)]
+
+
+def _matches(matchers: Iterable[Matcher], labels: dict[str, str]) -> bool:
+    """Whether target ``labels`` satisfy every matcher (RE2 regexes approximated by ``re``)."""
+    for m in matchers:
+        value = labels.get(m.label, "")
+        full = re.fullmatch(m.value, value) is not None if m.op in ("=~", "!~") else None
+        if (
+            (m.op == "=" and value != m.value)
+            or (m.op == "!=" and value == m.value)
+            or (m.op == "=~" and not full)
+            or (m.op == "!~" and full)
+        ):
+            return False
+    return True
+
+
+def _le_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _le_order(text: str) -> tuple[float, str]:
+    value = _le_float(text)
+    return (math.inf if value is None else value, text)
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
+
+
+class _Report:
+    def __init__(self, plan: ServicePlan, api: PrometheusAPI) -> None:
+        self.plan = plan
+        self.api = api
+        self.rows: list[Row] = []
+
+    def add(self, check: str, subject: str, status: Status, detail: str) -> None:
+        self.rows.append(Row(self.plan.name, check, subject, status, detail))
+
+    def series(
+        self, check: str, metric: str, matchers: Sequence[Matcher], missing: Status, why: str
+    ) -> bool:
+        expr = selector(metric, matchers)
+        found = self.api.query(f"count({expr})")
+        count = int(float(found[0]["value"][1])) if found else 0
+        if count:
+            self.add(check, expr, Status.OK, f"{count} series")
+        else:
+            self.add(check, expr, missing, f"no series; {why}")
+        return bool(count)
+
+
+def _target(r: _Report) -> None:
+    plan = r.plan
+    expr = selector("up", plan.matchers)
+    result = r.api.query(expr)
+    if not result:
+        r.add("target", expr, Status.MISSING, "no scrape target has these labels")
+    elif not any(float(s["value"][1]) == 1 for s in result):
+        r.add("target", expr, Status.WRONG, f"all {len(result)} targets are down")
+    else:
+        up = sum(float(s["value"][1]) == 1 for s in result)
+        r.add("target", expr, Status.OK, f"{up}/{len(result)} targets up")
+
+
+def _windows(plan: ServicePlan) -> list[tuple[str, int]]:
+    windows = [("rate window", RATE_WINDOW_MS)]
+    for slo in plan.slos:
+        for tier in slo.tiers:
+            windows.append((f"slo {slo.name} longWindow", tier.long_window_ms))
+            windows.append((f"slo {slo.name} shortWindow", tier.short_window_ms))
+    return windows
+
+
+def _scrape_interval(r: _Report) -> None:
+    plan = r.plan
+    subject = selector("up", plan.matchers)
+    intervals = []
+    for target in r.api.active_targets():
+        labels = target.get("labels") or {}
+        text = target.get("scrapeInterval")
+        if isinstance(labels, dict) and isinstance(text, str) and _matches(plan.matchers, labels):
+            try:
+                intervals.append(parse_duration_ms(text))
+            except ValueError:
+                continue
+    if not intervals:
+        r.add(
+            "scrape interval",
+            subject,
+            Status.WARNING,
+            "no active target reports scrapeInterval; windows checked against the spec's "
+            f"{format_duration_ms(plan.scrape_interval_ms)} only",
+        )
+        return
+    actual = max(intervals)
+    too_short = [
+        f"{name} {format_duration_ms(ms)}" for name, ms in _windows(plan) if ms < 4 * actual
+    ]
+    if too_short:
+        r.add(
+            "scrape interval",
+            subject,
+            Status.WRONG,
+            f"scraped every {format_duration_ms(actual)}: {', '.join(too_short)} shorter than "
+            f"4 × {format_duration_ms(actual)}; rate() needs at least 4 samples",
+        )
+    elif actual != plan.scrape_interval_ms:
+        r.add(
+            "scrape interval",
+            subject,
+            Status.WARNING,
+            f"scraped every {format_duration_ms(actual)} but spec.prometheus.scrapeInterval is "
+            f"{format_duration_ms(plan.scrape_interval_ms)}; set it to "
+            f"{format_duration_ms(actual)} so window checks use the real interval",
+        )
+    else:
+        r.add(
+            "scrape interval", subject, Status.OK, f"{format_duration_ms(actual)}, as the spec says"
+        )
+
+
+def _requests(r: _Report) -> None:
+    req = r.plan.requests
+    if not r.series(
+        "series",
+        req.name,
+        req.matchers,
+        Status.MISSING,
+        "request rates, error ratio and SLOs read it",
+    ):
+        return
+    for m in req.error_matchers:
+        labelled = Matcher(m.label, "!=", "")
+        r.series(
+            "series",
+            req.name,
+            [*req.matchers, labelled],
+            Status.WRONG,
+            f"no request series has label {m.label!r}, so error matcher {m.render()} can never match",
+        )
+    if req.failure_name:
+        r.series(
+            "series",
+            req.failure_name,
+            req.matchers,
+            Status.WARNING,
+            "the failure counter may only appear after the first failure",
+        )
+
+
+def _gauges(r: _Report) -> None:
+    plan = r.plan
+    for what, gauge in (
+        ("queue depth", plan.queue_depth),
+        ("running requests", plan.running_requests),
+        ("KV-cache usage", plan.kv_cache_usage),
+        ("prompt tokens", plan.prompt_tokens),
+        ("generation tokens", plan.generation_tokens),
+    ):
+        if gauge is not None:
+            r.series(
+                "series",
+                gauge.name,
+                gauge.matchers,
+                Status.MISSING,
+                f"{what} panels and alerts read it; fix spec.metrics or the selector",
+            )
+
+
+def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float]]:
+    """(where, bound in metric unit) of every bucket bound the rules select with ``le``."""
+    found = []
+    for i, slo in enumerate(plan.slos):
+        if slo.histogram is not None and slo.histogram.key == hist.key and slo.threshold_bound:
+            found.append((f"spec.slos[{i}].threshold", slo.threshold_bound))
+    slow = plan.alerts.get("slow_requests")
+    if slow is not None and slow.params.get("indicator") == hist.key and slow.params.get("bound"):
+        found.append(("spec.alerts.slowRequests.threshold", float(slow.params["bound"])))
+    return found
+
+
+def _histogram(r: _Report, hist: HistogramPlan) -> None:
+    plan = r.plan
+    if hist.native:
+        r.series("series", hist.metric, hist.matchers, Status.MISSING, "latency rules read it")
+        return
+    expr = selector(f"{hist.metric}_bucket", hist.matchers)
+    result = r.api.query(f"group by (le) ({expr})")
+    spellings = sorted({str(s["metric"].get("le", "")) for s in result}, key=_le_order)
+    if not spellings:
+        r.add("buckets", expr, Status.MISSING, "no bucket series; latency rules and SLOs read them")
+        return
+    server = [(t, v) for t in spellings if (v := _le_float(t)) is not None and not math.isinf(v)]
+    spec_only = [b for b in hist.buckets if not any(_same(b, v) for _, v in server)]
+    server_only = [t for t, v in server if not any(_same(b, v) for b in hist.buckets)]
+    listing = "le: " + ", ".join(spellings)
+    if spec_only:
+        r.add(
+            "buckets",
+            expr,
+            Status.WRONG,
+            f"spec buckets not on the server: {', '.join(decimal_str(b) for b in spec_only)}; {listing}",
+        )
+    elif server_only:
+        r.add(
+            "buckets",
+            expr,
+            Status.WARNING,
+            f"server has buckets the spec does not list: {', '.join(server_only)}; {listing}",
+        )
+    else:
+        r.add("buckets", expr, Status.OK, listing)
+    _spelling(r, expr, server)
+    by_value = dict((v, t) for t, v in server)
+    for where, bound in _thresholds(plan, hist):
+        stored = next((t for v, t in by_value.items() if _same(v, bound)), None)
+        seconds = decimal_str(bound * hist.seconds_per_unit)
+        if stored is None:
+            below = [v for v in by_value if v < bound]
+            above = [v for v in by_value if v > bound]
+            near = ", ".join(
+                f"{word} {decimal_str(v)}"
+                for word, v in (
+                    ("below", max(below, default=None)),
+                    ("above", min(above, default=None)),
+                )
+                if v is not None
+            )
+            r.add(
+                "threshold",
+                where,
+                Status.WRONG,
+                f"{seconds}s is not a bucket of {hist.metric} on the server (nearest: {near}); "
+                "the SLI would select nothing and the alert could never fire",
+            )
+            continue
+        matcher = le_matcher(bound, plan.le_version)
+        hit = (
+            stored == matcher.value
+            if matcher.op == "="
+            else re.fullmatch(matcher.value, stored) is not None
+        )
+        if hit:
+            r.add(
+                "threshold",
+                where,
+                Status.OK,
+                f"{seconds}s is bucket le={stored!r}; {matcher.render()} matches it",
+            )
+        else:
+            r.add(
+                "threshold",
+                where,
+                Status.WRONG,
+                f"the rules select {matcher.render()} but the server stores le={stored!r}; "
+                "set spec.prometheus.version: compat",
+            )
+
+
+def _spelling(r: _Report, expr: str, server: list[tuple[str, float]]) -> None:
+    """How whole-number bounds are spelled, and which ``prometheus.version`` fits."""
+    version = r.plan.le_version
+    mismatched = [t for t, v in server if t != prometheus3_le(v)]
+    style = (
+        "Prometheus 3 / client_python style (1.0, 1.8e+06)"
+        if not mismatched
+        else f"not Prometheus 3 style ({', '.join(mismatched[:3])})"
+    )
+    fits = "3 or compat" if not mismatched else "compat (or 2)"
+    if version == "3" and mismatched:
+        r.add(
+            "le spelling",
+            expr,
+            Status.WRONG,
+            f"{style}; spec.prometheus.version 3 matches le exactly as 1.0 — use {fits}",
+        )
+    else:
+        r.add(
+            "le spelling",
+            expr,
+            Status.OK,
+            f"{style}; prometheus.version {version} fits ({fits} would)",
+        )
+
+
+def _kubernetes(r: _Report) -> None:
+    plan = r.plan
+    memory = {"memory_headroom", "memory_exhaustion", "oom_killed"} & set(plan.alerts)
+    if not memory:
+        return
+    pods = plan.pod_matchers
+    r.series(
+        "kubernetes",
+        naming.CADVISOR_WORKING_SET,
+        pods,
+        Status.MISSING,
+        "cAdvisor (kubelet) is not scraped or deployment.name/container do not match",
+    )
+    if {"memory_headroom", "memory_exhaustion"} & memory:
+        has_fallback = plan.memory_limit_bytes is not None
+        r.series(
+            "kubernetes",
+            naming.KSM_LIMITS,
+            [*pods, Matcher("resource", "=", "memory")],
+            Status.WARNING if has_fallback else Status.MISSING,
+            "kube-state-metrics is not scraped"
+            + (
+                "; the rules fall back to spec.deployment.memoryLimit"
+                if has_fallback
+                else " and the spec has no deployment.memoryLimit"
+            ),
+        )
+    if "oom_killed" in memory:
+        r.series(
+            "kubernetes",
+            naming.KSM_RESTARTS,
+            pods,
+            Status.MISSING,
+            "kube-state-metrics is not scraped; ModelContainerOOMKilled reads it",
+        )
+        r.series(
+            "kubernetes",
+            naming.KSM_LAST_TERMINATED,
+            pods,
+            Status.WARNING,
+            "kube-state-metrics shows it only after a container terminated",
+        )
+
+
+def _gpu(r: _Report) -> None:
+    plan = r.plan
+    if not plan.gpu_exporter:
+        return
+    why = "the NVML sidecar is not scraped or its pod/container labels differ"
+    for metric in ("up", naming.GPU_EXPORTER_UP, naming.GPU_MEMORY_TOTAL, naming.GPU_MEMORY_FREE):
+        r.series("gpu", metric, plan.gpu_matchers, Status.MISSING, why)
+
+
+def verify_plan(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
+    """Run every check of the module docstring for ``plan``; one :class:`Row` each.
+
+    Raises:
+        ObsgenError: the server cannot be reached or answers errors (exit code 2).
+    """
+    report = _Report(plan, api)
+    _target(report)
+    _scrape_interval(report)
+    _requests(report)
+    _gauges(report)
+    for key in sorted(plan.histograms):
+        _histogram(report, plan.histograms[key])
+    _kubernetes(report)
+    _gpu(report)
+    return report.rows
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    """Rows as an aligned text table with a header (``SERVICE CHECK STATUS SUBJECT DETAIL``)."""
+    header = ("SERVICE", "CHECK", "STATUS", "SUBJECT", "DETAIL")
+    cells = [header, *((r.service, r.check, r.status.value, r.subject, r.detail) for r in rows)]
+    widths = [max(len(c[i]) for c in cells) for i in range(4)]
+    lines = ["  ".join([*(c[i].ljust(widths[i]) for i in range(4)), c[4]]).rstrip() for c in cells]
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""The end-to-end environment: services under test, their plans and fake targets.
+
+Kept out of ``conftest.py`` so test modules import it by a unique name.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from e2e_fakes import FakeGpuSidecar, FakeModelServer
+from e2e_prometheus import PrometheusServer, ScrapeJob
+
+from generator.plan import ServicePlan, resolve
+from generator.spec import parse_spec
+
+SPECS = Path(__file__).resolve().parent / "specs"
+MODEL_SPEC = SPECS / "model.yaml"
+BURN_SPEC = SPECS / "burn.yaml"
+
+
+def spec_data(path: Path, name: str | None = None) -> dict[str, Any]:
+    """The spec at ``path`` as data; with ``name``, renamed to service ``name`` (its job and
+    deployment too), so one base spec gives one independent service per scenario."""
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if name is not None:
+        data["metadata"]["name"] = name
+        data["spec"]["selector"]["job"] = name
+        data["spec"]["deployment"]["name"] = name
+    return data
+
+
+def plan_of(data: dict[str, Any], source: str) -> ServicePlan:
+    """Validate and resolve spec data (raises ObsgenError on a bad spec)."""
+    return resolve(parse_spec(data, source), source)
+
+
+@dataclass
+class Service:
+    """One service under test: its plan and fake targets."""
+
+    name: str
+    plan: ServicePlan
+    spec: dict[str, Any]
+    model: FakeModelServer
+    gpu: FakeGpuSidecar | None
+    pod: str
+
+
+@dataclass
+class Env:
+    """What the tests see: Prometheus, the services, rendered outputs, scenario outcomes."""
+
+    prometheus: PrometheusServer
+    services: dict[str, Service]
+    outputs: dict[str, str]
+    workdir: Path
+    results: dict[str, Future[None]] = field(default_factory=dict)
+    stopping: bool = False
+
+    def result(self, scenario: str, timeout_s: float = 120) -> None:
+        """Wait for ``scenario`` and re-raise its failure in the calling test."""
+        self.results[scenario].result(timeout=timeout_s)
+
+
+# scenario name -> spec file; the services of the suite.
+SERVICES: dict[str, Path] = {
+    "healthy": MODEL_SPEC,
+    "latency": MODEL_SPEC,
+    "errors": MODEL_SPEC,
+    "queue": MODEL_SPEC,
+    "gpu-memory": MODEL_SPEC,
+    "exporter-down": MODEL_SPEC,
+    "target-down": MODEL_SPEC,
+    "burn": BURN_SPEC,
+    "dashboard": MODEL_SPEC,
+}
+
+
+def make_service(scenario: str, spec_file: Path) -> Service:
+    name = f"e2e-{scenario}"
+    data = spec_data(spec_file, name)
+    plan = plan_of(data, f"{spec_file.name} as {name}")
+    latency = plan.histograms["requestDuration"]
+    assert plan.queue_depth is not None
+    pod = f"{plan.deployment_name}-6d9f7c8b5-x2k9q"
+    model = FakeModelServer(
+        metric=latency.metric,
+        buckets=[b * latency.seconds_per_unit for b in latency.buckets],
+        queue_metric=plan.queue_depth.name,
+        namespace=plan.namespace or "e2e",
+        pod=pod,
+        container=plan.container,
+        memory_limit_bytes=plan.memory_limit_bytes or 2**30,
+    )
+    gpu = FakeGpuSidecar() if plan.gpu_exporter else None
+    return Service(name, plan, data, model, gpu, pod)
+
+
+def scrape_jobs(service: Service) -> list[ScrapeJob]:
+    namespace = service.plan.namespace or "e2e"
+    jobs = [
+        ScrapeJob(
+            service.name,
+            service.model.port,
+            {"namespace": namespace, "pod": service.pod, "container": service.plan.container},
+        ),
+        # cAdvisor / kube-state-metrics carry their own namespace/pod/container labels.
+        ScrapeJob(f"{service.name}-kube", service.model.kube_port, honor_labels=True),
+    ]
+    if service.gpu is not None:
+        jobs.append(
+            ScrapeJob(
+                f"{service.name}-gpu",
+                service.gpu.port,
+                {"namespace": namespace, "pod": service.pod, "container": "nvml-exporter"},
+            )
+        )
+    return jobs

@@ -1,0 +1,200 @@
+"""A real Prometheus server for the end-to-end suite, and bounded polling of its HTTP API.
+
+:class:`PrometheusServer` runs Debian's ``prometheus`` binary on 127.0.0.1 with a free port,
+a temporary TSDB, scrape and evaluation interval 1 s, and the rule files it is given.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import requests
+import yaml
+
+T = TypeVar("T")
+
+POLL_S = 0.5
+"""Seconds between two polls of the HTTP API."""
+
+
+def find_prometheus() -> str | None:
+    """Path of the ``prometheus`` binary (``/usr/bin/prometheus`` or on PATH), or None."""
+    if Path("/usr/bin/prometheus").is_file():
+        return "/usr/bin/prometheus"
+    return shutil.which("prometheus")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ScrapeJob:
+    """One static scrape job: ``job_name`` becomes the ``job`` label; ``labels`` are target
+    labels (``namespace``, ``pod``, ``container``, as Kubernetes discovery would add)."""
+
+    name: str
+    port: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+    honor_labels: bool = False
+
+
+def config(jobs: Sequence[ScrapeJob], rule_files: Sequence[Path]) -> dict[str, Any]:
+    """The ``prometheus.yml`` document: 1 s scrape and evaluation, one job per target."""
+    return {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(p) for p in rule_files],
+        "scrape_configs": [
+            {
+                "job_name": job.name,
+                "honor_labels": job.honor_labels,
+                "static_configs": [
+                    {"targets": [f"127.0.0.1:{job.port}"], "labels": dict(job.labels)}
+                ],
+            }
+            for job in jobs
+        ],
+    }
+
+
+class PrometheusServer:
+    """A running ``prometheus`` process; use :meth:`start` then :meth:`stop` (idempotent).
+
+    Args:
+        binary: path of the ``prometheus`` binary.
+        workdir: a private temporary folder (config, TSDB, log) the caller removes.
+    """
+
+    def __init__(self, binary: str, workdir: Path) -> None:
+        self.binary = binary
+        self.workdir = workdir
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self.session = requests.Session()
+
+    @property
+    def url(self) -> str:
+        """Base URL, ``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        """The server's log so far (for failure messages)."""
+        path = self.workdir / "prometheus.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def start(self, jobs: Sequence[ScrapeJob], rule_files: Sequence[Path]) -> None:
+        """Write the config and start the server; return once it is ready.
+
+        Raises:
+            RuntimeError: the server exited or did not become ready within 30 s.
+        """
+        config_path = self.workdir / "prometheus.yml"
+        config_path.write_text(yaml.safe_dump(config(jobs, rule_files)), encoding="utf-8")
+        for _attempt in range(3):  # the free port may be taken between probe and bind
+            self.port = free_port()
+            log = (self.workdir / "prometheus.log").open("wb")
+            self.process = subprocess.Popen(
+                [
+                    self.binary,
+                    f"--config.file={config_path}",
+                    f"--storage.tsdb.path={self.workdir / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{self.port}",
+                    "--log.level=warn",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+            log.close()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    if self.session.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
+                        return
+                except requests.RequestException:
+                    pass
+                time.sleep(0.1)
+            if self.process.poll() is None:
+                break
+            if "address already in use" not in self.log():
+                break
+        self.stop()
+        raise RuntimeError(f"prometheus did not become ready:\n{self.log()[-3000:]}")
+
+    def stop(self) -> None:
+        """Terminate the server (SIGTERM, then SIGKILL after 10 s); idempotent."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self.process = None
+        self.session.close()
+
+    # -- HTTP API ----------------------------------------------------------------------------
+
+    def api(self, path: str, **params: str) -> Any:
+        """GET ``/api/v1/<path>`` and return ``data``.
+
+        Raises:
+            AssertionError: the API answered with an error.
+        """
+        response = self.session.get(f"{self.url}/api/v1/{path}", params=params, timeout=5)
+        body = response.json()
+        assert body.get("status") == "success", f"{path} {params}: {body}"
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """Instant query; returns the result vector (empty list for no data)."""
+        data = self.api("query", query=expr)
+        result = data["result"]
+        return result if data["resultType"] in ("vector", "matrix") else [result]
+
+    def alerts(self, service: str) -> list[dict[str, Any]]:
+        """Pending and firing alerts of ``service`` (by its ``service`` label)."""
+        return [a for a in self.api("alerts")["alerts"] if a["labels"].get("service") == service]
+
+    def alert_states(self, service: str) -> dict[str, set[str]]:
+        """``{alertname: {state, …}}`` of ``service``'s active alerts."""
+        states: dict[str, set[str]] = {}
+        for alert in self.alerts(service):
+            states.setdefault(alert["labels"]["alertname"], set()).add(alert["state"])
+        return states
+
+
+def wait_for(
+    what: str,
+    probe: Callable[[], T],
+    done: Callable[[T], bool],
+    timeout_s: float,
+    stop: Callable[[], bool] = lambda: False,
+) -> T:
+    """Poll ``probe`` every :data:`POLL_S` s until ``done(result)``; return that result.
+
+    Raises:
+        AssertionError: not done within ``timeout_s`` seconds (or ``stop()`` became true);
+            the message names ``what`` and the last result seen.
+    """
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        last = probe()
+        if done(last):
+            return last
+        if time.monotonic() > deadline or stop():
+            raise AssertionError(
+                f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last}"
+            )
+        time.sleep(POLL_S)
