@@ -18,7 +18,9 @@ prometheus:
 render: $(STAMP) prometheus
 	$(BIN)/obsgen render
 
+# Golden files: every rendered output, plus the exporter's exposition from the fake backend.
 golden: render
+	$(BIN)/python -m nvml_exporter.fake > tests/exporter/golden/fake_8gpu.prom
 
 check: $(STAMP) prometheus
 	$(BIN)/obsgen render --check

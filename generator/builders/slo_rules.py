@@ -76,7 +76,8 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         else:
             w = naming.window(window_ms)
             good_w, total_w = f"sum_over_time({good_sel}[{w}])", f"sum_over_time({total_sel}[{w}])"
-        expr = f"({total_w} - {good_w}) / ({total_w} > 0) or 0 * {total_w}"
+        # 0 at zero traffic, but nothing (not a healthy 0) when the good series is missing.
+        expr = f"({total_w} - {good_w}) / ({total_w} > 0) or {total_w} == 0"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
     budget = decimal_str(s.error_budget)

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
-from e2e_prometheus import PrometheusServer, find_prometheus
+from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
+from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
 
 from generator import naming
 from generator.render import build_outputs
@@ -35,7 +35,7 @@ def e2e() -> Iterator[Env]:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
-    from e2e_scenarios import SCENARIOS
+    from tests.e2e.e2e_scenarios import SCENARIOS
 
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="obsgen-e2e-")))

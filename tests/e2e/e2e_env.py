@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from e2e_fakes import FakeGpuSidecar, FakeModelServer
-from e2e_prometheus import PrometheusServer, ScrapeJob
+from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
+from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec

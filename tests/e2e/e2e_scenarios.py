@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from e2e_prometheus import wait_for
+from tests.e2e.e2e_prometheus import wait_for
 
 from generator import naming
 from generator.render import build_outputs
 
 if TYPE_CHECKING:
-    from e2e_env import Env, Service
+    from tests.e2e.e2e_env import Env, Service
 
 WARM_UP_S = 40
 """Bound in seconds for a service's first recorded rate (Prometheus start + 2 scrapes + eval)."""

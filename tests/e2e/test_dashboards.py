@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from e2e_env import Env
-from e2e_scenarios import dashboard_queries
+from tests.e2e.e2e_env import Env
+from tests.e2e.e2e_scenarios import dashboard_queries
 
 pytestmark = pytest.mark.e2e
 

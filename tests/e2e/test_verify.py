@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_env import MODEL_SPEC, Env, spec_data
-from e2e_prometheus import free_port
+from tests.e2e.e2e_env import MODEL_SPEC, Env, spec_data
+from tests.e2e.e2e_prometheus import free_port
 
 from generator.cli import main
 
