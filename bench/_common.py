@@ -177,10 +177,3 @@ class Prometheus:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def peak_rss_children_mib() -> float:
-    """Peak resident set size (MiB) of the largest waited-for child process so far (Linux)."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
