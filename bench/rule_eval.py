@@ -1,0 +1,652 @@
+"""Rule evaluation cost: obsgen's SLO rules against rules of the usual shape, in one Prometheus.
+
+What it does, per case (``--pods N``):
+
+1. Writes 3 days (``--days``) of history at 30 s, ending at the start of the run ("now"), as
+   OpenMetrics: for each of N pods a 12-bucket latency histogram (``_bucket`` + ``_count``) and
+   a request counter with ``status="2xx"|"5xx"``. The scenario: a steady 1.5 % of requests
+   slower than the 2.5 s SLO threshold, 0.01 % errors, then an error burst of 5 % for the last
+   70 minutes (still going on). Turned into TSDB blocks with
+   ``promtool tsdb create-blocks-from openmetrics``.
+2. A tiny exporter on 127.0.0.1 continues the same counters live, so short windows (5m) keep
+   real data while the bench runs; Prometheus scrapes it every 30 s.
+3. Renders obsgen's rules for an equivalent spec through the generator API, and writes rules
+   of the usual shape: every window's error ratio from raw counters
+   (``sum(rate(bad[w])) / sum(rate(total[w]))`` for 5m … 3d) and the 30-day SLI as the time
+   average of the recorded 5m ratio (``sum_over_time / count_over_time``).
+4. Both rule sets have recorded 5m series that longer windows read (obsgen: 5m good/total event
+   rates; usual: the 5m error ratio). Live rules only write them from now on, so both are
+   backfilled over the whole history with ``promtool tsdb create-blocks-from rules`` against
+   a first Prometheus run over the raw blocks. The 3d and 30d windows then read 3 days of data
+   in both rule sets.
+5. Restarts Prometheus on raw + backfilled blocks, waits for its startup compaction of the
+   overlapping blocks to finish, then loads both rule files at once (evaluation interval
+   ``--interval``) and reads ``prometheus_rule_group_last_duration_seconds`` from its
+   ``/metrics`` after every evaluation until each group has ``--samples`` evaluations (the
+   first one, cold, is dropped).
+6. Compares the firing ``ErrorBudgetBurn`` tiers of both rule sets with the expected ones, and
+   the error ratios they record per window.
+
+Prints markdown tables and the command that produced them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import Prometheus, command_line, machine, markdown_table
+
+from generator import naming
+from generator.builders.rulefile import rule_file
+from generator.plan import ServicePlan, resolve
+from generator.spec import load_spec
+from generator.units import decimal_str, format_duration_ms
+
+STEP_S = 30
+JOB = "llm-api"
+NAMESPACE = "bench"
+INSTANCE = "bench"
+HISTOGRAM = "http_request_duration_seconds"
+REQUESTS = "http_requests_total"
+THRESHOLD = 2.5  # latency SLO threshold, seconds (a bucket bound)
+# Cumulative share of requests at or below each bound (slow share s applied above THRESHOLD).
+BOUNDS = (0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120)
+SLOW_SHARE = 0.015  # requests slower than THRESHOLD, whole history
+ERROR_BASE = 0.0001  # 5xx share before the burst
+ERROR_BURST = 0.05  # 5xx share during the burst
+BURST_S = 70 * 60  # the burst started this long before "now" and is still going on
+
+SPEC = f"""\
+apiVersion: obsgen/v1alpha1
+kind: ModelService
+metadata: {{name: {JOB}, team: bench}}
+spec:
+  server: openai-http
+  selector: {{namespace: {NAMESPACE}, job: {JOB}}}
+  prometheus: {{version: "2", scrapeInterval: 30s}}
+  metrics:
+    requestDuration:
+      name: {HISTOGRAM}
+      buckets: [{", ".join(map(str, BOUNDS))}]
+    requests:
+      name: {REQUESTS}
+      errorMatchers: {{status: "5.."}}
+  slos:
+    - {{name: availability, objective: 99.9, window: 30d}}
+    - {{name: latency, indicator: requestDuration, threshold: 2500ms, objective: 99, window: 30d}}
+  deployment: {{name: {JOB}, container: server}}
+"""
+
+USUAL_PREFIX = "usual"
+USUAL_ALERT = "UsualErrorBudgetBurn"
+
+
+def cumulative_share(bound: float) -> float:
+    """Share (0–1) of requests with latency ≤ ``bound`` seconds in the scenario."""
+    below = {0.1: 0.05, 0.25: 0.2, 0.5: 0.45, 1: 0.75}
+    above = {5: 0.5, 10: 0.2, 20: 0.05, 30: 0.01, 60: 0.001, 120: 0.0}
+    if bound == THRESHOLD:
+        return 1 - SLOW_SHARE
+    if bound in below:
+        return below[bound]
+    return 1 - SLOW_SHARE * above[bound]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The synthetic service: counters as exact functions of time (seconds since epoch)."""
+
+    pods: int
+    origin: int  # counters are 0 here (start of history)
+    now: int  # end of history, start of the live tail
+    burst_start: int
+
+    def pod_rate(self, pod: int) -> float:
+        """Requests per second of one pod (0.8–1.4, varies by pod)."""
+        return 0.8 + (pod % 7) * 0.1
+
+    def totals(self, t: float) -> tuple[float, float]:
+        """(requests, errors) per unit of pod rate from ``origin`` to ``t``."""
+        elapsed = t - self.origin
+        before = min(t, self.burst_start) - self.origin
+        during = max(0.0, t - self.burst_start)
+        return elapsed, ERROR_BASE * before + ERROR_BURST * during
+
+    def series(self, pod: int) -> Iterator[tuple[str, float, float]]:
+        """(series text, multiplier of total requests, multiplier of errors) for one pod."""
+        base = f'instance="{INSTANCE}",job="{JOB}",namespace="{NAMESPACE}",pod="{JOB}-{pod:04d}"'
+        for bound in (*BOUNDS, math.inf):
+            le = "+Inf" if bound == math.inf else str(bound)
+            share = 1.0 if bound == math.inf else cumulative_share(bound)
+            yield f'{HISTOGRAM}_bucket{{{base},le="{le}"}}', share, 0.0
+        yield f"{HISTOGRAM}_count{{{base}}}", 1.0, 0.0
+        yield f'{REQUESTS}{{{base},status="2xx"}}', 1.0, -1.0
+        yield f'{REQUESTS}{{{base},status="5xx"}}', 0.0, 1.0
+
+    def exposition(self, t: float) -> str:
+        """Prometheus text exposition of every series at time ``t`` (the live tail)."""
+        total, errors = self.totals(t)
+        lines = []
+        for pod in range(self.pods):
+            rate = self.pod_rate(pod)
+            for name, k_total, k_err in self.series(pod):
+                lines.append(f"{name} {(k_total * total + k_err * errors) * rate:.4f}\n")
+        return "".join(lines)
+
+
+def write_history(scenario: Scenario, path: Path) -> int:
+    """Write the OpenMetrics history file; return the number of samples."""
+    stamps = range(scenario.origin, scenario.now + 1, STEP_S)
+    totals = [scenario.totals(t) for t in stamps]
+    count = 0
+    with path.open("w", encoding="ascii") as out:
+        for pod in range(scenario.pods):
+            rate = scenario.pod_rate(pod)
+            for name, k_total, k_err in scenario.series(pod):
+                out.write(
+                    "".join(
+                        f"{name} {(k_total * tot + k_err * err) * rate:.4f} {t}\n"
+                        for t, (tot, err) in zip(stamps, totals, strict=True)
+                    )
+                )
+                count += len(stamps)
+        out.write("# EOF\n")
+    return count
+
+
+def serve_tail(scenario: Scenario) -> ThreadingHTTPServer:
+    """Start the live-tail exporter on 127.0.0.1:<ephemeral>; stop it with ``shutdown()``."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = scenario.exposition(time.time()).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def obsgen_rules(work: Path) -> tuple[ServicePlan, dict[str, Any]]:
+    """Resolve the bench spec and build obsgen's rule file document through the generator API."""
+    spec_path = work / f"{JOB}.yaml"
+    spec_path.write_text(SPEC, encoding="utf-8")
+    plan = resolve(load_spec(spec_path, spec_path.name), spec_path.name)
+    return plan, rule_file(plan)
+
+
+def _raw(metric: str, window: str, extra: str = "") -> str:
+    selector = f'job="{JOB}",namespace="{NAMESPACE}"{extra}'
+    return f"sum by (namespace) (rate({metric}{{{selector}}}[{window}]))"
+
+
+def usual_rules(plan: ServicePlan) -> dict[str, Any]:
+    """Rules of the usual shape for the same SLOs and burn-rate tiers as ``plan``.
+
+    Written from the public description of that shape: per SLO, one recorded error ratio per
+    window, each computed from raw counters over that window; the SLO-window SLI as the time
+    average of the 5m ratio; one alert per tier comparing the long and short window ratios with
+    ``factor × budget``.
+    """
+    groups = []
+    for s in plan.slos:
+        windows = sorted(
+            {300_000, *(t.long_window_ms for t in s.tiers), *(t.short_window_ms for t in s.tiers)}
+        )
+        rules: list[dict[str, Any]] = []
+        labels = {"slo": s.name}
+        for ms in windows:
+            w = format_duration_ms(ms)
+            total = _raw(REQUESTS if s.kind == "availability" else f"{HISTOGRAM}_count", w)
+            if s.kind == "availability":
+                bad = _raw(REQUESTS, w, ',status=~"5.."')
+                expr = f"{bad} / {total}"
+            else:
+                good = _raw(f"{HISTOGRAM}_bucket", w, f',le="{THRESHOLD}"')
+                expr = f"({total} - {good}) / {total}"
+            rules.append(
+                {
+                    "record": f"{USUAL_PREFIX}:slo_sli_error:ratio_rate{w}",
+                    "expr": expr,
+                    "labels": labels,
+                }
+            )
+        ratio5m = f'{USUAL_PREFIX}:slo_sli_error:ratio_rate5m{{slo="{s.name}"}}'
+        w = format_duration_ms(s.window_ms)
+        budget = decimal_str(s.error_budget)
+        rules += [
+            {
+                "record": f"{USUAL_PREFIX}:slo_sli_error:ratio_rate{w}",
+                "expr": f"sum_over_time({ratio5m}[{w}]) / count_over_time({ratio5m}[{w}])",
+                "labels": labels,
+            },
+            {
+                "record": f"{USUAL_PREFIX}:slo_error_budget_remaining:ratio",
+                "expr": f'1 - {USUAL_PREFIX}:slo_sli_error:ratio_rate{w}{{slo="{s.name}"}} / {budget}',
+                "labels": labels,
+            },
+        ]
+        for tier in s.tiers:
+            long_w = format_duration_ms(tier.long_window_ms)
+            short_w = format_duration_ms(tier.short_window_ms)
+            threshold = decimal_str(tier.threshold)
+            rules.append(
+                {
+                    "alert": USUAL_ALERT,
+                    "expr": (
+                        f'{USUAL_PREFIX}:slo_sli_error:ratio_rate{long_w}{{slo="{s.name}"}} > {threshold}\n'
+                        f'and {USUAL_PREFIX}:slo_sli_error:ratio_rate{short_w}{{slo="{s.name}"}} > {threshold}'
+                    ),
+                    "labels": {
+                        "slo": s.name,
+                        "long_window": long_w,
+                        "short_window": short_w,
+                        "burn_rate": decimal_str(tier.factor),
+                        "severity": tier.severity,
+                    },
+                }
+            )
+        groups.append({"name": f"{USUAL_PREFIX}.slo.{s.name}", "rules": rules})
+    return {"groups": groups}
+
+
+def backfill_rules(
+    plan: ServicePlan, obsgen: dict[str, Any], usual: dict[str, Any]
+) -> dict[str, Any]:
+    """The recorded 5m series that longer windows read, from both rule sets, for backfilling."""
+    base = {
+        naming.record(plan.group_by, naming.SLI_GOOD, "rate5m"),
+        naming.record(plan.group_by, naming.SLI_TOTAL, "rate5m"),
+        f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m",
+    }
+    groups = []
+    for doc in (obsgen, usual):
+        for g in doc["groups"]:
+            picked = [r for r in g["rules"] if r.get("record") in base]
+            if picked:
+                groups.append({"name": f"backfill.{g['name']}", "rules": picked})
+    return {"groups": groups}
+
+
+def prometheus_config(tail_port: int, rule_files: list[Path], interval_s: int) -> str:
+    """Configuration: scrape the live tail every 30 s, evaluate ``rule_files`` every interval."""
+    config = {
+        "global": {"scrape_interval": f"{STEP_S}s", "evaluation_interval": f"{interval_s}s"},
+        "rule_files": [str(p) for p in rule_files],
+        "scrape_configs": [
+            {
+                "job_name": JOB,
+                "honor_labels": True,
+                "static_configs": [
+                    {
+                        "targets": [f"127.0.0.1:{tail_port}"],
+                        "labels": {"instance": INSTANCE, "namespace": NAMESPACE},
+                    }
+                ],
+            }
+        ],
+    }
+    return yaml.safe_dump(config, sort_keys=True)
+
+
+def run_checked(args: list[str], what: str) -> str:
+    """Run a command; return its output or raise ``RuntimeError`` with it."""
+    proc = subprocess.run(args, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout + proc.stderr
+
+
+def wait_for_compaction(prom: Prometheus, timeout_s: float) -> float:
+    """Wait until the startup compaction of overlapping blocks is done; return seconds waited.
+
+    Prometheus merges overlapping blocks (raw + backfilled) about a minute after start; rule
+    timings taken during that merge would measure the compaction, not the rules.
+    """
+    start = time.monotonic()
+    pattern = re.compile(r"^prometheus_tsdb_blocks_loaded (\S+)$", re.M)
+    first = None
+    while time.monotonic() - start < timeout_s:
+        match = pattern.search(prom.metrics_text())
+        loaded = float(match.group(1)) if match else 0.0
+        if first is None:
+            first = loaded
+        if loaded <= 1 or loaded < first:
+            return time.monotonic() - start
+        time.sleep(2)
+    return time.monotonic() - start
+
+
+_DURATION = re.compile(
+    r"^prometheus_rule_group_last_(duration_seconds|evaluation_timestamp_seconds)"
+    r'\{rule_group="([^"]+)"\} (\S+)$',
+    re.M,
+)
+
+
+def collect_durations(prom: Prometheus, samples: int, timeout_s: float) -> dict[str, list[float]]:
+    """Per rule group (``file;group``), ``last_duration_seconds`` of each evaluation seen.
+
+    Polls ``/metrics`` every second; one value per distinct evaluation timestamp; the first
+    (cold) evaluation of each group is dropped. Stops when every group has ``samples`` values
+    or after ``timeout_s``.
+    """
+    seen: dict[str, dict[float, float]] = {}
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        durations: dict[str, float] = {}
+        stamps: dict[str, float] = {}
+        for kind, group, value in _DURATION.findall(prom.metrics_text()):
+            (durations if kind == "duration_seconds" else stamps)[group] = float(value)
+        for group, stamp in stamps.items():
+            if stamp > 0 and group in durations:
+                seen.setdefault(group, {})[stamp] = durations[group]
+        if seen and all(len(v) > samples for v in seen.values()):
+            break
+        time.sleep(1)
+    return {g: [v[k] for k in sorted(v)][1:] for g, v in seen.items()}
+
+
+def firing_tiers(prom: Prometheus, alert: str) -> set[tuple[str, str, str]]:
+    """(slo, long_window, short_window) of every firing ``alert``."""
+    found = set()
+    for a in prom.api("alerts")["alerts"]:
+        labels = a["labels"]
+        if labels.get("alertname") == alert and a["state"] == "firing":
+            found.add((labels["slo"], labels["long_window"], labels["short_window"]))
+    return found
+
+
+def expected_tiers(plan: ServicePlan, scenario: Scenario) -> set[tuple[str, str, str]]:
+    """The tiers that must fire at the end of the run, from the scenario's exact error ratios."""
+
+    def ratio(kind: str, window_ms: int) -> float:
+        if kind == "latency":
+            return SLOW_SHARE
+        end = time.time()
+        t0 = end - window_ms / 1000
+        total = scenario.totals(end)[0] - scenario.totals(t0)[0]
+        return (scenario.totals(end)[1] - scenario.totals(t0)[1]) / total
+
+    found = set()
+    for s in plan.slos:
+        for tier in s.tiers:
+            threshold = float(tier.threshold)
+            if (
+                ratio(s.kind, tier.long_window_ms) > threshold
+                and ratio(s.kind, tier.short_window_ms) > threshold
+            ):
+                found.add(
+                    (
+                        s.name,
+                        format_duration_ms(tier.long_window_ms),
+                        format_duration_ms(tier.short_window_ms),
+                    )
+                )
+    return found
+
+
+def scalar(prom: Prometheus, query: str) -> str:
+    """The single value of an instant query, as text (``-`` when empty)."""
+    result = prom.api("query", query=query)["result"]
+    return f"{float(result[0]['value'][1]):.5f}" if result else "-"
+
+
+def run_case(pods: int, days: float, samples: int, interval_s: int, keep: bool) -> dict[str, Any]:
+    """Run one case end to end; return timings, per-group durations and the alert comparison."""
+    work = Path(tempfile.mkdtemp(prefix=f"obsgen-bench-rules-{pods}-"))
+    timings: dict[str, float] = {}
+    tail = None
+    try:
+        now = int(time.time()) // STEP_S * STEP_S
+        origin = now - int(days * 86400)
+        scenario = Scenario(pods, origin, now, now - BURST_S)
+        plan, obsgen = obsgen_rules(work)
+        usual = usual_rules(plan)
+        obsgen_path, usual_path = work / "obsgen.rules.yaml", work / "usual.rules.yaml"
+        backfill_path = work / "backfill.rules.yaml"
+        obsgen_path.write_text(yaml.safe_dump(obsgen, sort_keys=False), encoding="utf-8")
+        usual_path.write_text(yaml.safe_dump(usual, sort_keys=False), encoding="utf-8")
+        backfill_path.write_text(
+            yaml.safe_dump(backfill_rules(plan, obsgen, usual), sort_keys=False), encoding="utf-8"
+        )
+        run_checked(["promtool", "check", "rules", str(usual_path)], "promtool check rules")
+
+        clock = time.monotonic()
+        om = work / "history.om"
+        n_samples = write_history(scenario, om)
+        timings["write OpenMetrics"] = time.monotonic() - clock
+        clock = time.monotonic()
+        data = work / "data"
+        # 162h blocks: one block for the whole history instead of one per 2h (hidden flag).
+        run_checked(
+            [
+                "promtool",
+                "tsdb",
+                "create-blocks-from",
+                "openmetrics",
+                "-q",
+                "--max-block-duration=162h",
+                str(om),
+                str(data),
+            ],
+            "create-blocks-from openmetrics",
+        )
+        om.unlink()
+        timings["create-blocks-from openmetrics"] = time.monotonic() - clock
+
+        tail = serve_tail(scenario)
+        config = work / "prometheus.yml"
+        config.write_text(prometheus_config(tail.server_address[1], [], interval_s))
+        log = work / "prometheus.log"
+        clock = time.monotonic()
+        with Prometheus(config, data, log) as prom:
+            backfill_dir = work / "backfill"
+            run_checked(
+                [
+                    "promtool",
+                    "tsdb",
+                    "create-blocks-from",
+                    "rules",
+                    "-q",
+                    f"--url={prom.url}",
+                    f"--start={origin}",
+                    f"--end={now}",
+                    f"--eval-interval={STEP_S}s",
+                    f"--output-dir={backfill_dir}",
+                    str(backfill_path),
+                ],
+                "create-blocks-from rules",
+            )
+        for block in backfill_dir.iterdir():
+            shutil.move(str(block), data / block.name)
+        timings["create-blocks-from rules (backfill)"] = time.monotonic() - clock
+
+        with Prometheus(config, data, log) as prom:
+            clock = time.monotonic()
+            wait_for_compaction(prom, timeout_s=150)
+            timings["startup compaction wait"] = time.monotonic() - clock
+            config.write_text(
+                prometheus_config(tail.server_address[1], [obsgen_path, usual_path], interval_s)
+            )
+            prom.reload()
+            clock = time.monotonic()
+            durations = collect_durations(
+                prom, samples, timeout_s=max(240, samples * interval_s * 4)
+            )
+            timings["rule evaluations"] = time.monotonic() - clock
+            obsgen_fired = firing_tiers(prom, naming.ALERT_ERROR_BUDGET_BURN)
+            usual_fired = firing_tiers(prom, USUAL_ALERT)
+            ratios = []
+            for s in plan.slos:
+                for ms in (300_000, 3_600_000, 21_600_000, 86_400_000, 259_200_000, s.window_ms):
+                    w = format_duration_ms(ms)
+                    ours = naming.record(plan.group_by, naming.SLI_ERROR, f"ratio_rate{w}")
+                    ratios.append(
+                        (
+                            s.name,
+                            w,
+                            scalar(prom, f'{ours}{{slo="{s.name}"}}'),
+                            scalar(
+                                prom,
+                                f'{USUAL_PREFIX}:slo_sli_error:ratio_rate{w}{{slo="{s.name}"}}',
+                            ),
+                        )
+                    )
+        return {
+            "pods": pods,
+            "days": days,
+            "series": pods * (len(BOUNDS) + 4),
+            "samples": n_samples,
+            "timings": timings,
+            "durations": durations,
+            "obsgen_fired": sorted(obsgen_fired),
+            "usual_fired": sorted(usual_fired),
+            "expected": sorted(expected_tiers(plan, scenario)),
+            "ratios": ratios,
+            "work": str(work),
+        }
+    finally:
+        if tail is not None:
+            tail.shutdown()
+        if not keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _group_name(key: str) -> str:
+    return key.split(";", 1)[1]
+
+
+def report(case: dict[str, Any], interval_s: int) -> str:
+    """Markdown for one case: per-group medians, obsgen/usual ratio, alert decisions, ratios."""
+    durations: dict[str, list[float]] = case["durations"]
+    by_group = {_group_name(k): v for k, v in durations.items()}
+    rows = []
+    for name in sorted(by_group):
+        values = by_group[name]
+        rows.append(
+            (
+                name,
+                len(values),
+                f"{statistics.median(values) * 1000:.2f}",
+                f"{min(values) * 1000:.2f}–{max(values) * 1000:.2f}",
+            )
+        )
+    out = [
+        f"### {case['pods']} pods × {case['days']:g} days at {STEP_S}s "
+        f"({case['series']} raw series, {case['samples']:,} raw samples)",
+        "",
+        markdown_table(
+            ["rule group", "evaluations", "median last_duration (ms)", "min–max (ms)"], rows
+        ),
+        "",
+    ]
+    compare = []
+    total_obsgen = total_usual = 0.0
+    for s in ("availability", "latency"):
+        ours = by_group.get(f"obsgen.{JOB}.slo.{s}")
+        theirs = by_group.get(f"{USUAL_PREFIX}.slo.{s}")
+        if ours and theirs:
+            mo, mu = statistics.median(ours), statistics.median(theirs)
+            total_obsgen += mo
+            total_usual += mu
+            compare.append((s, f"{mo * 1000:.2f}", f"{mu * 1000:.2f}", f"{mo / mu:.3f}"))
+    if total_usual:
+        compare.append(
+            (
+                "**both SLOs**",
+                f"{total_obsgen * 1000:.2f}",
+                f"{total_usual * 1000:.2f}",
+                f"**{total_obsgen / total_usual:.3f}**",
+            )
+        )
+    out += [
+        markdown_table(["SLO group", "obsgen (ms)", "usual shape (ms)", "obsgen / usual"], compare),
+        "",
+        "Alert decisions at the end of the run (`slo`, long window, short window of each firing "
+        "burn-rate tier):",
+        "",
+        markdown_table(
+            ["rule set", "firing tiers"],
+            [
+                ("expected from the scenario", _tiers(case["expected"])),
+                ("obsgen `ErrorBudgetBurn`", _tiers(case["obsgen_fired"])),
+                (f"usual shape `{USUAL_ALERT}`", _tiers(case["usual_fired"])),
+            ],
+        ),
+        "",
+        "Recorded error ratios at the end of the run (30d: obsgen is traffic-weighted, the usual "
+        "shape is a time average of 5m ratios; both read 3 days of history here):",
+        "",
+        markdown_table(["slo", "window", "obsgen", "usual shape"], case["ratios"]),
+        "",
+        "Setup time (s): "
+        + ", ".join(f"{k} {v:.1f}" for k, v in case["timings"].items())
+        + f"; evaluation interval {interval_s}s.",
+    ]
+    same = case["obsgen_fired"] == case["usual_fired"] == case["expected"]
+    out.append("")
+    out.append(
+        "Same alert decisions: **yes**."
+        if same
+        else "Same alert decisions: **NO** — see the table above."
+    )
+    return "\n".join(out)
+
+
+def _tiers(tiers: list[tuple[str, str, str]]) -> str:
+    return ", ".join(f"{s} {lw}/{sw}" for s, lw, sw in tiers) or "none"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse options, run each case, print the tables and the command."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pods", type=int, action="append", help="pods per case (default: 100)")
+    parser.add_argument("--days", type=float, default=3.0, help="history length (default: 3)")
+    parser.add_argument("--samples", type=int, default=10, help="evaluations per group (≥ 10)")
+    parser.add_argument("--interval", type=int, default=5, help="evaluation interval, seconds")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir (TSDB, rules)")
+    parser.add_argument("--json", type=Path, help="also write raw results to this file")
+    args = parser.parse_args(argv)
+    cases = []
+    print(f"# Rule evaluation cost\n\nMachine: {machine()}\n")
+    for pods in args.pods or [100]:
+        case = run_case(pods, args.days, args.samples, args.interval, args.keep)
+        cases.append(case)
+        print(report(case, args.interval), flush=True)
+        print()
+    print(f"Command: `{command_line()}`")
+    if args.json:
+        args.json.write_text(json.dumps(cases, indent=1, default=list))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
