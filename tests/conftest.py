@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.shared_dir import shared_path
+
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
 
 
 @pytest.fixture
@@ -20,8 +20,4 @@ def repo() -> Path:
 @pytest.fixture
 def shared() -> Path:
     """``../shared`` beside the repository; skipped outside CI when absent, a failure in CI."""
-    if not SHARED.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{SHARED} is missing in CI; these tests must not skip there")
-        pytest.skip(f"{SHARED} is absent (a user's own clone): corpus/schema tests skipped")
-    return SHARED
+    return shared_path()

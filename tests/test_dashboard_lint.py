@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,9 @@ import pytest
 from generator.builders.dashboard import service_dashboard
 from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.render import find_specs, load_plans
+from tests.shared_dir import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / ".." / "shared" / "corpus" / "dashboards"
 
 Dashboard = dict[str, Any]
 
@@ -156,11 +155,7 @@ def test_brackets_inside_label_regexes_are_not_ranges(good: Dashboard) -> None:
 
 
 def _corpus() -> Path:
-    if not CORPUS.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CORPUS} is missing (required when CI is set)")
-        pytest.skip(f"no shared corpus at {CORPUS} (../shared beside the repository)")
-    return CORPUS
+    return shared_path("corpus", "dashboards")
 
 
 def test_corpus_dashboards_lint_with_their_true_findings() -> None:

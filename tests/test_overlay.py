@@ -26,9 +26,9 @@ from generator.plan import ServicePlan, resolve
 from generator.render import build_outputs, find_specs, load_plans
 from generator.spec import parse_spec
 from generator.yamlio import dump_json, dump_yaml
+from tests.shared_dir import shared_path
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMAS = ROOT / ".." / "shared" / "schemas"
 # The Go/RE2 pattern of PrometheusRule groups[].partial_response_strategy; Python's re rejects
 # its inline flag (see shared/schemas/README.md). Same language, Python spelling.
 GO_PATTERN = "^(?i)(abort|warn)?$"
@@ -40,11 +40,7 @@ CHART_LABELS = {"app": "kube-prometheus-stack", "release": "kube-prometheus-stac
 
 
 def _schemas_dir() -> Path:
-    if not SCHEMAS.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{SCHEMAS} is missing; CI must provide ../shared/schemas")
-        pytest.skip(f"{SCHEMAS} is absent (the shared folder beside the repository)")
-    return SCHEMAS
+    return shared_path("schemas")
 
 
 def _kubernetes_validate() -> Any:

@@ -19,11 +19,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
-from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
 
 from generator import naming
 from generator.render import build_outputs
+from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
+from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
 
 
 @pytest.fixture(scope="session")

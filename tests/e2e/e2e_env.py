@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
-from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
+from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
+from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 
 SPECS = Path(__file__).resolve().parent / "specs"
 MODEL_SPEC = SPECS / "model.yaml"

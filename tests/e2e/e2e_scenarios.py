@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from tests.e2e.e2e_prometheus import wait_for
 
 from generator import naming
 from generator.render import build_outputs
+from tests.e2e.e2e_prometheus import wait_for
 
 if TYPE_CHECKING:
     from tests.e2e.e2e_env import Env, Service

@@ -4,6 +4,7 @@ Prometheus loading the rendered rules; see ``e2e_scenarios`` for what each scena
 from __future__ import annotations
 
 import pytest
+
 from tests.e2e.e2e_env import Env
 
 pytestmark = pytest.mark.e2e

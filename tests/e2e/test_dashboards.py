@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from tests.e2e.e2e_env import Env
 from tests.e2e.e2e_scenarios import dashboard_queries
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.e2e.e2e_env import MODEL_SPEC, Env, spec_data
-from tests.e2e.e2e_prometheus import free_port
 
 from generator.cli import main
+from tests.e2e.e2e_env import MODEL_SPEC, Env, spec_data
+from tests.e2e.e2e_prometheus import free_port
 
 pytestmark = pytest.mark.e2e
 

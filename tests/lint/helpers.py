@@ -11,9 +11,7 @@ from typing import Any
 import pytest
 
 from generator.lint import Report
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-CORPUS = SHARED / "corpus" / "rules"
+from tests.shared_dir import shared_path
 
 
 def alert(expr: str, name: str = "TestAlert", **fields: Any) -> dict[str, Any]:
@@ -49,12 +47,7 @@ LintFn = Callable[..., Report]
 
 def needs_shared() -> Path:
     """The corpus folder; skip when ``../shared`` is absent, but fail under ``CI``."""
-    if not CORPUS.is_dir():
-        reason = f"shared corpus not found at {CORPUS} (the shared/ folder beside the repository)"
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return CORPUS
+    return shared_path("corpus", "rules")
 
 
 def needs_promtool() -> None:
