@@ -14,7 +14,16 @@ isolates failures at three levels:
   other readers still run.
 * **one GPU**: ``GpuIsLost`` marks the GPU lost: ``gpu_device_up`` 0, its readings of this
   scrape dropped, its identity and Xid series kept, the other GPUs unaffected. A lost GPU is
-  re-probed after a backoff (:data:`REPROBE_INITIAL_S`, doubling to :data:`REPROBE_MAX_S`).
+  re-probed after a backoff (:data:`REPROBE_INITIAL_S`, doubling to :data:`REPROBE_MAX_S`);
+  when it answers again its identity is completed and its Xid events are registered again. A
+  GPU whose handle or UUID cannot be read at init is re-probed the same way and reported once
+  identified.
+* **NVML itself**: ``Uninitialized``, ``DriverNotLoaded`` or ``LibRmVersionMismatch`` from any
+  call (the driver was restarted or upgraded under the exporter) ends the collection:
+  ``gpu_exporter_nvml_up`` 0, no device series (never a GPU reported up without readings),
+  counted under ``collector="nvml"``, and :attr:`NvmlCollector.on_nvml_lost` is called so that
+  the server re-initialises NVML (:meth:`NvmlCollector.initialise` shuts the old session down
+  first).
 
 Nothing raised by NVML escapes :meth:`NvmlCollector.collect`.
 """
@@ -55,6 +64,13 @@ ABSENT_ERRORS: tuple[type[BaseException], ...] = (
 )
 """Errors that mean "this GPU or driver does not offer that reading": the series is omitted."""
 
+NVML_GONE_ERRORS: tuple[type[BaseException], ...] = (
+    nvml.Uninitialized,
+    nvml.DriverNotLoaded,
+    nvml.LibRmVersionMismatch,
+)
+"""Errors that mean NVML as a whole stopped working (driver restarted): re-initialise it."""
+
 LabelValues = tuple[str, ...]
 
 
@@ -62,11 +78,18 @@ class GpuLost(Exception):
     """Internal: NVML answered ``GpuIsLost`` for the device being read."""
 
 
+class NvmlGone(Exception):
+    """Internal: NVML answered one of :data:`NVML_GONE_ERRORS`; the cause is ``__cause__``."""
+
+
 class XidSource(Protocol):
     """What the collector reads Xid series from (see :class:`nvml_exporter.xid.XidWatcher`)."""
 
     def snapshot(self) -> dict[tuple[str, int], tuple[int, float]]:
         """Return ``{(gpu uuid, xid): (count, last unix time in seconds)}``."""
+
+    def watch(self, handle: Handle) -> bool:
+        """Register Xid events on one GPU that came back or was identified late."""
 
 
 @dataclass
@@ -98,6 +121,21 @@ class Device:
     def labels(self) -> LabelValues:
         """The ``(uuid, gpu)`` label values."""
         return (self.uuid, str(self.index))
+
+
+@dataclass
+class Unidentified:
+    """A GPU index whose handle or UUID could not be read; probed again with backoff.
+
+    Attributes:
+        index: NVML index in this process.
+        next_probe: monotonic time in seconds of the next probe.
+        probe_backoff: current probe interval in seconds.
+    """
+
+    index: int
+    next_probe: float
+    probe_backoff: float = REPROBE_INITIAL_S
 
 
 @dataclass
@@ -173,6 +211,8 @@ class ReadContext:
             return fn()
         except nvml.GpuIsLost as exc:
             raise GpuLost(device.uuid) from exc
+        except NVML_GONE_ERRORS as exc:
+            raise NvmlGone() from exc
         except ABSENT_ERRORS as exc:
             log.debug("%s on GPU %s: %s; omitting it", key, device.uuid, nvml.error_name(exc))
             with self._absent_lock:
@@ -228,6 +268,8 @@ def read_mig(ctx: ReadContext, dev: Device, out: Samples) -> None:
             continue  # empty slot
         except nvml.GpuIsLost as exc:
             raise GpuLost(dev.uuid) from exc
+        except NVML_GONE_ERRORS as exc:
+            raise NvmlGone() from exc
         mig_uuid = ctx.call("mig", dev, "mig_uuid", partial(b.device_uuid, mig))
         instance = ctx.call("mig", dev, "mig_gi", partial(b.device_gpu_instance_id, mig))
         mem = ctx.call_first(
@@ -416,6 +458,10 @@ class NvmlCollector:
 
     Call :meth:`initialise` (retried by the server) before device metrics appear; until then
     :meth:`collect` yields only the self metrics with ``gpu_exporter_nvml_up 0``.
+
+    Attributes:
+        on_nvml_lost: called (from the collecting thread) when a collection finds NVML gone
+            (:data:`NVML_GONE_ERRORS`); the server then re-initialises. None: nothing called.
     """
 
     def __init__(
@@ -434,11 +480,16 @@ class NvmlCollector:
         self.timer = timer
         self.build_labels = build_labels if build_labels is not None else _build_labels()
         self.devices: list[Device] = []
+        self.unidentified: list[Unidentified] = []
+        self.on_nvml_lost: Callable[[], None] | None = None
         self._ctx = ReadContext(backend, self.count_error)
         self._errors: Counter[tuple[str, str]] = Counter()
         self._errors_lock = threading.Lock()
-        self._init_lock = threading.Lock()
-        self._up = False
+        # Held by initialise(), shutdown() and each collection, so that NVML is never shut
+        # down or re-initialised under a collection still using the old handles.
+        self._nvml_lock = threading.Lock()
+        self._initialised = False  # nvmlInit succeeded and nvmlShutdown is still owed
+        self._up = False  # NVML initialised, GPUs enumerated and not found gone since
         if registry is not None:
             registry.register(self)
 
@@ -457,19 +508,27 @@ class NvmlCollector:
     def initialise(self) -> bool:
         """Initialise NVML and enumerate the GPUs to report; safe to call repeatedly.
 
+        After NVML was found gone, the old session is shut down first (``nvmlShutdown``) and
+        everything is learnt again: driver version, GPUs, handles, unsupported readings.
+        Stop the Xid watcher before calling it then: its event set dies with the session.
+
         Returns:
             True when NVML is up (now or already). On failure the error is counted under
             ``collector="init"`` and logged, NVML is left shut down, and False is returned.
         """
-        with self._init_lock:
+        with self._nvml_lock:
             if self._up:
                 return True
+            if self._initialised:
+                self._shutdown_backend()
+            self._ctx = ReadContext(self.backend, self.count_error)
             try:
                 self.backend.init()
             except Exception as exc:
                 self.count_error("init", exc)
                 log.warning("NVML init failed: %s (%s)", exc, nvml.error_name(exc))
                 return False
+            self._initialised = True
             try:
                 self.devices = self._enumerate()
             except Exception as exc:
@@ -487,13 +546,14 @@ class NvmlCollector:
             return True
 
     def shutdown(self) -> None:
-        """Shut NVML down (``nvmlShutdown``) if it is up; errors are logged, not raised."""
-        with self._init_lock:
-            if self._up:
-                self._up = False
+        """Shut NVML down (``nvmlShutdown``) if it was initialised; errors are logged."""
+        with self._nvml_lock:
+            self._up = False
+            if self._initialised:
                 self._shutdown_backend()
 
     def _shutdown_backend(self) -> None:
+        self._initialised = False
         try:
             self.backend.shutdown()
             log.info("NVML shut down")
@@ -512,31 +572,51 @@ class NvmlCollector:
         except Exception as exc:
             self.count_error("init", exc)
         devices: list[Device] = []
+        self.unidentified = []
         for index in range(b.device_count()):
             try:
                 handle = b.device_handle_by_index(index)
                 uuid = b.device_uuid(handle)
             except Exception as exc:
-                # Without its UUID a GPU cannot be labelled, and GPUs are enumerated only at
-                # init: it stays unreported until the exporter restarts, hence an error log.
+                # Without its UUID a GPU cannot be labelled: probe it again with backoff.
                 self.count_error("init", exc)
-                log.error("GPU %d could not be identified: %r", index, exc)
+                log.error("GPU %d could not be identified: %r; re-probing with backoff", index, exc)
+                self.unidentified.append(Unidentified(index, self.timer() + REPROBE_INITIAL_S))
                 continue
             if self.gpu_uuids and uuid not in self.gpu_uuids:
                 continue
             device = Device(index=index, uuid=uuid, handle=handle)
             try:
-                device.model_name = b.device_name(handle)
-                device.pci_bus_id = b.device_pci_bus_id(handle)
+                self._read_identity(device, "init")
             except nvml.GpuIsLost:
                 self._mark_lost(device)
-            except Exception as exc:
-                self.count_error("init", exc)
             devices.append(device)
         missing = self.gpu_uuids - {d.uuid for d in devices}
-        if missing:
+        if missing and not self.unidentified:
             log.warning("--gpu-uuids not visible to this process: %s", ", ".join(sorted(missing)))
         return devices
+
+    def _read_identity(self, dev: Device, collector: str) -> None:
+        """Fill in the model name and PCI bus id of ``dev`` where still unknown.
+
+        Other failures are counted under ``collector``.
+
+        Raises:
+            nvml.GpuIsLost: the GPU is lost.
+            NvmlGone: NVML is gone.
+        """
+        b = self.backend
+        for attr, read in (("model_name", b.device_name), ("pci_bus_id", b.device_pci_bus_id)):
+            if getattr(dev, attr):
+                continue
+            try:
+                setattr(dev, attr, read(dev.handle))
+            except nvml.GpuIsLost:
+                raise
+            except NVML_GONE_ERRORS as exc:
+                raise NvmlGone() from exc
+            except Exception as exc:
+                self.count_error(collector, exc)
 
     # -- collection ------------------------------------------------------------------------
 
@@ -563,12 +643,59 @@ class NvmlCollector:
         """
         if not self._up:
             return
-        for device in list(self.devices):
+        with self._nvml_lock:
+            if not self._up:  # NVML was found gone by an earlier collection
+                return
             try:
-                sink.merge(self._collect_device(device))
-            except Exception as exc:  # a bug in the device loop itself: keep other GPUs
+                self._identify_late()
+                for device in list(self.devices):
+                    try:
+                        sink.merge(self._collect_device(device))
+                    except NvmlGone:
+                        raise
+                    except Exception as exc:  # a bug in the device loop itself: keep other GPUs
+                        self.count_error("device", exc)
+                        log.exception("collecting GPU %s failed", device.uuid)
+            except NvmlGone as gone:
+                self._nvml_gone(gone.__cause__ or gone)
+        if not self._up and self.on_nvml_lost is not None:
+            self.on_nvml_lost()
+
+    def _nvml_gone(self, cause: BaseException) -> None:
+        """NVML stopped answering: report it down until :meth:`initialise` succeeds again."""
+        self.count_error("nvml", cause)
+        log.error("NVML stopped working (%s): re-initialising", nvml.error_name(cause))
+        self._up = False
+
+    def _identify_late(self) -> None:
+        """Probe the GPUs that could not be identified at init, once their backoff expired."""
+        b = self.backend
+        for pending in list(self.unidentified):
+            if self.timer() < pending.next_probe:
+                continue
+            try:
+                handle = b.device_handle_by_index(pending.index)
+                uuid = b.device_uuid(handle)
+            except NVML_GONE_ERRORS as exc:
+                raise NvmlGone() from exc
+            except Exception as exc:
                 self.count_error("device", exc)
-                log.exception("collecting GPU %s failed", device.uuid)
+                pending.probe_backoff = min(pending.probe_backoff * 2, REPROBE_MAX_S)
+                pending.next_probe = self.timer() + pending.probe_backoff
+                continue
+            self.unidentified.remove(pending)
+            if self.gpu_uuids and uuid not in self.gpu_uuids:
+                log.info("GPU %d identified as %s: not in --gpu-uuids", pending.index, uuid)
+                continue
+            device = Device(index=pending.index, uuid=uuid, handle=handle)
+            try:
+                self._read_identity(device, "device")
+            except nvml.GpuIsLost:
+                self._mark_lost(device)
+            self.devices = sorted([*self.devices, device], key=lambda d: d.index)
+            log.warning("GPU %d identified as %s; reporting it", device.index, uuid)
+            if not device.lost and self.xids is not None:
+                self.xids.watch(device.handle)
 
     def _collect_device(self, dev: Device) -> Samples:
         out = Samples()
@@ -579,8 +706,12 @@ class NvmlCollector:
             for name, reader in READERS:
                 try:
                     reader(self._ctx, dev, out)
-                except GpuLost:
+                except (GpuLost, NvmlGone):
                     raise
+                except nvml.GpuIsLost as exc:  # from a reader's own direct call
+                    raise GpuLost(dev.uuid) from exc
+                except NVML_GONE_ERRORS as exc:
+                    raise NvmlGone() from exc
                 except Exception as exc:
                     self.count_error(name, exc)
                     log.debug("reader %s failed on GPU %s: %r", name, dev.uuid, exc)
@@ -626,9 +757,14 @@ class NvmlCollector:
         try:
             dev.handle = self.backend.device_handle_by_uuid(dev.uuid)
             self.backend.device_uuid(dev.handle)
+            self._read_identity(dev, "device")  # when it was lost already at init
         except nvml.GpuIsLost:
             self._mark_lost(dev)
             return False
+        except NvmlGone:
+            raise
+        except NVML_GONE_ERRORS as exc:
+            raise NvmlGone() from exc
         except Exception as exc:
             self.count_error("device", exc)
             self._mark_lost(dev)
@@ -636,6 +772,8 @@ class NvmlCollector:
         log.warning("GPU %s answers again", dev.uuid)
         dev.lost = False
         self._ctx.forget(dev)  # it may have been reset: re-learn what it supports
+        if self.xids is not None:
+            self.xids.watch(dev.handle)  # a reset GPU forgot its event registration
         return True
 
     def self_families(self, duration_s: float) -> list[Metric]:

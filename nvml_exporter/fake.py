@@ -19,8 +19,15 @@ GPU   quirk
 Scripted failures: :meth:`FakeNvml.lose` (``GpuIsLost``, optionally after some more calls, so
 mid-scrape), :meth:`FakeNvml.recover`, :meth:`FakeNvml.fail` (raise any exception from one
 call), :meth:`FakeNvml.hang` (block one call until :meth:`FakeNvml.release`),
-``init_errors`` (init fails that many times, e.g. the library is missing) and
+``init_errors`` (init fails that many times, e.g. the library is missing),
+:meth:`FakeNvml.restart_driver` (NVML answers ``Uninitialized`` until the next ``init()``) and
 :meth:`FakeNvml.emit_xid` (deliver an Xid event).
+
+Xid events follow NVML's registration rules: an event reaches ``event_set_wait`` only when its
+GPU is registered in a live event set. A lost GPU forgets its registrations (as a GPU reset
+does), and ``shutdown()`` or :meth:`FakeNvml.restart_driver` invalidates every event set, so a
+watcher must register again after a recovery or a re-init; :meth:`FakeNvml.xid_registered`
+tells whether it did.
 
 Every error raised is the real nvidia-ml-py class, so the collector's handling is the same
 as on a GPU. ``python -m nvml_exporter.fake`` prints the exposition of the default fake (used
@@ -102,6 +109,13 @@ class FakeGpu:
         return self.memory_total - self.memory_reserved - self.memory_used
 
 
+class FakeEventSet:
+    """An event set of the fake: the GPU indices registered in it."""
+
+    def __init__(self) -> None:
+        self.registered: set[int] = set()
+
+
 def _uuid(index: int) -> str:
     return f"GPU-{index:08x}-5e1c-4b7e-9a31-0c8d2e4f6a1b"
 
@@ -163,6 +177,7 @@ class FakeNvml:
         initialised: True between a successful ``init()`` and ``shutdown()``.
         shutdown_calls: how often ``shutdown()`` was called.
         hanging: set while a call is blocked by :meth:`hang`.
+        dropped_xids: Xid events emitted for a GPU registered in no live event set.
     """
 
     def __init__(
@@ -189,6 +204,8 @@ class FakeNvml:
         self._hangs: set[tuple[str, int | None]] = set()
         self._release = threading.Event()
         self._xids: queue.Queue[XidEvent] = queue.Queue()
+        self._event_sets: list[FakeEventSet] = []  # live (created, not freed, NVML not reset)
+        self.dropped_xids = 0
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -196,6 +213,8 @@ class FakeNvml:
         """Make GPU ``index`` raise ``GpuIsLost`` from every call after ``after_calls`` more."""
         with self._lock:
             self._lost[index] = after_calls
+            for event_set in self._event_sets:  # a lost (then reset) GPU forgets them
+                event_set.registered.discard(index)
 
     def recover(self, index: int) -> None:
         """Undo :meth:`lose`."""
@@ -223,8 +242,26 @@ class FakeNvml:
             self._release.set()
         self.hanging.clear()
 
+    def restart_driver(self) -> None:
+        """Simulate a driver restart: every call raises ``Uninitialized`` until ``init()``."""
+        with self._lock:
+            self.initialised = False
+            self._event_sets.clear()
+
+    def xid_registered(self, index: int) -> bool:
+        """Whether GPU ``index`` is registered for events in a live event set."""
+        with self._lock:
+            return any(index in s.registered for s in self._event_sets)
+
     def emit_xid(self, index: int, xid: int) -> None:
-        """Deliver an Xid critical error for GPU ``index`` to the next ``event_set_wait``."""
+        """Deliver an Xid critical error for GPU ``index`` to the next ``event_set_wait``.
+
+        Dropped (counted in :attr:`dropped_xids`) when no live event set has that GPU.
+        """
+        if not self.xid_registered(index):
+            with self._lock:
+                self.dropped_xids += 1
+            return
         self._xids.put(XidEvent(uuid=self.gpus[index].uuid, xid=xid))
 
     # -- plumbing --------------------------------------------------------------------------
@@ -287,6 +324,7 @@ class FakeNvml:
         with self._lock:
             self.shutdown_calls += 1
             self.initialised = False
+            self._event_sets.clear()
 
     def system_driver_version(self) -> str:
         """See :meth:`NvmlBackend.system_driver_version`."""
@@ -459,18 +497,32 @@ class FakeNvml:
         self._enter("device_supported_event_types", handle)
         return nvml.EVENT_XID_CRITICAL
 
-    def event_set_create(self) -> object:
+    def event_set_create(self) -> FakeEventSet:
         """See :meth:`NvmlBackend.event_set_create`."""
         self._enter("event_set_create")
-        return object()
+        event_set = FakeEventSet()
+        with self._lock:
+            self._event_sets.append(event_set)
+        return event_set
+
+    def _live(self, event_set: object) -> FakeEventSet:
+        with self._lock:
+            if not any(event_set is s for s in self._event_sets):
+                raise nvml.InvalidArgument()  # freed, or from before a shutdown
+        assert isinstance(event_set, FakeEventSet)
+        return event_set
 
     def device_register_events(self, handle: Handle, event_types: int, event_set: object) -> None:
         """See :meth:`NvmlBackend.device_register_events`."""
         self._enter("device_register_events", handle)
+        live = self._live(event_set)
+        with self._lock:
+            live.registered.add(self._as_gpu(handle).index)
 
     def event_set_wait(self, event_set: object, timeout_ms: int) -> XidEvent | None:
         """See :meth:`NvmlBackend.event_set_wait`: the next :meth:`emit_xid` event."""
         self._enter("event_set_wait")
+        self._live(event_set)
         try:
             return self._xids.get(timeout=timeout_ms / 1000)
         except queue.Empty:
@@ -479,6 +531,8 @@ class FakeNvml:
     def event_set_free(self, event_set: object) -> None:
         """See :meth:`NvmlBackend.event_set_free`."""
         self._enter("event_set_free")
+        with self._lock:
+            self._event_sets = [s for s in self._event_sets if s is not event_set]
 
 
 def golden_exposition() -> str:

@@ -10,7 +10,8 @@ Endpoints (stdlib ``http.server``; encoding by prometheus-client):
 * ``/readyz`` answers 503 until NVML is initialised, then 200.
 
 :class:`Exporter` ties it together: it starts the HTTP server at once, retries NVML init in
-the background with exponential backoff, starts the Xid watcher once NVML is up, and on
+the background with exponential backoff, starts the Xid watcher once NVML is up, re-initialises
+NVML (and re-registers Xid events) when a collection finds it gone (a driver restart), and on
 :meth:`Exporter.stop` shuts everything down, ending with ``nvmlShutdown``.
 """
 
@@ -253,6 +254,8 @@ class Exporter:
         self.flight = SingleFlight(self.collector.collect_into)
         self.process = ProcessCollector(registry=None)
         self._stopping = threading.Event()
+        self._wake = threading.Event()  # NVML found gone, or stopping
+        self.collector.on_nvml_lost = self._wake.set
         self._httpd: _HTTPServer | None = None
         self._http_thread: threading.Thread | None = None
         self._init_thread: threading.Thread | None = None
@@ -277,20 +280,34 @@ class Exporter:
         self._httpd = httpd
         self._http_thread = threading.Thread(target=httpd.serve_forever, name="http", daemon=True)
         self._http_thread.start()
-        self._init_thread = threading.Thread(target=self._init_loop, name="nvml-init", daemon=True)
+        self._init_thread = threading.Thread(target=self._supervise, name="nvml-init", daemon=True)
         self._init_thread.start()
 
-    def _init_loop(self) -> None:
+    def _supervise(self) -> None:
+        """Initialise NVML with backoff, start the Xid watcher, and do it again whenever a
+        collection finds NVML gone; until :meth:`stop`."""
         delay, max_delay = self.init_backoff
         while not self._stopping.is_set():
-            if self.collector.initialise():
-                if not self._stopping.is_set():
-                    self.xids.start([d.handle for d in self.collector.devices if not d.lost])
+            if not self.collector.initialise():
+                log.info("retrying NVML init in %.1f s", delay)
+                if self._stopping.wait(delay):
+                    return
+                delay = min(delay * 2, max_delay)
+                continue
+            delay = self.init_backoff[0]
+            if self._stopping.is_set():
                 return
-            log.info("retrying NVML init in %.1f s", delay)
-            if self._stopping.wait(delay):
+            self.xids.start([d.handle for d in self.collector.devices if not d.lost])
+            while self.collector.up and not self._stopping.is_set():
+                self._wake.wait()
+                self._wake.clear()
+            if self._stopping.is_set():
                 return
-            delay = min(delay * 2, max_delay)
+            # The old event set dies with the NVML session: stop its thread before
+            # initialise() shuts the session down, and never while it is inside NVML.
+            while not self.xids.stop(SHUTDOWN_GRACE_S):
+                if self._stopping.is_set():
+                    return
 
     def gather(self, timeout_header: str | None) -> list[Metric]:
         """Collect for one scrape; never raises.
@@ -325,22 +342,26 @@ class Exporter:
     def stop(self) -> None:
         """Stop serving, stop init and Xid threads, then ``nvmlShutdown``; idempotent.
 
-        ``nvmlShutdown`` is skipped (and logged) when NVML init or a collection is still hung
-        after :data:`SHUTDOWN_GRACE_S`, so that it never races a call in progress.
+        ``nvmlShutdown`` is skipped (and logged) when NVML init, the Xid event thread or a
+        collection is still hung after :data:`SHUTDOWN_GRACE_S`, so that it never races a call
+        in progress.
         """
         if self._stopped:
             return
         self._stopped = True
         self._stopping.set()
+        self._wake.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
         if self._init_thread is not None:
             self._init_thread.join(SHUTDOWN_GRACE_S)
             if self._init_thread.is_alive():
-                log.warning("NVML init is still hung; exiting without nvmlShutdown")
+                log.warning("NVML (re-)init is still hung; exiting without nvmlShutdown")
                 return
-        self.xids.stop()
+        if not self.xids.stop(SHUTDOWN_GRACE_S):
+            log.warning("the Xid event thread is still in NVML; exiting without nvmlShutdown")
+            return
         if not self.flight.wait_idle(SHUTDOWN_GRACE_S):
             log.warning("a collection is still hung in NVML; exiting without nvmlShutdown")
             return

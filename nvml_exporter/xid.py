@@ -1,7 +1,8 @@
 """Xid critical errors, counted by a background thread that waits on an NVML event set.
 
 Xids are events, not readable state, so they cannot be read at scrape time: the thread
-registers ``nvmlEventTypeXidCriticalError`` on every monitored GPU that supports it, waits
+registers ``nvmlEventTypeXidCriticalError`` on every monitored GPU that supports it (and on a
+GPU that comes back or is identified later, through :meth:`XidWatcher.watch`), waits
 with ``nvmlEventSetWait`` (a short timeout, so that :meth:`XidWatcher.stop` is prompt) and
 counts each event per (GPU UUID, Xid). The collector reads :meth:`XidWatcher.snapshot`.
 """
@@ -51,7 +52,10 @@ class XidWatcher:
         self.wait_ms = wait_ms
         self.retry_s = retry_s
         self._counts: dict[tuple[str, int], tuple[int, float]] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # counts
+        # Event-set lifecycle (create, register, free) and thread start/stop: one at a time.
+        self._state_lock = threading.Lock()
+        self._accepting = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._event_set: EventSet | None = None
@@ -74,74 +78,117 @@ class XidWatcher:
             self.on_error("xid", exc)
 
     def start(self, handles: Sequence[Handle]) -> bool:
-        """Register Xid events on ``handles`` and start the thread.
+        """Register Xid events on ``handles`` and start the thread; again after :meth:`stop`.
+
+        After ``start``, :meth:`watch` may add GPUs (a recovered or late-identified one), even
+        when none could be registered now.
 
         Returns:
             True when the thread runs; False when no GPU supports Xid events or NVML failed
             (counted through ``on_error``, never raised).
         """
-        if self._thread is not None:
-            return True
-        try:
-            event_set = self.backend.event_set_create()
-        except Exception as exc:
-            self._error(exc)
-            log.warning("Xid events unavailable: cannot create an NVML event set: %r", exc)
-            return False
+        with self._state_lock:
+            self._accepting = True
+            return self._register(handles)
+
+    def watch(self, handle: Handle) -> bool:
+        """Register Xid events on one more GPU (again, after a recovery); start the thread if
+        none runs. A no-op (False) before :meth:`start` and after :meth:`stop`.
+
+        Returns:
+            True when the thread runs and the GPU was registered.
+        """
+        with self._state_lock:
+            return self._accepting and self._register([handle], every=True)
+
+    def _register(self, handles: Sequence[Handle], *, every: bool = False) -> bool:
+        """Register ``handles`` in the event set (created if needed); hold ``_state_lock``.
+
+        Returns True when the thread runs and (``every``) every handle was registered.
+        """
+        created = self._event_set is None
+        if created:
+            try:
+                self._event_set = self.backend.event_set_create()
+            except Exception as exc:
+                self._error(exc)
+                log.warning("Xid events unavailable: cannot create an NVML event set: %r", exc)
+                return False
         registered = 0
         for handle in handles:
             try:
                 if not self.backend.device_supported_event_types(handle) & nvml.EVENT_XID_CRITICAL:
                     continue
-                self.backend.device_register_events(handle, nvml.EVENT_XID_CRITICAL, event_set)
+                self.backend.device_register_events(
+                    handle, nvml.EVENT_XID_CRITICAL, self._event_set
+                )
                 registered += 1
             except (nvml.NotSupported, nvml.FunctionNotFound):
                 continue
             except Exception as exc:
                 self._error(exc)
                 log.warning("cannot register Xid events on a GPU: %r", exc)
-        if not registered:
-            self._free(event_set)
-            log.info("no GPU supports Xid events; gpu_xid_* series will be absent")
-            return False
-        self._event_set = event_set
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="nvml-xid-events", daemon=True)
-        self._thread.start()
-        log.info("watching Xid events on %d GPU(s)", registered)
-        return True
+        if self._thread is None:
+            if not registered:
+                if created:
+                    self._free(self._event_set)
+                    self._event_set = None
+                log.info("no GPU supports Xid events; gpu_xid_* series will be absent")
+                return False
+            stop = threading.Event()
+            self._stop = stop
+            self._thread = threading.Thread(
+                target=self._run, args=(self._event_set, stop), name="nvml-xid-events", daemon=True
+            )
+            self._thread.start()
+        log.info("watching Xid events on %d more GPU(s)", registered)
+        return registered == len(handles) if every else True
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, event_set: EventSet, stop: threading.Event) -> None:
+        # The set and the stop flag are this thread's own: a later start() never revives it.
+        while not stop.is_set():
             try:
-                event = self.backend.event_set_wait(self._event_set, self.wait_ms)
+                event = self.backend.event_set_wait(event_set, self.wait_ms)
             except nvml.Timeout:
                 continue
             except Exception as exc:
                 self._error(exc)
                 log.warning("waiting for NVML events failed: %r", exc)
-                self._stop.wait(self.retry_s)
+                stop.wait(self.retry_s)
                 continue
             if event is not None:
                 self.record(event.uuid, event.xid)
 
-    def stop(self, timeout_s: float = 2.0) -> None:
-        """Stop the thread (within about ``wait_ms``) and free the event set.
+    def stop(self, timeout_s: float = 2.0) -> bool:
+        """Stop the thread (within about ``wait_ms``) and free the event set; idempotent.
 
-        The event set is freed only if the thread ended within ``timeout_s`` seconds, so a
-        hung NVML call is never raced.
+        :meth:`watch` is a no-op afterwards, until :meth:`start`. The event set is freed only
+        once the thread has ended, so a hung NVML call is never raced; call ``stop`` again to
+        retry.
+
+        Returns:
+            True when no thread runs and the event set is freed (NVML may be shut down);
+            False when a registration or the thread is still inside NVML after ``timeout_s``
+            seconds.
         """
-        thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        self._stop.set()
-        thread.join(timeout_s)
-        if thread.is_alive():
-            log.warning("Xid event thread did not stop within %.1f s", timeout_s)
-            return
-        if self._event_set is not None:
-            self._free(self._event_set)
-            self._event_set = None
+        if not self._state_lock.acquire(timeout=timeout_s):
+            log.warning("an Xid registration is still hung in NVML after %.1f s", timeout_s)
+            return False
+        try:
+            self._accepting = False
+            if self._thread is not None:
+                self._stop.set()
+                self._thread.join(timeout_s)
+                if self._thread.is_alive():
+                    log.warning("Xid event thread did not stop within %.1f s", timeout_s)
+                    return False
+                self._thread = None
+            if self._event_set is not None:
+                self._free(self._event_set)
+                self._event_set = None
+            return True
+        finally:
+            self._state_lock.release()
 
     def _free(self, event_set: EventSet) -> None:
         try:

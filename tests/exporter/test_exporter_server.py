@@ -253,3 +253,41 @@ def test_stop_skips_nvml_shutdown_while_a_call_is_hung(
     get(ready, "/metrics", {TIMEOUT: "0.3"})
     ready.stop()
     assert fake.shutdown_calls == 0  # never race nvmlShutdown against a call in progress
+
+
+def test_driver_restart_reinitialises_nvml_and_registers_xid_events_again(
+    fake: FakeNvml, ready: Exporter, wait_for
+) -> None:
+    assert fake.xid_registered(2)
+    fake.restart_driver()
+    status, _, body = get(ready, "/metrics")
+    assert status == 200
+    assert value(body, "gpu_exporter_nvml_up") == 0  # this scrape found NVML gone
+    assert up_gpus(body) == []
+    wait_for(lambda: fake.initialised and fake.xid_registered(2), what="re-init and Xid watch")
+    assert fake.shutdown_calls == 1  # the old session is closed before nvmlInit
+    fake.emit_xid(2, 79)
+    wait_for(
+        lambda: (
+            value(get(ready, "/metrics")[2], "gpu_xid_errors_total", **_gpu(fake, 2, "79")) == 1
+        ),
+        what="the Xid after the re-init",
+    )
+    _, _, body = get(ready, "/metrics")
+    assert value(body, "gpu_exporter_nvml_up") == 1
+    assert up_gpus(body) == list(range(8))
+    assert get(ready, "/readyz")[0] == 200
+
+
+def _gpu(fake: FakeNvml, index: int, xid: str) -> dict[str, str]:
+    return {"uuid": fake.gpus[index].uuid, "gpu": str(index), "xid": xid}
+
+
+def test_stop_skips_nvml_shutdown_while_the_xid_thread_is_hung(
+    fake: FakeNvml, ready: Exporter, wait_for, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("nvml_exporter.server.SHUTDOWN_GRACE_S", 0.05)
+    fake.hang("event_set_wait")
+    wait_for(fake.hanging.is_set, what="the Xid thread to enter the hung wait")
+    ready.stop()
+    assert fake.shutdown_calls == 0  # never race nvmlShutdown against nvmlEventSetWait

@@ -77,3 +77,42 @@ def test_stop_is_prompt_and_idempotent(fake: FakeNvml) -> None:
     watcher.stop()
     watcher.stop()
     assert fake.calls[("event_set_free", None)] == 1
+
+
+def test_a_stop_that_times_out_keeps_the_event_set_and_can_be_retried(
+    fake: FakeNvml, wait_for
+) -> None:
+    watcher, _ = _start(fake)
+    assert watcher.start(fake.gpus)
+    fake.hang("event_set_wait")
+    try:
+        wait_for(fake.hanging.is_set, what="the thread to enter the hung wait")
+        assert not watcher.stop(timeout_s=0.05)  # the thread is inside nvmlEventSetWait
+        assert fake.calls[("event_set_free", None)] == 0  # never freed under a waiting call
+    finally:
+        fake.release()
+    assert watcher.stop()
+    assert fake.calls[("event_set_free", None)] == 1
+
+
+def test_watch_after_stop_registers_nothing(fake: FakeNvml) -> None:
+    watcher, _ = _start(fake)
+    assert watcher.start(fake.gpus[:2])
+    assert watcher.stop()
+    assert not watcher.watch(fake.gpus[3])
+    assert fake.calls[("event_set_create", None)] == 1
+    assert not fake.xid_registered(3)
+
+
+def test_watch_adds_a_gpu_to_the_running_watcher(fake: FakeNvml, wait_for) -> None:
+    watcher, _ = _start(fake)
+    assert watcher.start(fake.gpus[:2])
+    try:
+        fake.emit_xid(3, 31)
+        assert fake.dropped_xids == 1  # GPU 3 is not registered yet
+        assert watcher.watch(fake.gpus[3])
+        fake.emit_xid(3, 31)
+        wait_for(lambda: watcher.snapshot(), what="the Xid of the added GPU")
+        assert fake.calls[("event_set_create", None)] == 1
+    finally:
+        watcher.stop()
