@@ -127,7 +127,8 @@ def test_preset_counters_and_gauges(
     [
         pytest.param("0.8", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds", id="0.8 reads gpu_cache_usage_perc and TPOT"),
         pytest.param("0.8.5", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds", id="a patch release keeps its minor line"),
-        pytest.param("0.9", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds", id="0.9 renamed the KV gauge"),
+        pytest.param("0.9", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds", id="0.9.0 and 0.9.1 still have only the gpu_ KV gauge"),
+        pytest.param("0.9.2", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds", id="0.9.2 added kv_cache_usage_perc"),
         pytest.param("0.10.2", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds", id="0.10 still has TPOT"),
         pytest.param("0.11", "vllm:kv_cache_usage_perc", "vllm:inter_token_latency_seconds", id="0.11 renamed TPOT to inter-token latency"),
     ],

@@ -6,18 +6,24 @@ per-model metrics, labelled ``model`` and ``version``; tensorrtllm_backend
 ``README`` for the ``nv_trt_llm_*`` gauges.
 
 - Requests: ``nv_inference_request_success`` and ``nv_inference_request_failure`` (the latter
-  with a ``reason`` label in recent releases); total = their sum.
+  with a ``reason`` label in recent releases: ``REJECTED``, ``CANCELED``, ``BACKEND``, ``OTHER``,
+  per core ``MetricModelReporter::failure_reasons_map``); total = their sum. Every reason counts
+  as an error, client cancellations included.
 - End-to-end latency: ``nv_inference_request_duration_us`` is a *counter* of microseconds, not a
   histogram. Divided by ``nv_inference_request_success`` it gives the mean request time, which
   obsgen records (``…:model_latency_seconds:mean_rate5m``) but cannot turn into a percentile:
   a ``requestDuration`` SLO or ``latencyP99`` on Triton is an error.
 - Time to first response: ``nv_inference_first_response_histogram_ms`` exists only with
-  ``--metrics-config histogram_latencies=true``; its bounds are milliseconds
+  ``--metrics-config histogram_latencies=true`` and only for *decoupled* models (core
+  ``MetricModelReporter::InitializeHistograms``); its bounds are milliseconds
   (``seconds_per_unit`` 0.001), so a ``200ms`` threshold selects ``le="200"`` — if that bucket
-  exists. Default bounds (Triton core): 100, 500, 2000, 5000 ms; a model's ``model_metrics``
-  in ``config.pbtxt`` may change them: then declare them (in seconds) in
-  ``spec.metrics.timeToFirstToken.buckets``. For a streaming LLM backend it is the time to the
-  first response chunk.
+  exists. Default bounds 100, 500, 2000, 5000 ms: confirmed in triton-inference-server/core
+  ``src/metric_model_reporter.h`` (``MetricReporterConfig::histogram_options_`` =
+  ``{{kFirstResponseHistogram, {100, 500, 2000, 5000}}}``). A model's ``model_metrics``
+  (``metric_control`` / ``histogram_options.buckets``) in ``config.pbtxt`` may change them: then
+  declare them (in seconds) in ``spec.metrics.timeToFirstToken.buckets``. prometheus-cpp writes
+  them ``le="100"`` (no ``.0``). For a streaming LLM backend it is the time to the first response
+  chunk.
 - Queue: ``nv_inference_pending_request_count`` (core, every backend).
 - Running: TensorRT-LLM ``nv_trt_llm_request_metrics{request_type="active"}``.
 - KV cache: TensorRT-LLM ``nv_trt_llm_kv_cache_block_metrics``: ``used`` / ``max`` blocks (ratio
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
 
+# triton-inference-server/core src/metric_model_reporter.h: histogram_options_ default.
 FIRST_RESPONSE_BUCKETS_MS = (100.0, 500.0, 2000.0, 5000.0)
 
 PRESETS: list[Preset] = [

@@ -3,12 +3,16 @@
 Source: ``vllm/v1/metrics/loggers.py`` (``PrometheusStatLogger``): every series carries labels
 ``model_name`` (the served model name) and ``engine``; histogram bucket lists below are copied
 from that file as numbers (``request_latency_buckets`` for e2e, the TTFT list, the
-time-per-output-token list, which the inter-token histogram reuses).
+time-per-output-token list, which the inter-token histogram reuses); checked against 0.8/0.9-era
+and 0.11 copies of that file. ``tests/fixtures/metrics/vllm-*.prom`` hold expositions written
+from it, and ``tests/test_preset_fixtures.py`` checks this preset against them.
 
 Renames between releases (one preset entry per release line):
 
-- 0.9: ``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc`` (the old name was kept as
-  deprecated for a while; we read the new one from 0.9 on).
+- 0.9.2: ``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc``. The new gauge first shipped
+  in 0.9.2 (vllm PR #18354; PR #24245 says so and dates the deprecation), so 0.9.0 and 0.9.1 expose
+  only the old name; the old one stays exposed through 0.10 and is hidden from 0.11 on (shown
+  again only with ``--show-hidden-metrics-for-version=0.10``). We read the new one from 0.9.2 on.
 - 0.11: ``vllm:time_per_output_token_seconds`` → ``vllm:inter_token_latency_seconds``.
 
 Errors. ``vllm:request_success_total{finished_reason}`` counts only requests the engine
@@ -70,6 +74,6 @@ def _entry(since: str, kv_cache: str, itl: str) -> Preset:
 
 PRESETS: list[Preset] = [
     _entry("0.8", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds"),
-    _entry("0.9", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds"),
+    _entry("0.9.2", "vllm:kv_cache_usage_perc", "vllm:time_per_output_token_seconds"),
     _entry("0.11", "vllm:kv_cache_usage_perc", "vllm:inter_token_latency_seconds"),
 ]
