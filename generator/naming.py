@@ -166,3 +166,12 @@ def dashboard_uid(service: str) -> str:
 
     digest = hashlib.sha256(service.encode()).hexdigest()[:8]
     return f"obsgen-{service[:24]}-{digest}"
+
+
+def owned_by(path: str, service: str) -> bool:
+    """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
+    return path.startswith((f"rules/{service}.", f"manifests/{service}/")) or path in (
+        dashboard_file(service),
+        values_file(service),
+        sidecar_values_file(service),
+    )

@@ -154,3 +154,46 @@ def test_committed_rules_lint_clean(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["lint", "--fail-on", "info", str(REPO / "rules")])
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
+
+
+def test_a_failure_while_staging_changes_no_output_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _render_into(tmp_path, REPO / "specs")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for path in before:
+        if path.suffix in (".yaml", ".json", ".md"):
+            path.write_bytes(path.read_bytes() + b"\n")  # every output now differs
+    edited = {p: p.read_bytes() for p in before}
+    real_stage = writer._stage
+
+    def stage(path: Path, content: str) -> Path:
+        if path.name == "o1-preview.rules.yaml":
+            raise OSError(28, "No space left on device", str(path))
+        return real_stage(path, content)
+
+    monkeypatch.setattr(writer, "_stage", stage)
+    assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(REPO / "specs")]) == 1
+    assert "cannot write: No space left on device" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == edited
+
+
+def test_rendering_one_spec_file_leaves_other_services_and_fleet_files_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _render_into(tmp_path, REPO / "specs")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    rules = tmp_path / "rules" / "o1-preview.rules.yaml"
+    rules.write_text("# stale\n")
+    spec = REPO / "specs" / "o1-preview.yaml"
+    assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(spec)]) == 0
+    after = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    assert after == before
+    assert "rules/o1-preview.rules.yaml" in capsys.readouterr().out
+
+
+def test_committed_generated_tests_pass_promtool() -> None:
+    tests = sorted((REPO / "rules").glob("*.test.yaml"))
+    assert len(tests) >= 4
+    result = promtool.test_rules(tests)
+    assert result.ok, result.output

@@ -51,6 +51,10 @@ def alert_rule(
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),
     ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``.
     """
+    for key, value in text.items():
+        # Spec values are validated free of Go-template braces; keep it an invariant.
+        if isinstance(value, str) and ("{{" in value or "}}" in value) and key != "targets":
+            raise ValueError(f"annotation value {key}={value!r} would be expanded by Prometheus")
     summary, description = alert_text(
         alert,
         service=plan.name,

@@ -296,7 +296,7 @@ def target_down_alerts(plan: ServicePlan) -> list[Rule]:
     keys = ", ".join(sorted(m.label for m in plan.matchers))
     all_down = f"sum by ({keys}) ({up}) == 0 or absent({up})"
     some_down = f"{up} == 0 unless on ({keys}) (sum by ({keys}) ({up}) == 0)"
-    shown = ", ".join(m.render() for m in plan.matchers)
+    targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)
     return [
         alert_rule(
             plan,
@@ -305,7 +305,7 @@ def target_down_alerts(plan: ServicePlan) -> list[Rule]:
             alert.for_ms,
             alert.severity,
             scope="all",
-            selector=shown,
+            targets=targets,
         ),
         alert_rule(
             plan,
@@ -314,6 +314,6 @@ def target_down_alerts(plan: ServicePlan) -> list[Rule]:
             alert.for_ms,
             "warning",
             scope="some",
-            selector=shown,
+            targets=targets,
         ),
     ]
