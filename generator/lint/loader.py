@@ -249,6 +249,41 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class InputProblem(Exception):
+    """A file that cannot be linted: unreadable, not UTF-8, not YAML, or holding no rules.
+
+    Attributes:
+        file: display name of the file.
+        line: 1-based line of the problem (the YAML error's mark); 0 for the whole file.
+        message: one line: what is wrong.
+    """
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        self.file = file
+        self.line = line
+        self.message = message
+
+    def diagnostic(self) -> Diagnostic:
+        """The problem as an :class:`~generator.errors.Diagnostic` (``file``, ``line N``)."""
+        return Diagnostic(self.file, f"line {self.line}" if self.line else "", self.message)
+
+
+def _load_yaml(text: str, display: str) -> list[Any]:
+    """Every YAML document in ``text``, mappings as :class:`_LineDict`.
+
+    Raises:
+        InputProblem: the text is not valid YAML, with the line of the error.
+    """
+    try:
+        return list(yaml.load_all(text, Loader=_LineLoader))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        line = mark.line + 1 if mark is not None else 0
+        raise InputProblem(display, line, f"not valid YAML: {problem}") from None
+
+
 def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
     """Find the rule groups in one file's text.
 
@@ -259,12 +294,13 @@ def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
         ObsgenError: the text is not valid YAML (exit 2), naming the line.
     """
     try:
-        docs = list(yaml.load_all(text, Loader=_LineLoader))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ObsgenError([Diagnostic(display, where, f"not valid YAML: {problem}")]) from None
+        docs = _load_yaml(text, display)
+    except InputProblem as problem:
+        raise ObsgenError([problem.diagnostic()]) from None
+    return _parse_docs(docs, text, path, display)
+
+
+def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFile | None:
     lines = text.splitlines()
     comments = _disabled_by_line(text)
     units: list[Unit] = []
@@ -318,50 +354,76 @@ def _build_groups(
     return tuple(groups)
 
 
-def load_files(paths: Sequence[str]) -> list[LoadedFile]:
-    """Read every rule file under ``paths``.
+@dataclass(frozen=True)
+class Inputs:
+    """What :func:`load_inputs` read.
+
+    Attributes:
+        files: the files holding rule groups, sorted by display name.
+        problems: files that could not be linted, sorted by display name.
+    """
+
+    files: tuple[LoadedFile, ...]
+    problems: tuple[InputProblem, ...]
+
+
+_NO_RULES = (
+    "no rule groups found; expected a rule file (`groups:`), a PrometheusRule "
+    "object (`spec.groups`) or Helm values (`additionalPrometheusRulesMap`)"
+)
+
+
+def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
+    """Read and parse one file; ``None`` for YAML without rules found in a folder.
+
+    Raises:
+        InputProblem: the file is unreadable, not UTF-8 or not YAML, or it was named
+            explicitly and holds no rule groups (a promtool test file is fine).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputProblem(display, 0, f"cannot read: {err}") from None
+    docs = _load_yaml(text, display)
+    result = _parse_docs(docs, text, str(path), display)
+    if result is None and explicit and not any(_is_promtool_test(doc) for doc in docs):
+        raise InputProblem(display, 0, _NO_RULES)
+    return result
+
+
+def load_inputs(paths: Sequence[str]) -> Inputs:
+    """Read every rule file under ``paths``; a bad file is recorded, not fatal.
 
     Files named explicitly must hold rule groups; files found in folders that hold none
     (promtool test files, other YAML) are skipped.
 
     Raises:
-        ObsgenError: a path is missing, a file is unreadable or not YAML, or a file named
-            explicitly holds no rule groups — all such problems at once (exit 2).
+        ObsgenError: a path does not exist (a usage error, exit 2).
     """
     loaded: list[LoadedFile] = []
-    problems: list[Diagnostic] = []
+    problems: list[InputProblem] = []
     for path, display, explicit in collect_paths(paths):
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            problems.append(Diagnostic(display, "", f"cannot read: {err}"))
-            continue
-        try:
-            result = parse_file(text, str(path), display)
-        except ObsgenError as err:
-            problems.extend(err.diagnostics)
+            result = _read_one(path, display, explicit)
+        except InputProblem as problem:
+            problems.append(problem)
             continue
         if result is not None:
             loaded.append(result)
-        elif explicit and not _is_test_text(text):
-            problems.append(
-                Diagnostic(
-                    display,
-                    "",
-                    "no rule groups found; expected a rule file (`groups:`), a PrometheusRule "
-                    "object (`spec.groups`) or Helm values (`additionalPrometheusRulesMap`)",
-                )
-            )
-    if problems:
-        raise ObsgenError(problems)
-    return loaded
+    return Inputs(tuple(loaded), tuple(problems))
 
 
-def _is_test_text(text: str) -> bool:
-    try:
-        return any(_is_promtool_test(doc) for doc in yaml.load_all(text, Loader=_LineLoader))
-    except yaml.YAMLError:
-        return False
+def load_files(paths: Sequence[str]) -> list[LoadedFile]:
+    """Read every rule file under ``paths``, failing on any bad one (see :func:`load_inputs`).
+
+    Raises:
+        ObsgenError: a path is missing, a file is unreadable or not YAML, or a file named
+            explicitly holds no rule groups — all such problems at once (exit 2).
+    """
+    inputs = load_inputs(paths)
+    if inputs.problems:
+        raise ObsgenError([problem.diagnostic() for problem in inputs.problems])
+    return list(inputs.files)
 
 
 def plain_groups(unit: Unit) -> dict[str, Any]:
