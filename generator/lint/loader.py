@@ -171,8 +171,23 @@ def _is_promtool_test(doc: Any) -> bool:
     return isinstance(doc, dict) and "rule_files" in doc and "tests" in doc
 
 
-def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
-    """Yield ``(format, groups)`` for every unit found in one YAML document."""
+def _object_name(doc: dict[str, Any]) -> str:
+    """``namespace/name`` of a Kubernetes object (``""`` when it has no name)."""
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        return ""
+    return f"{_text(meta.get('namespace'))}/{_text(meta['name'])}"
+
+
+def _group_sets(doc: Any) -> Iterator[tuple[str, str, list[Any]]]:
+    """Yield ``(format, object, groups)`` for every unit found in one YAML document.
+
+    ``object`` names what the unit becomes once deployed, so that two files writing the same
+    object are known to be one: ``namespace/name`` of a PrometheusRule, the key of a Helm
+    ``additionalPrometheusRulesMap`` entry (Helm merges ``-f`` files by key) or the ``name``
+    of an ``additionalPrometheusRules`` entry; ``""`` for a plain rule file and for an object
+    without a name.
+    """
     if not isinstance(doc, dict):
         return
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
@@ -182,25 +197,26 @@ def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
     if doc.get("kind") == "PrometheusRule":
         spec = doc.get("spec")
         groups = spec.get("groups") if isinstance(spec, dict) else None
-        yield "prometheusrule", groups if isinstance(groups, list) else []
+        yield "prometheusrule", _object_name(doc), groups if isinstance(groups, list) else []
         return
     if isinstance(doc.get("groups"), list):
-        yield "rules", doc["groups"]
+        yield "rules", "", doc["groups"]
         return
     yield from _helm_sets(doc, depth=0)
 
 
-def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, list[Any]]]:
+def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, str, list[Any]]]:
     rules_map = doc.get("additionalPrometheusRulesMap")
     if isinstance(rules_map, dict):
-        for entry in rules_map.values():
+        for key, entry in rules_map.items():
             if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                yield "helm", entry["groups"]
+                yield "helm", f"map:{key}", entry["groups"]
     rules_list = doc.get("additionalPrometheusRules")
     if isinstance(rules_list, list):
         for entry in rules_list:
             if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                yield "helm", entry["groups"]
+                name = _text(entry.get("name"))
+                yield "helm", f"list:{name}" if name else "", entry["groups"]
     if depth == 0:
         for value in doc.values():
             if isinstance(value, dict):
@@ -208,7 +224,13 @@ def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, list[Any]
 
 
 def _build_rule(
-    raw: _LineDict, display: str, group: str, interval: str | None, index: int, disabled: set[str]
+    raw: _LineDict,
+    display: str,
+    group: str,
+    interval: str | None,
+    index: int,
+    disabled: set[str],
+    where: tuple[str, str],
 ) -> Rule | str:
     """Turn one rule mapping into a :class:`Rule`, or return why it cannot be checked."""
     kind = "alert" if "alert" in raw else "record" if "record" in raw else ""
@@ -237,6 +259,8 @@ def _build_rule(
         end_line=raw.end_line + 1,
         key_lines=key_lines,
         disabled=frozenset(disabled),
+        packaging=where[0],
+        deployed_as=where[1],
     )
 
 
@@ -309,9 +333,9 @@ def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFi
     for doc in docs:
         if _is_promtool_test(doc):
             continue
-        for fmt, raw_groups in _group_sets(doc):
+        for fmt, name, raw_groups in _group_sets(doc):
             formats.append(fmt)
-            groups = _build_groups(raw_groups, display, lines, comments, invalid)
+            groups = _build_groups(raw_groups, display, lines, comments, invalid, (fmt, name))
             units.append(Unit(display, len(units), groups, direct=False))
     if not units:
         return None
@@ -329,6 +353,7 @@ def _build_groups(
     lines: list[str],
     comments: dict[int, set[str]],
     invalid: list[tuple[int, str]],
+    where: tuple[str, str],
 ) -> tuple[RuleGroup, ...]:
     groups: list[RuleGroup] = []
     for raw_group in raw_groups:
@@ -345,7 +370,7 @@ def _build_groups(
                 )
                 continue
             disabled = _rule_disabled(lines, comments, raw_rule.line, raw_rule.end_line)
-            built = _build_rule(raw_rule, display, name, interval, index, disabled)
+            built = _build_rule(raw_rule, display, name, interval, index, disabled, where)
             if isinstance(built, str):
                 invalid.append((raw_rule.line + 1, f"group {name!r}, rule {index}: {built}"))
             else:

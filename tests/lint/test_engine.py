@@ -284,3 +284,15 @@ def test_every_check_is_documented() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
     headings = {line[4:].strip() for line in docs.splitlines() if line.startswith("### ")}
     assert headings == {c.id for c in all_checks()}
+
+
+def test_obsgen_committed_outputs_lint_clean_in_every_packaging(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """rules/, manifests/ and helm/ ship the same groups three ways: no duplicate-rule."""
+    needs_promtool()
+    root = Path(__file__).resolve().parents[2]
+    paths = [str(root / folder) for folder in ("rules", "manifests", "helm")]
+    assert _cli(*paths) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no findings in 13 file(s), "), out[:2000]
