@@ -7,6 +7,10 @@ Every flag has an environment variable; a flag given on the command line wins::
     --log-level       NVML_EXPORTER_LOG_LEVEL       debug|info|warning|error; default info
     --backend         NVML_EXPORTER_BACKEND         nvml|fake; default nvml (fake: demos, tests)
 
+An environment variable is checked exactly like its flag (same parser, same choices; the
+log level is case-insensitive in both) and only when it is used, that is when the flag is not
+given. A bad value ends in a usage message naming the variable, and exit status 2.
+
 SIGTERM and SIGINT stop the exporter cleanly (``nvmlShutdown``) and exit 0.
 """
 
@@ -20,6 +24,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from types import FrameType
+from typing import Any
 
 from nvml_exporter.nvml import NvmlBackend, PynvmlBackend
 from nvml_exporter.server import DEFAULT_PORT, Exporter
@@ -53,36 +58,82 @@ def parse_gpu_uuids(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+def parse_log_level(value: str) -> str:
+    """Lower-case a log level name: ``"DEBUG"`` -> ``"debug"`` (choices are checked after)."""
+    return value.strip().lower()
+
+
+# Flag destination -> (environment variable, built-in default as it would be typed).
+ENVIRONMENT: dict[str, tuple[str, str]] = {
+    "listen_address": ("NVML_EXPORTER_LISTEN_ADDRESS", f":{DEFAULT_PORT}"),
+    "gpu_uuids": ("NVML_EXPORTER_GPU_UUIDS", ""),
+    "log_level": ("NVML_EXPORTER_LOG_LEVEL", "info"),
+    "backend": ("NVML_EXPORTER_BACKEND", "nvml"),
+}
+
+
+class _EnvironmentParser(argparse.ArgumentParser):
+    """An argument parser that fills flags not given from ``NVML_EXPORTER_*`` variables.
+
+    Each value (from the environment, else the built-in default) goes through the flag's own
+    ``type`` and ``choices``, so ``NVML_EXPORTER_BACKEND=gpu`` fails like ``--backend gpu``.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if action.dest in ENVIRONMENT and getattr(parsed, action.dest) is None:
+                setattr(parsed, action.dest, self._from_environment(action))
+        return parsed, extras
+
+    def _from_environment(self, action: argparse.Action) -> Any:
+        variable, default = ENVIRONMENT[action.dest]
+        text = os.environ.get(variable)
+        source = f"environment variable {variable}={text!r}"
+        if text is None:
+            text, source = default, f"default of {action.option_strings[0]}"
+        try:
+            value = action.type(text) if callable(action.type) else text
+        except (argparse.ArgumentTypeError, ValueError) as exc:
+            self.error(f"{source}: {exc}")
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(str, action.choices))
+            self.error(f"{source}: invalid choice {value!r} (choose from {choices})")
+        return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser; defaults come from the ``NVML_EXPORTER_*`` environment."""
-    env = os.environ.get
-    parser = argparse.ArgumentParser(
+    """Return the argument parser; flags not given come from the ``NVML_EXPORTER_*`` environment.
+
+    ``parse_args`` exits 2 with a usage message (``SystemExit``) on a bad flag or a bad
+    environment value alike.
+    """
+    parser = _EnvironmentParser(
         prog="nvml-exporter",
         description="Prometheus exporter of NVML GPU metrics, run as a sidecar of a model pod.",
     )
     parser.add_argument(
         "--listen-address",
         type=parse_listen_address,
-        default=parse_listen_address(env("NVML_EXPORTER_LISTEN_ADDRESS", f":{DEFAULT_PORT}")),
         help=f"[host]:port to serve on (env NVML_EXPORTER_LISTEN_ADDRESS; default :{DEFAULT_PORT})",
     )
     parser.add_argument(
         "--gpu-uuids",
         type=parse_gpu_uuids,
-        default=parse_gpu_uuids(env("NVML_EXPORTER_GPU_UUIDS", "")),
         help="comma-separated UUIDs of the GPUs to report (env NVML_EXPORTER_GPU_UUIDS; "
         "default: every GPU this process sees)",
     )
     parser.add_argument(
         "--log-level",
+        type=parse_log_level,
         choices=LOG_LEVELS,
-        default=env("NVML_EXPORTER_LOG_LEVEL", "info").lower(),
         help="log level (env NVML_EXPORTER_LOG_LEVEL; default info)",
     )
     parser.add_argument(
         "--backend",
         choices=("nvml", "fake"),
-        default=env("NVML_EXPORTER_BACKEND", "nvml"),
         help="nvml reads the GPUs; fake serves the scripted 8-GPU fake for demos and tests "
         "(env NVML_EXPORTER_BACKEND; default nvml)",
     )
@@ -99,12 +150,12 @@ def make_backend(name: str) -> NvmlBackend:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the exporter until SIGTERM or SIGINT; return the exit status (0, or 1 on bind errors)."""
-    try:
-        args = build_parser().parse_args(argv)
-    except argparse.ArgumentTypeError as exc:  # a bad environment default
-        print(f"nvml-exporter: error: {exc}", file=sys.stderr)
-        return 2
+    """Run the exporter until SIGTERM or SIGINT; return the exit status (0, or 1 on bind errors).
+
+    Raises:
+        SystemExit: status 2 on a bad flag or ``NVML_EXPORTER_*`` value (usage on stderr).
+    """
+    args = build_parser().parse_args(argv)  # exits 2 on a bad flag or environment value
     logging.basicConfig(
         level=args.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -6,9 +6,12 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
-from generator.builders.runbooks import ALERTS, runbook_file
+from generator.builders.runbooks import ALERTS, runbook, runbook_file
+from generator.plan import ServicePlan
 from generator.render import build_outputs, find_specs, load_plans
+from tests.factories import good_spec, set_path, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,3 +73,49 @@ def test_memory_runbooks_tell_the_seed_story(outputs: dict[str, str]) -> None:
     for alert in ("ModelMemoryHeadroomLow", "ModelContainerOOMKilled"):
         assert "8 Gi" in outputs[runbook_file(alert)] and "32 Gi" in outputs[runbook_file(alert)]
     assert "--max-num-seqs" in outputs[runbook_file("ModelKVCacheNearFull")]
+
+
+KUBECTL_SELECTOR = re.compile(r"kubectl -n (\S+) (?:get|top) pods? -l (\S+)")
+
+
+def test_kubectl_selects_pods_by_the_podmonitor_labels(outputs: dict[str, str]) -> None:
+    """Every `kubectl -l` of every page matches the service's PodMonitor `matchLabels`."""
+    expected = {}
+    for path, text in outputs.items():
+        if path.startswith("manifests/") and path.endswith("/podmonitor-model.yaml"):
+            monitor = yaml.safe_load(text)
+            labels = monitor["spec"]["selector"]["matchLabels"]
+            namespace = monitor["spec"]["namespaceSelector"]["matchNames"][0]
+            expected[namespace, ",".join(f"{k}={v}" for k, v in sorted(labels.items()))] = path
+    assert len(expected) == 4
+    used = set()
+    for alert in ALERTS:
+        for namespace, labels in KUBECTL_SELECTOR.findall(outputs[runbook_file(alert)]):
+            assert (namespace, labels) in expected, (alert, namespace, labels)
+            used.add((namespace, labels))
+    assert used == set(expected)
+    assert "-l app=" not in "".join(outputs[runbook_file(a)] for a in ALERTS)
+
+
+def _plans(tmp_path: Path, **changes: object) -> list[ServicePlan]:
+    data = good_spec()
+    for path, value in changes.items():
+        set_path(data, path.replace("__", "."), value)
+    return load_plans([write_spec(tmp_path / "specs", data, "o1.yaml")], tmp_path)
+
+
+def test_spec_pod_labels_reach_the_kubectl_commands(tmp_path: Path) -> None:
+    labels = {"app": "o1", "tier": "serving"}
+    page = runbook("ModelTargetDown", _plans(tmp_path, spec__deployment__podLabels=labels))
+    assert "get pods -l app=o1,tier=serving -o wide" in page
+
+
+def test_a_page_no_service_renders_says_which_specs_were_rendered(tmp_path: Path) -> None:
+    plans = _plans(tmp_path, spec__gpu={"exporter": "none"})
+    page = runbook("GPUXidErrors", plans)
+    assert "None of the specs rendered with this page (`specs/o1.yaml`) has this alert" in page
+    assert "No spec in `specs/`" not in page
+    assert "No service renders this alert, so there is nothing to check yet." in page
+    assert "Run these in order" not in page
+    # the services that do render it still get their checks
+    assert "`o1-preview`" in runbook("ModelTargetDown", plans)

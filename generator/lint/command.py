@@ -1,7 +1,8 @@
 """``obsgen lint PATH…``: lint Prometheus rule files in CI.
 
 Exit codes: 0 clean (or only findings below ``--fail-on``), 1 findings at or above
-``--fail-on`` (default ``warning``), 2 usage errors or unreadable input.
+``--fail-on`` (default ``warning``), 2 usage errors (at once) or unreadable input (after
+every other file was linted and all findings were printed).
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ def _list_checks() -> str:
 def run(args: argparse.Namespace) -> int:
     """Lint ``args.paths`` and print the findings; returns the exit code.
 
+    Returns 2 after printing the findings when some input file could not be read.
+
     Raises:
-        ObsgenError: no path given, bad config or scrape interval, unreadable input, or
+        ObsgenError: no path given, a path missing, bad config or scrape interval, or
             promtool missing (exit 2).
     """
     checks = all_checks()
@@ -72,5 +75,7 @@ def run(args: argparse.Namespace) -> int:
             raise ObsgenError([Diagnostic("--scrape-interval", "", str(err))]) from None
     report = lint_paths(args.paths, config, promtool=not args.no_promtool)
     sys.stdout.write(render(report, args.format))
+    if report.unreadable:
+        return 2
     threshold = None if args.fail_on == "never" else Severity.parse(args.fail_on)
     return 1 if report.fails(threshold) else 0

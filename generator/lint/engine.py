@@ -1,7 +1,8 @@
 """Running every check over the input and collecting findings.
 
-Order of work: read all files (exit 2 on unreadable input), parse each expression once, run
-per-rule checks, then whole-input checks, then promtool once over everything. Config
+Order of work: read all files (an unreadable one becomes an ``unreadable-input`` finding and
+the run goes on), parse each expression once, run per-rule checks, then whole-input checks,
+then promtool once over everything. Config
 overrides (disabled checks, severities) and inline ``# obsgen-lint: disable=`` comments are
 applied here, so checks never see them.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 from generator.lint import promql as q
 from generator.lint.config import LintConfig
-from generator.lint.loader import LoadedFile, load_files
+from generator.lint.loader import InputProblem, LoadedFile, load_inputs
 from generator.lint.model import Finding, Rule, Severity
 from generator.lint.names import CounterNames
 from generator.lint.promtool_step import run_promtool
@@ -22,6 +23,7 @@ from generator.lint.registry import (
     PROMTOOL,
     REGISTRY,
     RULE_INVALID,
+    UNREADABLE_INPUT,
     Check,
     Context,
     all_checks,
@@ -36,11 +38,14 @@ class Report:
         findings: sorted by file, line, check id.
         files: number of rule files read.
         rules: number of rules checked.
+        unreadable: number of files that could not be linted (each also an
+            ``unreadable-input`` finding); the command exits 2 when it is above 0.
     """
 
     findings: tuple[Finding, ...]
     files: int
     rules: int
+    unreadable: int = 0
 
     def count(self, severity: Severity) -> int:
         """Number of findings at exactly ``severity``."""
@@ -128,13 +133,21 @@ def _run_checks(
                 out.add(check.id, source.display, line, hit.message, maybe_rule)
 
 
-def lint_files(files: Sequence[LoadedFile], config: LintConfig, promtool: bool = True) -> Report:
+def lint_files(
+    files: Sequence[LoadedFile],
+    config: LintConfig,
+    promtool: bool = True,
+    problems: Sequence[InputProblem] = (),
+) -> Report:
     """Lint already-loaded files.
 
     Args:
-        files: from :func:`generator.lint.loader.load_files`.
+        files: from :func:`generator.lint.loader.load_inputs`.
         config: resolved config.
         promtool: run ``promtool check rules`` once over everything.
+        problems: files that could not be read; each is reported as ``unreadable-input``
+            (an error that neither the config nor an inline comment can turn off, because it
+            means those files were not checked at all).
 
     Raises:
         ObsgenError: promtool is requested but not installed (exit 2).
@@ -168,17 +181,24 @@ def lint_files(files: Sequence[LoadedFile], config: LintConfig, promtool: bool =
                 out.add(PROMQL_PARSE, rule.file, rule.expr_line, message, rule, Severity.INFO)
             else:
                 out.add(PROMQL_PARSE, rule.file, rule.expr_line, f"cannot parse: {error}", rule)
+    unreadable = [
+        Finding(p.file, p.line, UNREADABLE_INPUT, Severity.ERROR, p.message) for p in problems
+    ]
     # One expression can trip the same check on the same name several times: report it once.
-    findings = tuple(sorted(set(out.findings), key=Finding.sort_key))
+    findings = tuple(sorted(set(out.findings) | set(unreadable), key=Finding.sort_key))
     rules = sum(len(loaded.source.rules) for loaded in files)
-    return Report(findings, len(files), rules)
+    return Report(findings, len(files), rules, len(problems))
 
 
 def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) -> Report:
     """Read every rule file under ``paths`` and lint them (see :func:`lint_files`).
 
+    A file that cannot be read (not UTF-8, not YAML, named explicitly but holding no rule
+    groups) is reported as an ``unreadable-input`` finding and counted in
+    :attr:`Report.unreadable`; every other file is still linted.
+
     Raises:
-        ObsgenError: a path is missing or unreadable, a file is not YAML, or promtool is
-            missing while requested (exit 2).
+        ObsgenError: a path does not exist, or promtool is missing while requested (exit 2).
     """
-    return lint_files(load_files(paths), config, promtool=promtool)
+    inputs = load_inputs(paths)
+    return lint_files(inputs.files, config, promtool=promtool, problems=inputs.problems)

@@ -171,8 +171,23 @@ def _is_promtool_test(doc: Any) -> bool:
     return isinstance(doc, dict) and "rule_files" in doc and "tests" in doc
 
 
-def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
-    """Yield ``(format, groups)`` for every unit found in one YAML document."""
+def _object_name(doc: dict[str, Any]) -> str:
+    """``namespace/name`` of a Kubernetes object (``""`` when it has no name)."""
+    meta = doc.get("metadata")
+    if not isinstance(meta, dict) or not meta.get("name"):
+        return ""
+    return f"{_text(meta.get('namespace'))}/{_text(meta['name'])}"
+
+
+def _group_sets(doc: Any) -> Iterator[tuple[str, str, list[Any]]]:
+    """Yield ``(format, object, groups)`` for every unit found in one YAML document.
+
+    ``object`` names what the unit becomes once deployed, so that two files writing the same
+    object are known to be one: ``namespace/name`` of a PrometheusRule, the key of a Helm
+    ``additionalPrometheusRulesMap`` entry (Helm merges ``-f`` files by key) or the ``name``
+    of an ``additionalPrometheusRules`` entry; ``""`` for a plain rule file and for an object
+    without a name.
+    """
     if not isinstance(doc, dict):
         return
     if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
@@ -182,25 +197,26 @@ def _group_sets(doc: Any) -> Iterator[tuple[str, list[Any]]]:
     if doc.get("kind") == "PrometheusRule":
         spec = doc.get("spec")
         groups = spec.get("groups") if isinstance(spec, dict) else None
-        yield "prometheusrule", groups if isinstance(groups, list) else []
+        yield "prometheusrule", _object_name(doc), groups if isinstance(groups, list) else []
         return
     if isinstance(doc.get("groups"), list):
-        yield "rules", doc["groups"]
+        yield "rules", "", doc["groups"]
         return
     yield from _helm_sets(doc, depth=0)
 
 
-def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, list[Any]]]:
+def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, str, list[Any]]]:
     rules_map = doc.get("additionalPrometheusRulesMap")
     if isinstance(rules_map, dict):
-        for entry in rules_map.values():
+        for key, entry in rules_map.items():
             if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                yield "helm", entry["groups"]
+                yield "helm", f"map:{key}", entry["groups"]
     rules_list = doc.get("additionalPrometheusRules")
     if isinstance(rules_list, list):
         for entry in rules_list:
             if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                yield "helm", entry["groups"]
+                name = _text(entry.get("name"))
+                yield "helm", f"list:{name}" if name else "", entry["groups"]
     if depth == 0:
         for value in doc.values():
             if isinstance(value, dict):
@@ -208,7 +224,13 @@ def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, list[Any]
 
 
 def _build_rule(
-    raw: _LineDict, display: str, group: str, interval: str | None, index: int, disabled: set[str]
+    raw: _LineDict,
+    display: str,
+    group: str,
+    interval: str | None,
+    index: int,
+    disabled: set[str],
+    where: tuple[str, str],
 ) -> Rule | str:
     """Turn one rule mapping into a :class:`Rule`, or return why it cannot be checked."""
     kind = "alert" if "alert" in raw else "record" if "record" in raw else ""
@@ -237,6 +259,8 @@ def _build_rule(
         end_line=raw.end_line + 1,
         key_lines=key_lines,
         disabled=frozenset(disabled),
+        packaging=where[0],
+        deployed_as=where[1],
     )
 
 
@@ -249,6 +273,41 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class InputProblem(Exception):
+    """A file that cannot be linted: unreadable, not UTF-8, not YAML, or holding no rules.
+
+    Attributes:
+        file: display name of the file.
+        line: 1-based line of the problem (the YAML error's mark); 0 for the whole file.
+        message: one line: what is wrong.
+    """
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        super().__init__(f"{file}:{line}: {message}" if line else f"{file}: {message}")
+        self.file = file
+        self.line = line
+        self.message = message
+
+    def diagnostic(self) -> Diagnostic:
+        """The problem as an :class:`~generator.errors.Diagnostic` (``file``, ``line N``)."""
+        return Diagnostic(self.file, f"line {self.line}" if self.line else "", self.message)
+
+
+def _load_yaml(text: str, display: str) -> list[Any]:
+    """Every YAML document in ``text``, mappings as :class:`_LineDict`.
+
+    Raises:
+        InputProblem: the text is not valid YAML, with the line of the error.
+    """
+    try:
+        return list(yaml.load_all(text, Loader=_LineLoader))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        line = mark.line + 1 if mark is not None else 0
+        raise InputProblem(display, line, f"not valid YAML: {problem}") from None
+
+
 def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
     """Find the rule groups in one file's text.
 
@@ -259,12 +318,13 @@ def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
         ObsgenError: the text is not valid YAML (exit 2), naming the line.
     """
     try:
-        docs = list(yaml.load_all(text, Loader=_LineLoader))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ObsgenError([Diagnostic(display, where, f"not valid YAML: {problem}")]) from None
+        docs = _load_yaml(text, display)
+    except InputProblem as problem:
+        raise ObsgenError([problem.diagnostic()]) from None
+    return _parse_docs(docs, text, path, display)
+
+
+def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFile | None:
     lines = text.splitlines()
     comments = _disabled_by_line(text)
     units: list[Unit] = []
@@ -273,9 +333,9 @@ def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
     for doc in docs:
         if _is_promtool_test(doc):
             continue
-        for fmt, raw_groups in _group_sets(doc):
+        for fmt, name, raw_groups in _group_sets(doc):
             formats.append(fmt)
-            groups = _build_groups(raw_groups, display, lines, comments, invalid)
+            groups = _build_groups(raw_groups, display, lines, comments, invalid, (fmt, name))
             units.append(Unit(display, len(units), groups, direct=False))
     if not units:
         return None
@@ -293,6 +353,7 @@ def _build_groups(
     lines: list[str],
     comments: dict[int, set[str]],
     invalid: list[tuple[int, str]],
+    where: tuple[str, str],
 ) -> tuple[RuleGroup, ...]:
     groups: list[RuleGroup] = []
     for raw_group in raw_groups:
@@ -309,7 +370,7 @@ def _build_groups(
                 )
                 continue
             disabled = _rule_disabled(lines, comments, raw_rule.line, raw_rule.end_line)
-            built = _build_rule(raw_rule, display, name, interval, index, disabled)
+            built = _build_rule(raw_rule, display, name, interval, index, disabled, where)
             if isinstance(built, str):
                 invalid.append((raw_rule.line + 1, f"group {name!r}, rule {index}: {built}"))
             else:
@@ -318,50 +379,76 @@ def _build_groups(
     return tuple(groups)
 
 
-def load_files(paths: Sequence[str]) -> list[LoadedFile]:
-    """Read every rule file under ``paths``.
+@dataclass(frozen=True)
+class Inputs:
+    """What :func:`load_inputs` read.
+
+    Attributes:
+        files: the files holding rule groups, sorted by display name.
+        problems: files that could not be linted, sorted by display name.
+    """
+
+    files: tuple[LoadedFile, ...]
+    problems: tuple[InputProblem, ...]
+
+
+_NO_RULES = (
+    "no rule groups found; expected a rule file (`groups:`), a PrometheusRule "
+    "object (`spec.groups`) or Helm values (`additionalPrometheusRulesMap`)"
+)
+
+
+def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
+    """Read and parse one file; ``None`` for YAML without rules found in a folder.
+
+    Raises:
+        InputProblem: the file is unreadable, not UTF-8 or not YAML, or it was named
+            explicitly and holds no rule groups (a promtool test file is fine).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputProblem(display, 0, f"cannot read: {err}") from None
+    docs = _load_yaml(text, display)
+    result = _parse_docs(docs, text, str(path), display)
+    if result is None and explicit and not any(_is_promtool_test(doc) for doc in docs):
+        raise InputProblem(display, 0, _NO_RULES)
+    return result
+
+
+def load_inputs(paths: Sequence[str]) -> Inputs:
+    """Read every rule file under ``paths``; a bad file is recorded, not fatal.
 
     Files named explicitly must hold rule groups; files found in folders that hold none
     (promtool test files, other YAML) are skipped.
 
     Raises:
-        ObsgenError: a path is missing, a file is unreadable or not YAML, or a file named
-            explicitly holds no rule groups — all such problems at once (exit 2).
+        ObsgenError: a path does not exist (a usage error, exit 2).
     """
     loaded: list[LoadedFile] = []
-    problems: list[Diagnostic] = []
+    problems: list[InputProblem] = []
     for path, display, explicit in collect_paths(paths):
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            problems.append(Diagnostic(display, "", f"cannot read: {err}"))
-            continue
-        try:
-            result = parse_file(text, str(path), display)
-        except ObsgenError as err:
-            problems.extend(err.diagnostics)
+            result = _read_one(path, display, explicit)
+        except InputProblem as problem:
+            problems.append(problem)
             continue
         if result is not None:
             loaded.append(result)
-        elif explicit and not _is_test_text(text):
-            problems.append(
-                Diagnostic(
-                    display,
-                    "",
-                    "no rule groups found; expected a rule file (`groups:`), a PrometheusRule "
-                    "object (`spec.groups`) or Helm values (`additionalPrometheusRulesMap`)",
-                )
-            )
-    if problems:
-        raise ObsgenError(problems)
-    return loaded
+    return Inputs(tuple(loaded), tuple(problems))
 
 
-def _is_test_text(text: str) -> bool:
-    try:
-        return any(_is_promtool_test(doc) for doc in yaml.load_all(text, Loader=_LineLoader))
-    except yaml.YAMLError:
-        return False
+def load_files(paths: Sequence[str]) -> list[LoadedFile]:
+    """Read every rule file under ``paths``, failing on any bad one (see :func:`load_inputs`).
+
+    Raises:
+        ObsgenError: a path is missing, a file is unreadable or not YAML, or a file named
+            explicitly holds no rule groups — all such problems at once (exit 2).
+    """
+    inputs = load_inputs(paths)
+    if inputs.problems:
+        raise ObsgenError([problem.diagnostic() for problem in inputs.problems])
+    return list(inputs.files)
 
 
 def plain_groups(unit: Unit) -> dict[str, Any]:

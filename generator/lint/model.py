@@ -84,6 +84,11 @@ class Rule:
         end_line: last line belonging to the rule.
         key_lines: line of each top-level key and of each ``labels.<k>``/``annotations.<k>``.
         disabled: check ids switched off for this rule by ``# obsgen-lint: disable=`` comments.
+        packaging: how the rule is shipped: ``"rules"`` (a plain rule file),
+            ``"prometheusrule"`` or ``"helm"`` (kube-prometheus-stack values).
+        deployed_as: the object the rule's unit becomes once deployed
+            (``namespace/name`` of a PrometheusRule, ``map:<key>`` of a Helm rules-map
+            entry); ``""`` when every file is its own (plain rule files, unnamed objects).
     """
 
     file: str
@@ -100,6 +105,8 @@ class Rule:
     end_line: int
     key_lines: dict[str, int] = field(default_factory=dict)
     disabled: frozenset[str] = frozenset()
+    packaging: str = "rules"
+    deployed_as: str = ""
 
     @property
     def expr_line(self) -> int:

@@ -133,6 +133,15 @@ _add(
     )
 )
 _add(Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"))
+UNREADABLE_INPUT = "unreadable-input"
+_add(
+    Check(
+        UNREADABLE_INPUT,
+        Severity.ERROR,
+        "input",
+        "a file cannot be read or is not YAML; the other files are still linted (exit 2)",
+    )
+)
 
 
 def all_checks() -> list[Check]:

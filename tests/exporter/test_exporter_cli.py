@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ctypes.util
 import http.client
+import os
 import re
 import signal
 import subprocess
@@ -68,6 +69,104 @@ def test_environment_sets_defaults_and_flags_win(monkeypatch: pytest.MonkeyPatch
     args = build_parser().parse_args(["--listen-address", ":1234", "--gpu-uuids", "GPU-c"])
     assert args.listen_address == ("", 1234)
     assert args.gpu_uuids == ("GPU-c",)
+
+
+def _clear_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("LISTEN_ADDRESS", "GPU_UUIDS", "LOG_LEVEL", "BACKEND"):
+        monkeypatch.delenv(f"NVML_EXPORTER_{var}", raising=False)
+
+
+BAD_VALUES = [
+    pytest.param("--log-level", "NVML_EXPORTER_LOG_LEVEL", "loud", id="unknown log level"),
+    pytest.param("--backend", "NVML_EXPORTER_BACKEND", "gpu", id="unknown backend"),
+    pytest.param("--backend", "NVML_EXPORTER_BACKEND", "FAKE", id="backend in upper case"),
+    pytest.param("--listen-address", "NVML_EXPORTER_LISTEN_ADDRESS", "9445", id="port only"),
+    pytest.param(
+        "--listen-address", "NVML_EXPORTER_LISTEN_ADDRESS", "h:70000", id="port out of range"
+    ),
+]
+
+
+@pytest.mark.parametrize(("flag", "variable", "value"), BAD_VALUES)
+def test_a_bad_environment_value_is_rejected_like_its_flag(
+    flag: str,
+    variable: str,
+    value: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _clear_environment(monkeypatch)
+    with pytest.raises(SystemExit) as by_flag:
+        build_parser().parse_args([flag, value])
+    capsys.readouterr()
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as by_env:
+        build_parser().parse_args([])
+    err = capsys.readouterr().err
+    assert (by_flag.value.code, by_env.value.code) == (2, 2)
+    assert f"nvml-exporter: error: environment variable {variable}={value!r}: " in err
+    assert err.startswith("usage: nvml-exporter")
+
+
+@pytest.mark.parametrize(
+    ("flag", "variable", "value", "dest", "expected"),
+    [
+        pytest.param(
+            "--log-level",
+            "NVML_EXPORTER_LOG_LEVEL",
+            "WARNING",
+            "log_level",
+            "warning",
+            id="log level in upper case",
+        ),
+        pytest.param(
+            "--backend", "NVML_EXPORTER_BACKEND", "fake", "backend", "fake", id="fake backend"
+        ),
+    ],
+)
+def test_a_good_value_means_the_same_as_flag_and_as_environment(
+    flag: str,
+    variable: str,
+    value: str,
+    dest: str,
+    expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _clear_environment(monkeypatch)
+    assert getattr(build_parser().parse_args([flag, value]), dest) == expected
+    monkeypatch.setenv(variable, value)
+    assert getattr(build_parser().parse_args([]), dest) == expected
+
+
+def test_an_unused_environment_value_is_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    _clear_environment(monkeypatch)
+    monkeypatch.setenv("NVML_EXPORTER_BACKEND", "gpu")
+    assert build_parser().parse_args(["--backend", "fake"]).backend == "fake"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        pytest.param("NVML_EXPORTER_LOG_LEVEL", "loud", id="unknown log level"),
+        pytest.param("NVML_EXPORTER_BACKEND", "gpu", id="unknown backend"),
+    ],
+)
+def test_the_process_exits_2_without_a_traceback_on_a_bad_environment_value(
+    variable: str, value: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NVML_EXPORTER_")}
+    env[variable] = value
+    done = subprocess.run(
+        [sys.executable, "-m", "nvml_exporter", "--listen-address", "127.0.0.1:0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"environment variable {variable}={value!r}: invalid choice" in done.stderr
 
 
 class Process:

@@ -42,6 +42,23 @@ def rule_file(
     return {"groups": [body]}
 
 
+def prometheus_rule(
+    name: str, *rules: dict[str, Any], namespace: str = "ai", group: str = "g"
+) -> dict[str, Any]:
+    """A PrometheusRule object ``namespace/name`` with one group holding ``rules``."""
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PrometheusRule",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": rule_file(*rules, group=group),
+    }
+
+
+def helm_values(key: str, *rules: dict[str, Any], group: str = "g") -> dict[str, Any]:
+    """kube-prometheus-stack values with one ``additionalPrometheusRulesMap`` entry ``key``."""
+    return {"additionalPrometheusRulesMap": {key: rule_file(*rules, group=group)}}
+
+
 LintFn = Callable[..., Report]
 
 

@@ -9,7 +9,7 @@ import pytest
 from generator.lint import LintConfig
 from generator.lint.registry import all_checks
 
-from .helpers import LintFn, alert, record, rule_file
+from .helpers import LintFn, alert, helm_values, prometheus_rule, record, rule_file
 
 F = True  # the check must report
 P = False  # the check must stay quiet
@@ -672,6 +672,69 @@ CASES = [
         {},
         id="one record name over disjoint selections",
     ),
+    pytest.param(
+        "duplicate-rule",
+        [prometheus_rule("a", alert("up == 0")), prometheus_rule("b", alert("up == 0"))],
+        F,
+        {},
+        id="same alert in two PrometheusRule objects of different names",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [prometheus_rule("a", alert("up == 0"), alert("up == 0"))],
+        F,
+        {},
+        id="same alert twice in one PrometheusRule",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [helm_values("a", alert("up == 0")), helm_values("b", alert("up == 0"))],
+        F,
+        {},
+        id="same alert under two Helm rules-map keys",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [rule_file(alert("up == 0"), group="g"), prometheus_rule("a", alert("up == 0"), group="h")],
+        F,
+        {},
+        id="same alert copied into another group of a PrometheusRule",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [rule_file(alert("up == 0")), prometheus_rule("a", alert("up == 0"))],
+        P,
+        {},
+        id="one group as a plain rule file and as a PrometheusRule",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [rule_file(alert("up == 0")), helm_values("a", alert("up == 0"))],
+        P,
+        {},
+        id="one group as a plain rule file and as Helm values",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [prometheus_rule("a", alert("up == 0")), helm_values("a", alert("up == 0"))],
+        P,
+        {},
+        id="one group as a PrometheusRule and as Helm values",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [prometheus_rule("a", alert("up == 0")), prometheus_rule("a", alert("up == 0"))],
+        P,
+        {},
+        id="one PrometheusRule object written in two files",
+    ),
+    pytest.param(
+        "duplicate-rule",
+        [helm_values("a", alert("up == 0")), helm_values("a", alert("up == 0"))],
+        P,
+        {},
+        id="one Helm rules-map key in two values files (merged by Helm)",
+    ),
 ]
 
 
@@ -685,7 +748,12 @@ def test_check(
 
 
 def test_every_check_has_a_failing_and_a_passing_case() -> None:
-    engine_checks = {"promtool", "promql-parse", "rule-invalid"}  # tested in test_engine.py
+    engine_checks = {
+        "promtool",
+        "promql-parse",
+        "rule-invalid",
+        "unreadable-input",
+    }  # test_engine.py
     ids = {c.id for c in all_checks()} - engine_checks
     failing = {p.values[0] for p in CASES if p.values[2] is F}
     passing = {p.values[0] for p in CASES if p.values[2] is P}

@@ -72,18 +72,76 @@ def test_promtool_test_files_named_explicitly_are_skipped(tmp_path: Path) -> Non
 def test_a_file_named_explicitly_must_hold_rules(tmp_path: Path) -> None:
     path = tmp_path / "values.yaml"
     path.write_text("replicas: 3\n")
-    with pytest.raises(ObsgenError) as err:
-        lint_paths([str(path)], LintConfig(), promtool=False)
-    assert "no rule groups found" in str(err.value)
+    report = lint_paths([str(path)], LintConfig(), promtool=False)
+    assert [(f.check, f.severity, f.line) for f in report.findings] == [
+        ("unreadable-input", Severity.ERROR, 0)
+    ]
+    assert "no rule groups found" in report.findings[0].message
+    assert report.unreadable == 1
 
 
 def test_invalid_yaml_is_unreadable_input_naming_the_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("groups:\n  - name: [\n")
+    report = lint_paths([str(path)], LintConfig(), promtool=False)
+    assert [(f.file, f.check, f.severity, f.line) for f in report.findings] == [
+        (str(path), "unreadable-input", Severity.ERROR, 3)
+    ]
+    assert "not valid YAML" in report.findings[0].message
+
+
+def _broken_folder(tmp_path: Path) -> Path:
+    """A folder with an invalid YAML file, a non-UTF-8 file and a file with one finding."""
+    folder = tmp_path / "rules"
+    folder.mkdir()
+    (folder / "a-bad.yaml").write_text("groups:\n- name: g\n  rules: [\n")
+    (folder / "b-latin1.yaml").write_bytes(b"groups: []\n# caf\xe9\n")
+    (folder / "c-good.yaml").write_text(yaml.safe_dump(rule_file(alert(BAD_LE + " > 1"))))
+    return folder
+
+
+def test_an_unreadable_file_in_a_folder_does_not_hide_the_other_findings(
+    tmp_path: Path,
+) -> None:
+    folder = _broken_folder(tmp_path)
+    report = lint_paths([str(folder)], LintConfig(), promtool=False)
+    assert [(Path(f.file).name, f.check, f.line) for f in report.findings] == [
+        ("a-bad.yaml", "unreadable-input", 4),
+        ("b-latin1.yaml", "unreadable-input", 0),
+        ("c-good.yaml", "le-spelling", 9),
+    ]
+    assert (report.files, report.unreadable) == (1, 2)
+
+
+def test_unreadable_input_exits_2_after_printing_every_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _broken_folder(tmp_path)
+    config = tmp_path / "lint.yaml"
+    config.write_text("disable: [unreadable-input]\n")
+    for extra in ([], ["--fail-on", "never"], ["--config", str(config)]):
+        assert _cli(str(folder), "--no-promtool", *extra) == 2, extra
+        out = capsys.readouterr().out
+        assert "a-bad.yaml:4: error: not valid YAML" in out, extra
+        assert "[le-spelling]" in out, extra
+
+
+def test_unreadable_input_in_github_format_is_an_error_annotation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _broken_folder(tmp_path)
+    assert _cli(str(folder), "--no-promtool", "--format", "github") == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"::error file={folder / 'a-bad.yaml'},line=4,")
+    assert "title=obsgen-lint unreadable-input::not valid YAML" in lines[0]
+
+
+def test_a_missing_path_is_still_an_immediate_usage_error(tmp_path: Path) -> None:
+    folder = _broken_folder(tmp_path)
     with pytest.raises(ObsgenError) as err:
-        lint_paths([str(path)], LintConfig(), promtool=False)
+        lint_paths([str(folder), str(tmp_path / "missing.yaml")], LintConfig(), promtool=False)
     assert err.value.exit_code == 2
-    assert "line" in err.value.diagnostics[0].path
+    assert "no such file or folder" in str(err.value)
 
 
 def test_inline_comment_disables_a_check_on_that_rule_only(lint: LintFn) -> None:
@@ -226,3 +284,15 @@ def test_every_check_is_documented() -> None:
     docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
     headings = {line[4:].strip() for line in docs.splitlines() if line.startswith("### ")}
     assert headings == {c.id for c in all_checks()}
+
+
+def test_obsgen_committed_outputs_lint_clean_in_every_packaging(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """rules/, manifests/ and helm/ ship the same groups three ways: no duplicate-rule."""
+    needs_promtool()
+    root = Path(__file__).resolve().parents[2]
+    paths = [str(root / folder) for folder in ("rules", "manifests", "helm")]
+    assert _cli(*paths) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no findings in 13 file(s), "), out[:2000]

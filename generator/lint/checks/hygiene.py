@@ -135,22 +135,40 @@ def _identity(rule: Rule, tree: q.Expr | None) -> tuple[str, str, tuple[tuple[st
     return rule.kind, rule.name, tuple(sorted(rule.labels.items())), expr
 
 
+def _same_rule_deployed_once(a: Rule, b: Rule) -> bool:
+    """True when two identical rules never load into one Prometheus side by side.
+
+    Two cases: the same object written to two files (a PrometheusRule of the same
+    ``namespace/name``, a Helm rules-map entry of the same key: applying or merging them
+    keeps one), or the same group shipped in two packagings (a plain rule file and a
+    PrometheusRule or Helm entry holding a group of the same name), which are alternatives.
+    """
+    if a.packaging != b.packaging:
+        return a.group == b.group
+    return a.file != b.file and a.deployed_as != "" and a.deployed_as == b.deployed_as
+
+
 @set_check(
     "duplicate-rule",
     Severity.WARNING,
     "hygiene",
-    "the same rule (name, labels, expression) defined more than once",
+    "the same rule (name, labels, expression) loaded twice into one Prometheus",
 )
 def duplicate_rule(
     files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
 ) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
-    """Two copies of one alert page twice; two copies of one record write the same series."""
-    first: dict[tuple[str, str, tuple[tuple[str, str], ...], str], Rule] = {}
+    """Two copies of one alert page twice; two copies of one record write the same series.
+
+    Copies that are one rule deployed two ways are not reported: see
+    :func:`_same_rule_deployed_once` and docs/lint.md#duplicate-rule.
+    """
+    seen: dict[tuple[str, str, tuple[tuple[str, str], ...], str], list[Rule]] = {}
     for source in files:
         for rule in source.rules:
-            key = _identity(rule, trees.get(id(rule)))
-            original = first.setdefault(key, rule)
-            if original is not rule:
+            earlier = seen.setdefault(_identity(rule, trees.get(id(rule))), [])
+            original = next((r for r in earlier if not _same_rule_deployed_once(r, rule)), None)
+            earlier.append(rule)
+            if original is not None:
                 yield (
                     source,
                     rule,
