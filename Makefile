@@ -32,7 +32,7 @@ lint: $(STAMP) prometheus
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy generator nvml_exporter
-	$(BIN)/obsgen lint rules/
+	$(BIN)/obsgen lint rules/ manifests/ helm/
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -90,6 +90,8 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
         "namespace": plan.namespace or "default",
         "deployment": plan.deployment_name,
         "container": plan.container,
+        "metrics_port": plan.install.metrics_port if plan.install is not None else "metrics",
+        "metrics_path": plan.install.metrics_path if plan.install is not None else "/metrics",
         "group_by": list(g),
         "model_label": plan.model_label,
         "pod_selector": pod_selector(pod_labels),
