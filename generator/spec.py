@@ -11,6 +11,8 @@ decided here; :func:`generator.plan.resolve` does that.
 from __future__ import annotations
 
 import re
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -53,22 +55,38 @@ INDICATOR_ALIASES = {
 }
 
 
+# Longest input value quoted back in a message.
+MAX_SHOWN = 80
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`MAX_SHOWN` characters (never echo huge input back)."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
 def _duration(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         raise ValueError("expected a duration string such as 500ms, 30s, 10m or 30d")
-    return parse_duration_ms(value)
+    try:
+        return parse_duration_ms(value)
+    except ValueError as err:
+        raise ValueError(str(err).replace(repr(value), _shown(value))) from None
 
 
 def _memory(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError("expected a memory size such as 32Gi or 512Mi")
-    return parse_memory_bytes(value)
+    try:
+        return parse_memory_bytes(value)
+    except ValueError as err:
+        raise ValueError(str(err).replace(repr(value), _shown(value))) from None
 
 
 def _pattern(regex: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
         if not regex.match(value):
-            raise ValueError(f"{value!r} is not {what}")
+            raise ValueError(f"{_shown(value)} is not {what}")
         return value
 
     return AfterValidator(check)
@@ -78,7 +96,7 @@ def _valid_regex(value: str) -> str:
     try:
         re.compile(value)
     except re.error as err:
-        raise ValueError(f"{value!r} is not a valid regular expression: {err}") from None
+        raise ValueError(f"{_shown(value)} is not a valid regular expression: {err}") from None
     return value
 
 
@@ -99,7 +117,7 @@ Regex = Annotated[str, AfterValidator(_valid_regex)]
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     for key in labels:
         if not LABEL_NAME.match(key) or key.startswith("__"):
-            raise ValueError(f"{key!r} is not a usable label name")
+            raise ValueError(f"{_shown(key)} is not a usable label name")
     return labels
 
 
@@ -117,9 +135,11 @@ def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
         raise ValueError("expected at least one pod label, e.g. {app.kubernetes.io/name: my-model}")
     for key, value in labels.items():
         if not K8S_LABEL_KEY.match(key):
-            raise ValueError(f"{key!r} is not a Kubernetes label key")
+            raise ValueError(f"{_shown(key)} is not a Kubernetes label key")
         if not K8S_LABEL_VALUE.match(value):
-            raise ValueError(f"{value!r} (label {key}) is not a Kubernetes label value")
+            raise ValueError(
+                f"{_shown(value)} (label {_shown(key)}) is not a Kubernetes label value"
+            )
     return labels
 
 
@@ -144,6 +164,8 @@ class StrictModel(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         populate_by_name=False,
+        # .inf/.nan (and 1e400, which YAML reads as inf) would reach PromQL as "inf".
+        allow_inf_nan=False,
     )
 
 
@@ -456,6 +478,7 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
         elif part.startswith(("function-", "constrained-", "literal[")):
             continue
         else:
+            part = part if len(part) <= MAX_SHOWN else part[: MAX_SHOWN - 1] + "…"
             path += f".{part}" if path else part
     return path
 
@@ -466,11 +489,15 @@ def _message(error: Any) -> str:
         return "unknown field; check the spelling (keys are camelCase)"
     if kind == "missing":
         return "required field is missing"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping (key: value pairs) (got {_shown(error.get('input'))})"
+    if kind == "list_type":
+        return f"expected a list (got {_shown(error.get('input'))})"
     text = str(error["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         text = text.removeprefix(prefix)
-    if kind.endswith("_type") or kind.startswith(("literal_", "greater", "less", "too_")):
-        text += f" (got {error.get('input')!r})"
+    if kind.endswith("_type") or kind.startswith(("literal_", "greater", "less", "too_", "finite")):
+        text += f" (got {_shown(error.get('input'))})"
     return text
 
 
@@ -498,7 +525,7 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
             [Diagnostic(file, "", "expected a YAML mapping with apiVersion, kind, metadata, spec")]
         )
     if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
-        got = f"apiVersion={data.get('apiVersion')!r}, kind={data.get('kind')!r}"
+        got = f"apiVersion={_shown(data.get('apiVersion'))}, kind={_shown(data.get('kind'))}"
         raise ObsgenError(
             [
                 Diagnostic(
@@ -514,6 +541,119 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
         raise ObsgenError(validation_diagnostics(file, err)) from None
 
 
+# More aliases than any real spec uses; a "billion laughs" document needs far more.
+MAX_ALIASES = 32
+
+# YAML 1.2 core schema floats: YAML 1.1 (PyYAML) reads 5e-2 and 1e308 as strings.
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+
+
+class SpecLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` for specs: duplicate keys are errors, aliases are capped, and
+    scientific notation (``5e-2``) is a float as in YAML 1.2.
+
+    Raises (while loading):
+        yaml.MarkedYAMLError: a duplicate key (with the line of both), more than
+            :data:`MAX_ALIASES` aliases.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.alias_count = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.alias_count += 1
+            if self.alias_count > MAX_ALIASES:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"too many YAML aliases (more than {MAX_ALIASES}); write the values out",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"duplicate key {_shown(key)} (first on line {seen[key]}); "
+                        "each key may appear once per mapping",
+                        key_node.start_mark,
+                    )
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+
+
+def parse_yaml(text: str, file: str) -> Any:
+    """Parse one YAML document with :class:`SpecLoader`.
+
+    Raises:
+        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, too many
+            aliases.
+    """
+    loader = SpecLoader(text)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        if getattr(err, "context", None) == "expected a single document in the stream":
+            message = "expected one YAML document, found a second one (---); put one spec per file"
+        else:
+            problem = getattr(err, "problem", None) or str(err)
+            message = f"invalid YAML: {problem}"
+        raise ObsgenError([Diagnostic(file, where, message)]) from None
+    finally:
+        loader.dispose()
+
+
+def find_spec_files(paths: Sequence[str], root: Path) -> list[Path]:
+    """Spec files named on the command line (files or folders), or ``specs/`` under ``root``.
+
+    A folder contributes its ``*.yaml`` and ``*.yml`` files (not recursive), sorted.
+
+    Raises:
+        ObsgenError: a named path does not exist or is neither a regular file nor a folder
+            (``/dev/null``, a pipe), or no spec file was found.
+    """
+    found: list[Path] = []
+    for given in paths or [str(root / "specs")]:
+        path = Path(given)
+        if path.is_dir():
+            found.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
+        elif path.is_file():
+            found.append(path)
+        elif path.exists():
+            raise ObsgenError(
+                [Diagnostic(given, "", "not a regular file; expected a YAML spec or a folder")]
+            )
+        else:
+            raise ObsgenError([Diagnostic(given, "", "no such file or directory")])
+    if not found:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    ", ".join(paths) or "specs/",
+                    "",
+                    "no spec files found; expected files named *.yaml or *.yml",
+                )
+            ]
+        )
+    return found
+
+
 def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
     """Read and validate one spec file.
 
@@ -522,18 +662,18 @@ def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
         display: the name to report in errors (defaults to ``str(path)``).
 
     Raises:
-        ObsgenError: unreadable file, invalid YAML (with line), or invalid spec.
+        ObsgenError: unreadable, not a regular file, not UTF-8, invalid YAML (with line),
+            or invalid spec.
     """
     file = display or str(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ObsgenError([Diagnostic(file, "", "not a regular file; expected a YAML spec")])
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ObsgenError([Diagnostic(file, "", f"cannot read: {err}")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ObsgenError([Diagnostic(file, where, f"invalid YAML: {problem}")]) from None
-    return parse_spec(data, file)
+    except UnicodeDecodeError:
+        raise ObsgenError(
+            [Diagnostic(file, "", "not a UTF-8 text file; expected a YAML spec")]
+        ) from None
+    except OSError as err:
+        raise ObsgenError([Diagnostic(file, "", f"cannot read: {err.strerror or err}")]) from None
+    return parse_spec(parse_yaml(text, file), file)

@@ -167,6 +167,42 @@ CASES = [
         "spec.slos[0].window: SLO window 30d is longer than spec.prometheus.retention 15d",
         id="an SLO window beyond retention is refused",
     ),
+    pytest.param(
+        "spec.metrics.requestDuration.buckets",
+        [0.1, 1, float("inf")],
+        "spec.metrics.requestDuration.buckets[2]: Input should be a finite number (got inf)",
+        id="an infinite bucket bound is refused",
+    ),
+    pytest.param(
+        "spec.alerts.queueDepth.max",
+        float("inf"),
+        "spec.alerts.queueDepth.max: Input should be a finite number (got inf)",
+        id="an infinite queue maximum is refused",
+    ),
+    pytest.param(
+        "spec.alerts.errorRatio.maxRatio",
+        float("nan"),
+        "spec.alerts.errorRatio.maxRatio: Input should be a finite number (got nan)",
+        id="a NaN ratio is refused",
+    ),
+    pytest.param(
+        "spec.slos[0].objective",
+        float("nan"),
+        "spec.slos[0].objective: Input should be a finite number (got nan)",
+        id="a NaN objective is refused",
+    ),
+    pytest.param(
+        "spec.alerts.queueDepth",
+        "yes",
+        "spec.alerts.queueDepth: expected a mapping (key: value pairs) (got 'yes')",
+        id="a scalar where a mapping belongs says mapping, not a Python class",
+    ),
+    pytest.param(
+        "spec.alerts.latencyP99.for",
+        "9" * 5000,
+        "spec.alerts.latencyP99.for: '" + "9" * 78 + "… is not a duration",
+        id="a huge value is cut short in the message",
+    ),
 ]
 
 
@@ -225,3 +261,109 @@ def test_cli_process_prints_no_traceback(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("x.yaml: spec.alerts.queueDepth.max:")
     assert "Traceback" not in proc.stderr
+
+
+BASE_TEXT = (Path(__file__).resolve().parent.parent / "specs" / "o1-preview.yaml").read_text()
+
+
+def _laughs(levels: int) -> str:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+TEXT_CASES = [
+    pytest.param(
+        BASE_TEXT.replace("kind: ModelService", "kind: ModelService\nkind: ModelService"),
+        "x.yaml: line 5: invalid YAML: duplicate key 'kind' (first on line 4)",
+        id="a duplicate key is named with its line",
+    ),
+    pytest.param(
+        BASE_TEXT.replace("{minFree: 0.10,", "{minFree: 0.10, minFree: 0.5,"),
+        "x.yaml: line 27: invalid YAML: duplicate key 'minFree' (first on line 27)",
+        id="a duplicate key inside a flow mapping is refused",
+    ),
+    pytest.param(
+        _laughs(9),
+        "x.yaml: line 5: invalid YAML: too many YAML aliases (more than 32)",
+        id="a billion-laughs document stops at the alias cap",
+    ),
+    pytest.param(
+        BASE_TEXT + "---\napiVersion: obsgen/v1alpha1\n",
+        "x.yaml: line 30: expected one YAML document, found a second one (---)",
+        id="a second YAML document is refused",
+    ),
+    pytest.param(
+        BASE_TEXT.replace("maxRatio: 0.05", "maxRatio: .inf"),
+        "x.yaml: spec.alerts.errorRatio.maxRatio: Input should be a finite number (got inf)",
+        id="a YAML .inf is a spec error",
+    ),
+    pytest.param(
+        BASE_TEXT.replace("max: 100,", "max: 1e400,"),
+        "x.yaml: spec.alerts.queueDepth.max: Input should be a finite number (got inf)",
+        id="a number too large for a float is a spec error",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TEXT_CASES)
+def test_bad_yaml_text_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, expected: str
+) -> None:
+    spec = tmp_path / "x.yaml"
+    spec.write_text(text)
+    assert main(["check", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "attribute", "value"),
+    [
+        pytest.param("maxRatio: 0.05", "maxRatio: 5e-2", "error_ratio", 0.05, id="5e-2 is 0.05"),
+        pytest.param("max: 100,", "max: 1e2,", "queue_depth", 100.0, id="1e2 is 100"),
+    ],
+)
+def test_scientific_notation_is_a_number(
+    tmp_path: Path, old: str, new: str, attribute: str, value: float
+) -> None:
+    from generator.spec import load_spec
+
+    assert old in BASE_TEXT
+    spec = tmp_path / "x.yaml"
+    spec.write_text(BASE_TEXT.replace(old, new))
+    alert = getattr(load_spec(spec).spec.alerts, attribute)
+    assert (alert.max_ratio if attribute == "error_ratio" else alert.max) == value
+
+
+@pytest.mark.parametrize(
+    ("make", "expected"),
+    [
+        pytest.param(
+            lambda d: (d / "x.yaml").write_bytes(b"apiVersion: \xff\xfe\n") and d / "x.yaml",
+            "x.yaml: not a UTF-8 text file",
+            id="a binary file is not a UTF-8 text file",
+        ),
+        pytest.param(
+            lambda d: Path("/dev/null"),
+            "/dev/null: not a regular file",
+            id="a device is not a regular file",
+        ),
+    ],
+)
+def test_unreadable_inputs_are_named_plainly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any, expected: str
+) -> None:
+    assert main(["check", str(make(tmp_path))]) == 2
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert "codec" not in err
+
+
+def test_an_empty_folder_names_both_extensions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", str(tmp_path)]) == 2
+    assert "no spec files found; expected files named *.yaml or *.yml" in capsys.readouterr().err
