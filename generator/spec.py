@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 import stat
+import unicodedata
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -24,13 +26,19 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from generator.errors import Diagnostic, ObsgenError
-from generator.units import decimal_str, parse_duration_ms, parse_memory_bytes
+from generator.units import (
+    decimal_str,
+    format_duration_ms,
+    parse_duration_ms,
+    parse_memory_bytes,
+)
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -38,8 +46,14 @@ KIND = "ModelService"
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-# Free text that may reach alert annotations: no Go-template or PromQL metacharacters.
-PLAIN_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()+-]*$")
+# Free text that reaches alert labels, annotations and dashboards: letters of any language,
+# but no Go-template, PromQL, Grafana-variable or HTML metacharacters ({ } $ " \\ < > `).
+TEAM_TEXT = re.compile(r"^\w[\w .,/()+-]*$")
+PLAIN_TEXT = re.compile(r"^\w[\w .,/()+:%-]*$")
+TEAM_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + -"
+PLAIN_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + - : %"
+# Longest duration accepted: promtool rejects durations that overflow (for: 99999999999d).
+MAX_DURATION_MS = 10 * 365 * 86_400_000
 
 Server = Literal["vllm", "tgi", "triton", "openai-http"]
 Severity = Literal["critical", "warning", "info"]
@@ -69,9 +83,36 @@ def _duration(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         raise ValueError("expected a duration string such as 500ms, 30s, 10m or 30d")
     try:
-        return parse_duration_ms(value)
+        ms = parse_duration_ms(value)
     except ValueError as err:
-        raise ValueError(str(err).replace(repr(value), _shown(value))) from None
+        raise ValueError(
+            str(err).replace(repr(value), _shown(value)) + _whole_duration_hint(value)
+        ) from None
+    if ms > MAX_DURATION_MS:
+        raise ValueError(
+            f"{_shown(value)} is longer than 10y, the longest duration obsgen accepts "
+            "(Prometheus rejects durations that overflow)"
+        )
+    return ms
+
+
+_FRACTIONAL = re.compile(r"^(\d+\.\d+)(ms|s|m|h|d|w|y)$")
+
+
+def _whole_duration_hint(value: str) -> str:
+    """``"; write 2500ms"`` for ``2.5s``: durations take whole numbers of each unit."""
+    match = _FRACTIONAL.match(value)
+    if match is None:
+        return ""
+    ms = Decimal(match.group(1)) * parse_duration_ms("1" + match.group(2))
+    if ms != ms.to_integral_value() or ms <= 0:
+        return ""
+    whole = int(ms)
+    return (
+        f"; durations take whole numbers: write {whole}ms"
+        if match.group(2) == "s"
+        else (f"; durations take whole numbers: write {format_duration_ms(whole)}")
+    )
 
 
 def _memory(value: Any) -> int:
@@ -109,15 +150,57 @@ DnsLabel = Annotated[
     Field(max_length=63),
     _pattern(DNS1123_LABEL, "a DNS-1123 label (lowercase letters, digits, '-'; e.g. my-model)"),
 ]
-PlainText = Annotated[str, _pattern(PLAIN_TEXT, "plain text (letters, digits, space, _.,/()+-)")]
+PlainText = Annotated[str, _pattern(PLAIN_TEXT, f"plain text; allowed: {PLAIN_ALLOWED}")]
 Ratio = Annotated[float, Field(ge=0, le=1)]
+
+
+def _below_one(value: float) -> float:
+    if value >= 1:
+        raise ValueError(
+            f"{decimal_str(value)} can never be exceeded: the measured ratio is at most 1, so "
+            "the alert could never fire; expected 0 ≤ value < 1 (e.g. 0.05)"
+        )
+    return value
+
+
+def _above_zero(value: float) -> float:
+    if value <= 0:
+        raise ValueError(
+            "0 free can never be undercut, so the alert could never fire; "
+            "expected 0 < minFree ≤ 1 (e.g. 0.1)"
+        )
+    return value
+
+
+# A ratio an alert must exceed (< 1), and a free share it must fall below (> 0).
+AlertRatio = Annotated[float, Field(ge=0), AfterValidator(_below_one)]
+FreeShare = Annotated[float, Field(le=1), AfterValidator(_above_zero)]
 Regex = Annotated[str, AfterValidator(_valid_regex)]
 
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
-    for key in labels:
+    for key, value in labels.items():
         if not LABEL_NAME.match(key) or key.startswith("__"):
             raise ValueError(f"{_shown(key)} is not a usable label name")
+        if value == "":
+            raise ValueError(
+                f"label {key}: an empty value matches series *without* the label; "
+                "give the value the series carry"
+            )
+        if "$" in value:
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains '$', which Grafana expands as a "
+                "dashboard variable (Prometheus regexes are anchored already: no '$' needed)"
+            )
+        if "{{" in value or "}}" in value:
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains '{{{{' or '}}}}', which alert "
+                "templates (Go text/template) would expand"
+            )
+        if any(unicodedata.category(c) == "Cc" for c in value):
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains a control character (newline, tab, …)"
+            )
     return labels
 
 
@@ -173,7 +256,9 @@ class Metadata(StrictModel):
     """``metadata``: who owns the service and where its links point."""
 
     name: DnsLabel
-    team: Annotated[str, Field(max_length=63), _pattern(PLAIN_TEXT, "a team name")]
+    team: Annotated[
+        str, Field(max_length=63), _pattern(TEAM_TEXT, f"a team name; allowed: {TEAM_ALLOWED}")
+    ]
     runbook_base_url: (
         Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
     ) = None
@@ -322,7 +407,7 @@ class SlowRequestsAlert(AlertBase):
     """``alerts.slowRequests``: share of requests slower than ``threshold`` above ``maxRatio``."""
 
     threshold: DurationMs | None = None
-    max_ratio: Ratio | None = None
+    max_ratio: AlertRatio | None = None
     indicator: str | None = None
     min_events: Annotated[int, Field(ge=0)] | None = None
 
@@ -330,7 +415,7 @@ class SlowRequestsAlert(AlertBase):
 class ErrorRatioAlert(AlertBase):
     """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
 
-    max_ratio: Ratio | None = None
+    max_ratio: AlertRatio | None = None
     min_events: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -343,13 +428,13 @@ class QueueDepthAlert(AlertBase):
 class KVCacheAlert(AlertBase):
     """``alerts.kvCache``: KV-cache usage (ratio 0–1) above ``max``."""
 
-    max: Ratio | None = None
+    max: AlertRatio | None = None
 
 
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
-    min_free: Ratio | None = None
+    min_free: FreeShare | None = None
 
 
 class MemoryExhaustionAlert(AlertBase):
@@ -362,7 +447,7 @@ class MemoryExhaustionAlert(AlertBase):
 class GPUMemoryHeadroomAlert(AlertBase):
     """``alerts.gpuMemoryHeadroom``: GPU memory free / total below ``minFree``."""
 
-    min_free: Ratio | None = None
+    min_free: FreeShare | None = None
 
 
 class GPUTemperatureAlert(AlertBase):
@@ -425,6 +510,17 @@ class Deployment(StrictModel):
     ] = "/metrics"
 
 
+# groupBy labels that cannot work, and why.
+GROUP_BY_RESERVED = {
+    "le": "it is the histogram bucket label; grouping by it splits every series per bucket",
+    "quantile": "it is the summary quantile label; grouping by it mixes quantiles",
+    "service": "obsgen sets it on every recorded series",
+    "slo": "obsgen sets it on every SLO series",
+    "indicator": "obsgen sets it on every latency series",
+    "namespace": "every aggregation keeps it already",
+}
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts."""
 
@@ -449,6 +545,22 @@ class ServiceSpec(StrictModel):
                 "expected at least one label matcher, e.g. {namespace: ai-inference, job: my-model}"
             )
         return selector
+
+    @field_validator("group_by")
+    @classmethod
+    def _usable_group_by(cls, group_by: list[str], info: ValidationInfo) -> list[str]:
+        selector = info.data.get("selector") or {}
+        seen: set[str] = set()
+        for label in group_by:
+            why = GROUP_BY_RESERVED.get(label)
+            if why is None and label in selector:
+                why = "the selector fixes its value, so there is only one group"
+            if why is None and label in seen:
+                why = "it is listed twice"
+            if why is not None:
+                raise ValueError(f"cannot group by {label!r}: {why}")
+            seen.add(label)
+        return group_by
 
     @field_validator("slos")
     @classmethod

@@ -40,7 +40,7 @@ CASES = [
     pytest.param(
         "spec.alerts.slowRequests.maxRatio",
         1.5,
-        "spec.alerts.slowRequests.maxRatio: Input should be less than or equal to 1",
+        "spec.alerts.slowRequests.maxRatio: 1.5 can never be exceeded: the measured ratio is at most 1",
         id="a ratio above 1 is refused",
     ),
     pytest.param(
@@ -203,6 +203,126 @@ CASES = [
         "spec.alerts.latencyP99.for: '" + "9" * 78 + "… is not a duration",
         id="a huge value is cut short in the message",
     ),
+    pytest.param(
+        "spec.alerts.errorRatio.maxRatio",
+        1,
+        "spec.alerts.errorRatio.maxRatio: 1 can never be exceeded: the measured ratio is at most 1, so the alert could never fire; expected 0 ≤ value < 1",
+        id="an error ratio maximum of 1 could never fire",
+    ),
+    pytest.param(
+        "spec.alerts.kvCache",
+        {"max": 1},
+        "spec.alerts.kvCache.max: 1 can never be exceeded",
+        id="a KV-cache maximum of 1 could never fire",
+    ),
+    pytest.param(
+        "spec.alerts.memoryHeadroom.minFree",
+        0,
+        "spec.alerts.memoryHeadroom.minFree: 0 free can never be undercut",
+        id="a memory headroom of 0 could never fire",
+    ),
+    pytest.param(
+        "spec.alerts.latencyP99.for",
+        "99999999999d",
+        "spec.alerts.latencyP99.for: '99999999999d' is longer than 10y",
+        id="a duration promtool would reject is refused",
+    ),
+    pytest.param(
+        "spec.slos[0].window",
+        "11y",
+        "spec.slos[0].window: '11y' is longer than 10y",
+        id="an SLO window beyond 10 years is refused",
+    ),
+    pytest.param(
+        "spec.alerts.latencyP99.threshold",
+        "2.5s",
+        "spec.alerts.latencyP99.threshold: '2.5s' is not a duration; expected e.g. 500ms, 30s, 10m, 1h30m, 30d; durations take whole numbers: write 2500ms",
+        id="a fractional second names the milliseconds to write",
+    ),
+    pytest.param(
+        "spec.slos[0].window",
+        "1.5d",
+        "spec.slos[0].window: '1.5d' is not a duration; expected e.g. 500ms, 30s, 10m, 1h30m, 30d; durations take whole numbers: write 1d12h",
+        id="a fractional day names the whole units to write",
+    ),
+    pytest.param(
+        "spec.groupBy",
+        ["le"],
+        "spec.groupBy: cannot group by 'le': it is the histogram bucket label",
+        id="grouping by le is refused",
+    ),
+    pytest.param(
+        "spec.groupBy",
+        ["quantile"],
+        "spec.groupBy: cannot group by 'quantile'",
+        id="grouping by quantile is refused",
+    ),
+    pytest.param(
+        "spec.groupBy",
+        ["slo"],
+        "spec.groupBy: cannot group by 'slo': obsgen sets it on every SLO series",
+        id="grouping by an obsgen label is refused",
+    ),
+    pytest.param(
+        "spec.groupBy",
+        ["namespace"],
+        "spec.groupBy: cannot group by 'namespace': every aggregation keeps it already",
+        id="grouping by namespace is refused",
+    ),
+    pytest.param(
+        "spec.groupBy",
+        ["job"],
+        "spec.groupBy: cannot group by 'job': the selector fixes its value",
+        id="grouping by a selector label is refused",
+    ),
+    pytest.param(
+        "spec.selector.job",
+        "",
+        "spec.selector: label job: an empty value matches series *without* the label",
+        id="an empty selector value is refused",
+    ),
+    pytest.param(
+        "spec.selector.job",
+        "$job",
+        "spec.selector: label job: '$job' contains '$', which Grafana expands as a dashboard variable",
+        id="a dollar in a selector value is refused",
+    ),
+    pytest.param(
+        "spec.metrics.requests.errorMatchers",
+        {"status": "5..$"},
+        "spec.metrics.requests.errorMatchers: label status: '5..$' contains '$'",
+        id="a dollar in an error regex is refused",
+    ),
+    pytest.param(
+        "spec.metrics.queueDepth.selector",
+        {"job": "{{ $labels.job }}"},
+        "spec.metrics.queueDepth.selector: label job: '{{ $labels.job }}' contains '$'",
+        id="a template in a metric selector is refused",
+    ),
+    pytest.param(
+        "spec.metrics.queueDepth.selector",
+        {"job": "a}}b"},
+        "spec.metrics.queueDepth.selector: label job: 'a}}b' contains '{{' or '}}', which alert templates (Go text/template) would expand",
+        id="template braces in a metric selector are refused",
+    ),
+    pytest.param(
+        "spec.selector.job",
+        "a\nb",
+        "spec.selector: label job: 'a\\nb' contains a control character",
+        id="a newline in a selector value is refused",
+    ),
+    pytest.param(
+        "metadata.team",
+        "ml{platform}",
+        "metadata.team: 'ml{platform}' is not a team name; allowed: letters (any language), digits, spaces and _ . , / ( ) + -",
+        id="a team name with braces lists what is allowed",
+    ),
+    pytest.param(
+        "spec.slos[0].description",
+        "p99 < 30s",
+        "spec.slos[0].description: 'p99 < 30s' is not plain text; allowed: letters (any language), digits, spaces and _ . , / ( ) + - : %",
+        id="a description with markup lists what is allowed",
+    ),
 ]
 
 
@@ -360,6 +480,22 @@ def test_unreadable_inputs_are_named_plainly(
     err = capsys.readouterr().err
     assert expected in err, err
     assert "codec" not in err
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        pytest.param("metadata.team", "équipe-données", id="a team name may use any letters"),
+        pytest.param(
+            "spec.slos[0].description",
+            "Disponibilité: 99.9% des requêtes",
+            id="a description may use any letters, colon and percent",
+        ),
+    ],
+)
+def test_plain_text_accepts_unicode_letters(tmp_path: Path, path: str, value: str) -> None:
+    spec = write_spec(tmp_path, set_path(good_spec(), path, value))
+    assert main(["check", str(spec)]) == 0
 
 
 def test_an_empty_folder_names_both_extensions(
