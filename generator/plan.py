@@ -10,7 +10,7 @@ pydantic cannot express (a threshold that is not a bucket bound, an impossible t
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -19,7 +19,7 @@ from generator import naming, slo
 from generator.errors import Diagnostic, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
 from generator.promql import Matcher, equals, regex_escape
-from generator.spec import INDICATOR_ALIASES, MetricOverride, ModelServiceSpec
+from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import decimal_str, format_duration_ms
 
 # Spec key (camelCase) → python attribute of spec.Metrics / spec.Alerts.
@@ -293,7 +293,10 @@ class _Problems:
         self.items: list[Diagnostic] = []
 
     def add(self, path: str, message: str) -> None:
-        self.items.append(Diagnostic(self.file, path, message))
+        diagnostic = Diagnostic(self.file, path, message)
+        # Several SLOs can share a cause (one scrapeInterval): report it once.
+        if diagnostic not in self.items:
+            self.items.append(diagnostic)
 
 
 def _merge(base: tuple[Matcher, ...], override: Mapping[str, str] | None) -> tuple[Matcher, ...]:
@@ -410,30 +413,26 @@ def _resolve_slos(
             )
         tiers: list[slo.Tier] = []
         if item.alerting.enabled:
-            specs = (
-                [
-                    slo.TierSpec(Fraction(str(t.budget)), t.long_window, t.short_window, t.severity)
-                    for t in item.alerting.tiers
-                ]
-                if item.alerting.tiers is not None
-                else list(slo.DEFAULT_TIERS)
-            )
-            for j, tier_spec in enumerate(specs):
-                tier = slo.bind_tier(tier_spec, item.objective, item.window)
-                where = (
-                    f"{path}.alerting.tiers[{j}]"
-                    if item.alerting.tiers is not None
-                    else f"{path}.objective"
-                )
+            explicit = item.alerting.tiers is not None
+            for j, tier in enumerate(_bind_tiers(item.alerting.tiers, item.objective, item.window)):
                 for problem in slo.tier_problems(
                     tier, item.objective, item.window, body.prometheus.scrape_interval
                 ):
+                    if explicit:
+                        remedy = (
+                            " — lower the tier's budget, lengthen its longWindow or raise the "
+                            "objective"
+                            if problem.cause == "objective"
+                            else ""
+                        )
+                        p.add(f"{path}.alerting.tiers[{j}]", problem.message + remedy)
+                        continue
                     label = (
-                        ""
-                        if item.alerting.tiers is not None
-                        else f"default tier {format_duration_ms(tier.long_window_ms)}/{format_duration_ms(tier.short_window_ms)}: "
+                        f"default tier {format_duration_ms(tier.long_window_ms)}/"
+                        f"{format_duration_ms(tier.short_window_ms)}: "
                     )
-                    p.add(where, label + problem)
+                    where, remedy = _default_tier_fix(problem.cause, path)
+                    p.add(where, label + problem.message + remedy)
                 tiers.append(tier)
         plans.append(
             SLOPlan(
@@ -453,6 +452,36 @@ def _resolve_slos(
             )
         )
     return tuple(plans)
+
+
+def _bind_tiers(
+    given: Sequence[BurnRateTier] | None, objective: float, window_ms: int
+) -> list[slo.Tier]:
+    """The SLO's tiers: the spec's as written, or the defaults (budget raised to reach 1×)."""
+    if given is not None:
+        return [
+            slo.bind_tier(
+                slo.TierSpec(Fraction(str(t.budget)), t.long_window, t.short_window, t.severity),
+                objective,
+                window_ms,
+            )
+            for t in given
+        ]
+    return [slo.bind_default_tier(t, objective, window_ms) for t in slo.DEFAULT_TIERS]
+
+
+# One working custom tier, quoted when the default tiers do not fit an SLO.
+_TIER_EXAMPLE = "tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]"
+
+
+def _default_tier_fix(cause: str, slo_path: str) -> tuple[str, str]:
+    """Where a default tier's problem is reported, and the remedy appended to it."""
+    custom = f"set your own tiers in {slo_path}.alerting.tiers, e.g. {_TIER_EXAMPLE}"
+    if cause == "scrape_interval":
+        return "spec.prometheus.scrapeInterval", f" — scrape more often, or {custom}"
+    if cause == "slo_window":
+        return f"{slo_path}.window", f" — lengthen the SLO window, or {custom}"
+    return f"{slo_path}.objective", f" — raise the objective, or {custom}"
 
 
 def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]) -> str:

@@ -148,7 +148,7 @@ CASES = [
     pytest.param(
         "spec.prometheus",
         {"scrapeInterval": "2m"},
-        "spec.slos[0].objective: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m)",
+        "spec.prometheus.scrapeInterval: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m); rate() needs at least 4 samples — scrape more often, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
         id="windows shorter than four scrapes are refused",
     ),
     pytest.param(
@@ -322,6 +322,48 @@ CASES = [
         "p99 < 30s",
         "spec.slos[0].description: 'p99 < 30s' is not plain text; allowed: letters (any language), digits, spaces and _ . , / ( ) + - : %",
         id="a description with markup lists what is allowed",
+    ),
+    pytest.param(
+        "spec.slos[0].objective",
+        90,
+        "spec.slos[0].objective: default tier 1h/5m: burn rate 14.4× can never fire at objective 90%: it needs an error ratio of 1.44 > 1; the highest reachable burn rate is 10× — raise the objective, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
+        id="an impossible default tier names the objective and how to set custom tiers",
+    ),
+    pytest.param(
+        "spec.slos[0].window",
+        "2d",
+        "spec.slos[0].window: default tier 3d/6h: longWindow 3d is longer than the SLO window 2d — lengthen the SLO window, or set your own tiers in spec.slos[0].alerting.tiers",
+        id="a default tier longer than the SLO window names the window",
+    ),
+    pytest.param(
+        "spec.slos[0].alerting",
+        {
+            "tiers": [
+                {"budget": 0.02, "longWindow": "1h", "shortWindow": "1m", "severity": "critical"}
+            ]
+        },
+        "spec.slos[0].alerting.tiers[0]: shortWindow 1m is shorter than 4 × scrapeInterval (2m)",
+        id="an explicit tier too short for the scrape interval names the tier",
+    ),
+    pytest.param(
+        "spec.slos[0].alerting",
+        {
+            "tiers": [
+                {"budget": 0.05, "longWindow": "3d", "shortWindow": "6h", "severity": "warning"}
+            ]
+        },
+        "spec.slos[0].alerting.tiers[0]: burn rate 0.5× is below 1×: the tier would fire while the error budget is on track to last the 30d window; give it budget ≥ 0.1 (longWindow / SLO window) or a shorter longWindow",
+        id="an explicit tier below 1x is refused with the budget it needs",
+    ),
+    pytest.param(
+        "spec.slos[0].alerting",
+        {
+            "tiers": [
+                {"budget": 1, "longWindow": "10m", "shortWindow": "2m", "severity": "critical"}
+            ]
+        },
+        "spec.slos[0].alerting.tiers[0]: burn rate 4320× can never fire at objective 99.9%: it needs an error ratio of 4.32 > 1; the highest reachable burn rate is 1000× — lower",
+        id="an explicit tier that can never fire names the tier",
     ),
 ]
 
