@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import naming, slo
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
 from generator.promql import Matcher, equals, regex_escape
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
@@ -182,7 +182,12 @@ class InstallPlan:
 
 @dataclass(frozen=True)
 class ServicePlan:
-    """Everything the builders need for one service; built only by :func:`resolve`."""
+    """Everything the builders need for one service; built only by :func:`resolve`.
+
+    ``warnings`` (level WARNING) are things the spec probably did not mean but that do not
+    stop a render: a default alert left out because it could never fire, an alert configured
+    for a signal the server does not export, relative runbook links.
+    """
 
     name: str
     team: str
@@ -217,6 +222,7 @@ class ServicePlan:
     grafana_url: str | None
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
     install: InstallPlan | None = None
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
@@ -291,6 +297,10 @@ class _Problems:
     def __init__(self, file: str) -> None:
         self.file = file
         self.items: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(Diagnostic(self.file, path, message, Level.WARNING))
 
     def add(self, path: str, message: str) -> None:
         diagnostic = Diagnostic(self.file, path, message)
@@ -534,9 +544,20 @@ def _resolve_alerts(
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
             continue
-        if not available.get(key, True):
-            continue
         given = getattr(body.alerts, key)
+        if not available.get(key, True):
+            if given is not None and given.enabled:
+                metric, alert = (
+                    ("queueDepth", naming.ALERT_QUEUE_DEPTH)
+                    if key == "queue_depth"
+                    else ("kvCacheUsage", naming.ALERT_KV_CACHE)
+                )
+                p.warn(
+                    f"spec.alerts.{_CAMEL_ALERT[key]}",
+                    f"{alert} alert left out: server {body.server} exports no {metric} gauge; "
+                    f"declare spec.metrics.{metric}.name to enable it",
+                )
+            continue
         if given is not None and not given.enabled:
             continue
         merged: dict[str, Any] = dict(params)
@@ -585,7 +606,16 @@ def _resolve_alerts(
             elif not histogram.native:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
                 if merged["threshold_seconds"] >= top and given is None:
-                    continue  # an unconfigured default that could never fire: leave it out
+                    # An unconfigured default that could never fire: leave it out, and say so.
+                    p.warn(
+                        path,
+                        f"default {naming.ALERT_LATENCY_P99} alert left out: its "
+                        f"{decimal_str(merged['threshold_seconds'])}s threshold is not below "
+                        f"the largest bucket bound {decimal_str(top)}s of {histogram.metric}, "
+                        f"so it could never fire; enable it with {path}.threshold below "
+                        f"{decimal_str(top)}s",
+                    )
+                    continue
                 if merged["threshold_seconds"] >= top:
                     p.add(
                         f"{path}.threshold",
@@ -635,6 +665,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     alerts = _resolve_alerts(spec, histograms, preset, p)
     if p.items:
         raise ObsgenError(p.items)
+    if spec.metadata.runbook_base_url is None:
+        p.warn(
+            "metadata.runbookBaseUrl",
+            "not set: alert runbook_url annotations are relative (docs/runbooks/<Alert>.md) "
+            "and cannot be opened from a page; set it to where docs/runbooks is published, "
+            "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
+        )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
     pod_matchers = (
@@ -703,4 +740,5 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             visible_devices=body.gpu.visible_devices,
             gpu_claim=body.gpu.claim,
         ),
+        warnings=tuple(p.warnings),
     )

@@ -545,3 +545,63 @@ def test_an_empty_folder_names_both_extensions(
 ) -> None:
     assert main(["check", str(tmp_path)]) == 2
     assert "no spec files found; expected files named *.yaml or *.yml" in capsys.readouterr().err
+
+
+RUNBOOK_WARNING = (
+    "x.yaml: metadata.runbookBaseUrl: warning: not set: alert runbook_url annotations are relative"
+)
+
+WARNING_CASES = [
+    pytest.param(
+        [
+            ("spec.alerts.latencyP99", None),
+            ("spec.metrics.requestDuration.buckets", [0.5, 1, 10, 30]),
+        ],
+        "x.yaml: spec.alerts.latencyP99: warning: default ModelLatencyP99High alert left out: its 30s threshold is not below the largest bucket bound 30s of http_request_duration_seconds, so it could never fire; enable it with spec.alerts.latencyP99.threshold below 30s",
+        id="a default p99 alert that could never fire is left out with a warning",
+    ),
+    pytest.param(
+        [("spec.metrics.queueDepth", None)],
+        "x.yaml: spec.alerts.queueDepth: warning: ModelQueueDepthHigh alert left out: server openai-http exports no queueDepth gauge; declare spec.metrics.queueDepth.name to enable it",
+        id="a queue alert without a queue gauge is left out with a warning",
+    ),
+    pytest.param(
+        [],
+        RUNBOOK_WARNING,
+        id="relative runbook links are a warning",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edits", "expected"), WARNING_CASES)
+def test_warnings_are_printed_and_do_not_fail(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edits: list[tuple[str, Any]], expected: str
+) -> None:
+    data = good_spec()
+    for path, value in edits:
+        set_path(data, path, value)
+    spec = write_spec(tmp_path, data)
+    assert main(["check", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert expected in err, err
+    assert err.count(RUNBOOK_WARNING) == 1, err
+
+
+def test_no_warning_for_a_spec_that_sets_everything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = set_path(good_spec(), "metadata.runbookBaseUrl", "https://git.example.com/runbooks")
+    assert main(["check", str(write_spec(tmp_path, data))]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_openai_http_alerts_on_a_queue_only_when_one_is_declared() -> None:
+    from generator.plan import resolve
+    from generator.spec import parse_spec
+
+    declared = resolve(parse_spec(good_spec(), "x"), "x")
+    undeclared = resolve(
+        parse_spec(set_path(good_spec(), "spec.metrics.queueDepth", None), "x"), "x"
+    )
+    assert declared.queue_depth is not None and "queue_depth" in declared.alerts
+    assert undeclared.queue_depth is None and "queue_depth" not in undeclared.alerts
