@@ -141,8 +141,13 @@ def _valid_regex(value: str) -> str:
     return value
 
 
-DurationMs = Annotated[int, BeforeValidator(_duration)]
-MemoryBytes = Annotated[int, BeforeValidator(_memory)]
+# In the JSON Schema (docs/spec.schema.json) durations and memory sizes are the text users write.
+DurationText = Annotated[
+    str, Field(pattern=r"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$")
+]
+MemoryText = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")] | int
+DurationMs = Annotated[int, BeforeValidator(_duration, json_schema_input_type=DurationText)]
+MemoryBytes = Annotated[int, BeforeValidator(_memory, json_schema_input_type=MemoryText)]
 LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
 MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
 DnsLabel = Annotated[
