@@ -10,16 +10,16 @@ pydantic cannot express (a threshold that is not a bucket bound, an impossible t
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from generator import naming, slo
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
 from generator.promql import Matcher, equals, regex_escape
-from generator.spec import INDICATOR_ALIASES, MetricOverride, ModelServiceSpec
+from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import decimal_str, format_duration_ms
 
 # Spec key (camelCase) → python attribute of spec.Metrics / spec.Alerts.
@@ -182,7 +182,12 @@ class InstallPlan:
 
 @dataclass(frozen=True)
 class ServicePlan:
-    """Everything the builders need for one service; built only by :func:`resolve`."""
+    """Everything the builders need for one service; built only by :func:`resolve`.
+
+    ``warnings`` (level WARNING) are things the spec probably did not mean but that do not
+    stop a render: a default alert left out because it could never fire, an alert configured
+    for a signal the server does not export, relative runbook links.
+    """
 
     name: str
     team: str
@@ -217,6 +222,7 @@ class ServicePlan:
     grafana_url: str | None
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
     install: InstallPlan | None = None
+    warnings: tuple[Diagnostic, ...] = ()
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
@@ -291,9 +297,16 @@ class _Problems:
     def __init__(self, file: str) -> None:
         self.file = file
         self.items: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append(Diagnostic(self.file, path, message, Level.WARNING))
 
     def add(self, path: str, message: str) -> None:
-        self.items.append(Diagnostic(self.file, path, message))
+        diagnostic = Diagnostic(self.file, path, message)
+        # Several SLOs can share a cause (one scrapeInterval): report it once.
+        if diagnostic not in self.items:
+            self.items.append(diagnostic)
 
 
 def _merge(base: tuple[Matcher, ...], override: Mapping[str, str] | None) -> tuple[Matcher, ...]:
@@ -410,30 +423,26 @@ def _resolve_slos(
             )
         tiers: list[slo.Tier] = []
         if item.alerting.enabled:
-            specs = (
-                [
-                    slo.TierSpec(Fraction(str(t.budget)), t.long_window, t.short_window, t.severity)
-                    for t in item.alerting.tiers
-                ]
-                if item.alerting.tiers is not None
-                else list(slo.DEFAULT_TIERS)
-            )
-            for j, tier_spec in enumerate(specs):
-                tier = slo.bind_tier(tier_spec, item.objective, item.window)
-                where = (
-                    f"{path}.alerting.tiers[{j}]"
-                    if item.alerting.tiers is not None
-                    else f"{path}.objective"
-                )
+            explicit = item.alerting.tiers is not None
+            for j, tier in enumerate(_bind_tiers(item.alerting.tiers, item.objective, item.window)):
                 for problem in slo.tier_problems(
                     tier, item.objective, item.window, body.prometheus.scrape_interval
                 ):
+                    if explicit:
+                        remedy = (
+                            " — lower the tier's budget, lengthen its longWindow or raise the "
+                            "objective"
+                            if problem.cause == "objective"
+                            else ""
+                        )
+                        p.add(f"{path}.alerting.tiers[{j}]", problem.message + remedy)
+                        continue
                     label = (
-                        ""
-                        if item.alerting.tiers is not None
-                        else f"default tier {format_duration_ms(tier.long_window_ms)}/{format_duration_ms(tier.short_window_ms)}: "
+                        f"default tier {format_duration_ms(tier.long_window_ms)}/"
+                        f"{format_duration_ms(tier.short_window_ms)}: "
                     )
-                    p.add(where, label + problem)
+                    where, remedy = _default_tier_fix(problem.cause, path)
+                    p.add(where, label + problem.message + remedy)
                 tiers.append(tier)
         plans.append(
             SLOPlan(
@@ -453,6 +462,36 @@ def _resolve_slos(
             )
         )
     return tuple(plans)
+
+
+def _bind_tiers(
+    given: Sequence[BurnRateTier] | None, objective: float, window_ms: int
+) -> list[slo.Tier]:
+    """The SLO's tiers: the spec's as written, or the defaults (budget raised to reach 1×)."""
+    if given is not None:
+        return [
+            slo.bind_tier(
+                slo.TierSpec(Fraction(str(t.budget)), t.long_window, t.short_window, t.severity),
+                objective,
+                window_ms,
+            )
+            for t in given
+        ]
+    return [slo.bind_default_tier(t, objective, window_ms) for t in slo.DEFAULT_TIERS]
+
+
+# One working custom tier, quoted when the default tiers do not fit an SLO.
+_TIER_EXAMPLE = "tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]"
+
+
+def _default_tier_fix(cause: str, slo_path: str) -> tuple[str, str]:
+    """Where a default tier's problem is reported, and the remedy appended to it."""
+    custom = f"set your own tiers in {slo_path}.alerting.tiers, e.g. {_TIER_EXAMPLE}"
+    if cause == "scrape_interval":
+        return "spec.prometheus.scrapeInterval", f" — scrape more often, or {custom}"
+    if cause == "slo_window":
+        return f"{slo_path}.window", f" — lengthen the SLO window, or {custom}"
+    return f"{slo_path}.objective", f" — raise the objective, or {custom}"
 
 
 def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]) -> str:
@@ -505,9 +544,20 @@ def _resolve_alerts(
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
             continue
-        if not available.get(key, True):
-            continue
         given = getattr(body.alerts, key)
+        if not available.get(key, True):
+            if given is not None and given.enabled:
+                metric, alert = (
+                    ("queueDepth", naming.ALERT_QUEUE_DEPTH)
+                    if key == "queue_depth"
+                    else ("kvCacheUsage", naming.ALERT_KV_CACHE)
+                )
+                p.warn(
+                    f"spec.alerts.{_CAMEL_ALERT[key]}",
+                    f"{alert} alert left out: server {body.server} exports no {metric} gauge; "
+                    f"declare spec.metrics.{metric}.name to enable it",
+                )
+            continue
         if given is not None and not given.enabled:
             continue
         merged: dict[str, Any] = dict(params)
@@ -556,7 +606,16 @@ def _resolve_alerts(
             elif not histogram.native:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
                 if merged["threshold_seconds"] >= top and given is None:
-                    continue  # an unconfigured default that could never fire: leave it out
+                    # An unconfigured default that could never fire: leave it out, and say so.
+                    p.warn(
+                        path,
+                        f"default {naming.ALERT_LATENCY_P99} alert left out: its "
+                        f"{decimal_str(merged['threshold_seconds'])}s threshold is not below "
+                        f"the largest bucket bound {decimal_str(top)}s of {histogram.metric}, "
+                        f"so it could never fire; enable it with {path}.threshold below "
+                        f"{decimal_str(top)}s",
+                    )
+                    continue
                 if merged["threshold_seconds"] >= top:
                     p.add(
                         f"{path}.threshold",
@@ -606,6 +665,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     alerts = _resolve_alerts(spec, histograms, preset, p)
     if p.items:
         raise ObsgenError(p.items)
+    if spec.metadata.runbook_base_url is None:
+        p.warn(
+            "metadata.runbookBaseUrl",
+            "not set: alert runbook_url annotations are relative (docs/runbooks/<Alert>.md) "
+            "and cannot be opened from a page; set it to where docs/runbooks is published, "
+            "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
+        )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
     pod_matchers = (
@@ -674,4 +740,5 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             visible_devices=body.gpu.visible_devices,
             gpu_claim=body.gpu.claim,
         ),
+        warnings=tuple(p.warnings),
     )

@@ -13,7 +13,7 @@ with :func:`generator.units.decimal_str`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from generator.units import decimal_str
@@ -69,6 +69,9 @@ class Tier:
         severity: ``critical`` pages, ``warning`` tickets.
         factor: burn rate (× the sustainable rate) that fires the tier.
         threshold: bad-event ratio (0–1) both windows must exceed: factor × error budget.
+        raised_from: for a default tier whose Workbook budget share would give a factor
+            below 1 (SLO windows shorter than 30d), the share it had before
+            :func:`bind_default_tier` raised ``budget`` to make the factor exactly 1; else None.
     """
 
     budget: Fraction
@@ -77,6 +80,7 @@ class Tier:
     severity: str
     factor: Fraction
     threshold: Fraction
+    raised_from: Fraction | None = None
 
     def detection_seconds(self) -> Fraction:
         """Seconds from the start of a total outage (100 % bad) until the tier fires.
@@ -109,34 +113,86 @@ def bind_tier(spec: TierSpec, objective_percent: float, slo_window_ms: int) -> T
     )
 
 
+def bind_default_tier(spec: TierSpec, objective_percent: float, slo_window_ms: int) -> Tier:
+    """Bind one of :data:`DEFAULT_TIERS`, raising its budget share when the factor would be < 1.
+
+    Below 1× a tier fires while the error budget is still on track to last the window (7d:
+    the 1d tier is 0.7×, the 3d tier 0.233×). Such a tier keeps its windows but gets budget
+    ``long_window / slo_window``, so its factor is exactly 1 (28d: the 3d tier's 10 % becomes
+    3/28 ≈ 10.7 %); ``raised_from`` records the original share. A long window longer than the
+    SLO window is left as it is (:func:`tier_problems` reports it).
+    """
+    tier = bind_tier(spec, objective_percent, slo_window_ms)
+    if tier.factor >= 1 or spec.long_window_ms > slo_window_ms:
+        return tier
+    raised = TierSpec(
+        Fraction(spec.long_window_ms, slo_window_ms),
+        spec.long_window_ms,
+        spec.short_window_ms,
+        spec.severity,
+    )
+    return replace(bind_tier(raised, objective_percent, slo_window_ms), raised_from=spec.budget)
+
+
 def max_reachable_burn_rate(objective_percent: float) -> Fraction:
     """Highest burn rate a total outage can reach: 1 / error budget (1000× at 99.9 %)."""
     return 1 / error_budget(objective_percent)
 
 
+@dataclass(frozen=True)
+class TierProblem:
+    """Why a tier cannot work, and which setting causes it.
+
+    Attributes:
+        cause: ``objective`` (can never fire), ``scrape_interval`` (a window shorter than 4
+            scrapes), ``slo_window`` (long window longer than the SLO window), ``windows``
+            (short ≥ long) or ``factor`` (burn rate below 1×).
+        message: one user-facing sentence.
+    """
+
+    cause: str
+    message: str
+
+
 def tier_problems(
     tier: Tier, objective_percent: float, slo_window_ms: int, scrape_interval_ms: int
-) -> list[str]:
-    """Reasons ``tier`` cannot work, as user-facing sentences (empty when it is fine).
+) -> list[TierProblem]:
+    """Reasons ``tier`` cannot work (empty when it is fine).
 
-    Checks (DESIGN §6.5, §6.6): threshold > 1 (can never fire), short ≥ long window,
-    windows shorter than 4 × scrape interval, long window longer than the SLO window.
+    Checks (DESIGN §6.5, §6.6): threshold > 1 (can never fire), factor < 1 (fires while the
+    budget would last the window), short ≥ long window, windows shorter than 4 × scrape
+    interval, long window longer than the SLO window.
     """
     from generator.units import format_duration_ms as fmt
 
     problems = []
     if tier.threshold > 1:
         problems.append(
-            f"burn rate {decimal_str(tier.factor)}× can never fire at objective "
-            f"{decimal_str(objective_percent)}%: it needs an error ratio of "
-            f"{decimal_str(tier.threshold)} > 1; the highest reachable burn rate is "
-            f"{decimal_str(max_reachable_burn_rate(objective_percent))}× — raise the objective, "
-            "lower the tier's budget or lengthen its long window"
+            TierProblem(
+                "objective",
+                f"burn rate {decimal_str(tier.factor)}× can never fire at objective "
+                f"{decimal_str(objective_percent)}%: it needs an error ratio of "
+                f"{decimal_str(tier.threshold)} > 1; the highest reachable burn rate is "
+                f"{decimal_str(max_reachable_burn_rate(objective_percent))}×",
+            )
+        )
+    if tier.factor < 1 and tier.long_window_ms <= slo_window_ms:
+        problems.append(
+            TierProblem(
+                "factor",
+                f"burn rate {decimal_str(tier.factor)}× is below 1×: the tier would fire while "
+                f"the error budget is on track to last the {fmt(slo_window_ms)} window; give it "
+                f"budget ≥ {decimal_str(Fraction(tier.long_window_ms, slo_window_ms))} "
+                "(longWindow / SLO window) or a shorter longWindow",
+            )
         )
     if tier.short_window_ms >= tier.long_window_ms:
         problems.append(
-            f"shortWindow {fmt(tier.short_window_ms)} must be shorter than longWindow "
-            f"{fmt(tier.long_window_ms)} (the Workbook uses 1/12 of it)"
+            TierProblem(
+                "windows",
+                f"shortWindow {fmt(tier.short_window_ms)} must be shorter than longWindow "
+                f"{fmt(tier.long_window_ms)} (the Workbook uses 1/12 of it)",
+            )
         )
     for name, window in (
         ("shortWindow", tier.short_window_ms),
@@ -144,11 +200,18 @@ def tier_problems(
     ):
         if window < 4 * scrape_interval_ms:
             problems.append(
-                f"{name} {fmt(window)} is shorter than 4 × scrapeInterval "
-                f"({fmt(4 * scrape_interval_ms)}); rate() needs at least 4 samples"
+                TierProblem(
+                    "scrape_interval",
+                    f"{name} {fmt(window)} is shorter than 4 × scrapeInterval "
+                    f"({fmt(4 * scrape_interval_ms)}); rate() needs at least 4 samples",
+                )
             )
     if tier.long_window_ms > slo_window_ms:
         problems.append(
-            f"longWindow {fmt(tier.long_window_ms)} is longer than the SLO window {fmt(slo_window_ms)}"
+            TierProblem(
+                "slo_window",
+                f"longWindow {fmt(tier.long_window_ms)} is longer than the SLO window "
+                f"{fmt(slo_window_ms)}",
+            )
         )
     return problems

@@ -11,6 +11,10 @@ decided here; :func:`generator.plan.resolve` does that.
 from __future__ import annotations
 
 import re
+import stat
+import unicodedata
+from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -22,13 +26,19 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from generator.errors import Diagnostic, ObsgenError
-from generator.units import decimal_str, parse_duration_ms, parse_memory_bytes
+from generator.units import (
+    decimal_str,
+    format_duration_ms,
+    parse_duration_ms,
+    parse_memory_bytes,
+)
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -36,8 +46,14 @@ KIND = "ModelService"
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-# Free text that may reach alert annotations: no Go-template or PromQL metacharacters.
-PLAIN_TEXT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.,/()+-]*$")
+# Free text that reaches alert labels, annotations and dashboards: letters of any language,
+# but no Go-template, PromQL, Grafana-variable or HTML metacharacters ({ } $ " \\ < > `).
+TEAM_TEXT = re.compile(r"^\w[\w .,/()+-]*$")
+PLAIN_TEXT = re.compile(r"^\w[\w .,/()+:%-]*$")
+TEAM_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + -"
+PLAIN_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + - : %"
+# Longest duration accepted: promtool rejects durations that overflow (for: 99999999999d).
+MAX_DURATION_MS = 10 * 365 * 86_400_000
 
 Server = Literal["vllm", "tgi", "triton", "openai-http"]
 Severity = Literal["critical", "warning", "info"]
@@ -53,22 +69,65 @@ INDICATOR_ALIASES = {
 }
 
 
+# Longest input value quoted back in a message.
+MAX_SHOWN = 80
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to :data:`MAX_SHOWN` characters (never echo huge input back)."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
 def _duration(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         raise ValueError("expected a duration string such as 500ms, 30s, 10m or 30d")
-    return parse_duration_ms(value)
+    try:
+        ms = parse_duration_ms(value)
+    except ValueError as err:
+        raise ValueError(
+            str(err).replace(repr(value), _shown(value)) + _whole_duration_hint(value)
+        ) from None
+    if ms > MAX_DURATION_MS:
+        raise ValueError(
+            f"{_shown(value)} is longer than 10y, the longest duration obsgen accepts "
+            "(Prometheus rejects durations that overflow)"
+        )
+    return ms
+
+
+_FRACTIONAL = re.compile(r"^(\d+\.\d+)(ms|s|m|h|d|w|y)$")
+
+
+def _whole_duration_hint(value: str) -> str:
+    """``"; write 2500ms"`` for ``2.5s``: durations take whole numbers of each unit."""
+    match = _FRACTIONAL.match(value)
+    if match is None:
+        return ""
+    ms = Decimal(match.group(1)) * parse_duration_ms("1" + match.group(2))
+    if ms != ms.to_integral_value() or ms <= 0:
+        return ""
+    whole = int(ms)
+    return (
+        f"; durations take whole numbers: write {whole}ms"
+        if match.group(2) == "s"
+        else (f"; durations take whole numbers: write {format_duration_ms(whole)}")
+    )
 
 
 def _memory(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError("expected a memory size such as 32Gi or 512Mi")
-    return parse_memory_bytes(value)
+    try:
+        return parse_memory_bytes(value)
+    except ValueError as err:
+        raise ValueError(str(err).replace(repr(value), _shown(value))) from None
 
 
 def _pattern(regex: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
         if not regex.match(value):
-            raise ValueError(f"{value!r} is not {what}")
+            raise ValueError(f"{_shown(value)} is not {what}")
         return value
 
     return AfterValidator(check)
@@ -78,12 +137,17 @@ def _valid_regex(value: str) -> str:
     try:
         re.compile(value)
     except re.error as err:
-        raise ValueError(f"{value!r} is not a valid regular expression: {err}") from None
+        raise ValueError(f"{_shown(value)} is not a valid regular expression: {err}") from None
     return value
 
 
-DurationMs = Annotated[int, BeforeValidator(_duration)]
-MemoryBytes = Annotated[int, BeforeValidator(_memory)]
+# In the JSON Schema (docs/spec.schema.json) durations and memory sizes are the text users write.
+DurationText = Annotated[
+    str, Field(pattern=r"^([0-9]+y)?([0-9]+w)?([0-9]+d)?([0-9]+h)?([0-9]+m)?([0-9]+s)?([0-9]+ms)?$")
+]
+MemoryText = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")] | int
+DurationMs = Annotated[int, BeforeValidator(_duration, json_schema_input_type=DurationText)]
+MemoryBytes = Annotated[int, BeforeValidator(_memory, json_schema_input_type=MemoryText)]
 LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
 MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
 DnsLabel = Annotated[
@@ -91,15 +155,57 @@ DnsLabel = Annotated[
     Field(max_length=63),
     _pattern(DNS1123_LABEL, "a DNS-1123 label (lowercase letters, digits, '-'; e.g. my-model)"),
 ]
-PlainText = Annotated[str, _pattern(PLAIN_TEXT, "plain text (letters, digits, space, _.,/()+-)")]
+PlainText = Annotated[str, _pattern(PLAIN_TEXT, f"plain text; allowed: {PLAIN_ALLOWED}")]
 Ratio = Annotated[float, Field(ge=0, le=1)]
+
+
+def _below_one(value: float) -> float:
+    if value >= 1:
+        raise ValueError(
+            f"{decimal_str(value)} can never be exceeded: the measured ratio is at most 1, so "
+            "the alert could never fire; expected 0 ≤ value < 1 (e.g. 0.05)"
+        )
+    return value
+
+
+def _above_zero(value: float) -> float:
+    if value <= 0:
+        raise ValueError(
+            "0 free can never be undercut, so the alert could never fire; "
+            "expected 0 < minFree ≤ 1 (e.g. 0.1)"
+        )
+    return value
+
+
+# A ratio an alert must exceed (< 1), and a free share it must fall below (> 0).
+AlertRatio = Annotated[float, Field(ge=0), AfterValidator(_below_one)]
+FreeShare = Annotated[float, Field(le=1), AfterValidator(_above_zero)]
 Regex = Annotated[str, AfterValidator(_valid_regex)]
 
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
-    for key in labels:
+    for key, value in labels.items():
         if not LABEL_NAME.match(key) or key.startswith("__"):
-            raise ValueError(f"{key!r} is not a usable label name")
+            raise ValueError(f"{_shown(key)} is not a usable label name")
+        if value == "":
+            raise ValueError(
+                f"label {key}: an empty value matches series *without* the label; "
+                "give the value the series carry"
+            )
+        if "$" in value:
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains '$', which Grafana expands as a "
+                "dashboard variable (Prometheus regexes are anchored already: no '$' needed)"
+            )
+        if "{{" in value or "}}" in value:
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains '{{{{' or '}}}}', which alert "
+                "templates (Go text/template) would expand"
+            )
+        if any(unicodedata.category(c) == "Cc" for c in value):
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains a control character (newline, tab, …)"
+            )
     return labels
 
 
@@ -117,9 +223,11 @@ def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
         raise ValueError("expected at least one pod label, e.g. {app.kubernetes.io/name: my-model}")
     for key, value in labels.items():
         if not K8S_LABEL_KEY.match(key):
-            raise ValueError(f"{key!r} is not a Kubernetes label key")
+            raise ValueError(f"{_shown(key)} is not a Kubernetes label key")
         if not K8S_LABEL_VALUE.match(value):
-            raise ValueError(f"{value!r} (label {key}) is not a Kubernetes label value")
+            raise ValueError(
+                f"{_shown(value)} (label {_shown(key)}) is not a Kubernetes label value"
+            )
     return labels
 
 
@@ -144,6 +252,8 @@ class StrictModel(BaseModel):
         frozen=True,
         alias_generator=to_camel,
         populate_by_name=False,
+        # .inf/.nan (and 1e400, which YAML reads as inf) would reach PromQL as "inf".
+        allow_inf_nan=False,
     )
 
 
@@ -151,7 +261,9 @@ class Metadata(StrictModel):
     """``metadata``: who owns the service and where its links point."""
 
     name: DnsLabel
-    team: Annotated[str, Field(max_length=63), _pattern(PLAIN_TEXT, "a team name")]
+    team: Annotated[
+        str, Field(max_length=63), _pattern(TEAM_TEXT, f"a team name; allowed: {TEAM_ALLOWED}")
+    ]
     runbook_base_url: (
         Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
     ) = None
@@ -300,7 +412,7 @@ class SlowRequestsAlert(AlertBase):
     """``alerts.slowRequests``: share of requests slower than ``threshold`` above ``maxRatio``."""
 
     threshold: DurationMs | None = None
-    max_ratio: Ratio | None = None
+    max_ratio: AlertRatio | None = None
     indicator: str | None = None
     min_events: Annotated[int, Field(ge=0)] | None = None
 
@@ -308,7 +420,7 @@ class SlowRequestsAlert(AlertBase):
 class ErrorRatioAlert(AlertBase):
     """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
 
-    max_ratio: Ratio | None = None
+    max_ratio: AlertRatio | None = None
     min_events: Annotated[int, Field(ge=0)] | None = None
 
 
@@ -321,13 +433,13 @@ class QueueDepthAlert(AlertBase):
 class KVCacheAlert(AlertBase):
     """``alerts.kvCache``: KV-cache usage (ratio 0–1) above ``max``."""
 
-    max: Ratio | None = None
+    max: AlertRatio | None = None
 
 
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
-    min_free: Ratio | None = None
+    min_free: FreeShare | None = None
 
 
 class MemoryExhaustionAlert(AlertBase):
@@ -340,7 +452,7 @@ class MemoryExhaustionAlert(AlertBase):
 class GPUMemoryHeadroomAlert(AlertBase):
     """``alerts.gpuMemoryHeadroom``: GPU memory free / total below ``minFree``."""
 
-    min_free: Ratio | None = None
+    min_free: FreeShare | None = None
 
 
 class GPUTemperatureAlert(AlertBase):
@@ -403,6 +515,17 @@ class Deployment(StrictModel):
     ] = "/metrics"
 
 
+# groupBy labels that cannot work, and why.
+GROUP_BY_RESERVED = {
+    "le": "it is the histogram bucket label; grouping by it splits every series per bucket",
+    "quantile": "it is the summary quantile label; grouping by it mixes quantiles",
+    "service": "obsgen sets it on every recorded series",
+    "slo": "obsgen sets it on every SLO series",
+    "indicator": "obsgen sets it on every latency series",
+    "namespace": "every aggregation keeps it already",
+}
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts."""
 
@@ -427,6 +550,22 @@ class ServiceSpec(StrictModel):
                 "expected at least one label matcher, e.g. {namespace: ai-inference, job: my-model}"
             )
         return selector
+
+    @field_validator("group_by")
+    @classmethod
+    def _usable_group_by(cls, group_by: list[str], info: ValidationInfo) -> list[str]:
+        selector = info.data.get("selector") or {}
+        seen: set[str] = set()
+        for label in group_by:
+            why = GROUP_BY_RESERVED.get(label)
+            if why is None and label in selector:
+                why = "the selector fixes its value, so there is only one group"
+            if why is None and label in seen:
+                why = "it is listed twice"
+            if why is not None:
+                raise ValueError(f"cannot group by {label!r}: {why}")
+            seen.add(label)
+        return group_by
 
     @field_validator("slos")
     @classmethod
@@ -456,6 +595,7 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
         elif part.startswith(("function-", "constrained-", "literal[")):
             continue
         else:
+            part = part if len(part) <= MAX_SHOWN else part[: MAX_SHOWN - 1] + "…"
             path += f".{part}" if path else part
     return path
 
@@ -466,11 +606,15 @@ def _message(error: Any) -> str:
         return "unknown field; check the spelling (keys are camelCase)"
     if kind == "missing":
         return "required field is missing"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a mapping (key: value pairs) (got {_shown(error.get('input'))})"
+    if kind == "list_type":
+        return f"expected a list (got {_shown(error.get('input'))})"
     text = str(error["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         text = text.removeprefix(prefix)
-    if kind.endswith("_type") or kind.startswith(("literal_", "greater", "less", "too_")):
-        text += f" (got {error.get('input')!r})"
+    if kind.endswith("_type") or kind.startswith(("literal_", "greater", "less", "too_", "finite")):
+        text += f" (got {_shown(error.get('input'))})"
     return text
 
 
@@ -498,7 +642,7 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
             [Diagnostic(file, "", "expected a YAML mapping with apiVersion, kind, metadata, spec")]
         )
     if data.get("apiVersion") != API_VERSION or data.get("kind") != KIND:
-        got = f"apiVersion={data.get('apiVersion')!r}, kind={data.get('kind')!r}"
+        got = f"apiVersion={_shown(data.get('apiVersion'))}, kind={_shown(data.get('kind'))}"
         raise ObsgenError(
             [
                 Diagnostic(
@@ -514,6 +658,119 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
         raise ObsgenError(validation_diagnostics(file, err)) from None
 
 
+# More aliases than any real spec uses; a "billion laughs" document needs far more.
+MAX_ALIASES = 32
+
+# YAML 1.2 core schema floats: YAML 1.1 (PyYAML) reads 5e-2 and 1e308 as strings.
+_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+
+
+class SpecLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` for specs: duplicate keys are errors, aliases are capped, and
+    scientific notation (``5e-2``) is a float as in YAML 1.2.
+
+    Raises (while loading):
+        yaml.MarkedYAMLError: a duplicate key (with the line of both), more than
+            :data:`MAX_ALIASES` aliases.
+    """
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.alias_count = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self.alias_count += 1
+            if self.alias_count > MAX_ALIASES:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"too many YAML aliases (more than {MAX_ALIASES}); write the values out",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                    continue
+                key = self.construct_object(key_node)
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"duplicate key {_shown(key)} (first on line {seen[key]}); "
+                        "each key may appear once per mapping",
+                        key_node.start_mark,
+                    )
+                seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+
+
+def parse_yaml(text: str, file: str) -> Any:
+    """Parse one YAML document with :class:`SpecLoader`.
+
+    Raises:
+        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, too many
+            aliases.
+    """
+    loader = SpecLoader(text)
+    try:
+        return loader.get_single_data()
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else ""
+        if getattr(err, "context", None) == "expected a single document in the stream":
+            message = "expected one YAML document, found a second one (---); put one spec per file"
+        else:
+            problem = getattr(err, "problem", None) or str(err)
+            message = f"invalid YAML: {problem}"
+        raise ObsgenError([Diagnostic(file, where, message)]) from None
+    finally:
+        loader.dispose()
+
+
+def find_spec_files(paths: Sequence[str], root: Path) -> list[Path]:
+    """Spec files named on the command line (files or folders), or ``specs/`` under ``root``.
+
+    A folder contributes its ``*.yaml`` and ``*.yml`` files (not recursive), sorted.
+
+    Raises:
+        ObsgenError: a named path does not exist or is neither a regular file nor a folder
+            (``/dev/null``, a pipe), or no spec file was found.
+    """
+    found: list[Path] = []
+    for given in paths or [str(root / "specs")]:
+        path = Path(given)
+        if path.is_dir():
+            found.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
+        elif path.is_file():
+            found.append(path)
+        elif path.exists():
+            raise ObsgenError(
+                [Diagnostic(given, "", "not a regular file; expected a YAML spec or a folder")]
+            )
+        else:
+            raise ObsgenError([Diagnostic(given, "", "no such file or directory")])
+    if not found:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    ", ".join(paths) or "specs/",
+                    "",
+                    "no spec files found; expected files named *.yaml or *.yml",
+                )
+            ]
+        )
+    return found
+
+
 def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
     """Read and validate one spec file.
 
@@ -522,18 +779,18 @@ def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
         display: the name to report in errors (defaults to ``str(path)``).
 
     Raises:
-        ObsgenError: unreadable file, invalid YAML (with line), or invalid spec.
+        ObsgenError: unreadable, not a regular file, not UTF-8, invalid YAML (with line),
+            or invalid spec.
     """
     file = display or str(path)
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ObsgenError([Diagnostic(file, "", "not a regular file; expected a YAML spec")])
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ObsgenError([Diagnostic(file, "", f"cannot read: {err}")]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise ObsgenError([Diagnostic(file, where, f"invalid YAML: {problem}")]) from None
-    return parse_spec(data, file)
+    except UnicodeDecodeError:
+        raise ObsgenError(
+            [Diagnostic(file, "", "not a UTF-8 text file; expected a YAML spec")]
+        ) from None
+    except OSError as err:
+        raise ObsgenError([Diagnostic(file, "", f"cannot read: {err.strerror or err}")]) from None
+    return parse_spec(parse_yaml(text, file), file)

@@ -56,3 +56,42 @@ def test_reset_time_is_short_window_times_one_minus_threshold(
 def test_error_budget_is_exact() -> None:
     assert slo.error_budget(99.9) == Fraction(1, 1000)
     assert slo.max_reachable_burn_rate(90) == 10
+
+
+@pytest.mark.parametrize(
+    ("window_days", "factors", "budgets", "raised"),
+    [
+        pytest.param(
+            30,
+            ("14.4", "6", "3", "1"),
+            ("0.02", "0.05", "0.1", "0.1"),
+            (None, None, None, None),
+            id="at 30 days no default tier is raised",
+        ),
+        pytest.param(
+            28,
+            ("13.44", "5.6", "2.8", "1"),
+            ("0.02", "0.05", "0.1", "3/28"),
+            (None, None, None, "0.1"),
+            id="at 28 days the 3d tier is raised from 0.933x to 1x with budget 3/28",
+        ),
+        pytest.param(
+            7,
+            ("3.36", "1.4", "1", "1"),
+            ("0.02", "0.05", "1/7", "3/7"),
+            (None, None, "0.1", "0.1"),
+            id="at 7 days the 1d and 3d tiers are raised to 1x",
+        ),
+    ],
+)
+def test_default_tiers_below_one_are_raised_to_one(
+    window_days: int,
+    factors: tuple[str, ...],
+    budgets: tuple[str, ...],
+    raised: tuple[str | None, ...],
+) -> None:
+    tiers = [slo.bind_default_tier(t, 99.9, window_days * DAY) for t in slo.DEFAULT_TIERS]
+    assert [t.factor for t in tiers] == [Fraction(f) for f in factors]
+    assert [t.budget for t in tiers] == [Fraction(b) for b in budgets]
+    assert [t.raised_from for t in tiers] == [None if r is None else Fraction(r) for r in raised]
+    assert all(t.threshold == t.factor * Fraction(1, 1000) for t in tiers)

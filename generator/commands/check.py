@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from generator.render import find_specs, load_plans
+from generator.render import load_plans
+from generator.spec import find_spec_files
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -14,9 +16,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every spec is valid, 2 (via ObsgenError) otherwise."""
-    plans = load_plans(find_specs(args.specs, Path(".")), Path("."))
+    """Exit 0 when every spec is valid (warnings, on stderr, do not fail), 2 (via ObsgenError)
+    otherwise."""
+    plans = load_plans(find_spec_files(args.specs, Path(".")), Path("."))
     for plan in plans:
+        for warning in plan.warnings:
+            print(warning, file=sys.stderr)
         print(
             f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"
         )

@@ -3,12 +3,14 @@ prometheus-client HTTP histogram.
 
 Source: prometheus-client's default ``Histogram`` buckets (client_python ``metrics.py``,
 ``DEFAULT_BUCKETS``) extended to 120 s for LLM response times; the request counter is the
-histogram's ``_count`` with an HTTP ``status`` label.
+histogram's ``_count`` with an HTTP ``status`` label. No queue gauge: generic OpenAI-compatible
+servers export none, so ``alerts.queueDepth`` needs ``metrics.queueDepth.name`` (the example
+o1-preview spec declares its job queue's ``inference_queue_depth``).
 """
 
 from __future__ import annotations
 
-from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+from generator.presets.model import HistogramDef, Preset, RequestsDef
 
 PRESETS: list[Preset] = [
     Preset(
@@ -24,6 +26,5 @@ PRESETS: list[Preset] = [
             name="http_request_duration_seconds_count",
             error_matchers=(("status", "5.."),),
         ),
-        queue_depth=GaugeDef("inference_queue_depth"),
     )
 ]
