@@ -19,7 +19,7 @@ from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
-from generator.spec import load_spec
+from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
 # Folders whose generated files render owns (stale ones are removed / reported).
@@ -28,26 +28,8 @@ OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks")
 Outputs = dict[str, str]
 
 
-def find_specs(paths: Sequence[str], root: Path) -> list[Path]:
-    """Spec files named on the command line (files or folders), or ``specs/*.yaml`` under ``root``.
-
-    Raises:
-        ObsgenError: a named path does not exist, or no spec was found.
-    """
-    found: list[Path] = []
-    for given in paths or [str(root / "specs")]:
-        path = Path(given)
-        if path.is_dir():
-            found.extend(sorted([*path.glob("*.yaml"), *path.glob("*.yml")]))
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise ObsgenError([Diagnostic(given, "", "no such file or directory")])
-    if not found:
-        raise ObsgenError(
-            [Diagnostic(", ".join(paths) or "specs/", "", "no spec files (*.yaml) found")]
-        )
-    return found
+# Spec discovery lives with the spec loader; kept here under its pipeline name.
+find_specs = find_spec_files
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -170,8 +152,11 @@ def render(
     spec_args: Sequence[str],
     run_promtool: bool = True,
     dashboards_via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
 ) -> tuple[Outputs, list[str]]:
     """Load, resolve, build and (optionally) promtool-check everything; write nothing.
+
+    ``warn`` receives each spec's warnings (alerts left out, relative links) before building.
 
     Returns:
         ``(outputs, stale)``: rendered files by repository path, and generated files on disk
@@ -183,6 +168,10 @@ def render(
     from generator.writer import stale_outputs
 
     plans = load_plans(find_specs(spec_args, root), root)
+    if warn is not None:
+        for plan in plans:
+            for warning in plan.warnings:
+                warn(warning)
     outputs = build_outputs(plans, dashboards_via)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs

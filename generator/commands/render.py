@@ -36,7 +36,11 @@ def run(args: argparse.Namespace) -> int:
     """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool), 2 (bad spec)."""
     root = Path(args.out)
     outputs, stale = render(
-        root, args.specs, run_promtool=not args.skip_promtool, dashboards_via=args.dashboards_via
+        root,
+        args.specs,
+        run_promtool=not args.skip_promtool,
+        dashboards_via=args.dashboards_via,
+        warn=lambda warning: print(warning, file=sys.stderr),
     )
     if args.check:
         drift = differences(root, outputs, stale)
