@@ -13,6 +13,14 @@ traffic mix is predicted by :func:`expected_burns` from the tier thresholds and 
 minimum-events guard; each tier gets a case burning 5 % above its threshold (fires, with every
 lower-threshold tier) and one 5 % below (it stays quiet).
 
+Detection time: per tier (tiers of several SLOs with the same windows share a case), the
+counters run healthy for the long window + 5m, then every SLO burns 5 % above its threshold;
+the case asserts silence one evaluation before the time :func:`generator.slo.recorded_detection_ms`
+gives for our rules and the alert at it (at that earlier step the short window is already
+over and the long one not: the fresh-spike single-window case). Coarse tiers run in
+``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval``
+(per file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000.
+
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
 rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value`` and the
@@ -26,18 +34,19 @@ arrived in later releases), so SLOs and alerts on native histograms get only the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from generator import naming
+from generator import naming, slo
 from generator.builders.common import Rule
 from generator.builders.gpu_rules import GPU_LABELS
 from generator.builders.memory_rules import POD_LABELS
 from generator.builders.rulefile import rule_groups
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
+from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms
 from generator.yamlio import dump_yaml, generated_header
 
@@ -328,21 +337,20 @@ def slo_bad_ratio(s: SLOPlan, classes: Sequence[Klass]) -> tuple[Fraction, float
     return bad / total, float(total) / 60
 
 
-def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str, Any]]:
-    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that ``classes`` traffic fires.
+def _burn_alerts(
+    plan: ServicePlan, classes: Sequence[Klass], fires: Callable[[SLOPlan, Tier], bool]
+) -> list[dict[str, Any]]:
+    """Expected ``ErrorBudgetBurn`` alerts of the tiers for which ``fires(slo, tier)`` holds.
 
-    A tier fires when the SLI's bad ratio exceeds its threshold and its long window holds at
-    least ``min_events`` events (events/s × long window). SLOs on native histograms have no
-    input series in promtool 2.42, so they never fire here.
+    SLOs on native histograms have no input series in promtool 2.42, so they never fire here.
     """
     rules = [r for r in _alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_BURN]
     found = []
     for s in plan.slos:
         if s.histogram is not None and s.histogram.native:
             continue
-        ratio, per_s = slo_bad_ratio(s, classes)
         for tier in s.tiers:
-            if ratio <= tier.threshold or per_s * tier.long_window_ms / 1000 < s.min_events:
+            if not fires(s, tier):
                 continue
             rule = next(
                 r
@@ -354,6 +362,48 @@ def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str
             series = {**_agg(plan, plan.requests.matchers), naming.SERVICE: plan.name}
             found.append(_expect(rule, {**series, naming.SLO: s.name}, None))
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str, Any]]:
+    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic fires.
+
+    A tier fires when the SLI's bad ratio exceeds its threshold and its long window holds at
+    least ``min_events`` events (events/s × long window).
+    """
+
+    def fires(s: SLOPlan, tier: Tier) -> bool:
+        ratio, per_s = slo_bad_ratio(s, classes)
+        return ratio > tier.threshold and per_s * tier.long_window_ms / 1000 >= s.min_events
+
+    return _burn_alerts(plan, classes, fires)
+
+
+def burns_after_onset(
+    plan: ServicePlan,
+    classes: Sequence[Klass],
+    since_onset_ms: int,
+    evaluation_interval_ms: int,
+    history_ms: int,
+) -> list[dict[str, Any]]:
+    """``ErrorBudgetBurn`` alerts ``since_onset_ms`` after healthy traffic (``history_ms`` of it,
+    from counters at 0) turned into ``classes`` at the same total rate.
+
+    Both windows follow :func:`generator.slo.recorded_window_ratio` (our rules' ramps and
+    evaluation steps, partial history included); the guard follows
+    :func:`generator.slo.recorded_events`.
+    """
+    at = history_ms + since_onset_ms
+
+    def fires(s: SLOPlan, tier: Tier) -> bool:
+        ratio, per_s = slo_bad_ratio(s, classes)
+        events = slo.recorded_events(
+            Fraction(per_s), at, tier.long_window_ms, evaluation_interval_ms
+        )
+        return events >= s.min_events and slo.tier_fires(
+            tier, ratio, since_onset_ms, evaluation_interval_ms, history_ms
+        )
+
+    return _burn_alerts(plan, classes, fires)
 
 
 def _mix(per_min: int, ratio: Fraction, bad: Klass) -> list[Klass]:
@@ -379,10 +429,15 @@ def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
 CHECK_MS = 15 * 60_000  # rates are steady 5m after the first sample; checked 10m later
 
 
-def _group(name: str, series: list[dict[str, str]], tests: list[dict[str, Any]]) -> dict[str, Any]:
+def _group(
+    name: str,
+    series: list[dict[str, str]],
+    tests: list[dict[str, Any]],
+    interval_ms: int = INTERVAL_MS,
+) -> dict[str, Any]:
     return {
         "name": name,
-        "interval": format_duration_ms(INTERVAL_MS),
+        "interval": format_duration_ms(interval_ms),
         "input_series": series,
         "alert_rule_test": tests,
     }
@@ -477,6 +532,137 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             )
         )
     return groups
+
+
+# --- detection time ------------------------------------------------------------------------
+
+# Evaluation intervals of detection cases, finest first; each interval gets its own test file
+# (``evaluation_interval`` is per file). promtool evaluates every rule at every step, so a 3d
+# tier at 1m would take thousands of steps; the coarsest interval that leaves at least
+# MIN_WINDOW_SAMPLES evaluations in the long window keeps each case near 50–150 steps.
+DETECTION_INTERVALS_MS = (60_000, 600_000, 3_600_000, 10_800_000)
+MIN_WINDOW_SAMPLES = 24
+# Scrape interval of the coarser cases: days of 1m samples dominate promtool's time, and the
+# detection model needs a divisor of 5m (2 steps of the 5m rate window).
+SLOW_SCRAPE_MS = 150_000
+
+
+def detection_interval_ms(tier: Tier) -> int:
+    """Evaluation interval (ms) of ``tier``'s detection case (see DETECTION_INTERVALS_MS)."""
+    fitting = [e for e in DETECTION_INTERVALS_MS if tier.long_window_ms // e >= MIN_WINDOW_SAMPLES]
+    return max(fitting, default=DETECTION_INTERVALS_MS[0])
+
+
+def _onset_series(
+    plan: ServicePlan,
+    before: Sequence[Klass],
+    after: Sequence[Klass],
+    onset_steps: int,
+    steps: int,
+    scrape_ms: int,
+) -> list[dict[str, str]]:
+    """Counters scraped every ``scrape_ms``, growing as ``before`` until step ``onset_steps``,
+    then as ``after``."""
+    a, b = traffic(plan, before), traffic(plan, after)
+    out = []
+    per_step = scrape_ms / 60_000  # Klass rates are per minute
+    for key in sorted(set(a.counters) | set(b.counters)):
+        x, y = a.counters.get(key, 0.0) * per_step, b.counters.get(key, 0.0) * per_step
+        values = (
+            f"0+{go_float(x)}x{onset_steps} "
+            f"{go_float(x * onset_steps + y)}+{go_float(y)}x{steps - onset_steps - 1}"
+        )
+        out.append({"series": _series(key[0], dict(key[1])), "values": values})
+    return out
+
+
+def _detection_mix(members: Sequence[tuple[SLOPlan, Tier]]) -> list[Klass] | None:
+    """Traffic burning each member SLO at 5 % above its tier's threshold, every SLO by its own
+    bad class; None when the shares do not fit or one class counts against another SLO."""
+    total = BASE_PER_MIN * 100
+    targets = [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members]
+    if sum(targets) > 1:
+        return None
+    bad = [
+        Klass(float(r * total), k.error, k.durations)
+        for r, (s, _) in zip(targets, members, strict=True)
+        for k in [_bad_class(s)]
+    ]
+    mix = [Klass(float(total - sum(r * total for r in targets))), *bad]
+    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(targets, members, strict=True)):
+        return None
+    return mix
+
+
+def detection_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
+    traffic for the long window + 5m, then every SLO burning 5 % above its tier's threshold;
+    silent one evaluation before the detection time our rules give
+    (:func:`generator.slo.recorded_detection_ms`), firing at it. None when the members cannot
+    share a case (different detection times, or their bad shares do not fit) or a threshold
+    leaves no room above it."""
+    tier = members[0][1]
+    e = detection_interval_ms(tier)
+    after = _detection_mix(members)
+    if after is None:
+        return None
+    found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
+    if len(found) != 1 or None in found:
+        return None
+    detect = found.pop()
+    assert detect is not None
+    history = -(-(tier.long_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    steps = (history + detect) // scrape + 2
+    series = _onset_series(
+        plan, [Klass(BASE_PER_MIN * 100)], after, history // scrape, steps, scrape
+    )
+    tests = [
+        _at(
+            history + since,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_after_onset(plan, after, since, e, history),
+        )
+        for since in (detect - e, detect)
+    ]
+    # The Workbook's instant ratio crosses at threshold × long / ratio = long / 1.05.
+    workbook = Fraction(tier.long_window_ms) / (1 + MARGIN)
+    name = (
+        f"{', '.join(s.name for s, _ in members)} "
+        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+        f"5% above the threshold after a healthy {format_duration_ms(history)} fires "
+        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)} "
+        f"(Workbook: {format_duration_ms(int(workbook) // 1000 * 1000)})"
+    )
+    return e, _group(name, series, tests, scrape)
+
+
+def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
+    """Detection-time cases of every tier, by evaluation interval (ms). Tiers with the same
+    windows share one case when they can (fewer promtool steps); otherwise one case each."""
+    by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
+    for s in plan.slos:
+        if s.histogram is not None and s.histogram.native:
+            continue
+        for tier in s.tiers:
+            by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
+    out: dict[int, list[dict[str, Any]]] = {}
+    for _, members in sorted(by_windows.items()):
+        shared = detection_group(plan, members)
+        cases = [shared] if shared else [detection_group(plan, [m]) for m in members]
+        for case in cases:
+            if case is not None:
+                out.setdefault(case[0], []).append(case[1])
+    return out
+
+
+def _bad_class(s: SLOPlan) -> Klass:
+    """A request the SLI counts as bad: a failure, or one just above the latency threshold."""
+    if s.histogram is None:
+        return Klass(0, True)
+    return _slow(s.histogram, s.threshold_seconds or 0.0, above=True)
 
 
 def _family_case(
@@ -762,17 +948,34 @@ def native_note(plan: ServicePlan) -> list[str]:
     return [s.name for s in plan.slos if s.histogram is not None and s.histogram.native]
 
 
-def rule_test_file(plan: ServicePlan) -> dict[str, Any]:
-    """The promtool test document for ``plan``."""
-    return {
-        "rule_files": [naming.rules_file(plan.name).split("/")[-1]],
-        "evaluation_interval": format_duration_ms(INTERVAL_MS),
-        "tests": [zero_traffic_group(plan), *slo_groups(plan), *family_groups(plan)],
+def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
+    """The promtool test documents for ``plan`` by repository path: the main file (1m) and one
+    per coarser evaluation interval of the detection cases."""
+    detection = detection_groups(plan)
+    rules_file = naming.rules_file(plan.name).split("/")[-1]
+    out = {
+        naming.rule_tests_file(plan.name): {
+            "rule_files": [rules_file],
+            "evaluation_interval": format_duration_ms(INTERVAL_MS),
+            "tests": [
+                zero_traffic_group(plan),
+                *slo_groups(plan),
+                *detection.pop(INTERVAL_MS, []),
+                *family_groups(plan),
+            ],
+        }
     }
+    for e, groups in sorted(detection.items()):
+        out[naming.rule_tests_file(plan.name, format_duration_ms(e))] = {
+            "rule_files": [rules_file],
+            "evaluation_interval": format_duration_ms(e),
+            "tests": groups,
+        }
+    return out
 
 
 def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``rules/<service>.test.yaml`` for each plan."""
+    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) per plan."""
     out = {}
     for p in plans:
         header = generated_header(p.source)
@@ -784,5 +987,6 @@ def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 + ": promtool 2.42 test series cannot express native histograms,\n"
                 "so only the zero-traffic case covers them; their burn cases are not generated."
             )
-        out[naming.rule_tests_file(p.name)] = dump_yaml(rule_test_file(p), header=header)
+        for path, doc in rule_test_files(p).items():
+            out[path] = dump_yaml(doc, header=header)
     return out
