@@ -13,6 +13,7 @@ with :func:`generator.units.decimal_str`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -212,6 +213,32 @@ def recorded_window_ratio(
     if total == 0:
         return Fraction(0)
     return bad_ratio * _ramp_sum(since_onset_ms, m, e) / total
+
+
+def profile_window_ratio(
+    phases: Sequence[tuple[int, Fraction]],
+    at_ms: int,
+    window_ms: int,
+    evaluation_interval_ms: int,
+) -> Fraction:
+    """Recorded error ratio over ``window_ms`` for traffic whose bad share changes in steps.
+
+    ``phases`` are ``(start, bad share from then on)`` in ms since the counters began at 0
+    (sorted; the share is 0 before the first). Same model as :func:`recorded_window_ratio`
+    (constant total traffic, 5m rate ramps, closed windows, evaluations every
+    ``evaluation_interval_ms`` from the start); steps add up because ``rate`` is linear in the
+    counter, so each change contributes its own ramp.
+    """
+    e = evaluation_interval_ms
+    m = _samples(at_ms, window_ms, e, 0)
+    total = _ramp_sum(at_ms, m, e)
+    if total == 0:
+        return Fraction(0)
+    bad, previous = Fraction(0), Fraction(0)
+    for start, share in phases:
+        bad += (share - previous) * _ramp_sum(at_ms - start, m, e)
+        previous = share
+    return bad / total
 
 
 def recorded_events(

@@ -378,32 +378,30 @@ def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str
     return _burn_alerts(plan, classes, fires)
 
 
-def burns_after_onset(
+def burns_for_phases(
     plan: ServicePlan,
-    classes: Sequence[Klass],
-    since_onset_ms: int,
+    phases: Sequence[tuple[int, Sequence[Klass]]],
+    at_ms: int,
     evaluation_interval_ms: int,
-    history_ms: int,
 ) -> list[dict[str, Any]]:
-    """``ErrorBudgetBurn`` alerts ``since_onset_ms`` after healthy traffic (``history_ms`` of it,
-    from counters at 0) turned into ``classes`` at the same total rate.
+    """``ErrorBudgetBurn`` alerts ``at_ms`` after counters began at 0, for traffic that runs as
+    each phase's classes from its start (ms) on, at one total rate.
 
-    Both windows follow :func:`generator.slo.recorded_window_ratio` (our rules' ramps and
-    evaluation steps, partial history included); the guard follows
+    Both windows follow :func:`generator.slo.profile_window_ratio` (our rules' 5m-rate ramps,
+    evaluation steps and partial history); the guard follows
     :func:`generator.slo.recorded_events`.
     """
-    at = history_ms + since_onset_ms
 
     def fires(s: SLOPlan, tier: Tier) -> bool:
-        ratio, per_s = slo_bad_ratio(s, classes)
-        events = slo.recorded_events(
-            Fraction(per_s), at, tier.long_window_ms, evaluation_interval_ms
-        )
-        return events >= s.min_events and slo.tier_fires(
-            tier, ratio, since_onset_ms, evaluation_interval_ms, history_ms
+        shares = [(start, slo_bad_ratio(s, classes)[0]) for start, classes in phases]
+        per_s = Fraction(slo_bad_ratio(s, phases[-1][1])[1])
+        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, evaluation_interval_ms)
+        return events >= s.min_events and all(
+            slo.profile_window_ratio(shares, at_ms, w, evaluation_interval_ms) > tier.threshold
+            for w in (tier.long_window_ms, tier.short_window_ms)
         )
 
-    return _burn_alerts(plan, classes, fires)
+    return _burn_alerts(plan, phases[-1][1], fires)
 
 
 def _mix(per_min: int, ratio: Fraction, bad: Klass) -> list[Klass]:
@@ -576,11 +574,12 @@ def _onset_series(
     return out
 
 
-def _detection_mix(members: Sequence[tuple[SLOPlan, Tier]]) -> list[Klass] | None:
-    """Traffic burning each member SLO at 5 % above its tier's threshold, every SLO by its own
-    bad class; None when the shares do not fit or one class counts against another SLO."""
+def _shares_mix(
+    members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
+) -> list[Klass] | None:
+    """Traffic giving each member SLO its target bad share, every SLO by its own bad class;
+    None when the shares do not fit or one class counts against another SLO."""
     total = BASE_PER_MIN * 100
-    targets = [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members]
     if sum(targets) > 1:
         return None
     bad = [
@@ -605,7 +604,7 @@ def detection_group(
     leaves no room above it."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    after = _detection_mix(members)
+    after = _shares_mix(members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members])
     if after is None:
         return None
     found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
@@ -623,24 +622,67 @@ def detection_group(
         _at(
             history + since,
             naming.ALERT_ERROR_BUDGET_BURN,
-            burns_after_onset(plan, after, since, e, history),
+            burns_for_phases(
+                plan, [(0, [Klass(BASE_PER_MIN * 100)]), (history, after)], history + since, e
+            ),
         )
         for since in (detect - e, detect)
     ]
+    # One evaluation earlier the short window is normally over already: a fresh spike that a
+    # lowered long-window threshold would let through.
+    spike = all(
+        slo.recorded_window_ratio(slo_bad_ratio(s, after)[0], detect - e, t.short_window_ms, e)
+        > t.threshold
+        for s, t in members
+    )
     # The Workbook's instant ratio crosses at threshold × long / ratio = long / 1.05.
     workbook = Fraction(tier.long_window_ms) / (1 + MARGIN)
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
         f"5% above the threshold after a healthy {format_duration_ms(history)} fires "
-        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)} "
+        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)}"
+        f"{' (short window over, long under)' if spike else ''} "
         f"(Workbook: {format_duration_ms(int(workbook) // 1000 * 1000)})"
     )
     return e, _group(name, series, tests, scrape)
 
 
+def burst_ended_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """(evaluation interval, case) for tiers with the same windows: every SLO burns at twice its
+    threshold, then drops to 5 % below it; once the short window holds only the low share
+    (its ratio is exactly 95 % of the threshold) the long window is still over, and the tier
+    must stay silent. A lowered short-window threshold fires here. None when the shares do not
+    fit or the long window would not be over."""
+    tier = members[0][1]
+    e = detection_interval_ms(tier)
+    burst = _shares_mix(members, [min(Fraction(1), t.threshold * 2) for _, t in members])
+    low = _shares_mix(members, [t.threshold * (1 - MARGIN) for _, t in members])
+    if burst is None or low is None:
+        return None
+    # Long enough for the short window and its 5m rates to hold only the low phase.
+    switch = -(-(tier.short_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    at = 2 * switch
+    for s, t in members:
+        shares = [(0, slo_bad_ratio(s, burst)[0]), (switch, slo_bad_ratio(s, low)[0])]
+        if slo.profile_window_ratio(shares, at, t.long_window_ms, e) <= t.threshold:
+            return None
+    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    series = _onset_series(plan, burst, low, switch // scrape, at // scrape + 2, scrape)
+    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e)
+    name = (
+        f"{', '.join(s.name for s, _ in members)} "
+        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+        f"a burst that ended (2x the threshold for {format_duration_ms(switch)}, then 5% below) "
+        "stays silent: long window over, short window under"
+    )
+    return e, _group(name, series, [_at(at, naming.ALERT_ERROR_BUDGET_BURN, expected)], scrape)
+
+
 def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
-    """Detection-time cases of every tier, by evaluation interval (ms). Tiers with the same
+    """Detection-time and burst-ended cases of every tier, by evaluation interval (ms). Tiers with the same
     windows share one case when they can (fewer promtool steps); otherwise one case each."""
     by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
     for s in plan.slos:
@@ -650,11 +692,12 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
             by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
     out: dict[int, list[dict[str, Any]]] = {}
     for _, members in sorted(by_windows.items()):
-        shared = detection_group(plan, members)
-        cases = [shared] if shared else [detection_group(plan, [m]) for m in members]
-        for case in cases:
-            if case is not None:
-                out.setdefault(case[0], []).append(case[1])
+        for build in (detection_group, burst_ended_group):
+            shared = build(plan, members)
+            cases = [shared] if shared else [build(plan, [m]) for m in members]
+            for case in cases:
+                if case is not None:
+                    out.setdefault(case[0], []).append(case[1])
     return out
 
 
