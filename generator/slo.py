@@ -244,18 +244,25 @@ def profile_window_ratio(
 def recorded_events(
     per_second: Fraction, since_start_ms: int, window_ms: int, evaluation_interval_ms: int
 ) -> Fraction:
-    """What the minimum-events guard computes ``since_start_ms`` after a series began at 0.
+    """Events the minimum-events guard sees ``since_start_ms`` after a series began at 0.
 
-    The guard is ``avg_over_time(total_rate5m[W]) × W``: the mean of the recorded samples
-    times the whole window, so a window holding less history than ``W`` is extrapolated to all
-    of ``W`` (a service 10 minutes old is credited with 6 times its events in a 1h window).
-    Same sampling model as :func:`recorded_window_ratio`, at constant ``per_second`` traffic.
+    The guard takes the smaller of two estimates over the long window ``W``:
+    ``avg_over_time(total_rate5m[W]) × W`` (extrapolates a window holding less history than
+    ``W``: a service 10 minutes old would be credited with 6 times its events in 1h) and
+    ``sum_over_time(total_rate5m[W]) × 300 / count_over_time(total_rate5m[5m])`` (Σ rate ×
+    the evaluation interval, read off the sample count; no extrapolation, and under
+    Prometheus 2's closed ranges 5m/(5m + interval) of the events). Same sampling model as
+    :func:`recorded_window_ratio`, at constant ``per_second`` traffic.
     """
     e = evaluation_interval_ms
     m = _samples(since_start_ms, window_ms, e, 0)
-    if m == 0:
+    count_5m = _samples(since_start_ms, RATE_WINDOW_MS, e, 0)
+    if m == 0 or count_5m == 0:
         return Fraction(0)
-    return per_second * _ramp_sum(since_start_ms, m, e) / m * Fraction(window_ms, 1000)
+    rates = per_second * _ramp_sum(since_start_ms, m, e)
+    mean = rates / m * Fraction(window_ms, 1000)
+    summed = rates * Fraction(RATE_WINDOW_MS, 1000) / count_5m
+    return min(mean, summed)
 
 
 def tier_fires(

@@ -102,3 +102,18 @@ def test_detection_never_beats_the_workbook() -> None:
         tier = slo.bind_tier(spec, 99.9, 30 * DAY)
         ours = slo.recorded_detection_ms(tier)
         assert ours is not None and Fraction(ours, 1000) > tier.detection_seconds()
+
+
+@pytest.mark.parametrize(
+    ("since_start_ms", "expected"),
+    [
+        # 1 event/min, 5 min old: recorded rates 0.2..1.0 of 1/60 sum to 3/60, × 300 s / 5
+        # samples = 3 events (5 happened); the mean-rate estimate alone would say 36 in 1h.
+        pytest.param(300_000, Fraction(3), id="a 5-minute-old service is not extrapolated"),
+        # 2h old: 61 samples of 1/60 × 300 / 6 = 50.83 (60 happened: 5m/(5m+1m) of them).
+        pytest.param(7_200_000, Fraction(61 * 300, 60 * 6), id="steady: 5/6 of the events at 1m"),
+    ],
+)
+def test_min_events_guard_counts_recorded_events(since_start_ms: int, expected: Fraction) -> None:
+    got = slo.recorded_events(Fraction(1, 60), since_start_ms, 3_600_000, 60_000)
+    assert got == expected

@@ -364,18 +364,15 @@ def _burn_alerts(
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
 
 
-def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str, Any]]:
-    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic fires.
+def expected_burns(plan: ServicePlan, classes: Sequence[Klass], at_ms: int) -> list[dict[str, Any]]:
+    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic,
+    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations).
 
-    A tier fires when the SLI's bad ratio exceeds its threshold and its long window holds at
-    least ``min_events`` events (events/s × long window).
+    A tier fires when the SLI's bad ratio exceeds its threshold and the minimum-events guard
+    sees enough events in its long window (:func:`generator.slo.recorded_events`: no credit
+    for history the series does not have yet).
     """
-
-    def fires(s: SLOPlan, tier: Tier) -> bool:
-        ratio, per_s = slo_bad_ratio(s, classes)
-        return ratio > tier.threshold and per_s * tier.long_window_ms / 1000 >= s.min_events
-
-    return _burn_alerts(plan, classes, fires)
+    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS)
 
 
 def burns_for_phases(
@@ -457,7 +454,37 @@ def _burn_group(
     series = healthy(plan, classes).render(
         steps, reset_at=check // INTERVAL_MS - 10 if reset else None
     )
-    tests = [_at(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes))]
+    tests = [_at(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes, check))]
+    return _group(name, series, tests)
+
+
+def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
+    """A new service whose every request is bad, at a trickle: by 5m it has seen fewer than
+    ``min_events`` events and must not page, though the mean-rate estimate alone would credit
+    its 1h window with several times that; by 30m it has enough and pages. Expectations follow
+    :func:`generator.slo.recorded_events`. None without burn-rate tiers."""
+    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    if not slos:
+        return None
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in _bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
+    bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
+    early, late = 5 * 60_000, 30 * 60_000
+    series = traffic(plan, bad).render(_steps(late))
+    fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
+    mean = Fraction(per_min, 60) * Fraction(3, 5) * Fraction(fastest.long_window_ms, 1000)
+    tests = [
+        _at(at, naming.ALERT_ERROR_BUDGET_BURN, burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS))
+        for at in (early, late)
+    ]
+    name = (
+        f"a new service, every request bad at {decimal_str(per_min)}/min: "
+        f"{decimal_str(per_min * 5)} events by 5m do not page (its mean rate alone credits the "
+        f"{naming.window(fastest.long_window_ms)} window with {decimal_str(mean)}); by 30m it pages"
+    )
     return _group(name, series, tests)
 
 
@@ -518,6 +545,9 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     [Klass(float(per_min), bad.error, bad.durations)],
                 )
             )
+    start = new_service_group(plan)
+    if start is not None:
+        groups.append(start)
     lowest = [t.threshold for s in plan.slos for t in s.tiers]
     if lowest:
         ratio = min(lowest) / 2

@@ -103,9 +103,11 @@ def format_plan(plan: ServicePlan) -> str:
         "of a total outage until these rules fire, evaluated every 1m (the recorded 5m rates ramp",
         "up over 5 minutes and the long window sums them: generator.slo.recorded_detection_ms);",
         "Workbook = the ideal instant figure, threshold × long window; resets after = time after",
-        "full recovery until the short window clears. The minimum-events guard extrapolates a",
-        "long window that holds less history than its length (a new service, or rules deployed",
-        "minutes ago): then a handful of events can fire a tier; see docs/spec.md, SLO alerts.",
+        "full recovery until the short window clears. Min events: a tier fires only once its",
+        "long window has recorded that many events, counted from the recorded rates without",
+        "extrapolating a window that holds less history (a new service, rules loaded minutes",
+        "ago); under Prometheus 2 the count is 5m/(5m + evaluation interval) of the events",
+        '(83% at 1m). See docs/spec.md, "SLO alerts".',
     ]
     return "\n".join(lines)
 
