@@ -20,6 +20,12 @@ gives for our rules and the alert at it (at that earlier step the short window i
 over and the long one not: the fresh-spike single-window case). Coarse tiers run in
 ``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval``
 (per file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000.
+Beside it, a burst that ended (twice the threshold, then 95 % of it) must stay silent once the
+short window holds only the low share while the long one is still over: together the two
+catch a threshold broken in either window alone. A new service with fewer than ``min_events``
+events in its first minutes must not page (the guard's recorded-events count). Expectations
+of all these follow :func:`generator.slo.profile_window_ratio` and
+:func:`generator.slo.recorded_events`, for every tier of every SLO at each checked time.
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
@@ -641,7 +647,8 @@ def detection_group(
     if len(found) != 1 or None in found:
         return None
     detect = found.pop()
-    assert detect is not None
+    if detect is None:
+        return None
     history = -(-(tier.long_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
     scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
     steps = (history + detect) // scrape + 2
