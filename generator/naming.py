@@ -145,8 +145,11 @@ def rules_file(service: str) -> str:
     return f"rules/{service}.rules.yaml"
 
 
-def rule_tests_file(service: str) -> str:
-    """Repository path of a service's generated promtool test file."""
+def rule_tests_file(service: str, slow_interval: str | None = None) -> str:
+    """Repository path of a service's generated promtool test file; ``slow_interval`` (e.g.
+    ``10m``) names the extra file whose cases run at that coarser evaluation interval."""
+    if slow_interval is not None:
+        return f"rules/{service}.slow-{slow_interval}.test.yaml"
     return f"rules/{service}.test.yaml"
 
 

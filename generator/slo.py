@@ -13,6 +13,7 @@ with :func:`generator.units.decimal_str`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -215,3 +216,163 @@ def tier_problems(
             )
         )
     return problems
+
+
+# --- detection time of obsgen's recording rules ------------------------------------------
+
+RATE_WINDOW_MS = 300_000  # the recorded SLI rates are rate(...[5m])
+DEFAULT_EVALUATION_INTERVAL_MS = 60_000  # Prometheus' default global evaluation_interval
+
+
+def _ramp(u_ms: int) -> Fraction:
+    """Share of its final value the recorded 5m rate of a step shows ``u_ms`` after the step."""
+    return Fraction(min(max(u_ms, 0), RATE_WINDOW_MS), RATE_WINDOW_MS)
+
+
+def _ramp_sum(last_ms: int, count: int, e: int) -> Fraction:
+    """Σ ramp(last − k·e) for k in [0, count): the 5m-rate shares of ``count`` evaluations."""
+    if count <= 0:
+        return Fraction(0)
+    full = min(max((last_ms - RATE_WINDOW_MS) // e + 1, 0), count)  # ≥ 5m after the step
+    stop = min(count, max(-(-last_ms // e), 0))  # terms after the step
+    return full + sum((_ramp(last_ms - k * e) for k in range(full, stop)), Fraction(0))
+
+
+def _samples(since_onset_ms: int, window_ms: int, e: int, history_ms: int | None) -> int:
+    """Recorded samples in the closed window: none at or before the series' first scrape."""
+    n = window_ms // e + 1
+    if history_ms is None:
+        return n
+    return min(n, max(-(-(history_ms + since_onset_ms) // e), 0))
+
+
+def recorded_window_ratio(
+    bad_ratio: Fraction,
+    since_onset_ms: int,
+    window_ms: int,
+    evaluation_interval_ms: int,
+    history_ms: int | None = None,
+) -> Fraction:
+    """Error ratio obsgen's rules record over ``window_ms``, ``since_onset_ms`` after a step.
+
+    Model: constant traffic whose bad share jumps from 0 to ``bad_ratio`` at the onset. The
+    recorded 5m rate of bad events ramps linearly to its final value over the 5 minutes after
+    the onset (``rate`` over ``[t−5m, t]`` of a counter that bends there, scraped at a divisor
+    of 5m, onset on a scrape); likewise the total rate ramps up over the first 5 minutes of
+    the series when counters start at 0 ``history_ms`` before the onset (None: a history of
+    at least ``window_ms`` + 5m). Rules are evaluated every ``evaluation_interval_ms``, one
+    evaluation at the onset; the first scrape records nothing (``rate`` needs two samples). A
+    window ratio is ``Σ bad rate / Σ total rate`` over the recorded samples in
+    ``[t − window, t]`` (both ends, as in Prometheus 2; Prometheus 3's left-open ranges drop the
+    oldest sample and can fire one evaluation earlier). ``since_onset_ms`` and ``history_ms``
+    must be multiples of ``evaluation_interval_ms``.
+
+    Returns:
+        The ratio (0–1), exact (:class:`~fractions.Fraction`); 0 when nothing is recorded.
+    """
+    e = evaluation_interval_ms
+    m = _samples(since_onset_ms, window_ms, e, history_ms)
+    total = Fraction(m) if history_ms is None else _ramp_sum(history_ms + since_onset_ms, m, e)
+    if total == 0:
+        return Fraction(0)
+    return bad_ratio * _ramp_sum(since_onset_ms, m, e) / total
+
+
+def profile_window_ratio(
+    phases: Sequence[tuple[int, Fraction]],
+    at_ms: int,
+    window_ms: int,
+    evaluation_interval_ms: int,
+) -> Fraction:
+    """Recorded error ratio over ``window_ms`` for traffic whose bad share changes in steps.
+
+    ``phases`` are ``(start, bad share from then on)`` in ms since the counters began at 0
+    (sorted; the share is 0 before the first). Same model as :func:`recorded_window_ratio`
+    (constant total traffic, 5m rate ramps, closed windows, evaluations every
+    ``evaluation_interval_ms`` from the start); steps add up because ``rate`` is linear in the
+    counter, so each change contributes its own ramp.
+    """
+    e = evaluation_interval_ms
+    m = _samples(at_ms, window_ms, e, 0)
+    total = _ramp_sum(at_ms, m, e)
+    if total == 0:
+        return Fraction(0)
+    bad, previous = Fraction(0), Fraction(0)
+    for start, share in phases:
+        bad += (share - previous) * _ramp_sum(at_ms - start, m, e)
+        previous = share
+    return bad / total
+
+
+def recorded_events(
+    per_second: Fraction, since_start_ms: int, window_ms: int, evaluation_interval_ms: int
+) -> Fraction:
+    """Events the minimum-events guard sees ``since_start_ms`` after a series began at 0.
+
+    The guard takes the smaller of two estimates over the long window ``W``:
+    ``avg_over_time(total_rate5m[W]) × W`` (extrapolates a window holding less history than
+    ``W``: a service 10 minutes old would be credited with 6 times its events in 1h) and
+    ``sum_over_time(total_rate5m[W]) × 300 / count_over_time(total_rate5m[5m])`` (Σ rate ×
+    the evaluation interval, read off the sample count; no extrapolation, and under
+    Prometheus 2's closed ranges 5m/(5m + interval) of the events). Same sampling model as
+    :func:`recorded_window_ratio`, at constant ``per_second`` traffic.
+    """
+    e = evaluation_interval_ms
+    m = _samples(since_start_ms, window_ms, e, 0)
+    count_5m = _samples(since_start_ms, RATE_WINDOW_MS, e, 0)
+    if m == 0 or count_5m == 0:
+        return Fraction(0)
+    rates = per_second * _ramp_sum(since_start_ms, m, e)
+    mean = rates / m * Fraction(window_ms, 1000)
+    summed = rates * Fraction(RATE_WINDOW_MS, 1000) / count_5m
+    return min(mean, summed)
+
+
+def tier_fires(
+    tier: Tier,
+    bad_ratio: Fraction,
+    since_onset_ms: int,
+    evaluation_interval_ms: int,
+    history_ms: int | None = None,
+) -> bool:
+    """Whether ``tier``'s ratio condition holds ``since_onset_ms`` after a step to ``bad_ratio``.
+
+    Both windows' recorded ratios (:func:`recorded_window_ratio`) must exceed the threshold.
+    The minimum-events guard is not part of it (see :func:`recorded_events`).
+    """
+    return all(
+        recorded_window_ratio(bad_ratio, since_onset_ms, w, evaluation_interval_ms, history_ms)
+        > tier.threshold
+        for w in (tier.long_window_ms, tier.short_window_ms)
+    )
+
+
+def recorded_detection_ms(
+    tier: Tier,
+    bad_ratio: Fraction = Fraction(1),
+    evaluation_interval_ms: int = DEFAULT_EVALUATION_INTERVAL_MS,
+) -> int | None:
+    """Time (ms) from a step to ``bad_ratio`` until obsgen's rules fire ``tier``; None if never.
+
+    The first evaluation at which :func:`tier_fires` holds. Unlike the Workbook's
+    :meth:`Tier.detection_seconds` (instant ratios: ``threshold × long`` for a total outage),
+    our windows are sums of recorded 5m rates, so the long window lags by up to 5 minutes and
+    moves in evaluation steps: a total outage at 99.9 % fires the 1h/5m tier after 3m at a 1m
+    evaluation interval, not 51.84 s. The ratios stop growing once the long window is all
+    outage (``long + 5m``), so the search ends there.
+    """
+    if bad_ratio <= tier.threshold:
+        return None
+    e = evaluation_interval_ms
+    last = tier.long_window_ms + RATE_WINDOW_MS + e
+    # The condition is monotone in time (both ratios only grow), so bisect over evaluations.
+    lo, hi = 0, last // e + 1
+    if not tier_fires(tier, bad_ratio, hi * e, e):
+        return None
+    while lo + 1 < hi:
+        mid = (lo + hi) // 2
+        if tier_fires(tier, bad_ratio, mid * e, e):
+            hi = mid
+        else:
+            lo = mid
+    return hi * e

@@ -25,11 +25,14 @@ def test_explain_o1_preview_prints_the_workbook_tier_table(
         "14.4×",
         "0.0144",
         "2%",
+        "3m",
         "51.84s",
         "4m55.68s",
     ]
     assert rows["6h/30m/availability"][2:5] == ["6×", "0.006", "5%"]
     assert rows["3d/6h/latency"][2:5] == ["1×", "0.01", "10%"]
+    # Our rules lag the Workbook's instant ratio: the 5m rates ramp, the long window sums them.
+    assert rows["1h/5m/latency"][5:7] == ["11m", "8m38.4s"]
 
 
 def test_explain_refuses_a_bad_spec(

@@ -3,6 +3,7 @@ and fail when a rendered threshold is broken."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -39,26 +40,78 @@ def test_native_histogram_limits_are_stated_in_the_test_file(tmp_path: Path) -> 
     assert "latency 1h/5m" not in text and "availability 1h/5m" in text
 
 
+def _line(window: str, slo: str, threshold: str, short: bool = False) -> str:
+    """One window's comparison inside an o1-preview ErrorBudgetBurn expression."""
+    head = "and on (namespace, service, slo) " if short else "      "
+    return f'{head}service:slo_sli_error:ratio_rate{window}{{service="o1-preview",slo="{slo}"}} > {threshold}\n'
+
+
+MAIN, SLOW_10M, SLOW_3H = "", "slow-10m.", "slow-3h."
+
+
 @pytest.mark.parametrize(
-    ("old", "new"),
+    ("old", "new", "suffix"),
     [
         pytest.param(
-            'slo="availability"} > 0.0144\n',
-            'slo="availability"} > 0.02\n',
-            id="availability 14.4x threshold raised",
+            'slo="latency"} > 0.01\n',
+            'slo="latency"} > 0.009\n',
+            MAIN,
+            id="latency 1x threshold lowered in both windows",
         ),
         pytest.param(
-            'slo="latency"} > 0.01\n', 'slo="latency"} > 0.009\n', id="latency 1x threshold lowered"
+            _line("1h", "availability", "0.0144"),
+            _line("1h", "availability", "0.013"),
+            MAIN,
+            id="availability 14.4x long window alone lowered (fires one evaluation early)",
         ),
-        pytest.param("> 0.9\n", "> 0.97\n", id="memory headroom threshold raised"),
+        pytest.param(
+            _line("1h", "availability", "0.0144"),
+            _line("1h", "availability", "0.016"),
+            MAIN,
+            id="availability 14.4x long window alone raised",
+        ),
+        pytest.param(
+            _line("5m", "availability", "0.0144", short=True),
+            _line("5m", "availability", "0.013", short=True),
+            MAIN,
+            id="availability 14.4x short window alone lowered (a burst that ended fires)",
+        ),
+        pytest.param(
+            _line("5m", "availability", "0.0144", short=True),
+            _line("5m", "availability", "0.016", short=True),
+            MAIN,
+            id="availability 14.4x short window alone raised",
+        ),
+        pytest.param(
+            _line("30m", "latency", "0.06", short=True),
+            _line("30m", "latency", "0.054", short=True),
+            SLOW_10M,
+            id="latency 6x short window alone lowered",
+        ),
+        pytest.param(
+            _line("3d", "latency", "0.01"),
+            _line("3d", "latency", "0.009"),
+            SLOW_3H,
+            id="latency 1x long window alone lowered",
+        ),
+        pytest.param("> 0.9\n", "> 0.97\n", MAIN, id="memory headroom threshold raised"),
+        pytest.param(
+            r"\n\s*and on \([^)]*\) sum_over_time\([^\n]*",
+            "",
+            MAIN,
+            id="min-events guard without its recorded-events count (extrapolates a new service)",
+        ),
     ],
 )
-def test_generated_tests_fail_on_a_broken_threshold(tmp_path: Path, old: str, new: str) -> None:
+def test_generated_tests_fail_on_a_broken_threshold(
+    tmp_path: Path, old: str, new: str, suffix: str
+) -> None:
     files = render_to(ROOT / "specs" / "o1-preview.yaml", tmp_path)
     rules = files["rules/o1-preview.rules.yaml"]
     text = rules.read_text()
-    assert old in text
-    rules.write_text(text.replace(old, new))  # both windows of the tier
-    result = run_promtool("test", "rules", files["rules/o1-preview.test.yaml"])
+    broken = re.sub(old, new, text) if old.startswith("\\n") else text.replace(old, new)
+    assert broken != text
+    rules.write_text(broken)
+    result = run_promtool("test", "rules", files[f"rules/o1-preview.{suffix}test.yaml"])
     assert result.returncode != 0
     assert "FAILED" in result.stdout + result.stderr

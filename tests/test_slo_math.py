@@ -95,3 +95,64 @@ def test_default_tiers_below_one_are_raised_to_one(
     assert [t.budget for t in tiers] == [Fraction(b) for b in budgets]
     assert [t.raised_from for t in tiers] == [None if r is None else Fraction(r) for r in raised]
     assert all(t.threshold == t.factor * Fraction(1, 1000) for t in tiers)
+
+
+FAST = slo.bind_tier(slo.DEFAULT_TIERS[0], 99.9, 30 * DAY)
+
+
+@pytest.mark.parametrize(
+    ("ratio", "interval_ms", "expected_ms"),
+    [
+        # Long window at t = 180 s: samples 0.2+0.4+0.6 of 61 (both ends) = 0.0197 > 0.0144;
+        # at 120 s: 0.6 / 61 = 0.0098. The Workbook's instant ratio says 51.84 s.
+        pytest.param(
+            Fraction(1), 60_000, 180_000, id="total outage at 99.9 fires the 1h tier after 3m"
+        ),
+        # 0.01512 × (57 full + 0.8+0.6+0.4+0.2 of ramp) / 61 = 0.014624 > 0.0144 at 61m;
+        # at 60m 58/61 gives 0.014376. The Workbook's instant ratio says 1h / 1.05 = 57m8.6s.
+        pytest.param(Fraction("0.01512"), 60_000, 61 * 60_000, id="5% above 14.4x fires after 61m"),
+        pytest.param(Fraction("0.0144"), 60_000, None, id="exactly at the threshold never fires"),
+        # At a 1h interval the 1h window holds two samples; both must be full.
+        pytest.param(Fraction(1), 3_600_000, 3_600_000, id="1h evaluation interval fires at 1h"),
+    ],
+)
+def test_detection_time_of_our_rules(
+    ratio: Fraction, interval_ms: int, expected_ms: int | None
+) -> None:
+    assert slo.recorded_detection_ms(FAST, ratio, interval_ms) == expected_ms
+
+
+def test_recorded_ratio_follows_the_5m_rate_ramp() -> None:
+    # 5m window, 1m evaluations, 2 min after a step to 0.5: samples 0, 0, 0, 0, 0.2, 0.4 (×0.5).
+    assert slo.recorded_window_ratio(Fraction(1, 2), 120_000, 300_000, 60_000) == Fraction(1, 20)
+    # Steady state: the ratio is the bad share itself.
+    assert slo.recorded_window_ratio(Fraction(1, 2), 3_600_000, 300_000, 60_000) == Fraction(1, 2)
+
+
+def test_recorded_ratio_with_short_history_is_over_the_samples_present() -> None:
+    # 10 min of healthy history, 10 min of 10 %: 1h window holds 20 samples; total ramps
+    # (0.2..0.8 then 16 full = 18), bad 0.2..0.8 then 6 full = 8: 0.1 × 8 / 18.
+    got = slo.recorded_window_ratio(Fraction(1, 10), 600_000, 3_600_000, 60_000, 600_000)
+    assert got == Fraction(2, 45)
+
+
+def test_detection_never_beats_the_workbook() -> None:
+    for spec in slo.DEFAULT_TIERS:
+        tier = slo.bind_tier(spec, 99.9, 30 * DAY)
+        ours = slo.recorded_detection_ms(tier)
+        assert ours is not None and Fraction(ours, 1000) > tier.detection_seconds()
+
+
+@pytest.mark.parametrize(
+    ("since_start_ms", "expected"),
+    [
+        # 1 event/min, 5 min old: recorded rates 0.2..1.0 of 1/60 sum to 3/60, × 300 s / 5
+        # samples = 3 events (5 happened); the mean-rate estimate alone would say 36 in 1h.
+        pytest.param(300_000, Fraction(3), id="a 5-minute-old service is not extrapolated"),
+        # 2h old: 61 samples of 1/60 × 300 / 6 = 50.83 (60 happened: 5m/(5m+1m) of them).
+        pytest.param(7_200_000, Fraction(61 * 300, 60 * 6), id="steady: 5/6 of the events at 1m"),
+    ],
+)
+def test_min_events_guard_counts_recorded_events(since_start_ms: int, expected: Fraction) -> None:
+    got = slo.recorded_events(Fraction(1, 60), since_start_ms, 3_600_000, 60_000)
+    assert got == expected

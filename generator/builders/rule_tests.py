@@ -13,6 +13,20 @@ traffic mix is predicted by :func:`expected_burns` from the tier thresholds and 
 minimum-events guard; each tier gets a case burning 5 % above its threshold (fires, with every
 lower-threshold tier) and one 5 % below (it stays quiet).
 
+Detection time: per tier (tiers of several SLOs with the same windows share a case), the
+counters run healthy for the long window + 5m, then every SLO burns 5 % above its threshold;
+the case asserts silence one evaluation before the time :func:`generator.slo.recorded_detection_ms`
+gives for our rules and the alert at it (at that earlier step the short window is already
+over and the long one not: the fresh-spike single-window case). Coarse tiers run in
+``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval``
+(per file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000.
+Beside it, a burst that ended (twice the threshold, then 95 % of it) must stay silent once the
+short window holds only the low share while the long one is still over: together the two
+catch a threshold broken in either window alone. A new service with fewer than ``min_events``
+events in its first minutes must not page (the guard's recorded-events count). Expectations
+of all these follow :func:`generator.slo.profile_window_ratio` and
+:func:`generator.slo.recorded_events`, for every tier of every SLO at each checked time.
+
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
 rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value`` and the
@@ -26,18 +40,19 @@ arrived in later releases), so SLOs and alerts on native histograms get only the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from generator import naming
+from generator import naming, slo
 from generator.builders.common import Rule
 from generator.builders.gpu_rules import GPU_LABELS
 from generator.builders.memory_rules import POD_LABELS
 from generator.builders.rulefile import rule_groups
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
+from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms
 from generator.yamlio import dump_yaml, generated_header
 
@@ -328,21 +343,20 @@ def slo_bad_ratio(s: SLOPlan, classes: Sequence[Klass]) -> tuple[Fraction, float
     return bad / total, float(total) / 60
 
 
-def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str, Any]]:
-    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that ``classes`` traffic fires.
+def _burn_alerts(
+    plan: ServicePlan, classes: Sequence[Klass], fires: Callable[[SLOPlan, Tier], bool]
+) -> list[dict[str, Any]]:
+    """Expected ``ErrorBudgetBurn`` alerts of the tiers for which ``fires(slo, tier)`` holds.
 
-    A tier fires when the SLI's bad ratio exceeds its threshold and its long window holds at
-    least ``min_events`` events (events/s × long window). SLOs on native histograms have no
-    input series in promtool 2.42, so they never fire here.
+    SLOs on native histograms have no input series in promtool 2.42, so they never fire here.
     """
     rules = [r for r in _alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_BURN]
     found = []
     for s in plan.slos:
         if s.histogram is not None and s.histogram.native:
             continue
-        ratio, per_s = slo_bad_ratio(s, classes)
         for tier in s.tiers:
-            if ratio <= tier.threshold or per_s * tier.long_window_ms / 1000 < s.min_events:
+            if not fires(s, tier):
                 continue
             rule = next(
                 r
@@ -354,6 +368,43 @@ def expected_burns(plan: ServicePlan, classes: Sequence[Klass]) -> list[dict[str
             series = {**_agg(plan, plan.requests.matchers), naming.SERVICE: plan.name}
             found.append(_expect(rule, {**series, naming.SLO: s.name}, None))
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def expected_burns(plan: ServicePlan, classes: Sequence[Klass], at_ms: int) -> list[dict[str, Any]]:
+    """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic,
+    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations).
+
+    A tier fires when the SLI's bad ratio exceeds its threshold and the minimum-events guard
+    sees enough events in its long window (:func:`generator.slo.recorded_events`: no credit
+    for history the series does not have yet).
+    """
+    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS)
+
+
+def burns_for_phases(
+    plan: ServicePlan,
+    phases: Sequence[tuple[int, Sequence[Klass]]],
+    at_ms: int,
+    evaluation_interval_ms: int,
+) -> list[dict[str, Any]]:
+    """``ErrorBudgetBurn`` alerts ``at_ms`` after counters began at 0, for traffic that runs as
+    each phase's classes from its start (ms) on, at one total rate.
+
+    Both windows follow :func:`generator.slo.profile_window_ratio` (our rules' 5m-rate ramps,
+    evaluation steps and partial history); the guard follows
+    :func:`generator.slo.recorded_events`.
+    """
+
+    def fires(s: SLOPlan, tier: Tier) -> bool:
+        shares = [(start, slo_bad_ratio(s, classes)[0]) for start, classes in phases]
+        per_s = Fraction(slo_bad_ratio(s, phases[-1][1])[1])
+        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, evaluation_interval_ms)
+        return events >= s.min_events and all(
+            slo.profile_window_ratio(shares, at_ms, w, evaluation_interval_ms) > tier.threshold
+            for w in (tier.long_window_ms, tier.short_window_ms)
+        )
+
+    return _burn_alerts(plan, phases[-1][1], fires)
 
 
 def _mix(per_min: int, ratio: Fraction, bad: Klass) -> list[Klass]:
@@ -379,10 +430,15 @@ def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
 CHECK_MS = 15 * 60_000  # rates are steady 5m after the first sample; checked 10m later
 
 
-def _group(name: str, series: list[dict[str, str]], tests: list[dict[str, Any]]) -> dict[str, Any]:
+def _group(
+    name: str,
+    series: list[dict[str, str]],
+    tests: list[dict[str, Any]],
+    interval_ms: int = INTERVAL_MS,
+) -> dict[str, Any]:
     return {
         "name": name,
-        "interval": format_duration_ms(INTERVAL_MS),
+        "interval": format_duration_ms(interval_ms),
         "input_series": series,
         "alert_rule_test": tests,
     }
@@ -404,7 +460,37 @@ def _burn_group(
     series = healthy(plan, classes).render(
         steps, reset_at=check // INTERVAL_MS - 10 if reset else None
     )
-    tests = [_at(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes))]
+    tests = [_at(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes, check))]
+    return _group(name, series, tests)
+
+
+def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
+    """A new service whose every request is bad, at a trickle: by 5m it has seen fewer than
+    ``min_events`` events and must not page, though the mean-rate estimate alone would credit
+    its 1h window with several times that; by 30m it has enough and pages. Expectations follow
+    :func:`generator.slo.recorded_events`. None without burn-rate tiers."""
+    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    if not slos:
+        return None
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in _bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
+    bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
+    early, late = 5 * 60_000, 30 * 60_000
+    series = traffic(plan, bad).render(_steps(late))
+    fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
+    mean = Fraction(per_min, 60) * Fraction(3, 5) * Fraction(fastest.long_window_ms, 1000)
+    tests = [
+        _at(at, naming.ALERT_ERROR_BUDGET_BURN, burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS))
+        for at in (early, late)
+    ]
+    name = (
+        f"a new service, every request bad at {decimal_str(per_min)}/min: "
+        f"{decimal_str(per_min * 5)} events by 5m do not page (its mean rate alone credits the "
+        f"{naming.window(fastest.long_window_ms)} window with {decimal_str(mean)}); by 30m it pages"
+    )
     return _group(name, series, tests)
 
 
@@ -465,6 +551,9 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     [Klass(float(per_min), bad.error, bad.durations)],
                 )
             )
+    start = new_service_group(plan)
+    if start is not None:
+        groups.append(start)
     lowest = [t.threshold for s in plan.slos for t in s.tiers]
     if lowest:
         ratio = min(lowest) / 2
@@ -477,6 +566,183 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             )
         )
     return groups
+
+
+# --- detection time ------------------------------------------------------------------------
+
+# Evaluation intervals of detection cases, finest first; each interval gets its own test file
+# (``evaluation_interval`` is per file). promtool evaluates every rule at every step, so a 3d
+# tier at 1m would take thousands of steps; the coarsest interval that leaves at least
+# MIN_WINDOW_SAMPLES evaluations in the long window keeps each case near 50–150 steps.
+DETECTION_INTERVALS_MS = (60_000, 600_000, 3_600_000, 10_800_000)
+MIN_WINDOW_SAMPLES = 24
+# Scrape interval of the coarser cases: days of 1m samples dominate promtool's time, and the
+# detection model needs a divisor of 5m (2 steps of the 5m rate window).
+SLOW_SCRAPE_MS = 150_000
+
+
+def detection_interval_ms(tier: Tier) -> int:
+    """Evaluation interval (ms) of ``tier``'s detection case (see DETECTION_INTERVALS_MS)."""
+    fitting = [e for e in DETECTION_INTERVALS_MS if tier.long_window_ms // e >= MIN_WINDOW_SAMPLES]
+    return max(fitting, default=DETECTION_INTERVALS_MS[0])
+
+
+def _onset_series(
+    plan: ServicePlan,
+    before: Sequence[Klass],
+    after: Sequence[Klass],
+    onset_steps: int,
+    steps: int,
+    scrape_ms: int,
+) -> list[dict[str, str]]:
+    """Counters scraped every ``scrape_ms``, growing as ``before`` until step ``onset_steps``,
+    then as ``after``."""
+    a, b = traffic(plan, before), traffic(plan, after)
+    out = []
+    per_step = scrape_ms / 60_000  # Klass rates are per minute
+    for key in sorted(set(a.counters) | set(b.counters)):
+        x, y = a.counters.get(key, 0.0) * per_step, b.counters.get(key, 0.0) * per_step
+        values = (
+            f"0+{go_float(x)}x{onset_steps} "
+            f"{go_float(x * onset_steps + y)}+{go_float(y)}x{steps - onset_steps - 1}"
+        )
+        out.append({"series": _series(key[0], dict(key[1])), "values": values})
+    return out
+
+
+def _shares_mix(
+    members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
+) -> list[Klass] | None:
+    """Traffic giving each member SLO its target bad share, every SLO by its own bad class;
+    None when the shares do not fit or one class counts against another SLO."""
+    total = BASE_PER_MIN * 100
+    if sum(targets) > 1:
+        return None
+    bad = [
+        Klass(float(r * total), k.error, k.durations)
+        for r, (s, _) in zip(targets, members, strict=True)
+        for k in [_bad_class(s)]
+    ]
+    mix = [Klass(float(total - sum(r * total for r in targets))), *bad]
+    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(targets, members, strict=True)):
+        return None
+    return mix
+
+
+def detection_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
+    traffic for the long window + 5m, then every SLO burning 5 % above its tier's threshold;
+    silent one evaluation before the detection time our rules give
+    (:func:`generator.slo.recorded_detection_ms`), firing at it. None when the members cannot
+    share a case (different detection times, or their bad shares do not fit) or a threshold
+    leaves no room above it."""
+    tier = members[0][1]
+    e = detection_interval_ms(tier)
+    after = _shares_mix(members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members])
+    if after is None:
+        return None
+    found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
+    if len(found) != 1 or None in found:
+        return None
+    detect = found.pop()
+    if detect is None:
+        return None
+    history = -(-(tier.long_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    steps = (history + detect) // scrape + 2
+    series = _onset_series(
+        plan, [Klass(BASE_PER_MIN * 100)], after, history // scrape, steps, scrape
+    )
+    tests = [
+        _at(
+            history + since,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(
+                plan, [(0, [Klass(BASE_PER_MIN * 100)]), (history, after)], history + since, e
+            ),
+        )
+        for since in (detect - e, detect)
+    ]
+    # One evaluation earlier the short window is normally over already: a fresh spike that a
+    # lowered long-window threshold would let through.
+    spike = all(
+        slo.recorded_window_ratio(slo_bad_ratio(s, after)[0], detect - e, t.short_window_ms, e)
+        > t.threshold
+        for s, t in members
+    )
+    # The Workbook's instant ratio crosses at threshold × long / ratio = long / 1.05.
+    workbook = Fraction(tier.long_window_ms) / (1 + MARGIN)
+    name = (
+        f"{', '.join(s.name for s, _ in members)} "
+        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+        f"5% above the threshold after a healthy {format_duration_ms(history)} fires "
+        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)}"
+        f"{' (short window over, long under)' if spike else ''} "
+        f"(Workbook: {format_duration_ms(int(workbook) // 1000 * 1000)})"
+    )
+    return e, _group(name, series, tests, scrape)
+
+
+def burst_ended_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """(evaluation interval, case) for tiers with the same windows: every SLO burns at twice its
+    threshold, then drops to 5 % below it; once the short window holds only the low share
+    (its ratio is exactly 95 % of the threshold) the long window is still over, and the tier
+    must stay silent. A lowered short-window threshold fires here. None when the shares do not
+    fit or the long window would not be over."""
+    tier = members[0][1]
+    e = detection_interval_ms(tier)
+    burst = _shares_mix(members, [min(Fraction(1), t.threshold * 2) for _, t in members])
+    low = _shares_mix(members, [t.threshold * (1 - MARGIN) for _, t in members])
+    if burst is None or low is None:
+        return None
+    # Long enough for the short window and its 5m rates to hold only the low phase.
+    switch = -(-(tier.short_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    at = 2 * switch
+    for s, t in members:
+        shares = [(0, slo_bad_ratio(s, burst)[0]), (switch, slo_bad_ratio(s, low)[0])]
+        if slo.profile_window_ratio(shares, at, t.long_window_ms, e) <= t.threshold:
+            return None
+    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    series = _onset_series(plan, burst, low, switch // scrape, at // scrape + 2, scrape)
+    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e)
+    name = (
+        f"{', '.join(s.name for s, _ in members)} "
+        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+        f"a burst that ended (2x the threshold for {format_duration_ms(switch)}, then 5% below) "
+        "stays silent: long window over, short window under"
+    )
+    return e, _group(name, series, [_at(at, naming.ALERT_ERROR_BUDGET_BURN, expected)], scrape)
+
+
+def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
+    """Detection-time and burst-ended cases of every tier, by evaluation interval (ms). Tiers with the same
+    windows share one case when they can (fewer promtool steps); otherwise one case each."""
+    by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
+    for s in plan.slos:
+        if s.histogram is not None and s.histogram.native:
+            continue
+        for tier in s.tiers:
+            by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
+    out: dict[int, list[dict[str, Any]]] = {}
+    for _, members in sorted(by_windows.items()):
+        for build in (detection_group, burst_ended_group):
+            shared = build(plan, members)
+            cases = [shared] if shared else [build(plan, [m]) for m in members]
+            for case in cases:
+                if case is not None:
+                    out.setdefault(case[0], []).append(case[1])
+    return out
+
+
+def _bad_class(s: SLOPlan) -> Klass:
+    """A request the SLI counts as bad: a failure, or one just above the latency threshold."""
+    if s.histogram is None:
+        return Klass(0, True)
+    return _slow(s.histogram, s.threshold_seconds or 0.0, above=True)
 
 
 def _family_case(
@@ -762,17 +1028,34 @@ def native_note(plan: ServicePlan) -> list[str]:
     return [s.name for s in plan.slos if s.histogram is not None and s.histogram.native]
 
 
-def rule_test_file(plan: ServicePlan) -> dict[str, Any]:
-    """The promtool test document for ``plan``."""
-    return {
-        "rule_files": [naming.rules_file(plan.name).split("/")[-1]],
-        "evaluation_interval": format_duration_ms(INTERVAL_MS),
-        "tests": [zero_traffic_group(plan), *slo_groups(plan), *family_groups(plan)],
+def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
+    """The promtool test documents for ``plan`` by repository path: the main file (1m) and one
+    per coarser evaluation interval of the detection cases."""
+    detection = detection_groups(plan)
+    rules_file = naming.rules_file(plan.name).split("/")[-1]
+    out = {
+        naming.rule_tests_file(plan.name): {
+            "rule_files": [rules_file],
+            "evaluation_interval": format_duration_ms(INTERVAL_MS),
+            "tests": [
+                zero_traffic_group(plan),
+                *slo_groups(plan),
+                *detection.pop(INTERVAL_MS, []),
+                *family_groups(plan),
+            ],
+        }
     }
+    for e, groups in sorted(detection.items()):
+        out[naming.rule_tests_file(plan.name, format_duration_ms(e))] = {
+            "rule_files": [rules_file],
+            "evaluation_interval": format_duration_ms(e),
+            "tests": groups,
+        }
+    return out
 
 
 def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``rules/<service>.test.yaml`` for each plan."""
+    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) per plan."""
     out = {}
     for p in plans:
         header = generated_header(p.source)
@@ -784,5 +1067,6 @@ def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 + ": promtool 2.42 test series cannot express native histograms,\n"
                 "so only the zero-traffic case covers them; their burn cases are not generated."
             )
-        out[naming.rule_tests_file(p.name)] = dump_yaml(rule_test_file(p), header=header)
+        for path, doc in rule_test_files(p).items():
+            out[path] = dump_yaml(doc, header=header)
     return out

@@ -8,7 +8,9 @@ then sum). Every longer window divides sums of those rates::
 which is traffic-weighted (never an average of ratios) and records 0 — not NaN — for an idle
 service. Alerts (SRE Workbook ch. 5, "Multiwindow, multi-burn-rate alerts"): a tier fires when
 both its long and short window error ratios exceed ``factor × error budget`` and the long
-window saw at least ``min_events`` events; no ``for`` (the short window already debounces).
+window saw at least ``min_events`` events — by its mean rate × its length *and* by the sum of
+its recorded rates × their spacing, so a new service's short history is not extrapolated
+(:func:`generator.slo.recorded_events`); no ``for`` (the short window already debounces).
 """
 
 from __future__ import annotations
@@ -123,12 +125,19 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         threshold = decimal_str(tier.threshold)
         long_ratio = recorded(plan, error_ratio_record(plan, tier.long_window_ms), _slo(s))
         short_ratio = recorded(plan, error_ratio_record(plan, tier.short_window_ms), _slo(s))
-        # Events in the long window = mean of the 5m rate over it × its length in seconds.
-        events = f"avg_over_time({total}[{long_w}]) * {tier.long_window_ms // 1000}"
+        # Events in the long window, estimated twice; both must reach min_events.
+        # 1. Mean of the 5m rate × the window: extrapolates a window that holds less history
+        #    (a new service, rules loaded minutes ago) to all of it.
+        mean = f"avg_over_time({total}[{long_w}]) * {tier.long_window_ms // 1000}"
+        # 2. Σ of the recorded rates × the evaluation interval, which the rule cannot know; it
+        #    is read off the samples: 5m / count_over_time([5m]). Never extrapolates; under
+        #    Prometheus 2's closed ranges it counts 5m/(5m + interval) of the events (83 % at 1m).
+        recorded_events = f"sum_over_time({total}[{long_w}]) * 300 / count_over_time({total}[5m])"
         expr = (
             f"{long_ratio} > {threshold}\n"
             f"and on ({on}) {short_ratio} > {threshold}\n"
-            f"and on ({on}) {events} >= {s.min_events}"
+            f"and on ({on}) {mean} >= {s.min_events}\n"
+            f"and on ({on}) {recorded_events} >= {s.min_events}"
         )
         exhaustion = Fraction(s.window_ms, 1000) / tier.factor
         rules.append(

@@ -2,8 +2,9 @@
 
 Per SLO and tier it prints the windows, the burn-rate factor, the error-ratio threshold both
 windows must exceed, the share of the SLO window's budget spent when the tier fires at exactly
-its factor, the time a total outage (100 % bad events) takes to fire it, and the time the
-alert takes to resolve after full recovery. Formulas: :mod:`generator.slo` (SRE Workbook ch. 5).
+its factor, the time a total outage (100 % bad events) takes to fire our rules (and the
+Workbook's ideal figure beside it), and the time the alert takes to resolve after full
+recovery. Formulas: :mod:`generator.slo` (SRE Workbook ch. 5).
 """
 
 from __future__ import annotations
@@ -12,11 +13,22 @@ import argparse
 from fractions import Fraction
 from pathlib import Path
 
+from generator import slo
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
+from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms
 
-COLUMNS = ("tier", "severity", "factor", "threshold", "budget spent", "fires after", "resets after")
+COLUMNS = (
+    "tier",
+    "severity",
+    "factor",
+    "threshold",
+    "budget spent",
+    "fires after",
+    "Workbook",
+    "resets after",
+)
 
 
 def seconds_text(seconds: Fraction) -> str:
@@ -33,6 +45,11 @@ def seconds_text(seconds: Fraction) -> str:
         else:
             text += f"{decimal_str(rest)}s"
     return text or "0s"
+
+
+def _fires_after(tier: Tier) -> str:
+    found = slo.recorded_detection_ms(tier)
+    return "never" if found is None else seconds_text(Fraction(found, 1000))
 
 
 def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
@@ -55,6 +72,7 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
                 f"{decimal_str(t.factor)}×",
                 decimal_str(t.threshold),
                 f"{decimal_str(t.budget * 100)}%",
+                _fires_after(t),
                 seconds_text(t.detection_seconds()),
                 seconds_text(t.reset_seconds()),
             )
@@ -82,8 +100,14 @@ def format_plan(plan: ServicePlan) -> str:
         "",
         "threshold = factor × error budget, for both windows; budget spent = share of the SLO",
         "window's budget used when the tier fires at its factor; fires after = time from the start",
-        "of a total outage (threshold × long window, Workbook model: the recorded 5m rates add up",
-        "to a few minutes); resets after = time after full recovery until the short window clears.",
+        "of a total outage until these rules fire, evaluated every 1m (the recorded 5m rates ramp",
+        "up over 5 minutes and the long window sums them: generator.slo.recorded_detection_ms);",
+        "Workbook = the ideal instant figure, threshold × long window; resets after = time after",
+        "full recovery until the short window clears. Min events: a tier fires only once its",
+        "long window has recorded that many events, counted from the recorded rates without",
+        "extrapolating a window that holds less history (a new service, rules loaded minutes",
+        "ago); under Prometheus 2 the count is 5m/(5m + evaluation interval) of the events",
+        '(83% at 1m). See docs/spec.md, "SLO alerts".',
     ]
     return "\n".join(lines)
 
