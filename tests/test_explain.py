@@ -45,3 +45,11 @@ def test_explain_refuses_a_bad_spec(
     path.write_text(spec)
     assert main(["explain", str(path)]) == 2
     assert "highest reachable burn rate is 10×" in capsys.readouterr().err
+
+
+def test_explain_shows_a_default_tier_raised_to_one_times(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explain", str(ROOT / "tests" / "fixtures" / "slo-28d.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "3d/6h   warning   1×      0.005      10.71% (raised from 10% to reach 1×)" in out

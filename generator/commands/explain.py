@@ -71,7 +71,7 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
                 t.severity,
                 f"{decimal_str(t.factor)}×",
                 decimal_str(t.threshold),
-                f"{decimal_str(t.budget * 100)}%",
+                _budget(t),
                 _fires_after(t),
                 seconds_text(t.detection_seconds()),
                 seconds_text(t.reset_seconds()),
@@ -110,6 +110,14 @@ def format_plan(plan: ServicePlan) -> str:
         '(83% at 1m). See docs/spec.md, "SLO alerts".',
     ]
     return "\n".join(lines)
+
+
+def _budget(tier: slo.Tier) -> str:
+    """Budget share in percent (4 significant digits); notes a default tier raised to 1×."""
+    spent = f"{float(tier.budget * 100):.4g}%"
+    if tier.raised_from is not None:
+        spent += f" (raised from {decimal_str(tier.raised_from * 100)}% to reach 1×)"
+    return spent
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
