@@ -311,6 +311,17 @@ class MetricOverride(StrictModel):
                 raise ValueError("bucket bounds must be strictly ascending")
         return buckets
 
+    @field_validator("error_matchers")
+    @classmethod
+    def _not_everything(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        for label, pattern in (matchers or {}).items():
+            if re.fullmatch(pattern, ""):
+                raise ValueError(
+                    f"{label}=~{pattern!r} also matches requests without a {label} label, so "
+                    'every request would count as an error; match failures only (e.g. "5..")'
+                )
+        return matchers
+
 
 class Metrics(StrictModel):
     """``spec.metrics``: per-signal overrides; every field optional when the preset fits."""

@@ -605,3 +605,35 @@ def test_openai_http_alerts_on_a_queue_only_when_one_is_declared() -> None:
     )
     assert declared.queue_depth is not None and "queue_depth" in declared.alerts
     assert undeclared.queue_depth is None and "queue_depth" not in undeclared.alerts
+
+
+def test_an_error_matcher_matching_every_request_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(
+        tmp_path / "specs",
+        set_path(good_spec(), "spec.metrics.requests.errorMatchers", {"status": "5..|"}),
+    )
+    assert main(["render", "--out", str(tmp_path), str(spec)]) == 2
+    assert (
+        "spec.metrics.requests.errorMatchers: status=~'5..|' also matches requests without a "
+        "status label" in capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    "matchers",
+    [
+        pytest.param({"error": ".+"}, id="a label only failed requests carry"),
+        pytest.param({"status": '5..|"quoted"'}, id="an error regex with quotes"),
+        pytest.param({"code": "[45]\\d\\d"}, id="an error regex no known value matches"),
+    ],
+)
+def test_unusual_error_matchers_render_with_passing_generated_tests(
+    tmp_path: Path, matchers: dict[str, str]
+) -> None:
+    spec = write_spec(
+        tmp_path / "specs", set_path(good_spec(), "spec.metrics.requests.errorMatchers", matchers)
+    )
+    # Full render: promtool check rules and promtool test rules on the generated tests.
+    assert main(["render", "--out", str(tmp_path), str(spec)]) == 0

@@ -39,17 +39,21 @@ arrived in later releases), so SLOs and alerts on native histograms get only the
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import rstr
+
 from generator import naming, slo
 from generator.builders.common import Rule
 from generator.builders.gpu_rules import GPU_LABELS
 from generator.builders.memory_rules import POD_LABELS
 from generator.builders.rulefile import rule_groups
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
 from generator.slo import Tier
@@ -138,15 +142,40 @@ def render_template(text: str, labels: Mapping[str, str], value: float | None) -
 # --- series --------------------------------------------------------------------------------
 
 
+def _printable(value: str) -> bool:
+    return value.isprintable() and value.isascii() and "{{" not in value and "$" not in value
+
+
 def _example(m: Matcher, candidates: Sequence[str]) -> str:
-    """A label value that satisfies matcher ``m`` (an equality value, or a regex example)."""
+    """A label value that satisfies matcher ``m`` (an equality value, or a regex example).
+
+    Known values are tried first; otherwise strings drawn from the regex itself (``rstr``,
+    seeded with the pattern so output stays deterministic), keeping a printable one.
+
+    Raises:
+        ValueError: no printable example found (an exotic regex).
+    """
     if m.op == "=":
         return m.value
     pattern = re.compile(m.value)
     for value in candidates:
         if pattern.fullmatch(value):
             return value
-    raise ValueError(f"no example value matches {m.render()}; extend the candidates")
+    draw = rstr.Rstr(random.Random(m.value))
+    for _ in range(200):
+        value = draw.xeger(m.value)
+        if _printable(value) and pattern.fullmatch(value):
+            return value
+    raise ValueError(f"no printable example value matches {m.render()}")
+
+
+def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
+    """A label value that ``m`` does not match, or None: leave the label off the series."""
+    pattern = re.compile(m.value)
+    for value in candidates:
+        if not pattern.fullmatch(value):
+            return value
+    return None
 
 
 def _pod(plan: ServicePlan) -> str:
@@ -231,11 +260,10 @@ def _status_labels(plan: ServicePlan, error: bool) -> dict[str, str]:
         if error:
             labels[m.label] = _example(m, _ERROR_EXAMPLES)
         else:
-            pattern = re.compile(m.value)
-            ok = [v for v in _OK_EXAMPLES if not pattern.fullmatch(v)]
-            if not ok:
-                raise ValueError(f"no non-error example for {m.render()}")
-            labels[m.label] = ok[0]
+            # A label only failed requests carry (e.g. status=~".+") is absent on good ones.
+            ok = _non_matching(m, _OK_EXAMPLES)
+            if ok is not None:
+                labels[m.label] = ok
     return labels
 
 
@@ -1067,6 +1095,12 @@ def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 + ": promtool 2.42 test series cannot express native histograms,\n"
                 "so only the zero-traffic case covers them; their burn cases are not generated."
             )
-        for path, doc in rule_test_files(p).items():
+        try:
+            files = rule_test_files(p)
+        except ValueError as err:  # an error matcher with no printable example value
+            raise ObsgenError(
+                [Diagnostic(p.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
+            ) from None
+        for path, doc in files.items():
             out[path] = dump_yaml(doc, header=header)
     return out
