@@ -13,7 +13,7 @@ from typing import Any
 
 import jinja2
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 
 @functools.cache
