@@ -479,7 +479,7 @@ def test_an_oversized_dashboard_is_an_error(plans: list[ServicePlan]) -> None:
 def test_render_command_puts_dashboards_under_values(tmp_path: Path) -> None:
     from generator.cli import main
 
-    spec = ROOT / "specs" / "o1-preview.yaml"
+    specs = ROOT / "specs"  # a folder: fleet-wide files such as values-observability are rendered
     code = main(
         [
             "render",
@@ -488,7 +488,7 @@ def test_render_command_puts_dashboards_under_values(tmp_path: Path) -> None:
             "--skip-promtool",
             "--dashboards-via",
             "values",
-            str(spec),
+            str(specs),
         ]
     )
     assert code == 0
