@@ -157,31 +157,18 @@ def traffic_records(plan: ServicePlan) -> list[Rule]:
             f"{recorded(plan, errors)} / ({recorded(plan, requests)} > 0)",
         ),
     ]
-    group = plan.agg_labels
-    if plan.queue_depth is not None:
-        rules.append(
-            record_rule(
-                plan,
-                naming.record(g, naming.QUEUE_DEPTH, "sum"),
-                _gauge_expr(plan.queue_depth, "sum", group),
-            )
-        )
-    if plan.running_requests is not None:
-        rules.append(
-            record_rule(
-                plan,
-                naming.record(g, naming.RUNNING_REQUESTS, "sum"),
-                _gauge_expr(plan.running_requests, "sum", group),
-            )
-        )
-    if plan.kv_cache_usage is not None:
-        rules.append(
-            record_rule(
-                plan,
-                naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"),
-                _gauge_expr(plan.kv_cache_usage, "max", tuple(sorted({*group, "pod"}))),
-            )
-        )
+    # Saturation gauges: queue and running requests summed over pods, KV cache per pod.
+    for gauge, metric, agg, per_pod in (
+        (plan.queue_depth, naming.QUEUE_DEPTH, "sum", False),
+        (plan.running_requests, naming.RUNNING_REQUESTS, "sum", False),
+        (plan.kv_cache_usage, naming.KV_CACHE_USAGE, "max", True),
+    ):
+        if gauge is None:
+            continue
+        pod = ("pod",) if per_pod else ()
+        name = naming.record((*g, *pod), metric, agg)
+        keep = tuple(sorted({*plan.agg_labels, *pod}))
+        rules.append(record_rule(plan, name, _gauge_expr(gauge, agg, keep)))
     return rules
 
 
