@@ -8,6 +8,7 @@ a summed numerator by a summed denominator.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -69,6 +70,7 @@ def sum_rate(series: str, window: str, group: Iterable[str]) -> str:
 # --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------
 
 
+@functools.cache
 def go_float(value: float) -> str:
     """Format like Go's ``strconv.FormatFloat(v, 'g', -1, 64)``: ``1``, ``0.5``, ``1.8e+06``, ``5e-05``.
 

@@ -343,8 +343,17 @@ def _agg(plan: ServicePlan, matchers: Sequence[Matcher]) -> dict[str, str]:
     return {k: labels[k] for k in plan.agg_labels}
 
 
+_last_alert_rules: tuple[ServicePlan, list[Rule]] | None = None
+
+
 def _alert_rules(plan: ServicePlan) -> list[Rule]:
-    return [r for g in rule_groups(plan) for r in g["rules"] if "alert" in r]
+    """The alerting rules of ``plan`` (read-only). Test cases ask for them hundreds of times per
+    plan, and plans are rendered one after another: keep the last plan's rules."""
+    global _last_alert_rules
+    if _last_alert_rules is None or _last_alert_rules[0] is not plan:
+        rules = [r for g in rule_groups(plan) for r in g["rules"] if "alert" in r]
+        _last_alert_rules = (plan, rules)
+    return _last_alert_rules[1]
 
 
 def _expect(rule: Rule, series_labels: Mapping[str, str], value: float | None) -> dict[str, Any]:
