@@ -123,7 +123,7 @@ def render_once(
 def main(argv: list[str] | None = None) -> int:
     """Generate specs, render each size with and without promtool, print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 500])
     parser.add_argument("--repeat", type=int, default=1, help="renders per size and mode")
     parser.add_argument(
         "--promtool-sizes",
