@@ -78,10 +78,12 @@ def go_float(value: float) -> str:
     (Go uses precision 6 for that decision in shortest mode). Go clients expose bucket
     bounds this way and Prometheus 3 normalises to it.
     """
+    if math.isnan(value):
+        return "NaN"
     if math.isinf(value):
         return "+Inf" if value > 0 else "-Inf"
     if value == 0:
-        return "0"
+        return "-0" if math.copysign(1, value) < 0 else "0"
     sign, digit_tuple, _ = Decimal(repr(float(value))).normalize().as_tuple()
     digits = "".join(map(str, digit_tuple))
     exponent = Decimal(repr(float(value))).adjusted()

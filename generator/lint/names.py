@@ -7,10 +7,8 @@ normalisation (bucket bounds are stored as Go's shortest float, with ``.0`` on w
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
-from decimal import Decimal
 
 # Suffixes of series that only go up (OpenMetrics counters and histogram/summary parts).
 COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created")
@@ -120,33 +118,3 @@ def parse_go_float(text: str) -> float | None:
         except ValueError:
             return None
     return None
-
-
-def prometheus3_spelling(value: float) -> str:
-    """How Prometheus 3 stores a bucket bound: Go shortest ``'g'`` format, ``.0`` on integers.
-
-    ``1`` -> ``"1.0"``, ``0.25`` -> ``"0.25"``, ``1800000`` -> ``"1.8e+06"``,
-    ``0.00005`` -> ``"5e-05"``, infinity -> ``"+Inf"`` (Prometheus ``FormatOpenMetricsFloat``).
-    """
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    text = "".join(map(str, digits))
-    decimal_exponent = exponent + len(text) - 1  # value = d.ddd × 10^decimal_exponent
-    if decimal_exponent < -4 or decimal_exponent >= 6:  # Go: %e when exp < -4 || exp >= 6
-        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
-        out = f"{mantissa}e{'-' if decimal_exponent < 0 else '+'}{abs(decimal_exponent):02d}"
-    elif decimal_exponent >= len(text) - 1:
-        out = text + "0" * (decimal_exponent - len(text) + 1)
-    elif decimal_exponent >= 0:
-        out = text[: decimal_exponent + 1] + "." + text[decimal_exponent + 1 :]
-    else:
-        out = "0." + "0" * (-decimal_exponent - 1) + text
-    if "e" not in out and "." not in out:
-        out += ".0"
-    return ("-" if sign else "") + out

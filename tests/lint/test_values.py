@@ -7,13 +7,13 @@ import pytest
 from generator.lint.names import (
     CounterNames,
     parse_go_float,
-    prometheus3_spelling,
     recorded_rate,
     recorded_ratio,
     window_of_name,
 )
 from generator.lint.promql import parse_duration
 from generator.lint.regex import is_anchored, is_plain, literal_set
+from generator.promql import prometheus3_le
 
 
 @pytest.mark.parametrize(
@@ -28,8 +28,8 @@ from generator.lint.regex import is_anchored, is_plain, literal_set
         pytest.param(float("inf"), "+Inf", id="infinity"),
     ],
 )
-def test_prometheus3_spelling(value: float, stored: str) -> None:
-    assert prometheus3_spelling(value) == stored
+def test_prometheus3_le(value: float, stored: str) -> None:
+    assert prometheus3_le(value) == stored
 
 
 @pytest.mark.parametrize(

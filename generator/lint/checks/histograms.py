@@ -13,9 +13,10 @@ import promql_parser as P
 
 from generator.lint import promql as q
 from generator.lint.model import Rule, Severity
-from generator.lint.names import is_recorded, parse_go_float, prometheus3_spelling, split_recorded
+from generator.lint.names import is_recorded, parse_go_float, split_recorded
 from generator.lint.regex import literal_set
 from generator.lint.registry import Context, Hit, rule_check
+from generator.promql import prometheus3_le
 
 # Aggregations whose value is wrong when buckets of different bounds are merged.
 _VALUE_AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile"})
@@ -163,7 +164,7 @@ def le_spelling(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
             if number is not None and number == number:  # NaN never equals itself
                 spellings.setdefault(number, set()).add(value)
         for number, written in sorted(spellings.items()):
-            canonical = prometheus3_spelling(number)
+            canonical = prometheus3_le(number)
             if canonical not in written:
                 old = sorted(written)[0]
                 both = f"{old}|{canonical}".replace(".", "\\\\.")
