@@ -15,19 +15,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from pydantic.alias_generators import to_camel, to_snake
+
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
 from generator.promql import Matcher, equals, regex_escape
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import decimal_str, format_duration_ms
-
-# Spec key (camelCase) → python attribute of spec.Metrics / spec.Alerts.
-_CAMEL = {
-    "requestDuration": "request_duration",
-    "timeToFirstToken": "time_to_first_token",
-    "interTokenLatency": "inter_token_latency",
-}
 
 
 @dataclass(frozen=True)
@@ -276,21 +271,6 @@ _SPEC_PARAM = {
     "horizon": "horizon_ms",
     "lookback": "lookback_ms",
 }
-_CAMEL_ALERT = {
-    "latency_p99": "latencyP99",
-    "slow_requests": "slowRequests",
-    "error_ratio": "errorRatio",
-    "queue_depth": "queueDepth",
-    "kv_cache": "kvCache",
-    "memory_headroom": "memoryHeadroom",
-    "memory_exhaustion": "memoryExhaustion",
-    "oom_killed": "oomKilled",
-    "target_down": "targetDown",
-    "gpu_memory_headroom": "gpuMemoryHeadroom",
-    "gpu_temperature": "gpuTemperature",
-    "gpu_xid_errors": "gpuXidErrors",
-    "gpu_exporter_down": "gpuExporterDown",
-}
 
 
 class _Problems:
@@ -498,7 +478,9 @@ def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]
     """Error text for a latency indicator the server lacks: why, and what it has instead."""
     entries = PRESETS.get(server, [])
     reason = entries[-1].absent.get(key) if entries else None
-    has = ", ".join(f"{k} ({naming.INDICATOR_LABEL[k]})" for k in _CAMEL if k in histograms)
+    has = ", ".join(
+        f"{k} ({naming.INDICATOR_LABEL[k]})" for k in naming.INDICATOR_LABEL if k in histograms
+    )
     return (
         f"server {server} has no {key} ({naming.INDICATOR_LABEL[key]}) histogram"
         + (f": {reason}" if reason else "")
@@ -553,7 +535,7 @@ def _resolve_alerts(
                     else ("kvCacheUsage", naming.ALERT_KV_CACHE)
                 )
                 p.warn(
-                    f"spec.alerts.{_CAMEL_ALERT[key]}",
+                    f"spec.alerts.{to_camel(key)}",
                     f"{alert} alert left out: server {body.server} exports no {metric} gauge; "
                     f"declare spec.metrics.{metric}.name to enable it",
                 )
@@ -571,7 +553,7 @@ def _resolve_alerts(
                 value = getattr(given, attr, None)
                 if value is not None:
                     merged[param] = value / 1000 if param == "threshold_seconds" else value
-        path = f"spec.alerts.{_CAMEL_ALERT[key]}"
+        path = f"spec.alerts.{to_camel(key)}"
         if key in ("latency_p99", "slow_requests"):
             indicator = INDICATOR_ALIASES.get(str(merged["indicator"]))
             if indicator is None:
@@ -585,7 +567,7 @@ def _resolve_alerts(
             if histogram is None and (given is None or given.indicator is None):
                 # Default indicator missing (Triton has no e2e histogram): use the first
                 # latency histogram the server has, e2e before ttft before itl.
-                indicator = next(k for k in _CAMEL if k in plan_hist)
+                indicator = next(k for k in naming.INDICATOR_LABEL if k in plan_hist)
                 merged["indicator"] = indicator
                 histogram = plan_hist[indicator]
             if histogram is None:
@@ -649,7 +631,8 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     base = equals(body.selector)
     metrics = body.metrics
     histograms: dict[str, HistogramPlan] = {}
-    for key, attr in _CAMEL.items():
+    for key in naming.INDICATOR_LABEL:
+        attr = to_snake(key)
         override = getattr(metrics, attr)
         hist = _histogram(key, preset, override, base)
         if override is not None and hist is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, BeforeValidator
+from pydantic.alias_generators import to_snake
 
 from generator import plan, slo, spec
 from generator.units import decimal_str, format_duration_ms
@@ -269,9 +270,8 @@ def _alert_table(schema: dict[str, Any]) -> list[str]:
         "| alert | fields (besides enabled, for, severity) | default for | default severity | default parameters |",
         "|---|---|---|---|---|",
     ]
-    camel_to_snake = {v: k for k, v in plan._CAMEL_ALERT.items()}
     for key, prop in alerts.items():
-        snake = camel_to_snake[key]
+        snake = to_snake(key)
         for_ms, severity, params = plan.ALERT_DEFAULTS[snake]
         ref = _ref(prop)
         own = [
