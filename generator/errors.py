@@ -54,7 +54,3 @@ class ObsgenError(Exception):
         self.exit_code = exit_code
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
-
-def fail(file: str, path: str, message: str, exit_code: int = 2) -> ObsgenError:
-    """Build an :class:`ObsgenError` holding a single error diagnostic."""
-    return ObsgenError([Diagnostic(file, path, message)], exit_code=exit_code)
