@@ -53,4 +53,3 @@ class ObsgenError(Exception):
         self.diagnostics = sorted(diagnostics)
         self.exit_code = exit_code
         super().__init__("\n".join(str(d) for d in self.diagnostics))
-
