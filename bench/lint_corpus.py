@@ -1,4 +1,4 @@
-"""Time ``obsgen lint`` over the real rule corpus (../shared/corpus/rules), target <= 1 s.
+"""Time ``obsgen lint`` over the real rule corpus (tests/data/corpus/rules), target <= 1 s.
 
 Usage::
 
@@ -26,7 +26,7 @@ from generator.lint import LintConfig, lint_paths, promql  # noqa: E402
 from generator.lint.loader import load_files  # noqa: E402
 from generator.lint.promtool_step import run_promtool  # noqa: E402
 
-DEFAULT_CORPUS = ROOT / ".." / "shared" / "corpus" / "rules"
+DEFAULT_CORPUS = ROOT / "tests" / "data" / "corpus" / "rules"
 TARGET_S = 1.0
 
 

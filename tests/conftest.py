@@ -1,12 +1,10 @@
-"""Shared fixtures: the repository root, the shared/ folder, and a runner for the CLI."""
+"""Shared fixtures: the repository root."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-from tests.shared_dir import shared_path
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -15,9 +13,3 @@ REPO = Path(__file__).resolve().parent.parent
 def repo() -> Path:
     """The repository root (where specs/, rules/, dashboards/ live)."""
     return REPO
-
-
-@pytest.fixture
-def shared() -> Path:
-    """``../shared`` beside the repository; skipped outside CI when absent, a failure in CI."""
-    return shared_path()

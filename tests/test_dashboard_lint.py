@@ -1,6 +1,6 @@
 """The dashboard lint: each check has a case that breaks exactly one thing of a generated
 dashboard and asserts the finding; promtool runs for real. The public corpus dashboards
-(../shared/corpus/dashboards) lint without crashing and report their true findings."""
+(tests/data/corpus/dashboards) lint without crashing and report their true findings."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from generator.builders.dashboard import service_dashboard
 from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.render import find_specs, load_plans
-from tests.shared_dir import shared_path
+from tests.data_dir import data_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -155,7 +155,7 @@ def test_brackets_inside_label_regexes_are_not_ranges(good: Dashboard) -> None:
 
 
 def _corpus() -> Path:
-    return shared_path("corpus", "dashboards")
+    return data_path("corpus", "dashboards")
 
 
 def test_corpus_dashboards_lint_with_their_true_findings() -> None:

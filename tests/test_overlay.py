@@ -3,7 +3,7 @@ sidecar as a Kubernetes Container, dashboards both ways, YAML round trips.
 
 Every spec in specs/ is rendered in memory, with a stand-in dashboard for each service and a
 fleet dashboard, so the dashboard paths are exercised whether or not the dashboard builder is
-present. Schemas come from ../shared/schemas (the prometheus-operator CRDs).
+present. Schemas come from tests/data/schemas (the prometheus-operator CRDs).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from generator.promql import Matcher
 from generator.render import build_outputs, find_specs, load_plans
 from generator.spec import parse_spec
 from generator.yamlio import dump_json, dump_yaml
-from tests.shared_dir import shared_path
+from tests.data_dir import data_path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The Go/RE2 pattern of PrometheusRule groups[].partial_response_strategy; Python's re rejects
-# its inline flag (see shared/schemas/README.md). Same language, Python spelling.
+# its inline flag (see tests/data/schemas/README.md). Same language, Python spelling.
 GO_PATTERN = "^(?i)(abort|warn)?$"
 PY_PATTERN = "(?i)^(abort|warn)?$"
 # The PrometheusRule / PodMonitor kube-prometheus-stack renders from a values entry put the
@@ -42,7 +42,7 @@ CHART_LABELS = {"app": "kube-prometheus-stack", "release": "kube-prometheus-stac
 
 
 def _schemas_dir() -> Path:
-    return shared_path("schemas")
+    return data_path("schemas")
 
 
 def _kubernetes_validate() -> Any:

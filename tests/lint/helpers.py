@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from generator.lint import Report
-from tests.shared_dir import shared_path
+from tests.data_dir import data_path
 
 
 def alert(expr: str, name: str = "TestAlert", **fields: Any) -> dict[str, Any]:
@@ -62,9 +62,9 @@ def helm_values(key: str, *rules: dict[str, Any], group: str = "g") -> dict[str,
 LintFn = Callable[..., Report]
 
 
-def needs_shared() -> Path:
-    """The corpus folder; skip when ``../shared`` is absent, but fail under ``CI``."""
-    return shared_path("corpus", "rules")
+def corpus_rules() -> Path:
+    """The vendored rule corpus (tests/data/corpus/rules)."""
+    return data_path("corpus", "rules")
 
 
 def needs_promtool() -> None:

@@ -1,4 +1,4 @@
-"""The real corpus (../shared/corpus/rules): no crash, and the findings recorded per file.
+"""The real corpus (tests/data/corpus/rules): no crash, and the findings recorded per file.
 
 Each finding below was reviewed by hand and is a true problem under the documented defaults
 (scrape interval 30s; alerts need severity, summary and runbook_url):
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from generator.lint import LintConfig, lint_paths
 
-from .helpers import needs_promtool, needs_shared
+from .helpers import corpus_rules, needs_promtool
 
 EXPECTED: dict[str, dict[str, int]] = {
     "awesome-prometheus-alerts_host-and-hardware_node-exporter.yml": {
@@ -53,7 +53,7 @@ EXPECTED: dict[str, dict[str, int]] = {
 
 
 def test_corpus_findings_per_file_are_the_reviewed_ones() -> None:
-    corpus = needs_shared()
+    corpus = corpus_rules()
     needs_promtool()
     report = lint_paths([str(corpus)], LintConfig(), promtool=True)
     assert report.files == 9
@@ -65,7 +65,7 @@ def test_corpus_findings_per_file_are_the_reviewed_ones() -> None:
 
 
 def test_corpus_lints_without_promtool_with_the_same_findings() -> None:
-    corpus = needs_shared()
+    corpus = corpus_rules()
     report = lint_paths([str(corpus)], LintConfig(), promtool=False)
     assert sum(EXPECTED[Path(f.file).name][f.check] > 0 for f in report.findings) == len(
         report.findings
