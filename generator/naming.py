@@ -21,6 +21,8 @@ LONG_WINDOW = "long_window"
 SHORT_WINDOW = "short_window"
 BURN_RATE = "burn_rate"
 WINDOW = "window"
+SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
+METRIC = "metric"  # input guards: the metric name that is missing
 
 # Alert names (DESIGN §4, contract).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
@@ -37,6 +39,11 @@ ALERT_GPU_MEMORY_HEADROOM = "GPUMemoryHeadroomLow"
 ALERT_GPU_TEMPERATURE = "GPUTemperatureHigh"
 ALERT_GPU_XID = "GPUXidErrors"
 ALERT_GPU_EXPORTER_DOWN = "GPUExporterDown"
+# Input guards and capacity (issue 13): an input an alert reads has vanished, or replicas are
+# missing; a GPU the exporter still sees reports itself lost.
+ALERT_SIGNAL_MISSING = "ModelSignalMissing"
+ALERT_REPLICAS_UNAVAILABLE = "ModelReplicasUnavailable"
+ALERT_GPU_LOST = "GPUDeviceLost"
 
 # Short indicator label values for the spec's latency metric keys.
 INDICATOR_LABEL = {
