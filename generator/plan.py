@@ -19,10 +19,10 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
-from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, get_preset
+from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
 from generator.promql import Matcher, equals, regex_escape
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
-from generator.units import decimal_str, format_duration_ms
+from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class HistogramPlan:
         buckets: upper bounds in the metric's unit; ``seconds_per_unit`` converts to seconds.
         native: native histogram (query with ``histogram_*`` functions, no ``_bucket``).
         matchers: the series selector.
+        also: the histogram's names in other releases (a preset rename); the rules read
+            ``metric`` and, per series where it is absent, these.
     """
 
     key: str
@@ -44,6 +46,12 @@ class HistogramPlan:
     seconds_per_unit: float
     native: bool
     matchers: tuple[Matcher, ...]
+    also: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """``metric`` then ``also``: every name the rules read, in order of preference."""
+        return (self.metric, *self.also)
 
     def bound_for(self, seconds: float) -> float | None:
         """The bucket bound (metric unit) that ``seconds`` names, or None.
@@ -88,12 +96,22 @@ class RequestsPlan:
 
 @dataclass(frozen=True)
 class GaugePlan:
-    """A gauge with its selector; ``scale`` converts to obsgen's unit (ratio 0–1 or count)."""
+    """A gauge with its selector; ``scale`` converts to obsgen's unit (ratio 0–1 or count).
+
+    ``also``: the gauge's names in other releases (a preset rename); the rules read ``name``
+    and, per series where it is absent, these.
+    """
 
     name: str
     matchers: tuple[Matcher, ...]
     scale: float = 1.0
     denominator: tuple[Matcher, ...] | None = None
+    also: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """``name`` then ``also``: every name the rules read, in order of preference."""
+        return (self.name, *self.also)
 
 
 @dataclass(frozen=True)
@@ -260,6 +278,15 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
 }
+# spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
+_NOT_HISTOGRAMS = (
+    "requests",
+    "queueDepth",
+    "runningRequests",
+    "kvCacheUsage",
+    "promptTokens",
+    "generationTokens",
+)
 _GPU_ALERTS = {"gpu_memory_headroom", "gpu_temperature", "gpu_xid_errors", "gpu_exporter_down"}
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
@@ -297,14 +324,55 @@ def _merge(base: tuple[Matcher, ...], override: Mapping[str, str] | None) -> tup
     return tuple(sorted(kept.values()))
 
 
+_HISTOGRAM_SERIES = ("_bucket", "_count", "_sum")
+
+
 def _histogram(
-    key: str, preset: Preset, override: MetricOverride | None, base: tuple[Matcher, ...]
+    key: str,
+    preset: Preset,
+    override: MetricOverride | None,
+    base: tuple[Matcher, ...],
+    p: _Problems,
 ) -> HistogramPlan | None:
+    """The plan of latency histogram ``key``, or None when neither preset nor spec has one.
+
+    The unit (seconds per unit of the ``le`` bounds) is, in order: the preset's for its own
+    metric name; else ``unit`` of the override; else the unit the name ends with
+    (``_milliseconds``, ``_ms``, ``_seconds`` …); else seconds. A ``unit`` that contradicts
+    the name's suffix, or the preset's unit for its own metric, is an error.
+    """
     default: HistogramDef | None = preset.latency.get(key)
     if default is None and (override is None or override.name is None or override.buckets is None):
         return None
-    name = override.name if override and override.name else default.name  # type: ignore[union-attr]
-    scale = default.seconds_per_unit if default and not (override and override.name) else 1.0
+    path = f"spec.metrics.{key}"
+    custom = override is not None and override.name is not None
+    name = override.name if custom else default.name  # type: ignore[union-attr]
+    assert name is not None
+    series = next((sfx for sfx in _HISTOGRAM_SERIES if name.endswith(sfx)), None)
+    if custom and series is not None:
+        p.add(
+            f"{path}.name",
+            f"{name} is one series of a histogram; give the histogram's base name "
+            f"({name.removesuffix(series)}): obsgen reads its _bucket, _count and _sum series",
+        )
+    declared = override.unit if override else None
+    named = unit_from_name(name)
+    if not custom:
+        scale = default.seconds_per_unit  # type: ignore[union-attr]
+        if declared is not None and TIME_UNITS[declared] != scale:
+            p.add(
+                f"{path}.unit",
+                f"{declared} contradicts the preset: {name} records {unit_of(scale)}; remove "
+                "unit, or set name too if you mean another histogram",
+            )
+    else:
+        if declared is not None and named is not None and declared != named:
+            p.add(
+                f"{path}.unit",
+                f"{declared} contradicts the metric name {name}, which says {named}; the name "
+                "decides the unit of its le bounds — remove unit, or fix the name",
+            )
+        scale = TIME_UNITS[declared or named or "seconds"]
     if override and override.buckets is not None:
         # Spec buckets are seconds; the plan holds bounds in the metric's unit.
         buckets = tuple(float(decimal_str(b / scale)) for b in override.buckets)
@@ -323,6 +391,7 @@ def _histogram(
         seconds_per_unit=scale,
         native=native,
         matchers=_merge(base, override.selector if override else None),
+        also=() if custom or default is None else default.also,
     )
 
 
@@ -344,7 +413,7 @@ def _gauge(
         denominator = _merge(
             _merge(base, dict(default.denominator)), override.selector if override else None
         )
-    return GaugePlan(default.name, matchers, default.scale, denominator)
+    return GaugePlan(default.name, matchers, default.scale, denominator, default.also)
 
 
 def _counter(
@@ -359,18 +428,23 @@ def _counter(
 def _requests(
     preset: Preset, override: MetricOverride | None, base: tuple[Matcher, ...]
 ) -> RequestsPlan:
-    default = preset.requests
-    name = override.name if override and override.name else default.name
+    """The request counters: the preset's, or the override's name.
+
+    A name that is one of the server's known request counters (``preset.other_requests``, e.g.
+    vLLM's ``vllm:request_success_total``) keeps that counter's own matchers and error
+    matchers; any other name keeps only the preset's error matchers. The spec's
+    ``errorMatchers`` and ``selector`` apply on top.
+    """
+    known = {r.name: r for r in (preset.requests, *preset.other_requests)}
+    name = override.name if override and override.name else preset.requests.name
+    default = known.get(name)
     if override and override.error_matchers is not None:
         errors = tuple(sorted(Matcher(k, "=~", v) for k, v in override.error_matchers.items()))
     else:
-        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in default.error_matchers))
-    failure = None if (override and override.name) else default.failure_name
-    own = (
-        ()
-        if override and override.name
-        else tuple(Matcher(k, "=~", v) for k, v in default.matchers)
-    )
+        source = default or preset.requests
+        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in source.error_matchers))
+    failure = default.failure_name if default else None
+    own = tuple(Matcher(k, "=~", v) for k, v in default.matchers) if default else ()
     merged = _merge(base, override.selector if override else None)
     kept = {m.label: m for m in own}
     kept.update({m.label: m for m in merged})
@@ -625,16 +699,19 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     p = _Problems(source)
     body = spec.spec
     try:
-        preset = get_preset(body.server, body.server_version)
-    except LookupError as err:
-        raise ObsgenError([Diagnostic(source, "spec.serverVersion", str(err))]) from None
+        selection = select_preset(body.server, body.server_version, body.server_variant)
+    except PresetError as err:
+        raise ObsgenError([Diagnostic(source, f"spec.{err.field}", str(err))]) from None
+    preset = selection.preset
+    if selection.warning is not None:
+        p.warn("spec.serverVersion", selection.warning)
     base = equals(body.selector)
     metrics = body.metrics
     histograms: dict[str, HistogramPlan] = {}
     for key in naming.INDICATOR_LABEL:
         attr = to_snake(key)
         override = getattr(metrics, attr)
-        hist = _histogram(key, preset, override, base)
+        hist = _histogram(key, preset, override, base, p)
         if override is not None and hist is None:
             p.add(
                 f"spec.metrics.{key}",
@@ -642,8 +719,15 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             )
         if hist is not None:
             histograms[key] = hist
-    if metrics.requests and metrics.requests.buckets:
-        p.add("spec.metrics.requests.buckets", "buckets apply to latency histograms only")
+    for key in _NOT_HISTOGRAMS:
+        override = getattr(metrics, to_snake(key))
+        for attr in ("buckets", "unit", "histogram"):
+            if override is not None and getattr(override, attr) is not None:
+                p.add(
+                    f"spec.metrics.{key}.{attr}",
+                    f"{attr} applies to latency histograms only "
+                    "(requestDuration, timeToFirstToken, interTokenLatency)",
+                )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)
     if p.items:

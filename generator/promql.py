@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -65,6 +65,28 @@ def by(labels: Iterable[str]) -> str:
 def sum_rate(series: str, window: str, group: Iterable[str]) -> str:
     """``sum by (group) (rate(series[window]))``: rate first, then sum."""
     return f"sum{by(group)} (rate({series}[{window}]))"
+
+
+def any_of(names: Sequence[str], matchers: Iterable[Matcher]) -> str:
+    """``a{m} or b{m}``: the series of the first name, and of later names where the first has
+    no series with the same labels (``or`` matches label sets without the metric name).
+
+    Reads a renamed metric whichever name a pod exposes, and only once where it exposes both.
+    One name gives the plain selector.
+    """
+    found = tuple(matchers)
+    return " or ".join(selector(name, found) for name in names)
+
+
+def sum_rate_any(
+    names: Sequence[str], matchers: Iterable[Matcher], window: str, group: Iterable[str]
+) -> str:
+    """``sum by (group) (rate(a{m}[w]) or rate(b{m}[w]))``: :func:`sum_rate` over a renamed
+    counter, de-duplicated per series *before* summing, so pods on either side of the rename
+    all count, once. One name gives exactly :func:`sum_rate`."""
+    found = tuple(matchers)
+    rates = " or ".join(f"rate({selector(name, found)}[{window}])" for name in names)
+    return f"sum{by(group)} ({rates})"
 
 
 # --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------

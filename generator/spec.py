@@ -39,6 +39,7 @@ from generator.units import (
     parse_duration_ms,
     parse_memory_bytes,
 )
+from generator.versions import check_release
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -291,12 +292,16 @@ class MetricOverride(StrictModel):
     """One entry of ``spec.metrics``: override a preset's metric name, buckets or selector.
 
     ``buckets`` are the histogram's upper bounds in seconds, ascending, without ``+Inf``.
+    ``unit`` is the time unit the histogram records (latency histograms only); a name ending
+    in a unit (``_milliseconds``, ``_ms``, ``_seconds`` …) says it already, and a ``unit``
+    that contradicts the name is an error.
     ``selector`` is merged over ``spec.selector`` for this metric only.
     ``errorMatchers`` (request counters) are RE2 regexes matched with ``=~``.
     """
 
     name: MetricName | None = None
     buckets: list[Annotated[float, Field(gt=0)]] | None = None
+    unit: Literal["seconds", "milliseconds", "microseconds", "nanoseconds"] | None = None
     histogram: Literal["classic", "native"] | None = None
     selector: Matchers | None = None
     error_matchers: RegexMatchers | None = None
@@ -537,13 +542,33 @@ GROUP_BY_RESERVED = {
 }
 
 
+def _version_text(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(
+            f'write the release in quotes, e.g. serverVersion: "{value}"; YAML reads an '
+            "unquoted version as a number (0.10 becomes 0.1)"
+        )
+    return value
+
+
 class ServiceSpec(StrictModel):
-    """``spec``: the service's server preset, selector, metrics, SLOs and alerts."""
+    """``spec``: the service's server preset, selector, metrics, SLOs and alerts.
+
+    ``serverVersion`` is the release the pods run, as the server publishes it (PEP 440 for
+    vLLM/TGI, ``2.49.0`` or an NGC container tag for Triton; see :mod:`generator.versions`);
+    ``serverVariant`` the runtime variant (vLLM engine ``v1`` or ``v0``).
+    """
 
     server: Server
     server_version: (
-        Annotated[str, _pattern(re.compile(r"^\d+(\.\d+){0,2}$"), "a version like 0.11")] | None
+        Annotated[
+            str,
+            Field(max_length=MAX_SHOWN),
+            BeforeValidator(_version_text, json_schema_input_type=str),
+        ]
+        | None
     ) = None
+    server_variant: Literal["v1", "v0"] | None = None
     selector: Matchers
     group_by: list[LabelName] = []
     prometheus: PrometheusSettings = PrometheusSettings()
@@ -552,6 +577,17 @@ class ServiceSpec(StrictModel):
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()
     deployment: Deployment
+
+    @field_validator("server_version")
+    @classmethod
+    def _known_release(cls, value: str | None, info: ValidationInfo) -> str | None:
+        server = info.data.get("server")
+        if value is not None and server is not None:
+            try:
+                check_release(server, value)
+            except ValueError as err:
+                raise ValueError(f"{_shown(value)} is not a release string: {err}") from None
+        return value
 
     @field_validator("selector")
     @classmethod

@@ -110,3 +110,38 @@ def decimal_str(value: float | Fraction | Decimal) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text if text not in ("-0", "") else "0"
+
+
+# Time units a latency histogram can be in: seconds per unit.
+TIME_UNITS = {"seconds": 1.0, "milliseconds": 0.001, "microseconds": 1e-6, "nanoseconds": 1e-9}
+# Name suffixes that say a metric's time unit (Prometheus naming: the unit is the last word).
+_UNIT_SUFFIXES = (
+    ("_seconds", "seconds"),
+    ("_milliseconds", "milliseconds"),
+    ("_ms", "milliseconds"),
+    ("_microseconds", "microseconds"),
+    ("_us", "microseconds"),
+    ("_nanoseconds", "nanoseconds"),
+    ("_ns", "nanoseconds"),
+)
+
+
+def unit_from_name(name: str) -> str | None:
+    """The time unit a metric's name ends with (``istio_request_duration_milliseconds`` →
+    ``"milliseconds"``, ``…_ms`` likewise), or None when its name says none.
+
+    Only the last word counts, so ``http_seconds_total_ms`` is milliseconds; a ``vllm:`` colon
+    prefix is ignored like any other part of the name.
+    """
+    for suffix, unit in _UNIT_SUFFIXES:
+        if name.endswith(suffix):
+            return unit
+    return None
+
+
+def unit_of(seconds_per_unit: float) -> str:
+    """The name of a time unit (``"milliseconds"`` for 0.001), or ``"<x> s"`` when unnamed."""
+    for unit, value in TIME_UNITS.items():
+        if abs(value - seconds_per_unit) <= 1e-12 * value:
+            return unit
+    return f"{decimal_str(seconds_per_unit)} s"

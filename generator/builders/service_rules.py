@@ -10,7 +10,7 @@ from __future__ import annotations
 from generator import naming
 from generator.builders.common import Rule, alert_rule, record_rule, recorded
 from generator.plan import AlertPlan, GaugePlan, HistogramPlan, ServicePlan
-from generator.promql import Matcher, by, le_matcher, selector, sum_rate
+from generator.promql import Matcher, any_of, by, le_matcher, selector, sum_rate, sum_rate_any
 from generator.units import decimal_str
 
 RATE_WINDOW = "5m"
@@ -40,31 +40,33 @@ def errors_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
     return f"{failed} or 0 * {requests_rate(plan, window)}"
 
 
+def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
+    return tuple(name + suffix for name in h.names)
+
+
 def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
     """Requests per second no slower than ``bound`` (metric unit), from a classic or native histogram."""
     if h.native:
-        hist = f"sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}]))"
+        hist = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
         frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
         return f"({frac} >= 0) or 0 * histogram_count({hist})"
-    return sum_rate(
-        selector(h.metric + "_bucket", (*h.matchers, le_matcher(bound, version))),
-        RATE_WINDOW,
-        group,
+    return sum_rate_any(
+        _suffixed(h, "_bucket"), (*h.matchers, le_matcher(bound, version)), RATE_WINDOW, group
     )
 
 
 def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
     """All observations per second of a histogram."""
     if h.native:
-        return f"histogram_count(sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}])))"
-    return sum_rate(selector(h.metric + "_count", h.matchers), RATE_WINDOW, group)
+        return f"histogram_count({sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)})"
+    return sum_rate_any(_suffixed(h, "_count"), h.matchers, RATE_WINDOW, group)
 
 
 def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
     if h.native:
-        inner = f"sum{by(group)} (rate({selector(h.metric, h.matchers)}[{RATE_WINDOW}]))"
+        inner = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
     else:
-        inner = f"sum{by(('le', *group))} (rate({selector(h.metric + '_bucket', h.matchers)}[{RATE_WINDOW}]))"
+        inner = sum_rate_any(_suffixed(h, "_bucket"), h.matchers, RATE_WINDOW, ("le", *group))
     expr = f"histogram_quantile({decimal_str(q)}, {inner})"
     if h.seconds_per_unit != 1:
         expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
@@ -114,7 +116,7 @@ def slow_ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
 
 
 def _gauge_expr(g: GaugePlan, agg: str, group: tuple[str, ...]) -> str:
-    expr = f"{agg}{by(group)} ({selector(g.name, g.matchers)})"
+    expr = f"{agg}{by(group)} ({any_of(g.names, g.matchers)})"
     if g.denominator is not None:
         # Both sides aggregated to the same labels first, so the type label drops out.
         expr = f"{expr} / ({agg}{by(group)} ({selector(g.name, g.denominator)}) > 0)"

@@ -1,30 +1,35 @@
 """Server presets: metric names, label names and bucket lists per model server and version.
 
 Presets are data. Each server module defines :data:`PRESETS` entries keyed by the first
-server version they apply to; :func:`get_preset` picks the newest entry not newer than the
-spec's ``serverVersion`` (or the newest entry when none is given). Sources are cited in each
-module. Bucket bounds are in the metric's own unit (``seconds_per_unit`` converts).
+server version they apply to (and, for vLLM, by engine variant); :func:`select_preset` picks
+the newest entry not newer than the spec's ``serverVersion`` (or the newest entry when none is
+given). Release strings are parsed by :mod:`generator.versions` (PEP 440, Triton releases and
+NGC container tags). Sources are cited in each module. Bucket bounds are in the metric's own
+unit (``seconds_per_unit`` converts).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from generator.presets import openai_http, tgi, triton, vllm
 from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
+from generator.versions import Release, parse_release
 
 __all__ = [
+    "CHECKED_THROUGH",
     "PRESETS",
+    "VARIANTS",
     "GaugeDef",
     "HistogramDef",
     "MeanLatencyDef",
     "Preset",
+    "PresetError",
     "RequestsDef",
+    "Selection",
     "get_preset",
+    "select_preset",
 ]
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
 
 PRESETS: dict[str, list[Preset]] = {
     "openai-http": openai_http.PRESETS,
@@ -32,21 +37,122 @@ PRESETS: dict[str, list[Preset]] = {
     "triton": triton.PRESETS,
     "vllm": vllm.PRESETS,
 }
+# Newest release (line) each server's entries were checked against; later ones warn.
+CHECKED_THROUGH: dict[str, tuple[str, ...]] = {
+    "openai-http": openai_http.CHECKED_THROUGH,
+    "tgi": tgi.CHECKED_THROUGH,
+    "triton": triton.CHECKED_THROUGH,
+    "vllm": vllm.CHECKED_THROUGH,
+}
+# Runtime variants per server (spec.serverVariant), default first; absent: none.
+VARIANTS: dict[str, dict[str, str]] = {"vllm": vllm.VARIANTS}
+_VARIANT_UNTIL: dict[str, dict[str, tuple[str, str]]] = {"vllm": vllm.VARIANT_UNTIL}
 
 
-def get_preset(server: str, version: str | None) -> Preset:
-    """Return the preset of ``server`` that applies to ``version``.
+class PresetError(LookupError):
+    """No preset entry fits; ``field`` is the spec field to blame (``serverVersion`` or
+    ``serverVariant``) and the message says what would fit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen entry, and a warning when the version is newer than obsgen has checked."""
+
+    preset: Preset
+    warning: str | None = None
+
+
+def _key(server: str, preset: Preset, scheme: str) -> tuple[int, ...] | None:
+    for text in (preset.since_version, *preset.since_aliases):
+        release = parse_release(server, text)
+        if release.scheme == scheme:
+            return release.numbers
+    return None
+
+
+def _newer_than_checked(server: str, release: Release) -> str | None:
+    for text in CHECKED_THROUGH[server]:
+        checked = parse_release(server, text)
+        if checked.scheme != release.scheme:
+            continue
+        length = len(text.split("."))
+        if release.line(length) > checked.line(length):
+            return (
+                f"{release.text} is newer than {text}, the newest {server} release obsgen's "
+                f"preset was checked against; using the {text} metric names — run "
+                "`obsgen verify` against your Prometheus to confirm them"
+            )
+    return None
+
+
+def select_preset(server: str, version: str | None, variant: str | None = None) -> Selection:
+    """The preset entry of ``server`` for release ``version`` and runtime ``variant``.
+
+    Args:
+        server: ``vllm``, ``tgi``, ``triton`` or ``openai-http``.
+        version: the spec's ``serverVersion`` (any form :mod:`generator.versions` parses), or
+            None for the newest entry.
+        variant: the spec's ``serverVariant``, or None for the server's default.
 
     Raises:
         KeyError: no preset for that server.
-        LookupError: ``version`` is older than every preset entry of that server.
+        ValueError: ``version`` is not a release string of that server.
+        PresetError: the server has no such variant, the variant does not exist in that
+            release, or ``version`` is older than every entry.
     """
-    entries = sorted(PRESETS[server], key=lambda p: _version_key(p.since_version))
-    if version is None:
-        return entries[-1]
-    chosen = [p for p in entries if _version_key(p.since_version) <= _version_key(version)]
-    if not chosen:
-        raise LookupError(
-            f"no {server} preset for version {version}; the oldest supported is {entries[0].since_version}"
+    entries = PRESETS[server]
+    variants = VARIANTS.get(server, {})
+    if variant is not None and variant not in variants:
+        known = ", ".join(variants) if variants else "none"
+        raise PresetError(
+            "serverVariant",
+            f"server {server} has no variant {variant!r} (its variants: {known})"
+            + ("; remove spec.serverVariant" if not variants else ""),
         )
-    return chosen[-1]
+    chosen_variant = variant or next(iter(variants), None)
+    entries = [p for p in entries if p.variant == chosen_variant]
+    if version is None:
+        release = None
+        scheme = parse_release(server, entries[0].since_version).scheme
+    else:
+        release = parse_release(server, version)
+        scheme = release.scheme
+    keyed = sorted(
+        ((key, p) for p in entries if (key := _key(server, p, scheme)) is not None),
+        key=lambda kp: kp[0],
+    )
+    until = _VARIANT_UNTIL.get(server, {}).get(chosen_variant or "")
+    if until is not None:
+        end = parse_release(server, until[0])
+        if release is None or release.numbers >= end.numbers:
+            given = "unset (the newest)" if release is None else release.text
+            raise PresetError(
+                "serverVariant" if release is None else "serverVersion",
+                f"variant {chosen_variant} does not exist in {server} {until[0]} and later "
+                f"({until[1]}); serverVersion is {given} — set the release you run "
+                f"(from {keyed[0][1].since_version}, before {until[0]}), or drop serverVariant",
+            )
+    if release is None:
+        return Selection(keyed[-1][1])
+    fitting = [p for key, p in keyed if key <= release.numbers]
+    if not fitting:
+        oldest = keyed[0][1]
+        raise PresetError(
+            "serverVersion",
+            f"no {server} preset for version {release.text}; the oldest supported is "
+            f"{oldest.since_version}",
+        )
+    return Selection(fitting[-1], _newer_than_checked(server, release))
+
+
+def get_preset(server: str, version: str | None, variant: str | None = None) -> Preset:
+    """:func:`select_preset`'s entry alone (the warning dropped).
+
+    Raises:
+        KeyError, ValueError, PresetError: as :func:`select_preset`.
+    """
+    return select_preset(server, version, variant).preset

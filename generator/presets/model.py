@@ -14,12 +14,15 @@ class HistogramDef:
         buckets: upper bounds in the metric's unit, ascending, without ``+Inf``.
         seconds_per_unit: 1 for seconds, 0.001 for milliseconds, 1e-6 for microseconds.
         native: True for a Prometheus native histogram (no ``_bucket`` series).
+        also: the same histogram's names in other releases (a rename), same buckets and
+            labels; the rules read ``name`` first and these where it is absent.
     """
 
     name: str
     buckets: tuple[float, ...]
     seconds_per_unit: float = 1.0
     native: bool = False
+    also: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -29,13 +32,15 @@ class RequestsDef:
     Either one counter with an outcome label (``name`` + ``error_matchers``, regexes matched
     with ``=~``), or two counters (``name`` counts successes, ``failure_name`` failures; the
     total is their sum). ``matchers`` (label, regex) narrow both counters to the requests that
-    count (e.g. vLLM's HTTP counter to ``handler=~"/v1/.*"``, leaving out probes).
+    count (e.g. vLLM's HTTP counter to ``handler=~"/v1/.*"``, leaving out probes). ``source``
+    says in words where the counter comes from (quoted by ``obsgen verify``).
     """
 
     name: str
     error_matchers: tuple[tuple[str, str], ...] = ()
     failure_name: str | None = None
     matchers: tuple[tuple[str, str], ...] = ()
+    source: str = ""
 
 
 @dataclass(frozen=True)
@@ -45,13 +50,20 @@ class GaugeDef:
     ``matchers`` (label, value) pick one series of a labelled family
     (``request_type="waiting"``). With ``denominator`` the value is the ratio of the
     ``matchers`` series to the same metric's ``denominator`` series, each aggregated by the
-    same labels first (TensorRT-LLM KV cache: ``used`` blocks / ``max`` blocks).
+    same labels first (TensorRT-LLM KV cache: ``used`` blocks / ``max`` blocks). ``also``
+    lists the gauge's names in other releases (a rename, same unit and labels): the rules read
+    ``name`` first and these where it is absent.
     """
 
     name: str
     scale: float = 1.0
     matchers: tuple[tuple[str, str], ...] = ()
     denominator: tuple[tuple[str, str], ...] | None = None
+    also: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.also and self.denominator is not None:
+            raise ValueError(f"{self.name}: renamed gauges with a denominator are not supported")
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,14 @@ class Preset:
     the same way, and that reason is quoted in the error. ``mean_latency`` holds counter-based
     means by the same keys. ``model_label`` is the label naming the served model
     (``model_name`` for vLLM, ``model`` for Triton), the one to put in ``spec.groupBy``.
+
+    Versions: the entry applies from ``since_version`` on (until the next entry of the same
+    ``variant``); ``since_aliases`` spell the same release in the server's other numbering
+    (Triton: container ``23.04`` = server ``2.33.0``). ``variant`` names the runtime variant
+    the entry describes (vLLM ``v1``/``v0`` engine), None where the server has none.
+    ``other_requests`` are the request counters the server exposes in other releases or
+    variants: a spec naming one of them in ``spec.metrics.requests.name`` gets its matchers,
+    and ``obsgen verify`` names them when the chosen counter is missing.
     """
 
     server: str
@@ -92,3 +112,6 @@ class Preset:
     notes: tuple[str, ...] = field(default=())
     mean_latency: dict[str, MeanLatencyDef] = field(default_factory=dict)
     absent: dict[str, str] = field(default_factory=dict)
+    since_aliases: tuple[str, ...] = ()
+    variant: str | None = None
+    other_requests: tuple[RequestsDef, ...] = ()

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from generator.presets.model import HistogramDef, Preset, RequestsDef
 
+# A generic server has no release line of its own: any serverVersion maps to the one entry.
+CHECKED_THROUGH: tuple[str, ...] = ()
+
 PRESETS: list[Preset] = [
     Preset(
         server="openai-http",

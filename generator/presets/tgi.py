@@ -40,6 +40,9 @@ def duration_buckets() -> tuple[float, ...]:
 
 DURATION_BUCKETS = duration_buckets()
 
+# The newest release line the entry was checked against (tests/fixtures/metrics/tgi-3.0.prom).
+CHECKED_THROUGH = ("3.0",)
+
 PRESETS: list[Preset] = [
     Preset(
         server="tgi",

@@ -29,6 +29,14 @@ per-model metrics, labelled ``model`` and ``version``; tensorrtllm_backend
 - KV cache: TensorRT-LLM ``nv_trt_llm_kv_cache_block_metrics``: ``used`` / ``max`` blocks (ratio
   0–1; both types exist in every backend release, ``fraction`` only in recent ones). Without
   the TensorRT-LLM backend these series do not exist and ``ModelKVCacheNearFull`` never fires.
+
+Versions. Triton has two numberings: the server release (``2.33.0``) and the monthly NGC
+container (``23.04``); ``spec.serverVersion`` takes either, and each entry carries both, as
+NVIDIA pairs them: 23.04 = 2.33.0 (triton-inference-server/server PR #5470, "Update 'main' to
+track development of 2.33.0 / r23.04"), 25.06 = 2.59.0 (GitHub release v2.59.0, "Release
+2.59.0 corresponding to NGC container 25.06"). No formula maps one to the other (no main 25.07
+release exists), so none is applied: a version is compared only with entries of its own kind.
+The metric names above were checked against the user guide's metrics page of the 25.06 era.
 """
 
 from __future__ import annotations
@@ -38,10 +46,14 @@ from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Pres
 # triton-inference-server/core src/metric_model_reporter.h: histogram_options_ default.
 FIRST_RESPONSE_BUCKETS_MS = (100.0, 500.0, 2000.0, 5000.0)
 
+# The newest release the entry was checked against, in both numberings.
+CHECKED_THROUGH = ("25.06", "2.59")
+
 PRESETS: list[Preset] = [
     Preset(
         server="triton",
         since_version="23.04",
+        since_aliases=("2.33.0",),
         latency={
             "timeToFirstToken": HistogramDef(
                 "nv_inference_first_response_histogram_ms",

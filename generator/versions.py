@@ -1,0 +1,108 @@
+"""Server release strings as the servers publish them: parsed, ordered, matched to presets.
+
+Two schemes:
+
+* **PEP 440** (vLLM, TGI, openai-http), parsed by ``packaging.version.Version``: ``0.11``,
+  ``0.10.1.1``, ``0.8.5.post1``, ``v0.11.0``, ``0.11.0rc1``, ``0.11.0.dev5``, local versions
+  such as ``0.10.1.1+381074ae.nv25.9.cu130`` (NVIDIA's vLLM builds).
+* **Triton**: a server release ``2.49.0`` (``v2.49.0``), or an NGC container tag ``24.08``
+  with or without its flavour (``24.08-py3``, ``24.08-trtllm-python-py3``), its release branch
+  ``r24.08``, or the whole image reference ``nvcr.io/nvidia/tritonserver:24.08-py3``. The two
+  are separate numberings; each Triton preset entry carries both (see
+  :mod:`generator.presets.triton`), so a version is compared only with its own kind.
+
+Only the release numbers order versions: pre-, post-, dev- and local parts select the same
+preset entry as their release (``0.11.0rc1`` and ``0.11.0.dev5`` count as 0.11.0 — a release
+candidate already has the release's metric names; ``0.8.5.post1`` as 0.8.5).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+PEP440 = "pep440"
+TRITON = "triton"
+CONTAINER = "container"
+
+_TRITON_RELEASE = re.compile(r"^v?(2)\.(\d+)(?:\.(\d+))?$")
+# [registry/…/]tritonserver:YY.MM[.patch][-flavour], or rYY.MM (release branch), or YY.MM.
+_CONTAINER = re.compile(
+    r"^(?:(?:[a-z0-9.-]+(?::\d+)?/)?(?:[a-z0-9._-]+/)*tritonserver:|r)?"
+    r"(\d{2})\.(\d{2})(?:\.(\d+))?(?:-[a-z0-9][a-z0-9.-]*)?$"
+)
+EXAMPLES = {
+    PEP440: "0.11, 0.10.1.1, 0.8.5.post1, v0.11.0, 0.11.0rc1",
+    TRITON: "2.49.0 or an NGC container tag such as 24.08 or 24.08-trtllm-python-py3",
+}
+
+
+@dataclass(frozen=True)
+class Release:
+    """One parsed release string.
+
+    Attributes:
+        text: as written in the spec.
+        scheme: :data:`PEP440`, :data:`TRITON` (``2.49.0``) or :data:`CONTAINER` (``24.08``).
+        numbers: the release numbers with trailing zeros dropped (``0.9.0`` → ``(0, 9)``), so
+            ``0.9`` and ``0.9.0`` are equal; pre/post/dev/local parts are not part of it.
+    """
+
+    text: str
+    scheme: str
+    numbers: tuple[int, ...]
+
+    def line(self, length: int) -> tuple[int, ...]:
+        """The first ``length`` release numbers, zero-padded: the release line (``(0, 11)``)."""
+        padded = self.numbers + (0,) * length
+        return padded[:length]
+
+
+def _strip(numbers: tuple[int, ...]) -> tuple[int, ...]:
+    while numbers and numbers[-1] == 0:
+        numbers = numbers[:-1]
+    return numbers
+
+
+def scheme_of(server: str) -> str:
+    """The version scheme of ``server``'s release strings: :data:`TRITON` or :data:`PEP440`."""
+    return TRITON if server == "triton" else PEP440
+
+
+def parse_release(server: str, text: str) -> Release:
+    """Parse ``text`` as a release of ``server``.
+
+    Raises:
+        ValueError: not a release string of that server; the message names the expected forms.
+    """
+    if text != text.strip():
+        raise ValueError("remove the spaces around the release")
+    if scheme_of(server) == TRITON:
+        match = _TRITON_RELEASE.match(text)
+        if match:
+            parts = tuple(int(g) for g in match.groups() if g is not None)
+            return Release(text, TRITON, _strip(parts))
+        match = _CONTAINER.match(text)
+        if match and 1 <= int(match.group(2)) <= 12:
+            parts = tuple(int(g) for g in match.groups() if g is not None)
+            return Release(text, CONTAINER, _strip(parts))
+        raise ValueError(f"expected a Triton release ({EXAMPLES[TRITON]})")
+    try:
+        version = Version(text)
+    except InvalidVersion:
+        raise ValueError(f"expected a {server} release (PEP 440: {EXAMPLES[PEP440]})") from None
+    if version.epoch:
+        raise ValueError(f"expected a {server} release without an epoch (e.g. 0.11.0)")
+    return Release(text, PEP440, _strip(tuple(version.release)))
+
+
+def check_release(server: str, text: str) -> str:
+    """``text`` when it parses as a release of ``server``; for the spec's field validator.
+
+    Raises:
+        ValueError: as :func:`parse_release`.
+    """
+    parse_release(server, text)
+    return text
