@@ -63,9 +63,10 @@ def load_fixture(name: str) -> dict[str, list[Sample]]:
     return out
 
 
-# (fixture, server, serverVersion, example spec the rendered rules start from)
+# (fixture, server, serverVersion[/serverVariant], example spec the rendered rules start from)
 CASES = [
-    pytest.param("vllm-0.8.prom", "vllm", "0.8", "llama3-70b-vllm", id="vllm 0.8 V1 engine"),
+    pytest.param("vllm-0.8.prom", "vllm", "0.8.5", "llama3-70b-vllm", id="vllm 0.8.5 V1 engine with HTTP metrics"),
+    pytest.param("vllm-0.8-v0.prom", "vllm", "0.8.5/v0", "llama3-70b-vllm", id="vllm 0.8.5 V0 engine: no HTTP metrics, no engine label"),
     pytest.param("vllm-0.9.prom", "vllm", "0.9", "llama3-70b-vllm", id="vllm 0.9.0 still exposes only gpu_cache_usage_perc"),
     pytest.param("vllm-0.10.prom", "vllm", "0.10", "llama3-70b-vllm", id="vllm 0.10 exposes both KV gauges"),
     pytest.param("vllm-0.11.prom", "vllm", "0.11", "llama3-70b-vllm", id="vllm 0.11 with inter_token_latency_seconds"),
@@ -73,6 +74,14 @@ CASES = [
     pytest.param("triton-24.08.prom", "triton", "24.08", "triton-trtllm", id="triton with the TensorRT-LLM backend"),
     pytest.param("openai-http-0.prom", "openai-http", None, "o1-preview", id="generic prometheus-client openai-http server"),
 ]  # fmt: skip
+
+
+def _version(version: str | None) -> tuple[str | None, str | None]:
+    """``"0.8.5/v0"`` → (serverVersion, serverVariant)."""
+    if version is None or "/" not in version:
+        return version, None
+    release, variant = version.split("/")
+    return release, variant
 
 
 def referenced(preset: Preset) -> Iterator[tuple[str, str, tuple[str, ...], str]]:
@@ -115,7 +124,7 @@ def test_every_series_the_preset_reads_is_exposed_with_its_type_and_labels(
     fixture: str, server: str, version: str | None, example: str
 ) -> None:
     exposed = load_fixture(fixture)
-    preset = get_preset(server, version)
+    preset = get_preset(server, *_version(version))
     problems = []
     for name, family_type, labels, what in referenced(preset):
         samples = exposed.get(name)
@@ -137,7 +146,7 @@ def test_matchers_select_exposed_label_values(
     fixture: str, server: str, version: str | None, example: str
 ) -> None:
     exposed = load_fixture(fixture)
-    preset = get_preset(server, version)
+    preset = get_preset(server, *_version(version))
     req = preset.requests
     for label, regex in req.error_matchers + req.matchers:
         values = {s.labels.get(label, "") for s in exposed[req.name]}
@@ -158,7 +167,7 @@ def test_bucket_bounds_equal_the_presets(
     fixture: str, server: str, version: str | None, example: str
 ) -> None:
     exposed = load_fixture(fixture)
-    preset = get_preset(server, version)
+    preset = get_preset(server, *_version(version))
     assert preset.latency, "a preset without a latency histogram has nothing to check here"
     for h in preset.latency.values():
         series = {
@@ -192,8 +201,11 @@ def spec_for(server: str, version: str | None, example: str) -> dict[str, Any]:
     body["server"] = server
     body.pop("metrics", None)
     body.pop("serverVersion", None)
-    if version is not None:
-        body["serverVersion"] = version
+    release, variant = _version(version)
+    if release is not None:
+        body["serverVersion"] = release
+    if variant is not None:
+        body["serverVariant"] = variant
     data["spec"] = body
     return dict(data)
 
