@@ -8,7 +8,12 @@
   5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (DESIGN §6.6), and
   ``spec.prometheus.scrapeInterval`` should say the same;
 * ``series``: each request counter, gauge and token counter the plan reads exists under its
-  selector; each error matcher's label exists on the request counter;
+  selector; each error matcher's label exists on the request counter. A missing request
+  counter names the server's other counter when that one is there (an engine variant or
+  release the spec does not say); a missing gauge or histogram names its other name in another
+  release when the server has that (a rename: a warning when the rules read both names);
+* ``unit``: each latency histogram's median ``le`` bound, converted to seconds with the unit
+  the plan assumes, lies where latency histograms' medians do (0.5 ms–100 s);
 * ``buckets`` / ``le spelling`` / ``threshold``: the ``le`` values each latency histogram
   really has, whether they are the spec's buckets, how they are spelled (``1`` as Go clients
   write it, ``1.0`` as client_python and Prometheus 3 store it; DESIGN §6.1), whether the
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -33,9 +38,10 @@ import requests
 
 from generator import naming
 from generator.errors import Diagnostic, ObsgenError
-from generator.plan import HistogramPlan, ServicePlan
+from generator.plan import GaugePlan, HistogramPlan, ServicePlan
+from generator.presets import renames
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
-from generator.units import decimal_str, format_duration_ms, parse_duration_ms
+from generator.units import TIME_UNITS, decimal_str, format_duration_ms, parse_duration_ms, unit_of
 
 RATE_WINDOW_MS = 300_000
 """The fixed rate window of the generated rules (``rate(…[5m])``), in ms."""
@@ -265,16 +271,38 @@ def _scrape_interval(r: _Report) -> None:
         )
 
 
+def _present(r: _Report, metric: str, matchers: Sequence[Matcher]) -> int:
+    found = r.api.query(f"count({selector(metric, matchers)})")
+    return int(float(found[0]["value"][1])) if found else 0
+
+
 def _requests(r: _Report) -> None:
-    req = r.plan.requests
-    if not r.series(
-        "series",
-        req.name,
-        req.matchers,
-        Status.MISSING,
-        "request rates, error ratio and SLOs read it",
-    ):
+    plan = r.plan
+    req = plan.requests
+    expr = selector(req.name, req.matchers)
+    count = _present(r, req.name, req.matchers)
+    if not count:
+        # Another request counter this server exposes in another release or variant?
+        others = [o for o in plan.preset.other_requests if o.name != req.name]
+        there = [o for o in others if _present(r, o.name, plan.matchers)]
+        if there:
+            other = there[0]
+            how = (
+                "set spec.serverVariant and spec.serverVersion to what the pods run"
+                if plan.preset.variant is not None
+                else "set spec.serverVersion to the release the pods run"
+            )
+            detail = (
+                f"no series, but {other.name} is there ({other.source}): the pods run another "
+                f"release or variant than the spec says — {how}, or set "
+                f"spec.metrics.requests.name: {other.name}; until then the error ratio and "
+                "availability SLOs see no traffic"
+            )
+        else:
+            detail = "no series; request rates, error ratio and SLOs read it"
+        r.add("series", expr, Status.MISSING, detail)
         return
+    r.add("series", expr, Status.OK, f"{count} series")
     for m in req.error_matchers:
         labelled = Matcher(m.label, "!=", "")
         r.series(
@@ -294,6 +322,52 @@ def _requests(r: _Report) -> None:
         )
 
 
+def _renamed(
+    r: _Report, what: str, names: Sequence[str], matchers: Sequence[Matcher], suffix: str = ""
+) -> str | None:
+    """The name the server has, of ``names`` (read by the rules) or of their known renames,
+    after adding an OK / renamed / missing row; None when it has none of them."""
+    first = names[0]
+    expr = selector(first + suffix, matchers)
+    count = _present(r, first + suffix, matchers)
+    if count:
+        r.add("series", expr, Status.OK, f"{count} series")
+        return first
+    read = list(names[1:])
+    known = renames(r.plan.server)
+    unread = [n for n in known.get(first, ()) if n not in read]
+    for name in (*read, *unread):
+        found = _present(r, name + suffix, matchers)
+        if not found:
+            continue
+        if name in read:
+            r.add(
+                "series",
+                expr,
+                Status.WARNING,
+                f"no series, but the server exposes {name}{suffix} ({found} series), the same "
+                f"{what} under its name in another release; the rules read both, so the alerts "
+                "work — set spec.serverVersion to the release the pods run",
+            )
+        else:
+            r.add(
+                "series",
+                expr,
+                Status.MISSING,
+                f"no series, but the server exposes {name}{suffix}, the same {what} under its "
+                "name in another release; the rules read only the spec's name — set "
+                f"spec.metrics name to {name} (or drop it and set spec.serverVersion)",
+            )
+        return name
+    r.add(
+        "series",
+        expr,
+        Status.MISSING,
+        f"no series; {what} panels and alerts read it; fix spec.metrics or the selector",
+    )
+    return None
+
+
 def _gauges(r: _Report) -> None:
     plan = r.plan
     for what, gauge in (
@@ -304,13 +378,8 @@ def _gauges(r: _Report) -> None:
         ("generation tokens", plan.generation_tokens),
     ):
         if gauge is not None:
-            r.series(
-                "series",
-                gauge.name,
-                gauge.matchers,
-                Status.MISSING,
-                f"{what} panels and alerts read it; fix spec.metrics or the selector",
-            )
+            names = gauge.names if isinstance(gauge, GaugePlan) else (gauge.name,)
+            _renamed(r, what, names, gauge.matchers)
 
 
 def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float]]:
@@ -327,16 +396,21 @@ def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float
 
 def _histogram(r: _Report, hist: HistogramPlan) -> None:
     plan = r.plan
+    what = f"{hist.indicator} latency histogram"
     if hist.native:
-        r.series("series", hist.metric, hist.matchers, Status.MISSING, "latency rules read it")
+        _renamed(r, what, hist.names, hist.matchers)
         return
-    expr = selector(f"{hist.metric}_bucket", hist.matchers)
+    exposed = hist.metric
+    if not _present(r, hist.metric + "_bucket", hist.matchers):
+        found = _renamed(r, what, hist.names, hist.matchers, "_bucket")
+        if found is None:
+            return
+        exposed = found
+    expr = selector(f"{exposed}_bucket", hist.matchers)
     result = r.api.query(f"group by (le) ({expr})")
     spellings = sorted({str(s["metric"].get("le", "")) for s in result}, key=_le_order)
-    if not spellings:
-        r.add("buckets", expr, Status.MISSING, "no bucket series; latency rules and SLOs read them")
-        return
     server = [(t, v) for t in spellings if (v := _le_float(t)) is not None and not math.isinf(v)]
+    _unit(r, hist, expr, [v for _, v in server])
     spec_only = [b for b in hist.buckets if not any(_same(b, v) for _, v in server)]
     server_only = [t for t, v in server if not any(_same(b, v) for b in hist.buckets)]
     listing = "le: " + ", ".join(spellings)
@@ -401,6 +475,51 @@ def _histogram(r: _Report, hist: HistogramPlan) -> None:
                 f"the rules select {matcher.render()} but the server stores le={stored!r}; "
                 "set spec.prometheus.version: compat",
             )
+
+
+# Where the median bucket bound of an LLM latency histogram lies, in seconds: from 0.5 ms (the
+# finest inter-token histograms) to 100 s (the coarsest end-to-end ones). A median outside is
+# a unit mistake by a factor of 1000 or more: vLLM's e2e bounds (0.3 … 7680 s) have a median of
+# 20 s, Istio's millisecond bounds read as seconds one of 1000 s.
+PLAUSIBLE_MEDIAN_S = (0.0005, 100.0)
+
+
+def _unit(r: _Report, hist: HistogramPlan, expr: str, bounds: Sequence[float]) -> None:
+    """Whether the server's ``le`` bounds look like the unit the plan converts them from."""
+    if not bounds:
+        return
+    ordered = sorted(bounds)
+    median = ordered[len(ordered) // 2]
+    median_s = median * hist.seconds_per_unit
+    unit = unit_of(hist.seconds_per_unit)
+    low, high = PLAUSIBLE_MEDIAN_S
+    if low <= median_s <= high:
+        r.add(
+            "unit",
+            expr,
+            Status.OK,
+            f"le bounds in {unit}: median bound {decimal_str(median)} = {decimal_str(median_s)}s",
+        )
+        return
+    fits = [
+        name
+        for name, factor in TIME_UNITS.items()
+        if low <= median * factor <= high and factor != hist.seconds_per_unit
+    ]
+    fix = (
+        f"if it records {fits[0]}, set spec.metrics.{hist.key}.unit: {fits[0]} (and buckets "
+        "in seconds)"
+        if fits
+        else "check the histogram's unit"
+    )
+    r.add(
+        "unit",
+        expr,
+        Status.WRONG,
+        f"le bounds do not look like {unit}: the median bound {decimal_str(median)} would be "
+        f"{decimal_str(median_s)}s, outside the {decimal_str(low)}–{decimal_str(high)}s of "
+        f"latency histograms; {fix} — every threshold and quantile is off by the same factor",
+    )
 
 
 def _spelling(r: _Report, expr: str, server: list[tuple[str, float]]) -> None:
@@ -482,21 +601,34 @@ def _gpu(r: _Report) -> None:
         r.series("gpu", metric, plan.gpu_matchers, Status.MISSING, why)
 
 
+def _histograms(r: _Report) -> None:
+    for key in sorted(r.plan.histograms):
+        _histogram(r, r.plan.histograms[key])
+
+
+Check = Callable[[_Report], None]
+CHECKS: tuple[Check, ...] = (
+    _target,
+    _scrape_interval,
+    _requests,
+    _gauges,
+    _histograms,
+    _kubernetes,
+    _gpu,
+)
+"""The checks, in report order; each adds its rows to the report. A new check (e.g. whether
+the service's pods are attributed to its workload) is one function added here."""
+
+
 def verify_plan(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
-    """Run every check of the module docstring for ``plan``; one :class:`Row` each.
+    """Run every check of :data:`CHECKS` for ``plan``; one :class:`Row` each.
 
     Raises:
         ObsgenError: the server cannot be reached or answers errors (exit code 2).
     """
     report = _Report(plan, api)
-    _target(report)
-    _scrape_interval(report)
-    _requests(report)
-    _gauges(report)
-    for key in sorted(plan.histograms):
-        _histogram(report, plan.histograms[key])
-    _kubernetes(report)
-    _gpu(report)
+    for check in CHECKS:
+        check(report)
     return report.rows
 
 

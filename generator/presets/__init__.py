@@ -28,6 +28,7 @@ __all__ = [
     "RequestsDef",
     "Selection",
     "get_preset",
+    "renames",
     "select_preset",
 ]
 
@@ -156,3 +157,18 @@ def get_preset(server: str, version: str | None, variant: str | None = None) -> 
         KeyError, ValueError, PresetError: as :func:`select_preset`.
     """
     return select_preset(server, version, variant).preset
+
+
+def renames(server: str) -> dict[str, tuple[str, ...]]:
+    """Every gauge and histogram name of ``server``'s presets that was renamed in some release,
+    mapped to its other names (``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc``)."""
+    found: dict[str, set[str]] = {}
+    for preset in PRESETS.get(server, []):
+        defs = [*preset.latency.values(), preset.queue_depth, preset.running_requests]
+        defs.append(preset.kv_cache_usage)
+        for d in defs:
+            if d is not None and d.also:
+                found.setdefault(d.name, set()).update(d.also)
+                for other in d.also:
+                    found.setdefault(other, set()).add(d.name)
+    return {name: tuple(sorted(others)) for name, others in sorted(found.items())}
