@@ -377,7 +377,12 @@ def _histogram(
         # Spec buckets are seconds; the plan holds bounds in the metric's unit.
         buckets = tuple(float(decimal_str(b / scale)) for b in override.buckets)
     else:
-        buckets = default.buckets  # type: ignore[union-attr]
+        assert default is not None
+        # The preset's bounds, in the unit of the (possibly renamed) metric.
+        factor = default.seconds_per_unit / scale
+        buckets = tuple(float(decimal_str(b * factor)) for b in default.buckets)
+        if factor == 1:
+            buckets = default.buckets
     native = (
         (override.histogram == "native")
         if override and override.histogram

@@ -469,6 +469,14 @@ def test_a_unit_the_metric_contradicts_is_refused(
     assert says in err, err
 
 
+def test_a_renamed_histogram_without_buckets_keeps_the_presets_bounds_in_its_unit() -> None:
+    data = spec_data(
+        "openai-http", metrics={"requestDuration": {"name": "istio_request_duration_milliseconds"}}
+    )
+    h = plan_of(data).histograms["requestDuration"]
+    assert h.buckets[:3] == (5.0, 10.0, 25.0) and h.buckets[-1] == 120000.0
+
+
 def test_every_preset_histogram_agrees_with_its_name() -> None:
     from generator.presets import PRESETS
     from generator.units import TIME_UNITS, unit_from_name
