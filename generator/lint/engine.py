@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from generator.lint import limits
 from generator.lint import promql as q
 from generator.lint.config import LintConfig
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
@@ -23,6 +24,7 @@ from generator.lint.registry import (
     PROMTOOL,
     REGISTRY,
     RULE_INVALID,
+    RULE_SHAPE,
     UNREADABLE_INPUT,
     Check,
     Context,
@@ -83,17 +85,41 @@ class _Collector:
         )
 
 
-def _parse_all(files: Sequence[LoadedFile]) -> tuple[dict[int, q.Expr | None], dict[int, str]]:
+def _parse_all(
+    files: Sequence[LoadedFile],
+) -> tuple[dict[int, q.Expr | None], dict[int, str], list[Finding]]:
+    """Parse every rule's expression once.
+
+    Returns:
+        Trees by ``id(rule)`` (``None`` where parsing failed or was refused), parse errors by
+        ``id(rule)``, and an ``unreadable-input`` finding for each expression refused by
+        :func:`generator.lint.limits.check_expression` (too long or too deep to analyse).
+    """
     trees: dict[int, q.Expr | None] = {}
     errors: dict[int, str] = {}
+    refused: list[Finding] = []
     for loaded in files:
         for rule in loaded.source.rules:
+            trees[id(rule)] = None
+            try:
+                limits.check_expression(rule.expr)
+            except limits.Refused as refusal:
+                refused.append(
+                    Finding(
+                        rule.file,
+                        rule.expr_line,
+                        UNREADABLE_INPUT,
+                        Severity.ERROR,
+                        refusal.message,
+                        rule.name,
+                    )
+                )
+                continue
             try:
                 trees[id(rule)] = q.parse(rule.expr)
             except ValueError as err:
-                trees[id(rule)] = None
                 errors[id(rule)] = str(err).splitlines()[0] if str(err) else "parse error"
-    return trees, errors
+    return trees, errors, refused
 
 
 def _context(
@@ -152,7 +178,7 @@ def lint_files(
     Raises:
         ObsgenError: promtool is requested but not installed (exit 2).
     """
-    trees, parse_errors = _parse_all(files)
+    trees, parse_errors, refused = _parse_all(files)
     ctx = _context(files, trees, config)
     out = _Collector(config)
     _run_checks(all_checks(), files, trees, ctx, out)
@@ -169,6 +195,10 @@ def lint_files(
             for line, message in loaded.invalid:
                 out.add(RULE_INVALID, loaded.source.display, line, message, None)
     for loaded in files:
+        for shape in loaded.shapes:
+            if not (promtool and shape.promtool_sees):
+                out.add(RULE_SHAPE, loaded.source.display, shape.line, shape.message, None)
+    for loaded in files:
         for rule in loaded.source.rules:
             error = parse_errors.get(id(rule))
             if error is None or id(rule) in rejected:
@@ -184,10 +214,12 @@ def lint_files(
     unreadable = [
         Finding(p.file, p.line, UNREADABLE_INPUT, Severity.ERROR, p.message) for p in problems
     ]
+    unreadable += refused
     # One expression can trip the same check on the same name several times: report it once.
     findings = tuple(sorted(set(out.findings) | set(unreadable), key=Finding.sort_key))
     rules = sum(len(loaded.source.rules) for loaded in files)
-    return Report(findings, len(files), rules, len(problems))
+    unread_files = len({p.file for p in problems} | {f.file for f in refused})
+    return Report(findings, len(files), rules, unread_files)
 
 
 def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) -> Report:

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from generator.errors import Diagnostic, ObsgenError
+from generator.lint import limits
 from generator.lint.model import Rule, RuleGroup, SourceFile
 
 RULE_SUFFIXES = (".yaml", ".yml")
@@ -100,18 +101,39 @@ class LoadedFile:
         source: the file and all its groups.
         units: the groups split by unit (PrometheusRule object, Helm map entry).
         invalid: ``(line, message)`` for rules too broken to check (no ``expr`` …).
+        shapes: structure errors (``spec.groups`` a mapping, a group that is not a
+            mapping …) as :class:`Shape`; the file's other rules are still read.
     """
 
     source: SourceFile
     units: tuple[Unit, ...]
     invalid: tuple[tuple[int, str], ...]
+    shapes: tuple[Shape, ...] = ()
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A part of a rule file whose structure is wrong, so its rules cannot be read.
+
+    Attributes:
+        line: 1-based line of the offending value (its mapping when it is a scalar).
+        message: ``field.path: what is wrong; expected …``.
+        promtool_sees: True when the part is inside a plain rule file that promtool reads
+            as is (promtool then reports it itself).
+    """
+
+    line: int
+    message: str
+    promtool_sees: bool = False
 
 
 def collect_paths(paths: Sequence[str]) -> list[tuple[Path, str, bool]]:
     """Expand files and folders into ``(path, display name, named explicitly)`` triples.
 
-    Folders are searched recursively for ``*.yaml``/``*.yml``, skipping hidden folders; the
-    result is sorted by display name.
+    Folders are searched recursively for ``*.yaml``/``*.yml``, skipping hidden folders and
+    not following symlinked folders; the result is sorted by display name. A path named
+    explicitly may be any kind of file (``<(…)`` gives a pipe); files found in folders are
+    checked to be regular files when read.
 
     Raises:
         ObsgenError: a path does not exist (exit 2).
@@ -127,7 +149,7 @@ def collect_paths(paths: Sequence[str]) -> list[tuple[Path, str, bool]]:
                     if name.endswith(RULE_SUFFIXES):
                         child = Path(root) / name
                         found.setdefault(str(child), (child, str(child), False))
-        elif path.is_file():
+        elif path.exists():
             found[str(path)] = (path, raw, True)
         else:
             missing.append(Diagnostic(raw, "", "no such file or folder"))
@@ -179,48 +201,129 @@ def _object_name(doc: dict[str, Any]) -> str:
     return f"{_text(meta.get('namespace'))}/{_text(meta['name'])}"
 
 
-def _group_sets(doc: Any) -> Iterator[tuple[str, str, list[Any]]]:
-    """Yield ``(format, object, groups)`` for every unit found in one YAML document.
+def _line(container: Any, key: str = "") -> int:
+    """1-based line of ``container[key]`` (of ``container`` itself when unknown)."""
+    if not isinstance(container, _LineDict):
+        return 0
+    return container.key_lines.get(key, container.line) + 1 if key else container.line + 1
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__} ({_text(value)[:40]!r})"
+
+
+class _Shapes:
+    """Collects structure errors while the loader looks for rule groups."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[int, str]] = []
+
+    def groups(self, value: Any, where: str, line: int) -> list[Any]:
+        """``value`` when it is a list of groups; else record the error and return ``[]``."""
+        if isinstance(value, list):
+            return value
+        if value is not None:
+            self.found.append(
+                (line, f"{where}: expected a list of rule groups, got {_type_name(value)}")
+            )
+        return []
+
+    def add(self, line: int, message: str) -> None:
+        self.found.append((line, message))
+
+
+def _group_sets(doc: Any, shapes: _Shapes) -> Iterator[tuple[str, str, list[Any], int]]:
+    """Yield ``(format, object, groups, line of the groups)`` for every unit found in one YAML document.
 
     ``object`` names what the unit becomes once deployed, so that two files writing the same
     object are known to be one: ``namespace/name`` of a PrometheusRule, the key of a Helm
     ``additionalPrometheusRulesMap`` entry (Helm merges ``-f`` files by key) or the ``name``
     of an ``additionalPrometheusRules`` entry; ``""`` for a plain rule file and for an object
-    without a name.
+    without a name. Wrong shapes (``spec.groups`` a mapping …) go to ``shapes``.
     """
     if not isinstance(doc, dict):
         return
-    if doc.get("kind") == "List" and isinstance(doc.get("items"), list):
-        for item in doc["items"]:
-            yield from _group_sets(item)
+    if doc.get("kind") == "List" and "items" in doc:
+        items = doc["items"]
+        if not isinstance(items, list):
+            shapes.add(_line(doc, "items"), f"items: expected a list, got {_type_name(items)}")
+            return
+        for item in items:
+            yield from _group_sets(item, shapes)
         return
     if doc.get("kind") == "PrometheusRule":
         spec = doc.get("spec")
-        groups = spec.get("groups") if isinstance(spec, dict) else None
-        yield "prometheusrule", _object_name(doc), groups if isinstance(groups, list) else []
+        if not isinstance(spec, dict):
+            shapes.add(_line(doc, "spec"), f"spec: expected a mapping, got {_type_name(spec)}")
+            return
+        line = _line(spec, "groups")
+        groups = shapes.groups(spec.get("groups"), "spec.groups", line)
+        yield "prometheusrule", _object_name(doc), groups, line
         return
     if isinstance(doc.get("groups"), list):
-        yield "rules", "", doc["groups"]
+        yield "rules", "", doc["groups"], _line(doc, "groups")
         return
-    yield from _helm_sets(doc, depth=0)
+    if "groups" in doc and "kind" not in doc and "apiVersion" not in doc:
+        shapes.groups(doc["groups"], "groups", _line(doc, "groups"))
+        return
+    yield from _helm_sets(doc, 0, "", shapes)
 
 
-def _helm_sets(doc: dict[str, Any], depth: int) -> Iterator[tuple[str, str, list[Any]]]:
-    rules_map = doc.get("additionalPrometheusRulesMap")
-    if isinstance(rules_map, dict):
+def _helm_sets(
+    doc: dict[str, Any], depth: int, prefix: str, shapes: _Shapes
+) -> Iterator[tuple[str, str, list[Any], int]]:
+    if "additionalPrometheusRulesMap" in doc:
+        rules_map = doc["additionalPrometheusRulesMap"]
+        where = f"{prefix}additionalPrometheusRulesMap"
+        if not isinstance(rules_map, dict):
+            if rules_map is not None:
+                shapes.add(
+                    _line(doc, "additionalPrometheusRulesMap"),
+                    f"{where}: expected a mapping of name to {{groups: [...]}}, "
+                    f"got {_type_name(rules_map)}",
+                )
+            rules_map = {}
         for key, entry in rules_map.items():
-            if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                yield "helm", f"map:{key}", entry["groups"]
-    rules_list = doc.get("additionalPrometheusRules")
-    if isinstance(rules_list, list):
-        for entry in rules_list:
-            if isinstance(entry, dict) and isinstance(entry.get("groups"), list):
-                name = _text(entry.get("name"))
-                yield "helm", f"list:{name}" if name else "", entry["groups"]
+            if not isinstance(entry, dict):
+                shapes.add(
+                    _line(rules_map, key),
+                    f"{where}.{key}: expected a mapping with `groups`, got {_type_name(entry)}",
+                )
+                continue
+            line = _line(entry, "groups")
+            groups = shapes.groups(entry.get("groups"), f"{where}.{key}.groups", line)
+            yield "helm", f"map:{key}", groups, line
+    if "additionalPrometheusRules" in doc:
+        rules_list = doc["additionalPrometheusRules"]
+        where = f"{prefix}additionalPrometheusRules"
+        if not isinstance(rules_list, list):
+            if rules_list is not None:
+                shapes.add(
+                    _line(doc, "additionalPrometheusRules"),
+                    f"{where}: expected a list of {{name, groups}}, got {_type_name(rules_list)}",
+                )
+            rules_list = []
+        for index, entry in enumerate(rules_list):
+            if not isinstance(entry, dict):
+                shapes.add(
+                    _line(doc, "additionalPrometheusRules"),
+                    f"{where}[{index}]: expected a mapping with `groups`, got {_type_name(entry)}",
+                )
+                continue
+            line = _line(entry, "groups")
+            groups = shapes.groups(entry.get("groups"), f"{where}[{index}].groups", line)
+            name = _text(entry.get("name"))
+            yield "helm", f"list:{name}" if name else "", groups, line
     if depth == 0:
-        for value in doc.values():
+        for key, value in doc.items():
             if isinstance(value, dict):
-                yield from _helm_sets(value, depth=1)
+                yield from _helm_sets(value, 1, f"{key}.", shapes)
 
 
 def _build_rule(
@@ -300,7 +403,13 @@ def _load_yaml(text: str, display: str) -> list[Any]:
         InputProblem: the text is not valid YAML, with the line of the error.
     """
     try:
+        limits.check_yaml(text)
+    except limits.Refused as refused:
+        raise InputProblem(display, refused.line, refused.message) from None
+    try:
         return list(yaml.load_all(text, Loader=_LineLoader))
+    except (ValueError, OverflowError, RecursionError) as err:  # a constructor's refusal
+        raise InputProblem(display, 0, f"cannot read a value: {str(err)[:200]}") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)
@@ -330,39 +439,53 @@ def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFi
     units: list[Unit] = []
     invalid: list[tuple[int, str]] = []
     formats: list[str] = []
+    shapes = _Shapes()
+    group_shapes = _Shapes()
     for doc in docs:
         if _is_promtool_test(doc):
             continue
-        for fmt, name, raw_groups in _group_sets(doc):
+        for fmt, name, raw_groups, line in _group_sets(doc, shapes):
             formats.append(fmt)
-            groups = _build_groups(raw_groups, display, lines, comments, invalid, (fmt, name))
+            groups = _build_groups(
+                (raw_groups, line), display, (lines, comments), invalid, group_shapes, (fmt, name)
+            )
             units.append(Unit(display, len(units), groups, direct=False))
-    if not units:
+    if not units and not shapes.found:
         return None
-    fmt = formats[0]
     direct = formats == ["rules"] and len(docs) == 1
     if direct:
         units = [Unit(display, 0, units[0].groups, direct=True)]
+    found = [Shape(line, message) for line, message in shapes.found]
+    found += [Shape(line, message, promtool_sees=direct) for line, message in group_shapes.found]
+    fmt = formats[0] if formats else "rules"
     source = SourceFile(path, display, fmt, tuple(g for u in units for g in u.groups))
-    return LoadedFile(source, tuple(units), tuple(invalid))
+    return LoadedFile(source, tuple(units), tuple(invalid), tuple(found))
 
 
 def _build_groups(
-    raw_groups: Iterable[Any],
+    found: tuple[Iterable[Any], int],
     display: str,
-    lines: list[str],
-    comments: dict[int, set[str]],
+    text: tuple[list[str], dict[int, set[str]]],
     invalid: list[tuple[int, str]],
+    shapes: _Shapes,
     where: tuple[str, str],
 ) -> tuple[RuleGroup, ...]:
+    raw_groups, line = found
+    lines, comments = text
     groups: list[RuleGroup] = []
-    for raw_group in raw_groups:
+    for number, raw_group in enumerate(raw_groups):
         if not isinstance(raw_group, _LineDict):
+            shapes.add(line, f"group {number + 1}: expected a mapping, got {_type_name(raw_group)}")
             continue
         name = _text(raw_group.get("name"))
         interval = raw_group.get("interval")
         rules: list[Rule] = []
         raw_rules = raw_group.get("rules")
+        if raw_rules is not None and not isinstance(raw_rules, list):
+            shapes.add(
+                _line(raw_group, "rules"),
+                f"group {name!r}: rules: expected a list of rules, got {_type_name(raw_rules)}",
+            )
         for index, raw_rule in enumerate(raw_rules if isinstance(raw_rules, list) else [], 1):
             if not isinstance(raw_rule, _LineDict):
                 invalid.append(
@@ -406,9 +529,11 @@ def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
             explicitly and holds no rule groups (a promtool test file is fine).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputProblem(display, 0, f"cannot read: {err}") from None
+        text = limits.read_text(path, regular_only=not explicit)
+    except limits.Refused as refused:
+        raise InputProblem(display, refused.line, refused.message) from None
+    except OSError as err:
+        raise InputProblem(display, 0, f"cannot read: {err.strerror or err}") from None
     docs = _load_yaml(text, display)
     result = _parse_docs(docs, text, str(path), display)
     if result is None and explicit and not any(_is_promtool_test(doc) for doc in docs):

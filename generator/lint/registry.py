@@ -133,6 +133,15 @@ _add(
     )
 )
 _add(Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"))
+RULE_SHAPE = "rule-shape"
+_add(
+    Check(
+        RULE_SHAPE,
+        Severity.ERROR,
+        "input",
+        "a rule file whose structure is wrong (spec.groups a mapping, a group not a mapping)",
+    )
+)
 UNREADABLE_INPUT = "unreadable-input"
 _add(
     Check(

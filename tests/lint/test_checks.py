@@ -735,6 +735,42 @@ CASES = [
         {},
         id="one Helm rules-map key in two values files (merged by Helm)",
     ),
+    # --- input shapes (issue 15, case 3)
+    pytest.param(
+        "rule-shape",
+        [
+            {
+                "apiVersion": "monitoring.coreos.com/v1",
+                "kind": "PrometheusRule",
+                "metadata": {"name": "x"},
+                "spec": {"groups": {"g": {"rules": [alert("up == 0")]}}},
+            }
+        ],
+        F,
+        {},
+        id="PrometheusRule whose spec.groups is a mapping",
+    ),
+    pytest.param(
+        "rule-shape",
+        [{"groups": {"name": "g", "rules": [alert("up == 0")]}}],
+        F,
+        {},
+        id="plain rule file whose groups is a mapping",
+    ),
+    pytest.param(
+        "rule-shape",
+        [{"additionalPrometheusRulesMap": {"a": {"groups": {"name": "g"}}}}],
+        F,
+        {},
+        id="Helm rules-map entry whose groups is a mapping",
+    ),
+    pytest.param(
+        "rule-shape",
+        [prometheus_rule("a", alert("up == 0"))],
+        P,
+        {},
+        id="PrometheusRule with a list of groups",
+    ),
 ]
 
 
