@@ -18,6 +18,7 @@ from generator.lint.model import Severity
 from generator.lint.output import FORMATS, render
 from generator.lint.promql import parse_duration
 from generator.lint.registry import all_checks
+from generator.lint.versions import TARGETS, parse_target
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +41,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scrape-interval", metavar="DURATION", help="override the config's scrapeInterval"
+    )
+    parser.add_argument(
+        "--prometheus-version",
+        choices=TARGETS,
+        help="the Prometheus the rules are for (default: the config's prometheusVersion, "
+        "else both: what works on either)",
     )
     parser.add_argument(
         "--no-promtool", action="store_true", help="skip the promtool check rules step"
@@ -73,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
             config = config.with_scrape_interval(parse_duration(args.scrape_interval))
         except ValueError as err:
             raise ObsgenError([Diagnostic("--scrape-interval", "", str(err))]) from None
+    if args.prometheus_version:
+        config = config.with_versions(parse_target(args.prometheus_version))
     report = lint_paths(args.paths, config, promtool=not args.no_promtool)
     sys.stdout.write(render(report, args.format))
     if report.unreadable:

@@ -3,6 +3,8 @@
 Shape (every key optional)::
 
     scrapeInterval: 30s            # range windows must be >= 4x this
+    prometheusVersion: both        # 2 | 3 | both: what the rules must work on
+    sloWindow: 30d                 # SLO window burn-rate factors are judged against
     disable: [regex-redundant-anchor]
     severity: {record-name-format: warning}
     counters: ["my_legacy_counter_.*"]   # whole-name regexes of counters without `_total`
@@ -25,10 +27,20 @@ import yaml
 from generator.errors import Diagnostic, ObsgenError
 from generator.lint.model import Severity
 from generator.lint.promql import parse_duration
+from generator.lint.versions import VERSIONS, parse_target
 
 CONFIG_NAME = ".obsgen-lint.yaml"
 DEFAULT_SCRAPE_INTERVAL = 30.0  # seconds; kube-prometheus-stack's default scrape interval
-_TOP_KEYS = {"scrapeInterval", "disable", "severity", "counters", "alerts"}
+DEFAULT_SLO_WINDOW = 30 * 86400.0  # seconds; the SRE Workbook's (and obsgen's) SLO window
+_TOP_KEYS = {
+    "scrapeInterval",
+    "prometheusVersion",
+    "sloWindow",
+    "disable",
+    "severity",
+    "counters",
+    "alerts",
+}
 _ALERT_KEYS = {"requiredLabels", "requiredAnnotations", "severities"}
 
 
@@ -38,6 +50,9 @@ class LintConfig:
 
     Attributes:
         scrape_interval: seconds between scrapes; windows shorter than 4x are flagged.
+        versions: the Prometheus major versions the rules must work on (``("2", "3")``
+            by default: what works on either).
+        slo_window: seconds; the SLO window that burn-rate factors spend the budget of.
         disabled: check ids that do not run.
         severities: check id -> severity replacing the default.
         counters: extra whole-name regexes of counters.
@@ -47,6 +62,8 @@ class LintConfig:
     """
 
     scrape_interval: float = DEFAULT_SCRAPE_INTERVAL
+    versions: tuple[str, ...] = VERSIONS
+    slo_window: float = DEFAULT_SLO_WINDOW
     disabled: frozenset[str] = frozenset()
     severities: Mapping[str, Severity] = field(default_factory=dict)
     counters: tuple[str, ...] = ()
@@ -57,6 +74,10 @@ class LintConfig:
     def with_scrape_interval(self, seconds: float) -> LintConfig:
         """A copy with another scrape interval."""
         return replace(self, scrape_interval=seconds)
+
+    def with_versions(self, versions: tuple[str, ...]) -> LintConfig:
+        """A copy targeting other Prometheus versions."""
+        return replace(self, versions=versions)
 
 
 def _strings(value: Any, where: str, problems: list[str]) -> tuple[str, ...]:
@@ -91,6 +112,19 @@ def parse_config(data: Any, known_checks: set[str], source: str) -> LintConfig:
             config = replace(config, scrape_interval=parse_duration(str(data["scrapeInterval"])))
         except ValueError as err:
             problems.append(f"scrapeInterval: {err}")
+    if "prometheusVersion" in data:
+        try:
+            config = replace(config, versions=parse_target(str(data["prometheusVersion"])))
+        except ValueError as err:
+            problems.append(f"prometheusVersion: {err}")
+    if "sloWindow" in data:
+        try:
+            window = parse_duration(str(data["sloWindow"]))
+            if window <= 0:
+                raise ValueError("must be longer than 0")
+            config = replace(config, slo_window=window)
+        except ValueError as err:
+            problems.append(f"sloWindow: {err}")
     if "disable" in data:
         disabled = _strings(data["disable"], "disable", problems)
         for index, check_id in enumerate(disabled):

@@ -16,7 +16,7 @@ from generator.lint import limits
 from generator.lint import promql as q
 from generator.lint.config import LintConfig
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
-from generator.lint.model import Finding, Rule, Severity
+from generator.lint.model import Finding, Fix, Rule, Severity
 from generator.lint.names import CounterNames
 from generator.lint.promtool_step import run_promtool
 from generator.lint.registry import (
@@ -73,6 +73,7 @@ class _Collector:
         message: str,
         rule: Rule | None,
         severity: Severity | None = None,
+        fix: Fix | None = None,
     ) -> None:
         if check_id in self.config.disabled:
             return
@@ -81,7 +82,7 @@ class _Collector:
         base = severity or REGISTRY[check_id].severity
         final = self.config.severities.get(check_id, base)
         self.findings.append(
-            Finding(file, line, check_id, final, message, rule.name if rule else "")
+            Finding(file, line, check_id, final, message, rule.name if rule else "", fix)
         )
 
 
@@ -152,11 +153,11 @@ def _run_checks(
                         continue
                     for hit in check.rule_func(rule, tree, ctx):
                         line = rule.expr_line if hit.line is None else hit.line
-                        out.add(check.id, rule.file, line, hit.message, rule)
+                        out.add(check.id, rule.file, line, hit.message, rule, fix=hit.fix)
         if check.set_func is not None:
             for source, maybe_rule, hit in check.set_func(sources, trees, ctx):
                 line = hit.line if hit.line is not None else (maybe_rule.line if maybe_rule else 0)
-                out.add(check.id, source.display, line, hit.message, maybe_rule)
+                out.add(check.id, source.display, line, hit.message, maybe_rule, fix=hit.fix)
 
 
 def lint_files(

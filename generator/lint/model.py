@@ -41,6 +41,29 @@ _RANKS = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 
 @dataclass(frozen=True)
+class Fix:
+    """A concrete change that resolves a finding.
+
+    Attributes:
+        expr: the rule's whole new expression, or ``None`` to keep it.
+        fields: rule keys to set, as ``(key, value)``: ``"for"``, ``"labels.<name>"``,
+            ``"annotations.<name>"``; a ``None`` value removes the key.
+    """
+
+    expr: str | None = None
+    fields: tuple[tuple[str, str | None], ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON form: ``{"expr": …, "set": {key: value}}`` (keys present only when used)."""
+        out: dict[str, object] = {}
+        if self.expr is not None:
+            out["expr"] = self.expr
+        if self.fields:
+            out["set"] = dict(self.fields)
+        return out
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem found by a check.
 
@@ -51,6 +74,7 @@ class Finding:
         severity: after the config's overrides.
         message: one line: what is wrong and what to write instead.
         rule: the rule's alert or record name, ``""`` when not about one rule.
+        fix: the change the message suggests, when it is concrete.
     """
 
     file: str
@@ -59,6 +83,7 @@ class Finding:
     severity: Severity
     message: str
     rule: str = ""
+    fix: Fix | None = None
 
     def sort_key(self) -> tuple[str, int, str, str]:
         """Findings are reported by file, then line, then check id."""

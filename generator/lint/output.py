@@ -58,6 +58,7 @@ def format_json(report: Report) -> str:
                 "severity": f.severity.value,
                 "message": f.message,
                 "rule": f.rule,
+                **({"fix": f.fix.as_dict()} if f.fix is not None else {}),
             }
             for f in report.findings
         ],

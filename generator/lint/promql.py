@@ -18,6 +18,18 @@ import promql_parser as P
 
 Expr = P.Expr
 
+# Prometheus 2's name of double_exponential_smoothing, unknown to the parser (which follows
+# Prometheus 3); registered so rules written for Prometheus 2 are still checked.
+P.register_extra_functions(
+    [
+        P.Function(
+            "holt_winters",
+            [P.ValueType.Matrix, P.ValueType.Scalar, P.ValueType.Scalar],
+            P.ValueType.Vector,
+        )
+    ]
+)
+
 COMPARISONS = frozenset({"==", "!=", ">", "<", ">=", "<="})
 SET_OPS = frozenset({"and", "or", "unless"})
 ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "^", "atan2"})

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from generator.lint.config import LintConfig
-from generator.lint.model import Rule, Severity, SourceFile
+from generator.lint.model import Fix, Rule, Severity, SourceFile
 from generator.lint.names import CounterNames
 from generator.lint.promql import Expr
 
@@ -26,10 +26,13 @@ class Hit:
     Attributes:
         message: one line, naming the offending part and what to write instead.
         line: 1-based line; ``None`` means the rule's ``expr`` line.
+        fix: the change the message suggests, when it is a concrete one (tests apply every
+            fix and lint the result again: a suggestion must itself pass).
     """
 
     message: str
     line: int | None = None
+    fix: Fix | None = None
 
 
 @dataclass(frozen=True)

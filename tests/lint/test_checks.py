@@ -150,14 +150,21 @@ CASES = [
         "le-spelling",
         [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1.0"}[5m]))'))],
         P,
-        {},
+        {"versions": ("3",)},
         id="le 1.0 is the Prometheus 3 spelling",
+    ),
+    pytest.param(
+        "le-spelling",
+        [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1.0"}[5m]))'))],
+        F,
+        {},
+        id="le 1.0 misses Go clients' 1 on Prometheus 2 (default target: both)",
     ),
     pytest.param(
         "le-spelling",
         [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1.8e+06"}[5m]))'))],
         P,
-        {},
+        {"versions": ("3",)},
         id="le 1.8e+06 is the Prometheus 3 spelling",
     ),
     pytest.param(

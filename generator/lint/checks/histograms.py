@@ -7,16 +7,17 @@ Prometheus 3 stores bounds as Go floats (``le="1.0"``, DESIGN.md §6.1).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import promql_parser as P
 
+from generator.lint import bounds, printer
 from generator.lint import promql as q
-from generator.lint.model import Rule, Severity
+from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import is_recorded, parse_go_float, split_recorded
+from generator.lint.printer import Path, matcher_text, walk_paths
 from generator.lint.regex import literal_set
 from generator.lint.registry import Context, Hit, rule_check
-from generator.promql import prometheus3_le
 
 # Aggregations whose value is wrong when buckets of different bounds are merged.
 _VALUE_AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile"})
@@ -141,37 +142,61 @@ def le_not_a_number(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
         for value in sorted(values or ()):
             if value and parse_go_float(value) is None:
                 yield Hit(
-                    f"`{matcher}`: {value!r} is not a number, so it matches no bucket; "
-                    'write the bound in base units (seconds), e.g. le="0.5"'
+                    f"`{matcher_text(matcher)}`: {value!r} is not a number, so it matches no "
+                    'bucket; write the bound in base units (seconds), e.g. le="0.5"'
                 )
+
+
+def _spelled_matchers(tree: q.Expr) -> Iterator[tuple[Path, P.VectorSelector, P.Matcher]]:
+    """Positive ``le`` matchers, and ``quantile`` matchers of scraped (not recorded) series:
+    the label values Prometheus 3 normalises (a recorded ``quantile`` label is the rule's)."""
+    for path, node in walk_paths(tree):
+        if not isinstance(node, P.VectorSelector) or node.matchers.or_matchers:
+            continue
+        recorded = is_recorded(q.selector_name(node))
+        for matcher in node.matchers.matchers:
+            if matcher.op not in (P.MatchOp.Equal, P.MatchOp.Re):
+                continue
+            if matcher.name == "le" or (matcher.name == "quantile" and not recorded):
+                yield path, node, matcher
+
+
+def _spelling_words(missed: Sequence[tuple[float, str, str]]) -> str:
+    by_version: dict[str, list[str]] = {}
+    for _, version, spelling in missed:
+        by_version.setdefault(version, []).append(f'"{spelling}"')
+    return "; ".join(
+        f"Prometheus {version} {'stores' if version == '3' else 'may store'} "
+        + " or ".join(sorted(set(texts)))
+        for version, texts in sorted(by_version.items())
+    )
 
 
 @rule_check(
     "le-spelling",
     Severity.WARNING,
     "histograms",
-    'an `le` value spelled differently from what Prometheus 3 stores (`"1"` vs `"1.0"`)',
+    "an `le`/`quantile` matcher that misses a spelling the target Prometheus stores "
+    '(`le="1"` vs `"1.0"`)',
 )
 def le_spelling(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """Prometheus 3 stores ``le="1.0"``, ``"1.8e+06"``; ``le="1"`` matches nothing there."""
-    for matcher in _le_matchers(tree):
-        values = _le_values(matcher)
-        if not values:
+    """Prometheus 3 stores ``le="1.0"``; 2 stores what the exporter wrote (``1`` from Go
+    clients, ``1.0`` from Python and Java ones). Regexes are decided by evaluating them with
+    RE2 (:mod:`generator.lint.bounds`)."""
+    versions = ctx.config.versions
+    for path, node, matcher in _spelled_matchers(tree):
+        selection = bounds.select(str(matcher.value), q.is_regex(matcher), versions)
+        if selection is None or not selection.missed or not selection.intended:
             continue
-        spellings: dict[float, set[str]] = {}
-        for value in values:
-            number = parse_go_float(value)
-            if number is not None and number == number:  # NaN never equals itself
-                spellings.setdefault(number, set()).add(value)
-        for number, written in sorted(spellings.items()):
-            canonical = prometheus3_le(number)
-            if canonical not in written:
-                old = sorted(written)[0]
-                both = f"{old}|{canonical}".replace(".", "\\\\.")
-                yield Hit(
-                    f'`{matcher}`: Prometheus 3 stores this bound as le="{canonical}"; write '
-                    f'le="{canonical}", or le=~"{both}" to match Prometheus 2 and 3'
-                )
+        wanted = bounds.matcher_for(selection.intended, versions, label=matcher.name)
+        fixed = printer.render(
+            tree, selectors={path: printer.selector_with(node, matcher.name, wanted)}
+        )
+        yield Hit(
+            f"`{matcher_text(matcher)}` misses spellings of the bound it selects: "
+            f"{_spelling_words(selection.missed)}; write {wanted}",
+            fix=Fix(expr=fixed),
+        )
 
 
 @rule_check(
@@ -192,21 +217,21 @@ def filter_before_quantile(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
                 break
 
 
-def _single_bound(node: q.Expr) -> bool:
-    """True when every bucket selector under ``node`` pins ``le`` to one bound."""
+def _bucket_bounds(node: q.Expr, versions: tuple[str, ...]) -> tuple[float, ...] | None:
+    """The bounds every bucket selector under ``node`` selects, or ``None`` when some
+    selector selects an unknown or open set (no ``le`` matcher, a negative one …)."""
+    selected: set[float] = set()
     for sub, _ in q.walk(node):
-        if not is_bucket(q.selector_name(sub)) or isinstance(sub, P.MatrixSelector):
+        if not isinstance(sub, P.VectorSelector) or not is_bucket(q.selector_name(sub)):
             continue
-        bounds: set[float] = set()
-        for matcher in q.matchers(sub):
-            if matcher.name != "le" or matcher.op == P.MatchOp.NotEqual:
-                continue
-            for value in _le_values(matcher) or {"?"}:
-                number = parse_go_float(value)
-                bounds.add(float("nan") if number is None else number)
-        if len(bounds) != 1 or any(b != b for b in bounds):
-            return False
-    return True
+        le = [m for m in q.matchers(sub) if m.name == "le"]
+        if len(le) != 1 or le[0].op not in (P.MatchOp.Equal, P.MatchOp.Re):
+            return None
+        selection = bounds.select(str(le[0].value), q.is_regex(le[0]), versions)
+        if selection is None or not selection.bounds:
+            return None
+        selected.update(selection.bounds)
+    return tuple(sorted(selected))
 
 
 @rule_check(
@@ -222,8 +247,21 @@ def bucket_sum_across_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit
             continue
         if any(q.func_name(a) == "histogram_quantile" for a in ancestors):
             continue  # reported by histogram-quantile-without-le
-        if _has_bucket(node) and not _single_bound(node):
+        if not _has_bucket(node):
+            continue
+        selected = _bucket_bounds(node, ctx.config.versions)
+        if selected is not None and len(selected) == 1:
+            continue
+        if selected is None:
             yield Hit(
                 f"`{_agg_text(node)}` merges buckets of every `le` bound (cumulative counts "
                 'add up many times); select one bound with le="…" or keep `le` in the grouping'
+            )
+        else:
+            shown = ", ".join(bounds.format_bound(b) for b in selected[:4])
+            more = f" and {len(selected) - 4} more" if len(selected) > 4 else ""
+            yield Hit(
+                f"`{_agg_text(node)}` adds up buckets of {len(selected)} bounds ({shown}{more}) "
+                "that its `le` regex accepts (cumulative counts add up many times); select "
+                "one bound, or keep `le` in the grouping"
             )

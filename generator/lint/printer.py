@@ -1,0 +1,183 @@
+"""Writing PromQL trees back as text, with sub-trees replaced: how fixes are built.
+
+``promql-parser`` prints its nodes, but not faithfully (string literals lose their escapes,
+bare selectors gain ``{}``), so suggested expressions are printed here instead. Strings go
+through :func:`generator.promql.quote`, so a suggestion always parses back to the same tree.
+
+Nodes are addressed by *paths*: the child indexes from the root, in the order of
+:func:`generator.lint.promql.children`. :func:`walk_paths` yields them, :func:`render`
+prints a tree with some paths replaced by given text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
+
+import promql_parser as P
+
+from generator.lint import promql as q
+from generator.promql import quote
+
+Path = tuple[int, ...]
+
+
+def walk_paths(node: q.Expr, path: Path = ()) -> Iterator[tuple[Path, q.Expr]]:
+    """Every node under ``node`` with its path, depth first (same order as ``q.walk``)."""
+    stack: list[tuple[Path, q.Expr]] = [(path, node)]
+    while stack:
+        current_path, current = stack.pop()
+        yield current_path, current
+        kids = q.children(current)
+        for index in range(len(kids) - 1, -1, -1):
+            stack.append(((*current_path, index), kids[index]))
+
+
+def _duration(delta: timedelta) -> str:
+    if delta < timedelta(0):
+        return "-" + q.fmt_seconds(-delta.total_seconds())
+    return q.fmt_seconds(delta.total_seconds())
+
+
+def _number(value: float) -> str:
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "Inf" if value > 0 else "-Inf"
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value)
+
+
+def _modifiers(node: P.VectorSelector | P.SubqueryExpr) -> str:
+    out = ""
+    if node.offset is not None:
+        out += f" offset {_duration(node.offset)}"
+    at = node.at
+    if at is not None:
+        if at.type == P.AtModifierType.Start:
+            out += " @ start()"
+        elif at.type == P.AtModifierType.End:
+            out += " @ end()"
+        elif at.at is not None:
+            out += f" @ {at.at.timestamp():.3f}"
+    return out
+
+
+def matcher_text(matcher: P.Matcher) -> str:
+    """``name<op>"value"`` with the value escaped as a PromQL string."""
+    if matcher.op == P.MatchOp.Equal:
+        op = "="
+    elif matcher.op == P.MatchOp.NotEqual:
+        op = "!="
+    elif matcher.op == P.MatchOp.Re:
+        op = "=~"
+    else:
+        op = "!~"
+    return f"{matcher.name}{op}{quote(str(matcher.value))}"
+
+
+def _selector(node: P.VectorSelector) -> str:
+    name = str(node.name) if node.name else ""
+    plain = [m for m in node.matchers.matchers if not (name and m.name == "__name__")]
+    parts = [",".join(matcher_text(m) for m in plain)] if plain else []
+    for alternative in node.matchers.or_matchers:
+        parts.append(",".join(matcher_text(m) for m in alternative))
+    inner = " or ".join(p for p in parts if p)
+    braces = f"{{{inner}}}" if inner or not name else ""
+    return name + braces
+
+
+def _labels(labels: object) -> str:
+    return ", ".join(str(label) for label in labels or [])  # type: ignore[attr-defined]
+
+
+def _bin_modifier(node: P.BinaryExpr) -> str:
+    modifier = node.modifier
+    if modifier is None:
+        return ""
+    out = " bool" if modifier.return_bool else ""
+    matching = modifier.matching
+    if matching is not None:
+        word = "on" if matching.type == P.LabelModifierType.Include else "ignoring"
+        out += f" {word} ({_labels(matching.labels)})"
+    group = _labels(modifier.group_labels)
+    if modifier.card == P.VectorMatchCardinality.ManyToOne:
+        out += f" group_left ({group})" if group else " group_left"
+    elif modifier.card == P.VectorMatchCardinality.OneToMany:
+        out += f" group_right ({group})" if group else " group_right"
+    return out
+
+
+def render(
+    node: q.Expr,
+    replace: Mapping[Path, str] | None = None,
+    selectors: Mapping[Path, str] | None = None,
+    path: Path = (),
+) -> str:
+    """``node`` as PromQL text, with some parts replaced.
+
+    Args:
+        node: the tree.
+        replace: path -> text for whole sub-trees (inserted as is: wrap it in parentheses
+            when precedence matters).
+        selectors: path of a vector selector (also one inside a range ``x[5m]``) -> text
+            for its name and matchers; its range, offset and ``@`` are kept.
+        path: the path of ``node`` itself.
+    """
+    if replace and path in replace:
+        return replace[path]
+    kids = q.children(node)
+
+    def sub(index: int) -> str:
+        return render(kids[index], replace, selectors, (*path, index))
+
+    def selector(vector: P.VectorSelector, at: Path) -> str:
+        return selectors[at] if selectors and at in selectors else _selector(vector)
+
+    if isinstance(node, P.NumberLiteral):
+        return _number(float(node.val))
+    if isinstance(node, P.StringLiteral):
+        return quote(str(node.val))
+    if isinstance(node, P.VectorSelector):
+        return selector(node, path) + _modifiers(node)
+    if isinstance(node, P.MatrixSelector):
+        vector = node.vector_selector
+        window = _duration(node.range) if node.range is not None else ""
+        return f"{selector(vector, (*path, 0))}[{window}]{_modifiers(vector)}"
+    if isinstance(node, P.ParenExpr):
+        return f"({sub(0)})"
+    if isinstance(node, P.UnaryExpr):
+        return f"-{sub(0)}"
+    if isinstance(node, P.SubqueryExpr):
+        step = _duration(node.step) if node.step is not None else ""
+        window = _duration(node.range) if node.range is not None else ""
+        return f"{sub(0)}[{window}:{step}]{_modifiers(node)}"
+    if isinstance(node, P.Call):
+        return f"{q.func_name(node)}({', '.join(sub(i) for i in range(len(kids)))})"
+    if isinstance(node, P.AggregateExpr):
+        kind, labels = q.grouping(node)
+        grouping = f" {kind} ({', '.join(labels)}) " if kind else ""
+        inner = ", ".join(sub(i) for i in range(len(kids))[::-1]) if len(kids) == 2 else sub(0)
+        return f"{q.op(node)}{grouping}({inner})"
+    if isinstance(node, P.BinaryExpr):
+        return f"{sub(0)} {q.op(node)}{_bin_modifier(node)} {sub(1)}"
+    raise ValueError(f"cannot print {type(node).__name__}")
+
+
+def renamed_call(node: P.Call, name: str, path: Path = ()) -> str:
+    """The call ``node`` (at ``path``) with its function renamed to ``name``."""
+    kids = q.children(node)
+    return f"{name}({', '.join(render(k, path=(*path, i)) for i, k in enumerate(kids))})"
+
+
+def selector_with(node: P.VectorSelector, label: str, matcher: str) -> str:
+    """The selector's name and matchers with every matcher on ``label`` replaced by
+    ``matcher`` (text such as ``le="1.0"``)."""
+    name = str(node.name) if node.name else ""
+    kept = [
+        matcher_text(m)
+        for m in node.matchers.matchers
+        if m.name != label and not (name and m.name == "__name__")
+    ]
+    return f"{name}{{{','.join([*kept, matcher])}}}"
