@@ -5,6 +5,7 @@ Shape (every key optional)::
     scrapeInterval: 30s            # range windows must be >= 4x this
     prometheusVersion: both        # 2 | 3 | both: what the rules must work on
     sloWindow: 30d                 # SLO window burn-rate factors are judged against
+    enabledFeatures: []            # Prometheus --enable-feature flags your servers run with
     disable: [regex-redundant-anchor]
     severity: {record-name-format: warning}
     counters: ["my_legacy_counter_.*"]   # whole-name regexes of counters without `_total`
@@ -36,6 +37,7 @@ _TOP_KEYS = {
     "scrapeInterval",
     "prometheusVersion",
     "sloWindow",
+    "enabledFeatures",
     "disable",
     "severity",
     "counters",
@@ -53,6 +55,8 @@ class LintConfig:
         versions: the Prometheus major versions the rules must work on (``("2", "3")``
             by default: what works on either).
         slo_window: seconds; the SLO window that burn-rate factors spend the budget of.
+        enabled_features: ``--enable-feature`` flags the target servers run with (only
+            ``promql-experimental-functions`` changes what is reported).
         disabled: check ids that do not run.
         severities: check id -> severity replacing the default.
         counters: extra whole-name regexes of counters.
@@ -64,6 +68,7 @@ class LintConfig:
     scrape_interval: float = DEFAULT_SCRAPE_INTERVAL
     versions: tuple[str, ...] = VERSIONS
     slo_window: float = DEFAULT_SLO_WINDOW
+    enabled_features: frozenset[str] = frozenset()
     disabled: frozenset[str] = frozenset()
     severities: Mapping[str, Severity] = field(default_factory=dict)
     counters: tuple[str, ...] = ()
@@ -125,6 +130,9 @@ def parse_config(data: Any, known_checks: set[str], source: str) -> LintConfig:
             config = replace(config, slo_window=window)
         except ValueError as err:
             problems.append(f"sloWindow: {err}")
+    if "enabledFeatures" in data:
+        features = _strings(data["enabledFeatures"], "enabledFeatures", problems)
+        config = replace(config, enabled_features=frozenset(features))
     if "disable" in data:
         disabled = _strings(data["disable"], "disable", problems)
         for index, check_id in enumerate(disabled):

@@ -9,10 +9,11 @@ applied here, so checks never see them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from generator.lint import limits
+from generator.lint import limits, versions
 from generator.lint import promql as q
 from generator.lint.config import LintConfig
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
@@ -160,6 +161,18 @@ def _run_checks(
                 out.add(check.id, source.display, line, hit.message, maybe_rule, fix=hit.fix)
 
 
+_UNKNOWN_FUNCTION = re.compile(r'unknown function with name "(?P<name>[a-z_]+)"')
+
+
+def _newer_function(message: str, config: LintConfig) -> str:
+    """The function promtool rejects only because it is older than the target version."""
+    match = _UNKNOWN_FUNCTION.search(message)
+    if match is None or "2" in config.versions:
+        return ""
+    name = match.group("name")
+    return name if versions.ONLY_IN.get(name) == "3" else ""
+
+
 def lint_files(
     files: Sequence[LoadedFile],
     config: LintConfig,
@@ -186,6 +199,15 @@ def lint_files(
     rejected: set[int] = set()
     if promtool:
         for problem in run_promtool(files):
+            newer = _newer_function(problem.message, config)
+            if newer:
+                message = (
+                    f"promtool here predates Prometheus 3 and does not know `{newer}`, which "
+                    f"{versions.describe(config.versions)} has; obsgen's checks ran, check "
+                    "the file with promtool 3 too"
+                )
+                out.add(PROMTOOL, problem.file, problem.line, message, problem.rule, Severity.INFO)
+                continue
             if problem.rule is not None:
                 rejected.add(id(problem.rule))
             out.add(

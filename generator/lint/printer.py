@@ -181,3 +181,14 @@ def selector_with(node: P.VectorSelector, label: str, matcher: str) -> str:
         if m.name != label and not (name and m.name == "__name__")
     ]
     return f"{name}{{{','.join([*kept, matcher])}}}"
+
+
+def with_range(node: P.MatrixSelector | P.SubqueryExpr, seconds: float, path: Path = ()) -> str:
+    """The range selector or subquery ``node`` (at ``path``) with another range."""
+    window = q.fmt_seconds(seconds)
+    if isinstance(node, P.MatrixSelector):
+        vector = node.vector_selector
+        return f"{_selector(vector)}[{window}]{_modifiers(vector)}"
+    step = _duration(node.step) if node.step is not None else ""
+    inner = render(q.children(node)[0], path=(*path, 0))
+    return f"{inner}[{window}:{step}]{_modifiers(node)}"

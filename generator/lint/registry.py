@@ -70,7 +70,8 @@ class Check:
     Attributes:
         id: kebab-case id, used in config, inline comments and output.
         severity: default severity.
-        family: ``histograms``, ``counters``, ``slo``, ``alerts``, ``hygiene`` or ``input``.
+        family: ``histograms``, ``quantiles``, ``counters``, ``slo``, ``alerts``,
+            ``versions``, ``hygiene``, ``dashboards`` or ``input``.
         summary: one line saying what it catches.
         rule_func: per-rule function (given the parsed tree), or ``None``.
         set_func: whole-input function (given all files and trees by ``id(rule)``), or ``None``.
@@ -163,4 +164,14 @@ def all_checks() -> list[Check]:
     return sorted(REGISTRY.values(), key=lambda c: (_FAMILY_ORDER.get(c.family, 9), c.id))
 
 
-_FAMILY_ORDER = {"histograms": 0, "counters": 1, "slo": 2, "alerts": 3, "hygiene": 4, "input": 5}
+_FAMILY_ORDER = {
+    "histograms": 0,
+    "quantiles": 1,
+    "counters": 2,
+    "slo": 3,
+    "alerts": 4,
+    "versions": 5,
+    "hygiene": 6,
+    "dashboards": 7,
+    "input": 8,
+}

@@ -661,6 +661,133 @@ CASES = [
         id="group evaluated every 1m",
     ),
     pytest.param(
+        "group-interval-too-long",
+        [rule_file(record("job:x:rate5m", "sum(rate(x_total[5m]))"), interval="5m")],
+        F,
+        {},
+        id="group evaluated every 5m: left-open lookback on Prometheus 3",
+    ),
+    pytest.param(
+        "group-interval-too-long",
+        [rule_file(record("job:x:rate5m", "sum(rate(x_total[5m]))"), interval="5m")],
+        P,
+        {"versions": ("2",)},
+        id="group evaluated every 5m on Prometheus 2",
+    ),
+    # --- target versions
+    pytest.param(
+        "promql-function-version",
+        [rule_file(alert("holt_winters(x[1h], 0.3, 0.3) > 1"))],
+        F,
+        {},
+        id="issue 18 case 2: holt_winters, default target both",
+    ),
+    pytest.param(
+        "promql-function-version",
+        [rule_file(alert("holt_winters(x[1h], 0.3, 0.3) > 1"))],
+        F,
+        {"versions": ("3",)},
+        id="holt_winters on Prometheus 3",
+    ),
+    pytest.param(
+        "promql-function-version",
+        [rule_file(alert("holt_winters(x[1h], 0.3, 0.3) > 1"))],
+        P,
+        {"versions": ("2",)},
+        id="holt_winters on Prometheus 2 is fine",
+    ),
+    pytest.param(
+        "promql-function-version",
+        [rule_file(alert("double_exponential_smoothing(x[1h], 0.3, 0.3) > 1"))],
+        F,
+        {"versions": ("2",)},
+        id="double_exponential_smoothing on Prometheus 2",
+    ),
+    pytest.param(
+        "promql-function-version",
+        [rule_file(alert("double_exponential_smoothing(x[1h], 0.3, 0.3) > 1"))],
+        P,
+        {"versions": ("3",)},
+        id="double_exponential_smoothing on Prometheus 3",
+    ),
+    pytest.param(
+        "promql-experimental-function",
+        [
+            rule_file(
+                record("job:x:rate5m", 'sort_by_label(sum by (job) (rate(x_total[5m])), "job")')
+            )
+        ],
+        F,
+        {},
+        id="sort_by_label needs the experimental-functions flag",
+    ),
+    pytest.param(
+        "promql-experimental-function",
+        [
+            rule_file(
+                record("job:x:rate5m", 'sort_by_label(sum by (job) (rate(x_total[5m])), "job")')
+            )
+        ],
+        P,
+        {"enabled_features": frozenset({"promql-experimental-functions"})},
+        id="sort_by_label with the flag declared",
+    ),
+    pytest.param(
+        "regex-dot-newline",
+        [rule_file(record("job:x:count", r'count(x{msg=~"error.*\n.*"})'))],
+        F,
+        {},
+        id="a regex about newlines with . in it",
+    ),
+    pytest.param(
+        "regex-dot-newline",
+        [rule_file(record("job:x:count", r'count(x{msg=~"error.*\n.*"})'))],
+        P,
+        {"versions": ("2",)},
+        id="the same on Prometheus 2 only",
+    ),
+    pytest.param(
+        "regex-dot-newline",
+        [rule_file(record("job:x:count", 'count(x{job=~"api-.*"})'))],
+        P,
+        {},
+        id="a regex with . that says nothing about newlines",
+    ),
+    pytest.param(
+        "range-left-open",
+        [rule_file(record("job:x:rate5m", "rate(job:x_total:sum[5m:5m])"))],
+        F,
+        {},
+        id="rate over a subquery whose range equals its step",
+    ),
+    pytest.param(
+        "range-left-open",
+        [
+            rule_file(
+                record("job:x:sum", "sum by (job) (x)"),
+                record("job:x:deriv", "deriv(job:x:sum[1m])"),
+                interval="1m",
+            )
+        ],
+        F,
+        {},
+        id="deriv over a recorded series for one evaluation interval",
+    ),
+    pytest.param(
+        "range-left-open",
+        [rule_file(record("job:x:rate5m", "rate(job:x_total:sum[5m:5m])"))],
+        P,
+        {"versions": ("2",)},
+        id="subquery range equal to its step on Prometheus 2 (closed range)",
+    ),
+    pytest.param(
+        "range-left-open",
+        [rule_file(record("job:x:rate5m", "rate(job:x_total:sum[10m:5m])"))],
+        P,
+        {},
+        id="subquery range of two steps",
+    ),
+    pytest.param(
         "duplicate-rule",
         [rule_file(alert("up == 0")), rule_file(alert("up  ==  0"))],
         F,

@@ -1,5 +1,5 @@
 """Check families; importing this package registers every check in the registry."""
 
-from generator.lint.checks import alerts, counters, histograms, hygiene, slo
+from generator.lint.checks import alerts, counters, histograms, hygiene, slo, versions
 
-__all__ = ["alerts", "counters", "histograms", "hygiene", "slo"]
+__all__ = ["alerts", "counters", "histograms", "hygiene", "slo", "versions"]

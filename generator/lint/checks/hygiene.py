@@ -103,7 +103,7 @@ def range_too_short(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     "group-interval-too-long",
     Severity.WARNING,
     "hygiene",
-    "a rule group `interval` above 5m: recorded series go stale between evaluations",
+    "a rule group `interval` of 5m or more (above 5m on Prometheus 2): recorded series go stale",
 )
 def group_interval_too_long(
     files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
@@ -118,13 +118,18 @@ def group_interval_too_long(
                 seconds = q.parse_duration(str(interval))
             except ValueError:
                 continue  # promtool reports it
-            if seconds > MAX_GROUP_INTERVAL:
+            # Prometheus 3's lookback is left-open: a sample exactly 5m old is not found.
+            left_open = "3" in ctx.config.versions
+            if seconds > MAX_GROUP_INTERVAL or (left_open and seconds == MAX_GROUP_INTERVAL):
+                limit = "less than 5m" if left_open else "5m or less"
                 yield (
                     source,
                     None,
                     Hit(
-                        f"group {group.name!r} is evaluated every {interval}: beyond the 5m "
-                        "lookback its recorded series go stale between evaluations; use 5m or less",
+                        f"group {group.name!r} is evaluated every {interval}: its recorded "
+                        "series go stale between evaluations (the 5m lookback"
+                        f"{' excludes a sample exactly 5m old on Prometheus 3' if left_open else ''}"
+                        f"); use {limit}",
                         line=group.line,
                     ),
                 )
