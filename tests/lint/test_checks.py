@@ -674,6 +674,136 @@ CASES = [
         {"versions": ("2",)},
         id="group evaluated every 5m on Prometheus 2",
     ),
+    # --- quantile maths
+    pytest.param(
+        "quantile-over-time",
+        [
+            rule_file(
+                alert("avg_over_time(service:http_request_duration_seconds:p99_rate5m[6h]) > 1")
+            )
+        ],
+        F,
+        {},
+        id="issue 18 case 1: a 6h p99 as the mean of 5m p99s",
+    ),
+    pytest.param(
+        "quantile-over-time",
+        [
+            rule_file(
+                record(
+                    "service:lat:p99_rate5m",
+                    "histogram_quantile(0.99, sum by (le, service) (rate(lat_seconds_bucket[5m])))",
+                ),
+                alert("max_over_time(service:lat:p99_rate5m[1h]) > 1"),
+            )
+        ],
+        F,
+        {},
+        id="max_over_time of a series recorded as histogram_quantile",
+    ),
+    pytest.param(
+        "quantile-over-time",
+        [
+            rule_file(
+                alert(
+                    "histogram_quantile(0.99, sum by (le, service) "
+                    "(rate(http_request_duration_seconds_bucket[6h]))) > 1"
+                )
+            )
+        ],
+        P,
+        {},
+        id="the 6h p99 from the 6h bucket rates",
+    ),
+    pytest.param(
+        "quantile-over-time",
+        [rule_file(alert("avg_over_time(service:http_requests:rate5m[6h]) > 1"))],
+        P,
+        {},
+        id="avg_over_time of a rate is no quantile",
+    ),
+    pytest.param(
+        "quantile-aggregated",
+        [
+            rule_file(
+                alert("avg by (service) (service_pod:http_request_duration_seconds:p99_rate5m) > 1")
+            )
+        ],
+        F,
+        {},
+        id="issue 18 case 1: a fleet p99 as the mean of per-pod p99s",
+    ),
+    pytest.param(
+        "quantile-aggregated",
+        [rule_file(alert('sum(rate_limiter_latency_seconds{quantile="0.99"}) > 1'))],
+        F,
+        {},
+        id="sum of a summary's quantile series",
+    ),
+    pytest.param(
+        "quantile-aggregated",
+        [
+            rule_file(
+                record(
+                    "service:lat:p99_rate5m",
+                    "histogram_quantile(0.99, sum by (le, service) (rate(lat_seconds_bucket[5m])))",
+                ),
+                alert("max by (service) (service:lat:p99_rate5m) > 1"),
+            )
+        ],
+        P,
+        {},
+        id="max by the labels the quantile was computed by merges nothing",
+    ),
+    pytest.param(
+        "quantile-aggregated",
+        [rule_file(record("job:gc:max", 'max(go_gc_duration_seconds{quantile="1.0"})'))],
+        P,
+        {},
+        id="max of maxima (quantile 1) is exact",
+    ),
+    pytest.param(
+        "histogram-quantile-of-quantiles",
+        [
+            rule_file(
+                record(
+                    "service_pod:lat:p90",
+                    "histogram_quantile(0.9, sum by (le, service, pod) (rate(lat_seconds_bucket[5m])))",
+                ),
+                record(
+                    "service:lat:p90",
+                    "histogram_quantile(0.9, sum by (le, service) (service_pod:lat:p90))",
+                ),
+            )
+        ],
+        F,
+        {},
+        id="histogram_quantile over recorded quantiles",
+    ),
+    pytest.param(
+        "histogram-quantile-of-quantiles",
+        [
+            rule_file(
+                record("job:lat_bucket:rate5m", "sum by (job) (rate(lat_seconds_bucket[5m]))"),
+                record("job:lat:p99", "histogram_quantile(0.99, job:lat_bucket:rate5m)"),
+            )
+        ],
+        F,
+        {},
+        id="histogram_quantile over a recorded bucket sum that dropped le",
+    ),
+    pytest.param(
+        "histogram-quantile-of-quantiles",
+        [
+            rule_file(
+                record("job:lat_bucket:rate5m", "sum by (job, le) (rate(lat_seconds_bucket[5m]))"),
+                record("job:lat:p99", "histogram_quantile(0.99, job:lat_bucket:rate5m)"),
+            )
+        ],
+        P,
+        {},
+        id="histogram_quantile over recorded bucket rates that keep le",
+    ),
     # --- target versions
     pytest.param(
         "promql-function-version",

@@ -22,7 +22,9 @@ from generator.promql import quote
 
 EXPERIMENTAL_FLAG = "promql-experimental-functions"
 # Functions that return nothing from fewer than two samples.
-_TWO_SAMPLES = frozenset({"rate", "irate", "increase", "delta", "idelta", "deriv", "predict_linear"})
+_TWO_SAMPLES = frozenset(
+    {"rate", "irate", "increase", "delta", "idelta", "deriv", "predict_linear"}
+)
 
 
 def _function(node: q.Expr) -> str:
