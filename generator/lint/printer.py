@@ -192,3 +192,9 @@ def with_range(node: P.MatrixSelector | P.SubqueryExpr, seconds: float, path: Pa
     step = _duration(node.step) if node.step is not None else ""
     inner = render(q.children(node)[0], path=(*path, 0))
     return f"{inner}[{window}:{step}]{_modifiers(node)}"
+
+
+def renamed_selector(node: P.VectorSelector, name: str) -> str:
+    """The selector's matchers under another metric name (no range, offset or ``@``)."""
+    kept = [matcher_text(m) for m in node.matchers.matchers if m.name != "__name__"]
+    return f"{name}{{{','.join(kept)}}}" if kept else name

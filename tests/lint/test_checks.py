@@ -11,6 +11,14 @@ from generator.lint.registry import all_checks
 
 from .helpers import LintFn, alert, helm_values, prometheus_rule, record, rule_file
 
+R5M, R30M, R1H = (
+    "slo:sli_error:ratio_rate5m",
+    "slo:sli_error:ratio_rate30m",
+    "slo:sli_error:ratio_rate1h",
+)
+R6H, R3D = "slo:sli_error:ratio_rate6h", "slo:sli_error:ratio_rate3d"
+NO_FOR: dict[str, Any] = {"for": None}
+
 F = True  # the check must report
 P = False  # the check must stay quiet
 
@@ -673,6 +681,117 @@ CASES = [
         P,
         {"versions": ("2",)},
         id="group evaluated every 5m on Prometheus 2",
+    ),
+    # --- burn-rate alerts as a whole (SRE Workbook ch. 5)
+    pytest.param(
+        "burn-rate-never-fires",
+        [rule_file(alert(f"{R1H} > (14.4 * (1 - 0.9)) and {R5M} > (14.4 * (1 - 0.9))", **NO_FOR))],
+        F,
+        {},
+        id="14.4x a 10% budget is a 144% error ratio",
+    ),
+    pytest.param(
+        "burn-rate-never-fires",
+        [rule_file(alert(f"{R1H} > (6 * (1 - 0.9)) and {R5M} > (6 * (1 - 0.9))", **NO_FOR))],
+        P,
+        {},
+        id="6x a 10% budget is 60%",
+    ),
+    pytest.param(
+        "burn-rate-slow-reset",
+        [rule_file(alert(f"{R1H} > (14.4 * (1 - 0.999))", **NO_FOR))],
+        F,
+        {},
+        id="a 1h window alone keeps firing ~59m after recovery",
+    ),
+    pytest.param(
+        "burn-rate-slow-reset",
+        [
+            rule_file(
+                alert(f"{R1H} > (14.4 * (1 - 0.999)) and {R30M} > (14.4 * (1 - 0.999))", **NO_FOR)
+            )
+        ],
+        F,
+        {},
+        id="a 30m short window for a 1h long one",
+    ),
+    pytest.param(
+        "burn-rate-slow-reset",
+        [
+            rule_file(
+                alert(f"{R1H} > (14.4 * (1 - 0.999)) and {R5M} > (14.4 * (1 - 0.999))", **NO_FOR)
+            )
+        ],
+        P,
+        {},
+        id="the Workbook pair 1h/5m",
+    ),
+    pytest.param(
+        "burn-rate-slow-reset",
+        [rule_file(alert("slo:sli_error:ratio_rate10m > 0.05"))],
+        P,
+        {},
+        id="a 10m window alone resets within 10m",
+    ),
+    pytest.param(
+        "burn-rate-budget-spend",
+        [
+            rule_file(
+                alert(f"{R3D} > (14.4 * (1 - 0.999)) and {R6H} > (14.4 * (1 - 0.999))", **NO_FOR)
+            )
+        ],
+        F,
+        {},
+        id="14.4x over 3d spends 144% of the budget before firing",
+    ),
+    pytest.param(
+        "burn-rate-budget-spend",
+        [rule_file(alert(f"{R1H} > (1 * (1 - 0.999)) and {R5M} > (1 * (1 - 0.999))", **NO_FOR))],
+        F,
+        {},
+        id="1x over 1h pages on 0.14% of the budget",
+    ),
+    pytest.param(
+        "burn-rate-budget-spend",
+        [rule_file(alert(f"{R6H} > (6 * (1 - 0.999)) and {R30M} > (6 * (1 - 0.999))", **NO_FOR))],
+        P,
+        {},
+        id="the Workbook tier 6x over 6h spends 5%",
+    ),
+    pytest.param(
+        "burn-rate-for-too-long",
+        [
+            rule_file(
+                alert(
+                    f"{R1H} > (14.4 * (1 - 0.999)) and {R5M} > (14.4 * (1 - 0.999))",
+                    **{"for": "1h"},
+                )
+            )
+        ],
+        F,
+        {},
+        id="for: 1h on a 1h/5m pair",
+    ),
+    pytest.param(
+        "burn-rate-for-too-long",
+        [
+            rule_file(
+                alert(
+                    f"{R1H} > (14.4 * (1 - 0.999)) and {R5M} > (14.4 * (1 - 0.999))",
+                    **{"for": "2m"},
+                )
+            )
+        ],
+        P,
+        {},
+        id="for: 2m on a 1h/5m pair",
+    ),
+    pytest.param(
+        "burn-rate-for-too-long",
+        [rule_file(alert("slo:sli_error:ratio_rate5m > 0.1", **{"for": "10m"}))],
+        P,
+        {},
+        id="for on a single-window threshold alert is plain debouncing",
     ),
     # --- quantile maths
     pytest.param(

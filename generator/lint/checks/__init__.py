@@ -2,6 +2,7 @@
 
 from generator.lint.checks import (
     alerts,
+    burn_rate,
     counters,
     histograms,
     hygiene,
@@ -10,4 +11,13 @@ from generator.lint.checks import (
     versions,
 )
 
-__all__ = ["alerts", "counters", "histograms", "hygiene", "quantiles", "slo", "versions"]
+__all__ = [
+    "alerts",
+    "burn_rate",
+    "counters",
+    "histograms",
+    "hygiene",
+    "quantiles",
+    "slo",
+    "versions",
+]

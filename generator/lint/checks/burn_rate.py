@@ -1,0 +1,386 @@
+"""SLO burn-rate alerts judged as a whole, as the SRE Workbook ch. 5 reasons about them.
+
+An alert is read as tiers (``… or …``), each a set of conditions ``error_ratio[w] > T``
+joined by ``and``: a *multiwindow* tier pairs a long window (which proves the budget is
+burning) with a short one (which lets the alert reset soon after the errors stop). With an
+error budget ``b = 1 − objective`` and an SLO window ``P`` (``sloWindow``, default 30d):
+
+* the burn factor is ``F = T / b``; at exactly that burn the long window ``w`` spends
+  ``F·w/P`` of the budget before the alert fires (Workbook: 2% for 14.4× over 1h, 5% for 6×
+  over 6h, 10% for 1× over 3d);
+* after a total outage, a window ``w`` holds an error ratio of ``1 − t/w`` a time ``t`` after
+  recovery (constant traffic), so a condition stays true for ``w·(1 − T)`` — the alert keeps
+  firing that long after recovery unless a short window (Workbook: 1/12 of the long one)
+  turns it off sooner;
+* ``T ≥ 1`` can never be exceeded: the alert never fires;
+* ``for:`` longer than the short window asks the short window to stay above the threshold
+  without a break: a lull restarts the wait, and detection comes later by the ``for``.
+
+The budget is read from the threshold (``14.4 * (1 - 0.999)``), or from a recording rule of
+the same run that divides the same ratio by it (``…:burn_rate… = ratio / 0.001``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import promql_parser as P
+
+from generator.lint import printer
+from generator.lint import promql as q
+from generator.lint.checks.slo import _budget_product, _error_series, _threshold, _windows
+from generator.lint.model import Fix, Rule, Severity
+from generator.lint.names import split_recorded, window_of_name
+from generator.lint.printer import Path, walk_paths
+from generator.lint.registry import Context, Hit, rule_check
+
+# The Workbook pairs each long window with a short one of 1/12 of it; a short window beyond
+# twice that ratio resets the alert much later than the Workbook's tiers do.
+SHORT_WINDOW_MAX_RATIO = 1 / 6
+# A single-window condition resetting later than this after recovery is reported.
+SLOW_RESET = 15 * 60.0
+# Budget spent at the threshold burn before the alert fires: the Workbook's tiers spend 2–10%.
+MIN_SPEND, MAX_SPEND = 0.01, 1.0
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One ``error_ratio[window] > threshold`` of a burn-rate alert.
+
+    Attributes:
+        window: seconds of the error ratio.
+        threshold: the error ratio it must exceed (0–1).
+        budget: the error budget (0–1) when known.
+        path: where the comparison is in the alert's tree.
+        side: path of its error-ratio side.
+    """
+
+    window: float
+    threshold: float
+    budget: float | None
+    path: Path = ()
+    side: Path = ()
+
+    @property
+    def factor(self) -> float | None:
+        """The burn-rate factor ``threshold / budget``, when the budget is known."""
+        return None if not self.budget else self.threshold / self.budget
+
+    def reset_after(self) -> float:
+        """Seconds the condition stays true after a total outage ends (see module doc)."""
+        return self.window * max(0.0, 1.0 - self.threshold)
+
+
+def _flatten(node: q.Expr, op: str, path: Path = ()) -> list[tuple[Path, q.Expr]]:
+    while isinstance(node, P.ParenExpr):
+        node, path = node.expr, (*path, 0)
+    binary = q.as_binary(node, op)
+    if binary is None:
+        return [(path, node)]
+    return _flatten(binary.lhs, op, (*path, 0)) + _flatten(binary.rhs, op, (*path, 1))
+
+
+def _ratio_expression(node: q.Expr) -> bool:
+    """True for ``sum(rate(bad[w])) / sum(rate(all[w]))``: a ratio of rates over one window."""
+    division = q.as_binary(q.unwrap(node), "/")
+    if division is None:
+        return False
+    sides = []
+    for side in (division.lhs, division.rhs):
+        calls = [n for n, _ in q.walk(side) if q.func_name(n) in q.RATE_FUNCS]
+        windows = {q.seconds(n.range) for n, _ in q.walk(side) if isinstance(n, P.MatrixSelector)}
+        sides.append((bool(calls), windows))
+    return all(has_rate for has_rate, _ in sides) and len(sides[0][1] | sides[1][1]) == 1
+
+
+def _matchers_key(node: q.Expr) -> tuple[str, frozenset[tuple[str, str]]] | None:
+    """``(metric part, equality matchers)`` of the recorded ratio a condition reads."""
+    for sub, _ in q.walk(node):
+        name = q.selector_name(sub)
+        parts = split_recorded(name) if name else None
+        if parts is not None:
+            pairs = frozenset(
+                (str(m.name), str(m.value))
+                for m in q.matchers(sub)
+                if m.op == P.MatchOp.Equal and m.name != "__name__"
+            )
+            return parts[1], pairs
+    return None
+
+
+def _recorded_budget(node: q.Expr, ctx: Context) -> float | None:
+    """The budget a recording rule divides the same recorded ratio by (``ratio / 0.001``)."""
+    key = _matchers_key(node)
+    if key is None:
+        return None
+    for rules in ctx.records.values():
+        for _, tree in rules:
+            for sub, _ in q.walk(tree) if tree is not None else ():
+                division = q.as_binary(sub, "/")
+                if division is None:
+                    continue
+                divisor = q.constant(division.rhs)
+                if divisor is None or not 0 < divisor < 1:
+                    continue
+                if _matchers_key(division.lhs) == key:
+                    return divisor
+    return None
+
+
+def _scale(node: q.Expr) -> float:
+    """The constant a ratio is multiplied by (``100 * bad / all`` is in percent: 100)."""
+    node = q.unwrap(node)
+    binary = q.as_binary(node, "*", "/")
+    if binary is None:
+        return 1.0
+    lhs, rhs = q.constant(binary.lhs), q.constant(binary.rhs)
+    if q.op(binary) == "*":
+        if lhs is not None:
+            return lhs * _scale(binary.rhs)
+        if rhs is not None:
+            return rhs * _scale(binary.lhs)
+        return 1.0
+    if rhs is not None and rhs != 0:
+        return _scale(binary.lhs) / rhs
+    return _scale(binary.lhs)
+
+
+def _condition(node: q.Expr, path: Path, ctx: Context) -> Condition | None:
+    """The first burn condition inside ``node`` (an operand of ``and``, at ``path``)."""
+    for sub_path, sub in walk_paths(node, path):
+        found = _threshold(sub)
+        if found is None or q.op(sub) not in (">", ">="):
+            continue
+        side, threshold = found
+        if not (_error_series(side, ctx) or _ratio_expression(side)):
+            continue
+        windows = _windows(side)
+        if len(windows) != 1:
+            return None
+        product = _budget_product(sub)  # type: ignore[arg-type]
+        budget = product[1] if product is not None else _recorded_budget(side, ctx)
+        side_path = (*sub_path, 0) if q.constant(q.children(sub)[1]) is not None else (*sub_path, 1)
+        scale = _scale(side)
+        if scale <= 0:
+            return None
+        return Condition(windows.pop(), threshold / scale, budget, sub_path, side_path)
+    return None
+
+
+def tiers(tree: q.Expr, ctx: Context) -> list[list[Condition]]:
+    """The alert's tiers (``or`` alternatives), each its burn conditions (``and``-ed), the
+    longest window first."""
+    out: list[list[Condition]] = []
+    for alt_path, alternative in _flatten(tree, "or"):
+        parts = _flatten(alternative, "and", alt_path)
+        found = [c for c in (_condition(part, at, ctx) for at, part in parts) if c is not None]
+        if found:
+            out.append(sorted(found, key=lambda c: -c.window))
+    return out
+
+
+_NICE_WINDOWS = tuple(
+    q.parse_duration(text)
+    for text in ("1m", "2m", "5m", "10m", "15m", "30m", "1h", "2h", "3h", "6h", "12h", "1d")
+)
+
+
+def _short_window_for(long: float) -> float:
+    """The Workbook's short window for ``long``: 1/12 of it, rounded to a usual duration."""
+    return min(_NICE_WINDOWS, key=lambda w: abs(w - long / 12))
+
+
+def _node_at(tree: q.Expr, path: Path) -> q.Expr:
+    node = tree
+    for index in path:
+        node = q.children(node)[index]
+    return node
+
+
+def _rewindowed(tree: q.Expr, side: Path, window: float, ctx: Context) -> str | None:
+    """The error-ratio side at ``side`` read over ``window`` instead, or ``None`` when no
+    such series is known (a recorded ratio whose sibling is not recorded in this run)."""
+    node = _node_at(tree, side)
+    ranges: dict[Path, str] = {}
+    names: dict[Path, str] = {}
+    for sub_path, sub in walk_paths(node, side):
+        if isinstance(sub, P.MatrixSelector):
+            ranges[sub_path] = printer.with_range(sub, window, sub_path)
+        elif isinstance(sub, P.VectorSelector) and sub_path[:-1] not in ranges:
+            name = q.selector_name(sub)
+            window_now = window_of_name(name)
+            if window_now is None:
+                continue
+            sibling = _sibling(name, window, ctx)
+            if sibling is None:
+                return None
+            names[sub_path] = printer.renamed_selector(sub, sibling)
+    if not ranges and not names:
+        return None
+    return printer.render(node, ranges, names, path=side)
+
+
+def _sibling(name: str, window: float, ctx: Context) -> str | None:
+    """The recorded name like ``name`` but for ``window`` (``…rate1h`` -> ``…rate5m``)."""
+    head, _, ops = name.rpartition(":")
+    for candidate in ctx.records:
+        c_head, _, c_ops = candidate.rpartition(":")
+        if c_head != head or window_of_name(candidate) != window:
+            continue
+        if c_ops.rstrip("0123456789smhdwy") == ops.rstrip("0123456789smhdwy"):
+            return candidate
+    return None
+
+
+def _fmt(seconds: float) -> str:
+    """A duration rounded for prose: ``59m``, ``2d2h``."""
+    step = 60.0 if seconds < 86400 else 3600.0
+    return q.fmt_seconds(max(step, round(seconds / step) * step)) if seconds >= 60 else "<1m"
+
+
+def _alert_tiers(rule: Rule, tree: q.Expr, ctx: Context) -> list[list[Condition]]:
+    return tiers(tree, ctx) if rule.kind == "alert" else []
+
+
+@rule_check(
+    "burn-rate-never-fires",
+    Severity.ERROR,
+    "slo",
+    "a burn-rate threshold at or above a 100% error ratio: the alert can never fire",
+)
+def burn_rate_never_fires(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``ratio > 14.4 * (1 - 0.9)`` asks for 144% errors: not even a total outage fires it."""
+    for tier in _alert_tiers(rule, tree, ctx):
+        for condition in tier:
+            if condition.threshold >= 1:
+                factor = condition.factor
+                most = (
+                    f"; with this budget every factor must stay below {1 / condition.budget:.4g}"
+                    if condition.budget
+                    else ""
+                )
+                yield Hit(
+                    f"the {_fmt(condition.window)} error ratio must exceed "
+                    f"{condition.threshold:g}"
+                    + (f" ({factor:g} × budget {condition.budget:g})" if factor else "")
+                    + f", above a 100% error ratio: this alert can never fire, not even during "
+                    f"a total outage{most}"
+                )
+                break
+
+
+@rule_check(
+    "burn-rate-slow-reset",
+    Severity.WARNING,
+    "slo",
+    "a burn-rate alert without a short window (or with a long one) keeps firing after recovery",
+)
+def burn_rate_slow_reset(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``ratio_rate1h > 14.4 * b`` alone keeps firing ~59 m after a total outage ends."""
+    for tier in _alert_tiers(rule, tree, ctx):
+        long, short = tier[0], tier[-1]
+        if long.threshold >= 1:
+            continue  # burn-rate-never-fires
+        if len(tier) == 1 or short.window == long.window:
+            reset = long.reset_after()
+            if reset <= SLOW_RESET:
+                continue
+            wanted = _short_window_for(long.window)
+            extra = _rewindowed(tree, long.side, wanted, ctx)
+            fix = None
+            if extra is not None:
+                condition = printer.render(_node_at(tree, long.path), path=long.path)
+                again = printer.render(
+                    _node_at(tree, long.path), {long.side: extra}, path=long.path
+                )
+                fix = Fix(expr=printer.render(tree, {long.path: f"({condition} and {again})"}))
+            how = f": `and {again}`" if fix is not None else ""
+            yield Hit(
+                f"single-window burn condition over {_fmt(long.window)}: after a total "
+                f"outage it keeps firing ~{_fmt(reset)} after recovery; add the same "
+                f"threshold over a short window of ~1/12 ({_fmt(wanted)}, SRE Workbook ch. 5) "
+                f"so it resets within ~{_fmt(wanted)}{how}",
+                fix=fix,
+            )
+        elif short.window > long.window * SHORT_WINDOW_MAX_RATIO:
+            wanted = _short_window_for(long.window)
+            shorter = _rewindowed(tree, short.side, wanted, ctx)
+            fix = Fix(expr=printer.render(tree, {short.side: shorter})) if shorter else None
+            yield Hit(
+                f"the short window {_fmt(short.window)} is {short.window / long.window:.0%} of "
+                f"the long window {_fmt(long.window)}: the alert keeps firing ~"
+                f"{_fmt(short.reset_after())} after recovery; the Workbook pairs a short window "
+                f"of 1/12 ({_fmt(wanted)}), which resets within ~{_fmt(wanted)}"
+                + (f": `{shorter}`" if shorter else ""),
+                fix=fix,
+            )
+
+
+@rule_check(
+    "burn-rate-budget-spend",
+    Severity.WARNING,
+    "slo",
+    "a burn-rate factor that, over its window, spends nearly nothing or the whole budget",
+)
+def burn_rate_budget_spend(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """At the threshold burn, the long window spends ``F·w/P`` of the budget before firing."""
+    period = ctx.config.slo_window
+    for tier in _alert_tiers(rule, tree, ctx):
+        long = tier[0]
+        factor = long.factor
+        if factor is None or factor < 1 or long.threshold >= 1:
+            continue  # unknown budget, burn-rate-below-budget, burn-rate-never-fires
+        spend = factor * long.window / period
+        lasts = _fmt(period / factor)
+        where = f"{factor:g}× over {_fmt(long.window)}"
+        if spend >= MAX_SPEND:
+            yield Hit(
+                f"{where} fires only after {spend:.0%} of the {_fmt(period)} error budget is "
+                f"spent (at {factor:g}× the budget lasts {lasts}, less than the "
+                f"{_fmt(long.window)} the window needs): shorten the window or lower the "
+                "factor (Workbook: 14.4× over 1h, 6× over 6h, 1× over 3d)"
+            )
+        elif spend < MIN_SPEND:
+            yield Hit(
+                f"{where} fires when only {spend:.2%} of the {_fmt(period)} error budget is "
+                f"at stake: a short blip of errors pages; the Workbook's fastest tier, 14.4× "
+                "over 1h, waits for 2%"
+            )
+
+
+def _for_seconds(rule: Rule) -> float:
+    try:
+        return q.parse_duration(rule.for_) if rule.for_ else 0.0
+    except ValueError:
+        return 0.0
+
+
+@rule_check(
+    "burn-rate-for-too-long",
+    Severity.WARNING,
+    "slo",
+    "a burn-rate alert whose `for` outlasts its short window",
+)
+def burn_rate_for_too_long(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``for: 1h`` on a 1h/5m pair: a 5-minute lull restarts the wait, and pages come 1h late."""
+    wait = _for_seconds(rule)
+    if not wait:
+        return
+    for tier in _alert_tiers(rule, tree, ctx):
+        short = tier[-1]
+        if len(tier) > 1 and tier[0].window > short.window and wait > short.window:
+            long = tier[0]
+            spent = ""
+            if long.factor is not None:
+                extra = long.factor * wait / ctx.config.slo_window
+                spent = f" (at {long.factor:g}× that is another {extra:.1%} of the budget)"
+            yield Hit(
+                f"`for: {rule.for_}` is longer than the {_fmt(short.window)} short window: any "
+                f"lull of a few minutes drops the short window below the threshold and "
+                f"restarts the wait, and pages come {_fmt(wait)} late{spent}; drop `for` or "
+                f"keep it under {_fmt(short.window)}",
+                line=rule.line_of("for"),
+                fix=Fix(fields=(("for", None),)),
+            )
+            return
