@@ -238,8 +238,12 @@ def lint_files(
         Finding(p.file, p.line, UNREADABLE_INPUT, Severity.ERROR, p.message) for p in problems
     ]
     unreadable += refused
-    # One expression can trip the same check on the same name several times: report it once.
-    findings = tuple(sorted(set(out.findings) | set(unreadable), key=Finding.sort_key))
+    # One expression can trip the same check on the same name several times: report it once
+    # (the first fix found is kept).
+    unique: dict[tuple[str, int, str, str, str], Finding] = {}
+    for finding in [*out.findings, *unreadable]:
+        unique.setdefault((*finding.sort_key(), finding.rule), finding)
+    findings = tuple(sorted(unique.values(), key=Finding.sort_key))
     rules = sum(len(loaded.source.rules) for loaded in files)
     unread_files = len({p.file for p in problems} | {f.file for f in refused})
     return Report(findings, len(files), rules, unread_files)

@@ -47,19 +47,30 @@ class Fix:
     Attributes:
         expr: the rule's whole new expression, or ``None`` to keep it.
         fields: rule keys to set, as ``(key, value)``: ``"for"``, ``"labels.<name>"``,
-            ``"annotations.<name>"``; a ``None`` value removes the key.
+            ``"annotations.<name>"``, or ``"group.interval"`` for the rule's group; a ``None``
+            value removes the key.
+        remove: delete the rule (a duplicate).
+        settings: ``.obsgen-lint.yaml`` entries to add, as ``(key, list item)``, when the
+            finding is about how your servers run (``enabledFeatures``).
     """
 
     expr: str | None = None
     fields: tuple[tuple[str, str | None], ...] = ()
+    remove: bool = False
+    settings: tuple[tuple[str, str], ...] = ()
 
     def as_dict(self) -> dict[str, object]:
-        """JSON form: ``{"expr": …, "set": {key: value}}`` (keys present only when used)."""
+        """JSON form: ``{"expr": …, "set": {key: value}, "remove": true, "config": {…}}``
+        (keys present only when used)."""
         out: dict[str, object] = {}
         if self.expr is not None:
             out["expr"] = self.expr
         if self.fields:
             out["set"] = dict(self.fields)
+        if self.remove:
+            out["remove"] = True
+        if self.settings:
+            out["config"] = {key: [value] for key, value in self.settings}
         return out
 
 

@@ -198,3 +198,25 @@ def renamed_selector(node: P.VectorSelector, name: str) -> str:
     """The selector's matchers under another metric name (no range, offset or ``@``)."""
     kept = [matcher_text(m) for m in node.matchers.matchers if m.name != "__name__"]
     return f"{name}{{{','.join(kept)}}}" if kept else name
+
+
+def node_at(tree: q.Expr, path: Path) -> q.Expr:
+    """The node at ``path`` under ``tree``."""
+    node = tree
+    for index in path:
+        node = q.children(node)[index]
+    return node
+
+
+def regrouped(node: P.AggregateExpr, path: Path, keep: str) -> str:
+    """The aggregation ``node`` (at ``path``) changed so that it keeps the label ``keep``:
+    added to ``by (…)``, removed from ``without (…)``, ``by (keep)`` when it had none."""
+    kind, labels = q.grouping(node)
+    if kind == "without":
+        rest = [label for label in labels if label != keep]
+        grouping = f"without ({', '.join(rest)}) " if rest else f"by ({keep}) "
+    else:
+        grouping = f"by ({', '.join(sorted({keep, *labels}))}) "
+    kids = q.children(node)
+    parts = [render(kids[i], path=(*path, i)) for i in range(len(kids))][::-1]
+    return f"{q.op(node)} {grouping}({', '.join(parts)})"

@@ -8,13 +8,14 @@ from collections.abc import Iterator
 import promql_parser as P
 
 from generator.lint import promql as q
-from generator.lint.model import Rule, Severity
+from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import window_of_name
 from generator.lint.registry import Context, Hit, rule_check
 
 _VALUE_IN_TEMPLATE = re.compile(r"\$value\b|\.Value\b|\{\{[^}]*\bquery\b")
 # Windows up to this long (seconds) are "short": one noisy evaluation can cross the threshold.
 SHORT_WINDOW = 300.0
+SUGGESTED_FOR = "5m"
 _ABSENT = frozenset({"absent", "absent_over_time"})
 # Series that move steadily with the clock (ages, TTLs, expiry times): no noise to debounce.
 _CLOCK_NAME = re.compile(
@@ -91,8 +92,9 @@ def value_in_labels(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
             yield Hit(
                 f"label `{key}` is templated from the query result ({value.strip()!r}); labels "
                 "identify the alert, so it restarts (and re-notifies) each evaluation; move it "
-                "to an annotation",
+                f"to annotations.{key}",
                 line=rule.line_of(f"labels.{key}"),
+                fix=Fix(fields=((f"labels.{key}", None), (f"annotations.{key}", value))),
             )
 
 
@@ -188,8 +190,9 @@ def missing_for(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     window = "instant values" if span is None else f"a {q.fmt_seconds(span)} window"
     yield Hit(
         f"threshold alert over {window} has no `for`: one noisy evaluation pages; add "
-        "`for: 5m` (or longer)",
+        f"`for: {SUGGESTED_FOR}` (or longer)",
         line=rule.line_of("for"),
+        fix=Fix(fields=(("for", SUGGESTED_FOR),)),
     )
 
 
@@ -206,6 +209,7 @@ def absent_without_for(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     if any(q.func_name(n) in _ABSENT for n, _ in q.walk(tree)):
         yield Hit(
             "absent() with no `for` fires on a Prometheus restart, a rollout or one missed "
-            "scrape; add `for: 5m` (or longer)",
+            f"scrape; add `for: {SUGGESTED_FOR}` (or longer)",
             line=rule.line_of("for"),
+            fix=Fix(fields=(("for", SUGGESTED_FOR),)),
         )

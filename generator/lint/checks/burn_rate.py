@@ -260,12 +260,14 @@ def burn_rate_never_fires(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hi
                     if condition.budget
                     else ""
                 )
+                found = _refactor_fix(tree, tier, ctx)
                 yield Hit(
                     f"the {_fmt(condition.window)} error ratio must exceed "
                     f"{condition.threshold:g}"
                     + (f" ({factor:g} × budget {condition.budget:g})" if factor else "")
                     + f", above a 100% error ratio: this alert can never fire, not even during "
-                    f"a total outage{most}"
+                    f"a total outage{most}" + (f"; for this window: {found[0]}" if found else ""),
+                    fix=found[1] if found else None,
                 )
                 break
 
@@ -334,18 +336,154 @@ def burn_rate_budget_spend(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
         spend = factor * long.window / period
         lasts = _fmt(period / factor)
         where = f"{factor:g}× over {_fmt(long.window)}"
+        if MIN_SPEND <= spend < MAX_SPEND:
+            continue
+        found = _refactor_fix(tree, tier, ctx)
+        advice = f"; for this window: {found[0]}" if found else ""
         if spend >= MAX_SPEND:
             yield Hit(
                 f"{where} fires only after {spend:.0%} of the {_fmt(period)} error budget is "
                 f"spent (at {factor:g}× the budget lasts {lasts}, less than the "
-                f"{_fmt(long.window)} the window needs): shorten the window or lower the "
-                "factor (Workbook: 14.4× over 1h, 6× over 6h, 1× over 3d)"
+                f"{_fmt(long.window)} the window needs){advice} (Workbook: 14.4× over 1h, 6× "
+                "over 6h, 1× over 3d)",
+                fix=found[1] if found else None,
             )
-        elif spend < MIN_SPEND:
+        else:
             yield Hit(
                 f"{where} fires when only {spend:.2%} of the {_fmt(period)} error budget is "
-                f"at stake: a short blip of errors pages; the Workbook's fastest tier, 14.4× "
-                "over 1h, waits for 2%"
+                f"at stake: a short blip of errors pages (the Workbook's fastest tier, 14.4× "
+                f"over 1h, waits for 2%){advice}",
+                fix=found[1] if found else None,
+            )
+
+
+# The Workbook's factor for each long window (ch. 5, "Multiwindow, multi-burn-rate alerts").
+WORKBOOK_FACTORS = {3600.0: 14.4, 21600.0: 6.0, 86400.0: 3.0, 259200.0: 1.0}
+
+
+def suggest_factor(window: float, budget: float, period: float) -> float | None:
+    """A burn factor for a long ``window`` that passes every check here: at least 1, a
+    threshold below 100% errors, and 1–100% of the budget spent before firing. The
+    Workbook's factor when it fits, else the one spending 5%; ``None`` when none fits."""
+    low = max(1.0, MIN_SPEND * period / window)
+    high = min(1.0 / budget, MAX_SPEND * period / window)
+
+    def fits(factor: float) -> bool:
+        return low <= factor < high
+
+    workbook = WORKBOOK_FACTORS.get(window)
+    if workbook is not None and fits(workbook):
+        return workbook
+    target = min(max(0.05 * period / window, low), high * 0.95)
+    rounded = float(f"{target:.3g}")
+    return rounded if fits(rounded) else None
+
+
+def _factor_path(tree: q.Expr, condition: Condition) -> tuple[Path, bool] | None:
+    """Where the condition's factor is written: ``(path, True)`` for the ``F`` of
+    ``F * (1 - objective)``, ``(path, False)`` for a threshold written as one number."""
+    comparison = printer.node_at(tree, condition.path)
+    constant_index = 1 if condition.side[-1] == 0 else 0
+    at = (*condition.path, constant_index)
+    node = q.children(comparison)[constant_index]
+    while isinstance(node, P.ParenExpr):
+        node, at = node.expr, (*at, 0)
+    product = q.as_binary(node, "*")
+    if product is None:
+        return (at, False) if q.constant(node) is not None else None
+    operands = [q.unwrap(product.lhs), q.unwrap(product.rhs)]
+    values = [q.constant(o) for o in operands]
+    if values[0] is None or values[1] is None:
+        return None
+    if q.op(operands[0]) == "-":
+        index = 1
+    elif q.op(operands[1]) == "-":
+        index = 0
+    else:
+        index = 0 if values[0] >= values[1] else 1
+    target = (*at, index)
+    while isinstance(printer.node_at(tree, target), P.ParenExpr):
+        target = (*target, 0)
+    return target, True
+
+
+def with_factor(tree: q.Expr, tier: list[Condition], factor: float) -> str | None:
+    """The alert with every condition of ``tier`` at burn ``factor`` (same budget)."""
+    replace: dict[Path, str] = {}
+    for condition in tier:
+        found = _factor_path(tree, condition)
+        if found is None or condition.budget is None:
+            return None
+        at, is_factor = found
+        replace[at] = f"{factor:g}" if is_factor else f"{factor * condition.budget:.6g}"
+    return printer.render(tree, replace)
+
+
+def _refactor_fix(tree: q.Expr, tier: list[Condition], ctx: Context) -> tuple[str, Fix] | None:
+    """``(words, fix)`` moving the tier to :func:`suggest_factor`'s factor."""
+    long = tier[0]
+    if long.budget is None:
+        return None
+    factor = suggest_factor(long.window, long.budget, ctx.config.slo_window)
+    fixed = with_factor(tree, tier, factor) if factor is not None else None
+    if factor is None or fixed is None:
+        return None
+    return f"{factor:g}× over {_fmt(long.window)}", Fix(expr=fixed)
+
+
+@rule_check(
+    "burn-rate-below-budget",
+    Severity.WARNING,
+    "slo",
+    "a burn-rate alert threshold below 1x the error budget",
+)
+def burn_rate_below_budget(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``error_ratio > 0.5 * (1 - 0.999)`` fires while the SLO is still being met."""
+    for tier in _alert_tiers(rule, tree, ctx):
+        factor = tier[0].factor
+        if factor is None or not 0 < factor < 1:
+            continue
+        found = _refactor_fix(tree, tier, ctx)
+        yield Hit(
+            f"burn-rate threshold {factor:g} × budget {tier[0].budget:g} is below 1× the error "
+            "budget: it fires while the SLO is still met; use a factor of at least 1"
+            + (f" for this window: {found[0]}" if found else ""),
+            fix=found[1] if found else None,
+        )
+
+
+@rule_check(
+    "burn-rate-window-mismatch",
+    Severity.WARNING,
+    "slo",
+    "a multiwindow burn-rate pair with equal windows or different thresholds",
+)
+def burn_rate_window_mismatch(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
+    """``ratio_rate1h > 14.4*b and ratio_rate1h > 6*b``: the pair must share a threshold and
+    use a short window below the long one."""
+    for tier in _alert_tiers(rule, tree, ctx):
+        if len(tier) < 2:
+            continue
+        long, short = tier[0], tier[-1]
+        if long.window == short.window:
+            wanted = _short_window_for(long.window)
+            shorter = _rewindowed(tree, short.side, wanted, ctx)
+            yield Hit(
+                f"both halves of the multiwindow condition use the {_fmt(long.window)} window; "
+                f"the short window (about 1/12 of the long one, {_fmt(wanted)}) is what lets "
+                "the alert reset" + (f": `{shorter}`" if shorter else ""),
+                fix=Fix(expr=printer.render(tree, {short.side: shorter})) if shorter else None,
+            )
+        elif abs(long.threshold - short.threshold) > 1e-9 * max(long.threshold, short.threshold):
+            constant_index = 1 if long.side[-1] == 0 else 0
+            long_constant = (*long.path, constant_index)
+            text = printer.render(printer.node_at(tree, long_constant), path=long_constant)
+            short_constant = (*short.path, 1 if short.side[-1] == 0 else 0)
+            yield Hit(
+                f"the {_fmt(long.window)} and {_fmt(short.window)} windows compare against "
+                f"different thresholds ({long.threshold:g} vs {short.threshold:g}); both windows "
+                f"of a pair use the same burn-rate factor: `{text}`",
+                fix=Fix(expr=printer.render(tree, {short_constant: text})),
             )
 
 

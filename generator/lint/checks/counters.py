@@ -12,18 +12,24 @@ from collections.abc import Iterator
 
 import promql_parser as P
 
+from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.model import Rule, Severity
+from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import is_recorded, recorded_rate, split_recorded
+from generator.lint.printer import Path, walk_paths
 from generator.lint.registry import Context, Hit, rule_check
 
 
-def _rated_selectors(tree: q.Expr) -> Iterator[tuple[str, str]]:
-    """``(function, metric name)`` of every ``rate/irate/increase(<selector>[range])``."""
-    for node, _ in q.walk(tree):
+def _rated_selectors(tree: q.Expr) -> Iterator[tuple[Path, P.Call, str]]:
+    """``(path, call, metric name)`` of every ``rate/irate/increase(<selector>[range])``."""
+    for path, node in walk_paths(tree):
         call = q.as_call(node, *q.RATE_FUNCS)
         if call is not None and call.args and isinstance(call.args[0], P.MatrixSelector):
-            yield call.func.name, q.selector_name(call.args[0])
+            yield path, call, q.selector_name(call.args[0])
+
+
+# The gauge function answering the question each counter function was asked.
+_GAUGE_FUNCTION = {"rate": "deriv", "irate": "deriv", "increase": "delta"}
 
 
 @rule_check(
@@ -34,31 +40,38 @@ def _rated_selectors(tree: q.Expr) -> Iterator[tuple[str, str]]:
 )
 def rate_on_gauge(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``rate(queue_depth[5m])``: drops of a gauge are read as counter resets."""
-    for func, name in _rated_selectors(tree):
+    found: dict[tuple[str, str], dict[Path, str]] = {}
+    for path, call, name in _rated_selectors(tree):
+        func = call.func.name
         if name and not is_recorded(name) and not ctx.counters.is_counter(name):
-            yield Hit(
-                f"{func}({name}[…]): `{name}` looks like a gauge (no _total/_count/_sum/_bucket "
-                "suffix); use deriv() or delta() for gauges, or list it under `counters:` in "
-                ".obsgen-lint.yaml if it is a counter"
-            )
+            gauge = printer.renamed_call(call, _GAUGE_FUNCTION[func], path)
+            found.setdefault((func, name), {})[path] = gauge
+    for (func, name), replace in found.items():
+        yield Hit(
+            f"{func}({name}[…]): `{name}` looks like a gauge (no _total/_count/_sum/_bucket "
+            f"suffix); for a gauge write `{next(iter(replace.values()))}`, or list it under "
+            "`counters:` in .obsgen-lint.yaml if it is a counter",
+            fix=Fix(expr=printer.render(tree, replace)),
+        )
 
 
 # Aggregations whose value is a number of series, not the series' values.
 _SERIES_COUNTS = frozenset({"count", "group", "count_values"})
 
 
-def _raw_counters(node: q.Expr, ctx: Context) -> Iterator[str]:
-    """Raw counter names reaching ``node``'s value without passing through a function."""
-    node = q.unwrap(node)
+def _raw_counters(node: q.Expr, path: Path, ctx: Context) -> Iterator[tuple[Path, str]]:
+    """Raw counter selectors reaching ``node``'s value without passing through a function."""
+    while isinstance(node, P.ParenExpr):
+        node, path = node.expr, (*path, 0)
     if isinstance(node, P.VectorSelector):
         name = q.selector_name(node)
         if ctx.counters.is_counter(name) and not name.endswith("_created"):
-            yield name
+            yield path, name
     elif isinstance(node, P.AggregateExpr | P.UnaryExpr) and q.op(node) not in _SERIES_COUNTS:
-        yield from _raw_counters(node.expr, ctx)
+        yield from _raw_counters(node.expr, (*path, 0), ctx)
     elif isinstance(node, P.BinaryExpr) and str(node.op) in q.ARITHMETIC:
-        yield from _raw_counters(node.lhs, ctx)
-        yield from _raw_counters(node.rhs, ctx)
+        yield from _raw_counters(node.lhs, (*path, 0), ctx)
+        yield from _raw_counters(node.rhs, (*path, 1), ctx)
 
 
 @rule_check(
@@ -69,19 +82,27 @@ def _raw_counters(node: q.Expr, ctx: Context) -> Iterator[str]:
 )
 def counter_compared_raw(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``errors_total > 5`` holds forever after the fifth error since the process started."""
+    window = q.fmt_seconds(max(300.0, 4 * ctx.config.scrape_interval))
     seen: set[str] = set()
-    for node, ancestors in q.walk(tree):
-        if not q.is_comparison(node) or _state_test(node, ancestors):
+    for path, node in walk_paths(tree):
+        if not q.is_comparison(node):
             continue
-        for side in (node.lhs, node.rhs):
-            for name in _raw_counters(side, ctx):
-                if name not in seen:
-                    seen.add(name)
-                    yield Hit(
-                        f"counter `{name}` is compared raw (`{q.op(node)}`): its value counts "
-                        f"since the process started; compare increase({name}[…]) or "
-                        f"rate({name}[…]) instead"
-                    )
+        ancestors = tuple(printer.node_at(tree, path[:i]) for i in range(len(path)))
+        if _state_test(node, ancestors):
+            continue
+        for index, side in enumerate((node.lhs, node.rhs)):
+            for at, name in _raw_counters(side, (*path, index), ctx):
+                if name in seen:
+                    continue
+                seen.add(name)
+                selector = printer.render(printer.node_at(tree, at), path=at)
+                increase = f"increase({selector}[{window}])"
+                yield Hit(
+                    f"counter `{name}` is compared raw (`{q.op(node)}`): its value counts since "
+                    f"the process started; compare its increase over a window instead: "
+                    f"`{increase}`",
+                    fix=Fix(expr=printer.render(tree, {at: increase})),
+                )
 
 
 def _state_test(node: P.BinaryExpr, ancestors: tuple[q.Expr, ...]) -> bool:
@@ -125,12 +146,40 @@ def _already(name: str, ctx: Context) -> str:
 )
 def rate_over_aggregated(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``rate(job:requests_total:sum[5m])``: sum first, rate second hides counter resets."""
-    for func, name in _rated_selectors(tree):
+    for path, call, name in _rated_selectors(tree):
         if not is_recorded(name):
             continue
         why = _already(name, ctx)
-        if why:
-            yield Hit(
-                f"{func}({name}[…]): {why}; record sum(rate(<counter>[…])) and use the "
-                "recorded rate directly (rate first, then sum)"
-            )
+        if not why:
+            continue
+        arg = call.args[0]
+        right = _rate_first(name, q.seconds(arg.range), ctx)  # type: ignore[attr-defined]
+        if right is None and "rate" in why:
+            right = printer.render(arg.vector_selector, path=(*path, 0, 0))  # type: ignore[attr-defined]
+        advice = (
+            f"write `{right}`"
+            if right
+            else "record sum(rate(<counter>[…])) and use the recorded rate directly"
+        )
+        yield Hit(
+            f"{call.func.name}({name}[…]): {why}; rate first, then sum: {advice}",
+            fix=Fix(expr=printer.render(tree, {path: right})) if right else None,
+        )
+
+
+def _rate_first(name: str, window: float, ctx: Context) -> str | None:
+    """The recording rule of ``name`` (a sum of raw counters) with each counter rated over
+    ``window``: ``sum by (job) (rate(x_total[5m]))``; ``None`` when that is not its shape."""
+    trees = ctx.recorded_trees(name)
+    if len(trees) != 1:
+        return None
+    tree = trees[0]
+    if any(q.func_name(n) in q.RATE_FUNCS for n, _ in q.walk(tree)):
+        return None
+    rated: dict[Path, str] = {}
+    for at, node in walk_paths(tree):
+        if isinstance(node, P.VectorSelector) and ctx.counters.is_counter(q.selector_name(node)):
+            if isinstance(printer.node_at(tree, at[:-1]) if at else None, P.MatrixSelector):
+                return None
+            rated[at] = f"rate({printer.render(node, path=at)}[{q.fmt_seconds(window)}])"
+    return printer.render(tree, rated) if rated else None

@@ -7,6 +7,7 @@ Prometheus 3 stores bounds as Go floats (``le="1.0"``, DESIGN.md §6.1).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 import promql_parser as P
@@ -55,20 +56,28 @@ def _agg_text(node: q.Expr) -> str:
 )
 def quantile_without_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``histogram_quantile(0.99, sum by (job) (rate(x_bucket[5m])))``: the ``le`` label is gone."""
-    for arg in _quantile_args(tree):
-        for node, _ in q.walk(arg):
+    for path, node in walk_paths(tree):
+        if q.func_name(node) != "histogram_quantile" or len(q.children(node)) != 2:
+            continue
+        arg_path = (*path, 1)
+        for sub_path, sub in walk_paths(q.children(node)[1], arg_path):
             if (
-                isinstance(node, P.AggregateExpr)
-                and not q.keeps_label(node, "le")
-                and _has_bucket(node)
+                isinstance(sub, P.AggregateExpr)
+                and not q.keeps_label(sub, "le")
+                and _has_bucket(sub)
             ):
-                kind, labels = q.grouping(node)
-                fix = f"{q.op(node)} by (le{''.join(', ' + x for x in labels if kind == 'by')})"
+                fixed = printer.regrouped(sub, sub_path, "le")
                 yield Hit(
-                    f"histogram_quantile input `{_agg_text(node)}` drops the `le` label, so the "
-                    f"quantile is empty; keep it: `{fix} (…)`"
+                    f"histogram_quantile input `{_agg_text(sub)}` drops the `le` label, so the "
+                    f"quantile is empty; keep it: `{_head(fixed)} (…)`",
+                    fix=Fix(expr=printer.render(tree, {sub_path: fixed})),
                 )
                 break
+
+
+def _head(aggregation: str) -> str:
+    """``sum by (le, job)`` of a rendered ``sum by (le, job) (…)``."""
+    return aggregation[: aggregation.index(")") + 1]
 
 
 def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
@@ -99,20 +108,28 @@ def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
 )
 def bucket_without_rate(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``histogram_quantile(0.9, sum by (le) (x_bucket))``: the quantile since process start."""
-    for node, ancestors in q.walk(tree):
+    window = q.fmt_seconds(max(300.0, 4 * ctx.config.scrape_interval))
+    for path, node in walk_paths(tree):
         if not isinstance(node, P.VectorSelector) or (
-            ancestors and isinstance(ancestors[-1], P.MatrixSelector)
+            path and path[-1] == 0 and _in_range(tree, path)
         ):
             continue
         name = q.selector_name(node)
         if is_recorded(name) or not name.endswith("_bucket"):
             continue
+        ancestors = tuple(printer.node_at(tree, path[:i]) for i in range(len(path)))
         use = _unrated_use(ancestors)
         if use:
+            rated = f"rate({printer.render(node, path=path)}[{window}])"
             yield Hit(
                 f"`{name}` is a cumulative counter used raw in `{use}`: wrap it in "
-                f"rate({name}[5m]) or increase(…) first"
+                f"rate({name}[{window}]) first",
+                fix=Fix(expr=printer.render(tree, {path: rated})),
             )
+
+
+def _in_range(tree: q.Expr, path: Path) -> bool:
+    return isinstance(printer.node_at(tree, path[:-1]), P.MatrixSelector | P.SubqueryExpr)
 
 
 def _le_values(matcher: P.Matcher) -> set[str] | None:
@@ -137,14 +154,49 @@ def _le_matchers(tree: q.Expr) -> Iterator[P.Matcher]:
 )
 def le_not_a_number(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """Bucket bounds are plain numbers in base units; ``"0.5s"`` or ``"500ms"`` never match."""
-    for matcher in _le_matchers(tree):
-        values = _le_values(matcher)
-        for value in sorted(values or ()):
-            if value and parse_go_float(value) is None:
-                yield Hit(
-                    f"`{matcher_text(matcher)}`: {value!r} is not a number, so it matches no "
-                    'bucket; write the bound in base units (seconds), e.g. le="0.5"'
+    for path, node in walk_paths(tree):
+        if not isinstance(node, P.VectorSelector):
+            continue
+        for matcher in q.matchers(node):
+            if matcher.name != "le":
+                continue
+            values = _le_values(matcher) or set()
+            wrong = sorted(v for v in values if v and parse_go_float(v) is None)
+            if not wrong:
+                continue
+            seconds = [_as_seconds(v) for v in sorted(values)]
+            if matcher.op in (P.MatchOp.Equal, P.MatchOp.Re) and all(
+                x is not None for x in seconds
+            ):
+                wanted = bounds.matcher_for(
+                    [x for x in seconds if x is not None], ctx.config.versions
                 )
+                selector = printer.selector_with(node, "le", wanted)
+                yield Hit(
+                    f"`{matcher_text(matcher)}`: {wrong[0]!r} is not a number, so it matches "
+                    f"no bucket; bounds are plain numbers in seconds: {wanted}",
+                    fix=Fix(expr=printer.render(tree, selectors={path: selector})),
+                )
+            else:
+                yield Hit(
+                    f"`{matcher_text(matcher)}`: {wrong[0]!r} is not a number, so it matches "
+                    "no bucket; write the bound as a plain number in the metric's base unit"
+                )
+
+
+_UNIT_VALUE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _as_seconds(value: str) -> float | None:
+    """``"0.5s"`` -> 0.5, ``"500ms"`` -> 0.5; a plain number as is; else ``None``."""
+    number = parse_go_float(value)
+    if number is not None:
+        return number
+    match = _UNIT_VALUE.match(value)
+    if match is None:
+        return None
+    return float(match.group("number")) * _UNIT_SECONDS[match.group("unit")]
 
 
 def _spelled_matchers(tree: q.Expr) -> Iterator[tuple[Path, P.VectorSelector, P.Matcher]]:
@@ -242,9 +294,10 @@ def _bucket_bounds(node: q.Expr, versions: tuple[str, ...]) -> tuple[float, ...]
 )
 def bucket_sum_across_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``sum by (job) (rate(x_bucket[5m]))`` counts each request once per bucket it falls in."""
-    for node, ancestors in q.walk(tree):
+    for path, node in walk_paths(tree):
         if q.op(node) not in _VALUE_AGGREGATIONS or q.keeps_label(node, "le"):
             continue
+        ancestors = [printer.node_at(tree, path[:i]) for i in range(len(path))]
         if any(q.func_name(a) == "histogram_quantile" for a in ancestors):
             continue  # reported by histogram-quantile-without-le
         if not _has_bucket(node):
@@ -252,16 +305,19 @@ def bucket_sum_across_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit
         selected = _bucket_bounds(node, ctx.config.versions)
         if selected is not None and len(selected) == 1:
             continue
+        fixed = printer.regrouped(node, path, "le")  # type: ignore[arg-type]
+        keep = f"keep `le` in the grouping (`{_head(fixed)} (…)`)"
         if selected is None:
-            yield Hit(
-                f"`{_agg_text(node)}` merges buckets of every `le` bound (cumulative counts "
-                'add up many times); select one bound with le="…" or keep `le` in the grouping'
-            )
+            what = "merges buckets of every `le` bound"
         else:
             shown = ", ".join(bounds.format_bound(b) for b in selected[:4])
             more = f" and {len(selected) - 4} more" if len(selected) > 4 else ""
-            yield Hit(
-                f"`{_agg_text(node)}` adds up buckets of {len(selected)} bounds ({shown}{more}) "
-                "that its `le` regex accepts (cumulative counts add up many times); select "
-                "one bound, or keep `le` in the grouping"
+            what = (
+                f"adds up buckets of {len(selected)} bounds ({shown}{more}) that its `le` "
+                "regex accepts"
             )
+        yield Hit(
+            f"`{_agg_text(node)}` {what} (cumulative counts add up many times); select one "
+            f'bound with le="…", or {keep}',
+            fix=Fix(expr=printer.render(tree, {path: fixed})),
+        )

@@ -6,11 +6,14 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import promql_parser as P
 
+from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.model import Rule, Severity, SourceFile
+from generator.lint.model import Fix, Rule, Severity, SourceFile
 from generator.lint.names import split_recorded
+from generator.lint.printer import Path, matcher_text, walk_paths
 from generator.lint.regex import is_anchored, is_plain
 from generator.lint.registry import Context, Hit, rule_check, set_check
+from generator.promql import quote
 
 # Labels whose anchored regexes are a deliberate, documented form (bucket/quantile spelling
 # across Prometheus 2 and 3: le=~"^(?:1|1\\.0)$").
@@ -18,6 +21,7 @@ _ANCHOR_EXEMPT = frozenset({"le", "quantile"})
 # Longest group interval (seconds): beyond the 5m lookback, recorded series go stale between
 # evaluations and alerts see gaps.
 MAX_GROUP_INTERVAL = 300.0
+SUGGESTED_INTERVAL = "1m"  # Prometheus' default evaluation_interval
 _WINDOW_FACTOR = 4
 
 
@@ -37,10 +41,27 @@ def record_name_format(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
         )
 
 
-def _regex_matchers(tree: q.Expr) -> Iterator[P.Matcher]:
-    for node, _ in q.walk(tree):
-        if isinstance(node, P.VectorSelector):
-            yield from (m for m in q.matchers(node) if q.is_regex(m))
+def _regex_matchers(tree: q.Expr) -> Iterator[tuple[Path, P.VectorSelector, P.Matcher]]:
+    for path, node in walk_paths(tree):
+        if isinstance(node, P.VectorSelector) and not node.matchers.or_matchers:
+            for matcher in node.matchers.matchers:
+                if q.is_regex(matcher):
+                    yield path, node, matcher
+
+
+def _with_matcher(
+    tree: q.Expr, path: Path, node: P.VectorSelector, old: P.Matcher, new: str
+) -> str:
+    """The expression with ``old`` (one matcher of the selector at ``path``) replaced."""
+    kept = [
+        new
+        if m is old or (m.name == old.name and m.op == old.op and m.value == old.value)
+        else matcher_text(m)
+        for m in node.matchers.matchers
+        if not (node.name and m.name == "__name__")
+    ]
+    name = str(node.name) if node.name else ""
+    return printer.render(tree, selectors={path: f"{name}{{{','.join(kept)}}}"})
 
 
 @rule_check(
@@ -51,12 +72,23 @@ def _regex_matchers(tree: q.Expr) -> Iterator[P.Matcher]:
 )
 def regex_plain_string(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``method=~"GET"`` runs the regex engine for an equality test."""
-    for matcher in _regex_matchers(tree):
+    for path, node, matcher in _regex_matchers(tree):
         value = str(matcher.value)
         if is_plain(value):
             equal = "=" if matcher.op == P.MatchOp.Re else "!="
-            literal = value.replace("\\", "")
-            yield Hit(f'`{matcher}` has no regex operator; write {matcher.name}{equal}"{literal}"')
+            wanted = f"{matcher.name}{equal}{quote(value.replace(chr(92), ''))}"
+            yield Hit(
+                f"`{matcher_text(matcher)}` has no regex operator; write {wanted}",
+                fix=Fix(expr=_with_matcher(tree, path, node, matcher, wanted)),
+            )
+
+
+def _strip_anchors(pattern: str) -> str:
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if is_anchored(pattern) and pattern.endswith("$"):
+        pattern = pattern[:-1]
+    return pattern
 
 
 @rule_check(
@@ -67,9 +99,16 @@ def regex_plain_string(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
 )
 def regex_redundant_anchor(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``job=~"^api$"``: the anchors are implied and suggest an unanchored match elsewhere."""
-    for matcher in _regex_matchers(tree):
-        if matcher.name not in _ANCHOR_EXEMPT and is_anchored(str(matcher.value)):
-            yield Hit(f"`{matcher}`: Prometheus already anchors regex matchers; drop ^ and $")
+    for path, node, matcher in _regex_matchers(tree):
+        value = str(matcher.value)
+        if matcher.name in _ANCHOR_EXEMPT or not is_anchored(value):
+            continue
+        op = "=~" if matcher.op == P.MatchOp.Re else "!~"
+        wanted = f"{matcher.name}{op}{quote(_strip_anchors(value))}"
+        yield Hit(
+            f"`{matcher_text(matcher)}`: Prometheus already anchors regex matchers; write {wanted}",
+            fix=Fix(expr=_with_matcher(tree, path, node, matcher, wanted)),
+        )
 
 
 @rule_check(
@@ -81,8 +120,9 @@ def regex_redundant_anchor(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
 def range_too_short(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``rate(x[1m])`` at a 30s scrape sees two samples; one missed scrape empties it."""
     minimum = _WINDOW_FACTOR * ctx.config.scrape_interval
-    reported: set[tuple[str, float]] = set()
-    for node, _ in q.walk(tree):
+    replace: dict[Path, str] = {}
+    found: list[tuple[str, float]] = []
+    for path, node in walk_paths(tree):
         call = q.as_call(node, *q.SAMPLE_HUNGRY_FUNCS)
         if call is None or not call.args:
             continue
@@ -90,13 +130,18 @@ def range_too_short(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
         if not isinstance(arg, P.MatrixSelector):
             continue
         window = q.seconds(arg.range)
-        if window < minimum and (func, window) not in reported:
-            reported.add((func, window))
-            yield Hit(
-                f"{func}(…[{q.fmt_seconds(window)}]) is shorter than 4 × the "
-                f"{q.fmt_seconds(ctx.config.scrape_interval)} scrape interval; use at least "
-                f"[{q.fmt_seconds(minimum)}] (set `scrapeInterval` in .obsgen-lint.yaml)"
-            )
+        if window < minimum:
+            replace[(*path, 0)] = printer.with_range(arg, minimum, (*path, 0))
+            if (func, window) not in found:
+                found.append((func, window))
+    fix = Fix(expr=printer.render(tree, replace)) if replace else None
+    for func, window in found:
+        yield Hit(
+            f"{func}(…[{q.fmt_seconds(window)}]) is shorter than 4 × the "
+            f"{q.fmt_seconds(ctx.config.scrape_interval)} scrape interval; use "
+            f"[{q.fmt_seconds(minimum)}] (or set `scrapeInterval` in .obsgen-lint.yaml)",
+            fix=fix,
+        )
 
 
 @set_check(
@@ -121,7 +166,7 @@ def group_interval_too_long(
             # Prometheus 3's lookback is left-open: a sample exactly 5m old is not found.
             left_open = "3" in ctx.config.versions
             if seconds > MAX_GROUP_INTERVAL or (left_open and seconds == MAX_GROUP_INTERVAL):
-                limit = "less than 5m" if left_open else "5m or less"
+                limit = "below 5m" if left_open else "5m or less"
                 yield (
                     source,
                     None,
@@ -129,8 +174,9 @@ def group_interval_too_long(
                         f"group {group.name!r} is evaluated every {interval}: its recorded "
                         "series go stale between evaluations (the 5m lookback"
                         f"{' excludes a sample exactly 5m old on Prometheus 3' if left_open else ''}"
-                        f"); use {limit}",
+                        f"); evaluate it every {SUGGESTED_INTERVAL} (anything {limit} works)",
                         line=group.line,
+                        fix=Fix(fields=(("group.interval", SUGGESTED_INTERVAL),)),
                     ),
                 )
 
@@ -179,7 +225,8 @@ def duplicate_rule(
                     rule,
                     Hit(
                         f"{rule.kind} `{rule.name}` duplicates {original.file}:{original.line} "
-                        "(same labels and expression); keep one",
+                        "(same labels and expression); delete this copy",
                         line=rule.line,
+                        fix=Fix(remove=True),
                     ),
                 )

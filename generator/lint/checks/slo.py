@@ -12,9 +12,11 @@ from collections.abc import Iterator
 
 import promql_parser as P
 
+from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.model import Rule, Severity
+from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import is_recorded, recorded_ratio, window_of_name
+from generator.lint.printer import walk_paths
 from generator.lint.registry import Context, Hit, rule_check
 
 
@@ -43,19 +45,50 @@ def _over_time_of(node: q.Expr, func: str) -> str:
 )
 def averaged_ratio(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``avg_over_time(slo:sli_error:ratio_rate5m[30d])`` weights a quiet night like a peak hour."""
-    for node, _ in q.walk(tree):
+    for path, node in walk_paths(tree):
         name = _over_time_of(node, "avg_over_time")
+        window = _range_of(node)
         division = q.as_binary(node, "/")
         if not name and division is not None:
             summed = _over_time_of(division.lhs, "sum_over_time")
             if summed and summed == _over_time_of(division.rhs, "count_over_time"):
-                name = summed
-        if name and _is_ratio(name, ctx):
-            yield Hit(
-                f"averages the ratio `{name}` over time, so every 5m counts the same whatever "
-                "its traffic; divide sum_over_time of the recorded bad-event rate by "
-                "sum_over_time of the total rate instead"
-            )
+                name, window = summed, _range_of(division.lhs)
+        if not name or not _is_ratio(name, ctx):
+            continue
+        right = _weighted(name, window, ctx)
+        yield Hit(
+            f"averages the ratio `{name}` over time, so every 5m counts the same whatever "
+            "its traffic; divide sum_over_time of the recorded bad-event rate by "
+            "sum_over_time of the total rate instead" + (f": `{right}`" if right else ""),
+            fix=Fix(expr=printer.render(tree, {path: f"({right})"})) if right else None,
+        )
+
+
+def _range_of(node: q.Expr) -> float:
+    call = q.unwrap(node)
+    for arg in q.children(call):
+        if isinstance(arg, P.MatrixSelector):
+            return q.seconds(arg.range)
+    return 0.0
+
+
+def _weighted(name: str, window: float, ctx: Context) -> str | None:
+    """``sum_over_time(bad[w]) / sum_over_time(all[w])`` when the ratio ``name`` is recorded
+    here as a division of two recorded series, else ``None``."""
+    trees = ctx.recorded_trees(name)
+    if len(trees) != 1 or not window:
+        return None
+    division = q.as_binary(q.unwrap(trees[0]), "/")
+    if division is None:
+        return None
+    sides = [q.unwrap(division.lhs), q.unwrap(division.rhs)]
+    if not all(
+        isinstance(side, P.VectorSelector) and is_recorded(q.selector_name(side)) for side in sides
+    ):
+        return None
+    span = q.fmt_seconds(window)
+    bad, total = (printer.render(side) for side in sides)
+    return f"sum_over_time({bad}[{span}]) / sum_over_time({total}[{span}])"
 
 
 def _threshold(node: q.Expr) -> tuple[q.Expr, float] | None:
@@ -100,30 +133,6 @@ def _error_series(node: q.Expr, ctx: Context) -> bool:
     return False
 
 
-@rule_check(
-    "burn-rate-below-budget",
-    Severity.WARNING,
-    "slo",
-    "a burn-rate alert threshold below 1x the error budget",
-)
-def burn_rate_below_budget(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``error_ratio > 0.5 * (1 - 0.999)`` fires while the SLO is still being met."""
-    if rule.kind != "alert":
-        return
-    for node, _ in q.walk(tree):
-        found = _threshold(node)
-        if found is None or not _error_series(found[0], ctx):
-            continue
-        product = _budget_product(node) if q.is_comparison(node) else None
-        if product is not None and 0 < product[0] < 1 and 0 < product[1] < 1:
-            factor, budget = product
-            yield Hit(
-                f"burn-rate threshold {factor:g} × budget {budget:g} is below 1× the error "
-                "budget: it fires while the SLO is still met; use a factor of at least 1 "
-                "(SRE Workbook tiers: 14.4, 6, 3, 1)"
-            )
-
-
 def _windows(node: q.Expr) -> set[float]:
     found: set[float] = set()
     for sub, _ in q.walk(node):
@@ -134,46 +143,3 @@ def _windows(node: q.Expr) -> set[float]:
             if window is not None:
                 found.add(window)
     return found
-
-
-def _pair_side(node: q.Expr, ctx: Context) -> tuple[float, float] | None:
-    """``(window, threshold)`` of one half of a multiwindow condition, else ``None``."""
-    for sub, _ in q.walk(node):
-        found = _threshold(sub)
-        if found is not None and _error_series(found[0], ctx):
-            windows = _windows(found[0])
-            if len(windows) == 1:
-                return windows.pop(), found[1]
-    return None
-
-
-@rule_check(
-    "burn-rate-window-mismatch",
-    Severity.WARNING,
-    "slo",
-    "a multiwindow burn-rate pair with equal windows or different thresholds",
-)
-def burn_rate_window_mismatch(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``ratio_rate1h > 14.4*b and ratio_rate1h > 6*b``: the pair must share a threshold and
-    use a short window below the long one."""
-    if rule.kind != "alert":
-        return
-    for node, _ in q.walk(tree):
-        pair = q.as_binary(node, "and")
-        if pair is None:
-            continue
-        left, right = _pair_side(pair.lhs, ctx), _pair_side(pair.rhs, ctx)
-        if left is None or right is None:
-            continue
-        (w1, t1), (w2, t2) = left, right
-        if w1 == w2:
-            yield Hit(
-                f"both halves of the multiwindow condition use the {q.fmt_seconds(w1)} window; "
-                "the short window (about 1/12 of the long one) is what lets the alert reset"
-            )
-        elif abs(t1 - t2) > 1e-9 * max(abs(t1), abs(t2)):
-            yield Hit(
-                f"the {q.fmt_seconds(w1)} and {q.fmt_seconds(w2)} windows compare against "
-                f"different thresholds ({t1:g} vs {t2:g}); both windows of a pair use the same "
-                "burn-rate factor"
-            )

@@ -100,7 +100,8 @@ def experimental_function(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hi
             yield Hit(
                 f"`{name}` is experimental in {describe(flagged)}: a rule file using it loads "
                 f"only with --enable-feature={EXPERIMENTAL_FLAG}; if your Prometheus runs "
-                f"with it, add `enabledFeatures: [{EXPERIMENTAL_FLAG}]` to .obsgen-lint.yaml"
+                f"with it, add `enabledFeatures: [{EXPERIMENTAL_FLAG}]` to .obsgen-lint.yaml",
+                fix=Fix(settings=(("enabledFeatures", EXPERIMENTAL_FLAG),)),
             )
 
 
