@@ -130,7 +130,7 @@ def candidate_bounds(pattern: str) -> tuple[float, ...]:
     for number in written_numbers(pattern):
         bounds.add(number)
         if number not in (0.0, float("inf"), float("-inf")):
-            bounds.update(float(f"{number!r}e{shift}") for shift in range(-3, 4))
+            bounds.update(number * 10.0**shift for shift in range(-3, 4))
     return tuple(sorted(bounds))
 
 

@@ -165,12 +165,18 @@ _UNKNOWN_FUNCTION = re.compile(r'unknown function with name "(?P<name>[a-z_]+)"'
 
 
 def _newer_function(message: str, config: LintConfig) -> str:
-    """The function promtool rejects only because it is older than the target version."""
+    """The function promtool rejects only because it is older than the target version.
+
+    Called for expressions obsgen's parser (Prometheus 3 grammar) accepted: an unknown
+    function there is one newer than the installed promtool, unless the target lacks it
+    (``promql-function-version`` reports that).
+    """
     match = _UNKNOWN_FUNCTION.search(message)
-    if match is None or "2" in config.versions:
+    if match is None:
         return ""
     name = match.group("name")
-    return name if versions.ONLY_IN.get(name) == "3" else ""
+    only = versions.ONLY_IN.get(name)
+    return name if only is None or only in config.versions else ""
 
 
 def lint_files(
@@ -199,12 +205,13 @@ def lint_files(
     rejected: set[int] = set()
     if promtool:
         for problem in run_promtool(files):
-            newer = _newer_function(problem.message, config)
+            parsed = problem.rule is not None and trees.get(id(problem.rule)) is not None
+            newer = _newer_function(problem.message, config) if parsed else ""
             if newer:
                 message = (
-                    f"promtool here predates Prometheus 3 and does not know `{newer}`, which "
+                    f"the promtool installed here is older than `{newer}`, which "
                     f"{versions.describe(config.versions)} has; obsgen's checks ran, check "
-                    "the file with promtool 3 too"
+                    "the file with a newer promtool too"
                 )
                 out.add(PROMTOOL, problem.file, problem.line, message, problem.rule, Severity.INFO)
                 continue

@@ -103,8 +103,13 @@ def regex_redundant_anchor(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
         value = str(matcher.value)
         if matcher.name in _ANCHOR_EXEMPT or not is_anchored(value):
             continue
-        op = "=~" if matcher.op == P.MatchOp.Re else "!~"
-        wanted = f"{matcher.name}{op}{quote(_strip_anchors(value))}"
+        stripped = _strip_anchors(value)
+        if is_plain(stripped):  # what is left is a literal: an equality says it plainly
+            op = "=" if matcher.op == P.MatchOp.Re else "!="
+            stripped = stripped.replace("\\", "")
+        else:
+            op = "=~" if matcher.op == P.MatchOp.Re else "!~"
+        wanted = f"{matcher.name}{op}{quote(stripped)}"
         yield Hit(
             f"`{matcher_text(matcher)}`: Prometheus already anchors regex matchers; write {wanted}",
             fix=Fix(expr=_with_matcher(tree, path, node, matcher, wanted)),

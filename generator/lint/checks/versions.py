@@ -66,10 +66,11 @@ def function_version(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
                 if other in EXPERIMENTAL[versions[0]]
                 else ""
             )
+            settings = (("enabledFeatures", EXPERIMENTAL_FLAG),) if flag else ()
             yield Hit(
                 f"`{name}` does not exist in {lacking}: it is `{other}` there; write "
                 f"`{printer.renamed_call(node, other, path)}`{flag}",
-                fix=Fix(expr=fixed),
+                fix=Fix(expr=fixed, settings=settings),
             )
         else:
             yield Hit(
@@ -218,18 +219,10 @@ def range_left_open(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
         if window > step:
             continue
         seconds = max(2 * step, 4 * ctx.config.scrape_interval)  # range-too-short's minimum
-        wider = q.fmt_seconds(seconds)
-        fixed = _with_range(tree, path, call, seconds)
+        wider = printer.with_range(arg, seconds, (*path, 0))
         yield Hit(
             f"{call.func.name}() over {what} sees one sample on Prometheus 3, whose ranges "
-            f"exclude their start, and returns nothing; use a range of at least [{wider}]",
-            fix=None if fixed is None else Fix(expr=fixed),
+            f"exclude their start, and returns nothing; use a range of at least two steps: "
+            f"`{wider}`",
+            fix=Fix(expr=printer.render(tree, {(*path, 0): wider})),
         )
-
-
-def _with_range(tree: q.Expr, path: printer.Path, call: P.Call, seconds: float) -> str | None:
-    arg_path = (*path, 0)
-    arg = call.args[0]
-    if isinstance(arg, P.SubqueryExpr | P.MatrixSelector):
-        return printer.render(tree, {arg_path: printer.with_range(arg, seconds, arg_path)})
-    return None
