@@ -500,7 +500,10 @@ def _resolve_slos(
                         f"default tier {format_duration_ms(tier.long_window_ms)}/"
                         f"{format_duration_ms(tier.short_window_ms)}: "
                     )
-                    where, remedy = _default_tier_fix(problem.cause, path)
+                    example = _working_tier(
+                        item.objective, item.window, body.prometheus.scrape_interval
+                    )
+                    where, remedy = _default_tier_fix(problem.cause, path, example)
                     p.add(where, label + problem.message + remedy)
                 tiers.append(tier)
         plans.append(
@@ -539,13 +542,36 @@ def _bind_tiers(
     return [slo.bind_default_tier(t, objective, window_ms) for t in slo.DEFAULT_TIERS]
 
 
-# One working custom tier, quoted when the default tiers do not fit an SLO.
-_TIER_EXAMPLE = "tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]"
+def _working_tier(objective: float, window_ms: int, scrape_ms: int) -> str | None:
+    """A custom tier that this SLO accepts, quoted when the default tiers do not fit it: the
+    first Workbook tier (1d/2h at 3×, 6h/30m at 6×, 1h/5m at 14.4×, 3d/6h at 1×) whose
+    windows suit the scrape interval and SLO window, at its factor or else at 1×, the budget
+    rounded up to 4 decimals. ``None`` when none fits."""
+    week = slo.TierSpec(Fraction(1), 7 * slo.DAY_MS, 12 * slo.HOUR_MS, "warning")
+    first, second, third, fourth = slo.DEFAULT_TIERS
+    for spec in (third, second, first, fourth, week):
+        workbook = slo.burn_rate_factor(spec.budget, 30 * slo.DAY_MS, spec.long_window_ms)
+        for factor in (workbook, Fraction(1)):
+            exact = factor * Fraction(spec.long_window_ms, window_ms)
+            budget = Fraction(-(-exact.numerator * 10_000 // exact.denominator), 10_000)
+            if not 0 < budget <= 1:
+                continue
+            candidate = slo.TierSpec(budget, spec.long_window_ms, spec.short_window_ms, "warning")
+            tier = slo.bind_tier(candidate, objective, window_ms)
+            if not slo.tier_problems(tier, objective, window_ms, scrape_ms):
+                return (
+                    f"tiers: [{{budget: {decimal_str(budget)}, longWindow: "
+                    f"{format_duration_ms(spec.long_window_ms)}, shortWindow: "
+                    f"{format_duration_ms(spec.short_window_ms)}, severity: warning}}]"
+                )
+    return None
 
 
-def _default_tier_fix(cause: str, slo_path: str) -> tuple[str, str]:
+def _default_tier_fix(cause: str, slo_path: str, example: str | None) -> tuple[str, str]:
     """Where a default tier's problem is reported, and the remedy appended to it."""
-    custom = f"set your own tiers in {slo_path}.alerting.tiers, e.g. {_TIER_EXAMPLE}"
+    custom = f"set your own tiers in {slo_path}.alerting.tiers" + (
+        f", e.g. {example}" if example else ""
+    )
     if cause == "scrape_interval":
         return "spec.prometheus.scrapeInterval", f" — scrape more often, or {custom}"
     if cause == "slo_window":
@@ -568,6 +594,16 @@ def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]
     )
 
 
+def _as_threshold(histogram: HistogramPlan, seconds: float) -> str:
+    """A bucket bound written as a spec duration that names it (whole milliseconds:
+    TGI's 5.6815… s bound is ``5s682ms``), else in seconds."""
+    milliseconds = round(seconds * 1000)
+    whole = abs(milliseconds - seconds * 1000) <= 1e-6 * max(1.0, seconds * 1000)
+    if not whole and milliseconds > 0 and histogram.bound_for(milliseconds / 1000) is not None:
+        return format_duration_ms(milliseconds)
+    return f"{decimal_str(seconds)}s"
+
+
 def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Problems) -> float | None:
     if histogram.native:
         return seconds / histogram.seconds_per_unit
@@ -575,7 +611,7 @@ def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Proble
     if bound is None:
         below, above = histogram.neighbours(seconds)
         near = ", ".join(
-            f"{word} {decimal_str(v)}s"
+            f"{word} {_as_threshold(histogram, v)}"
             for word, v in (("below", below), ("above", above))
             if v is not None
         )

@@ -167,14 +167,15 @@ def tier_problems(
     from generator.units import format_duration_ms as fmt
 
     problems = []
-    if tier.threshold > 1:
+    # The alert compares `error_ratio > threshold`: a threshold of exactly 1 is never exceeded.
+    if tier.threshold >= 1:
         problems.append(
             TierProblem(
                 "objective",
                 f"burn rate {decimal_str(tier.factor)}× can never fire at objective "
-                f"{decimal_str(objective_percent)}%: it needs an error ratio of "
-                f"{decimal_str(tier.threshold)} > 1; the highest reachable burn rate is "
-                f"{decimal_str(max_reachable_burn_rate(objective_percent))}×",
+                f"{decimal_str(objective_percent)}%: it needs an error ratio above "
+                f"{decimal_str(tier.threshold)}, and a ratio cannot exceed 1; burn rates must "
+                f"stay below {decimal_str(max_reachable_burn_rate(objective_percent))}×",
             )
         )
     if tier.factor < 1 and tier.long_window_ms <= slo_window_ms:

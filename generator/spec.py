@@ -401,7 +401,10 @@ class SLO(StrictModel):
     @model_validator(mode="after")
     def _threshold_iff_indicator(self) -> SLO:
         if self.indicator is not None and self.threshold is None:
-            raise ValueError("a latency SLO (with indicator) needs threshold, e.g. threshold: 30s")
+            raise ValueError(
+                "a latency SLO (with indicator) needs threshold: one of the bucket bounds of "
+                "the indicator's histogram, as a duration"
+            )
         if self.indicator is None and self.threshold is not None:
             raise ValueError(
                 "threshold needs indicator (the latency histogram), e.g. indicator: requestDuration"

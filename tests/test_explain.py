@@ -44,7 +44,7 @@ def test_explain_refuses_a_bad_spec(
     path = tmp_path / "x.yaml"  # type: ignore[operator]
     path.write_text(spec)
     assert main(["explain", str(path)]) == 2
-    assert "highest reachable burn rate is 10×" in capsys.readouterr().err
+    assert "burn rates must stay below 10×" in capsys.readouterr().err
 
 
 def test_explain_shows_a_default_tier_raised_to_one_times(

@@ -32,7 +32,7 @@ def _refused(tmp_path: Path, old: str, new: str) -> str:
             [
                 "spec.slos[0].objective",
                 "14.4× can never fire",
-                "highest reachable burn rate is 10×",
+                "burn rates must stay below 10×",
             ],
             id="a 90 percent objective with default tiers names the highest reachable burn rate",
         ),

@@ -326,7 +326,7 @@ CASES = [
     pytest.param(
         "spec.slos[0].objective",
         90,
-        "spec.slos[0].objective: default tier 1h/5m: burn rate 14.4× can never fire at objective 90%: it needs an error ratio of 1.44 > 1; the highest reachable burn rate is 10× — raise the objective, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
+        "spec.slos[0].objective: default tier 1h/5m: burn rate 14.4× can never fire at objective 90%: it needs an error ratio above 1.44, and a ratio cannot exceed 1; burn rates must stay below 10× — raise the objective, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
         id="an impossible default tier names the objective and how to set custom tiers",
     ),
     pytest.param(
@@ -362,7 +362,7 @@ CASES = [
                 {"budget": 1, "longWindow": "10m", "shortWindow": "2m", "severity": "critical"}
             ]
         },
-        "spec.slos[0].alerting.tiers[0]: burn rate 4320× can never fire at objective 99.9%: it needs an error ratio of 4.32 > 1; the highest reachable burn rate is 1000× — lower",
+        "spec.slos[0].alerting.tiers[0]: burn rate 4320× can never fire at objective 99.9%: it needs an error ratio above 4.32, and a ratio cannot exceed 1; burn rates must stay below 1000× — lower",
         id="an explicit tier that can never fire names the tier",
     ),
 ]
