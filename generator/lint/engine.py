@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from generator.lint import limits, versions
 from generator.lint import promql as q
 from generator.lint.config import LintConfig
+from generator.lint.dashboards import QUERY
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
 from generator.lint.model import Finding, Fix, Rule, Severity
 from generator.lint.names import CounterNames
@@ -154,7 +155,10 @@ def _run_checks(
                         continue
                     for hit in check.rule_func(rule, tree, ctx):
                         line = rule.expr_line if hit.line is None else hit.line
-                        out.add(check.id, rule.file, line, hit.message, rule, fix=hit.fix)
+                        # A dashboard query's fix is written with Grafana's variables
+                        # replaced: it guides, but is not offered for applying.
+                        fix = None if rule.kind == QUERY else hit.fix
+                        out.add(check.id, rule.file, line, hit.message, rule, fix=fix)
         if check.set_func is not None:
             for source, maybe_rule, hit in check.set_func(sources, trees, ctx):
                 line = hit.line if hit.line is not None else (maybe_rule.line if maybe_rule else 0)
@@ -225,6 +229,8 @@ def lint_files(
             for line, message in loaded.invalid:
                 out.add(RULE_INVALID, loaded.source.display, line, message, None)
     for loaded in files:
+        for check_id, line, message in loaded.dashboard_findings:
+            out.add(check_id, loaded.source.display, line, message, None)
         for shape in loaded.shapes:
             if not (promtool and shape.promtool_sees):
                 out.add(RULE_SHAPE, loaded.source.display, shape.line, shape.message, None)
@@ -266,5 +272,5 @@ def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) 
     Raises:
         ObsgenError: a path does not exist, or promtool is missing while requested (exit 2).
     """
-    inputs = load_inputs(paths)
+    inputs = load_inputs(paths, config.scrape_interval)
     return lint_files(inputs.files, config, promtool=promtool, problems=inputs.problems)

@@ -16,6 +16,7 @@ and key, so findings name lines of the file the user wrote.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +28,7 @@ import yaml
 
 from generator.errors import Diagnostic, ObsgenError
 from generator.lint import limits
+from generator.lint.dashboards import DASHBOARD_SUFFIXES, DashboardFile
 from generator.lint.model import Rule, RuleGroup, SourceFile
 
 RULE_SUFFIXES = (".yaml", ".yml")
@@ -101,6 +103,8 @@ class LoadedFile:
         source: the file and all its groups.
         units: the groups split by unit (PrometheusRule object, Helm map entry).
         invalid: ``(line, message)`` for rules too broken to check (no ``expr`` …).
+        dashboard_findings: ``(check id, line, message)`` of the dashboard checks, for a
+            Grafana dashboard (whose panel queries are the source's rules).
         shapes: structure errors (``spec.groups`` a mapping, a group that is not a
             mapping …) as :class:`Shape`; the file's other rules are still read.
     """
@@ -109,6 +113,7 @@ class LoadedFile:
     units: tuple[Unit, ...]
     invalid: tuple[tuple[int, str], ...]
     shapes: tuple[Shape, ...] = ()
+    dashboard_findings: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,8 @@ class Shape:
 def collect_paths(paths: Sequence[str]) -> list[tuple[Path, str, bool]]:
     """Expand files and folders into ``(path, display name, named explicitly)`` triples.
 
-    Folders are searched recursively for ``*.yaml``/``*.yml``, skipping hidden folders and
+    Folders are searched recursively for ``*.yaml``/``*.yml`` and ``*.json`` (Grafana
+    dashboards), skipping hidden folders and
     not following symlinked folders; the result is sorted by display name. A path named
     explicitly may be any kind of file (``<(…)`` gives a pipe); files found in folders are
     checked to be regular files when read.
@@ -146,7 +152,7 @@ def collect_paths(paths: Sequence[str]) -> list[tuple[Path, str, bool]]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in files:
-                    if name.endswith(RULE_SUFFIXES):
+                    if name.endswith(RULE_SUFFIXES + DASHBOARD_SUFFIXES):
                         child = Path(root) / name
                         found.setdefault(str(child), (child, str(child), False))
         elif path.exists():
@@ -521,7 +527,35 @@ _NO_RULES = (
 )
 
 
-def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
+def _read_dashboard(
+    text: str, path: Path, display: str, explicit: bool, scrape: float
+) -> LoadedFile | None:
+    """A Grafana dashboard as lint input; ``None`` for other JSON found in a folder.
+
+    Raises:
+        InputProblem: not JSON, too deeply nested, or (named explicitly) not a dashboard.
+    """
+    try:
+        dashboard = DashboardFile(text, str(path), display, scrape)
+    except limits.Refused as refused:
+        raise InputProblem(display, refused.line, refused.message) from None
+    except json.JSONDecodeError as err:
+        raise InputProblem(display, err.lineno, f"not valid JSON: {err.msg}") from None
+    except (ValueError, RecursionError) as err:
+        if not explicit:
+            return None
+        raise InputProblem(display, 0, str(err)) from None
+    group = dashboard.source.groups[0]
+    unit = Unit(
+        display, 0, (RuleGroup(group.name, group.line, dashboard.raw_group, group.rules),), False
+    )
+    findings = tuple((check, line, message) for check, line, message, _ in dashboard.findings)
+    return LoadedFile(dashboard.source, (unit,) if group.rules else (), (), (), findings)
+
+
+def _read_one(
+    path: Path, display: str, explicit: bool, scrape_interval: float = 30.0
+) -> LoadedFile | None:
     """Read and parse one file; ``None`` for YAML without rules found in a folder.
 
     Raises:
@@ -534,6 +568,8 @@ def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
         raise InputProblem(display, refused.line, refused.message) from None
     except OSError as err:
         raise InputProblem(display, 0, f"cannot read: {err.strerror or err}") from None
+    if display.endswith(DASHBOARD_SUFFIXES):
+        return _read_dashboard(text, path, display, explicit, scrape_interval)
     docs = _load_yaml(text, display)
     result = _parse_docs(docs, text, str(path), display)
     if result is None and explicit and not any(_is_promtool_test(doc) for doc in docs):
@@ -541,11 +577,13 @@ def _read_one(path: Path, display: str, explicit: bool) -> LoadedFile | None:
     return result
 
 
-def load_inputs(paths: Sequence[str]) -> Inputs:
-    """Read every rule file under ``paths``; a bad file is recorded, not fatal.
+def load_inputs(paths: Sequence[str], scrape_interval: float = 30.0) -> Inputs:
+    """Read every rule file and Grafana dashboard under ``paths``; a bad file is recorded,
+    not fatal.
 
-    Files named explicitly must hold rule groups; files found in folders that hold none
-    (promtool test files, other YAML) are skipped.
+    Files named explicitly must hold rule groups (or be a dashboard); files found in folders
+    that hold none (promtool test files, other YAML or JSON) are skipped. ``scrape_interval``
+    (seconds) stands in for Grafana's ``$__rate_interval`` (4 × it).
 
     Raises:
         ObsgenError: a path does not exist (a usage error, exit 2).
@@ -554,7 +592,7 @@ def load_inputs(paths: Sequence[str]) -> Inputs:
     problems: list[InputProblem] = []
     for path, display, explicit in collect_paths(paths):
         try:
-            result = _read_one(path, display, explicit)
+            result = _read_one(path, display, explicit, scrape_interval)
         except InputProblem as problem:
             problems.append(problem)
             continue

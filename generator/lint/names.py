@@ -18,6 +18,9 @@ LEGACY_COUNTERS = (
     r"node_vmstat_.+",  # /proc/vmstat counters (pgmajfault, oom_kill, ...)
     r"kubelet_evictions",
     r".+_renew_errors",  # kubelet certificate manager
+    # TGI router counters (text-generation-inference router/src/metrics): no `_total`.
+    r"tgi_(?:batch_concat|request_count|request_success|request_failure"
+    r"|batch_inference_(?:count|success|failure))",
 )
 _RECORDED = re.compile(
     r"^(?P<level>[a-zA-Z0-9_]*):(?P<metric>[a-zA-Z_][a-zA-Z0-9_]*):(?P<ops>[a-zA-Z0-9_]+)$"

@@ -137,6 +137,16 @@ _add(
     )
 )
 _add(Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"))
+DASHBOARD_CHECKS = {
+    "dashboard-panel-id": "panel ids are not unique (or not all null)",
+    "dashboard-grid": "panels overlap or leave the 24-column grid",
+    "dashboard-unit": "a panel without fieldConfig.defaults.unit",
+    "dashboard-datasource": "a panel or target without a datasource",
+    "dashboard-rate-interval": "a range that is not [$__rate_interval]",
+    "dashboard-unused-variable": "a templating variable nothing uses",
+}
+for _id, _summary in DASHBOARD_CHECKS.items():
+    _add(Check(_id, Severity.WARNING, "dashboards", _summary))
 RULE_SHAPE = "rule-shape"
 _add(
     Check(

@@ -221,6 +221,8 @@ def duplicate_rule(
     seen: dict[tuple[str, str, tuple[tuple[str, str], ...], str], list[Rule]] = {}
     for source in files:
         for rule in source.rules:
+            if rule.kind not in ("alert", "record"):
+                continue  # dashboard queries are not loaded into Prometheus
             earlier = seen.setdefault(_identity(rule, trees.get(id(rule))), [])
             original = next((r for r in earlier if not _same_rule_deployed_once(r, rule)), None)
             earlier.append(rule)

@@ -1,0 +1,237 @@
+"""Grafana dashboard JSON as lint input: the dashboard checks and the PromQL checks.
+
+A dashboard file (the JSON model, or an API export ``{"dashboard": {...}}``) becomes a
+:class:`~generator.lint.loader.LoadedFile` whose "rules" are its panel queries (kind
+``query``), so every PromQL check runs on them, and promtool parses them in the same single
+run. The dashboard checks of :mod:`generator.dashboard_lint` (panel ids, grid, units,
+datasources, ``$__rate_interval``, unused variables) are reported as ``dashboard-*`` findings
+on the line of the panel, target or variable.
+
+Grafana variables are replaced before parsing: ``$__rate_interval`` and ``$__interval`` by
+4 × the scrape interval (the least ``$__rate_interval`` can be), ``$__range`` by 1h; other
+variables inside a label matcher's string by ``.*`` (the matcher becomes a regex: a
+multi-value variable is one), inside ``[...]`` by a duration, after ``by``/``without``/
+``on``/``ignoring`` by a label name, and elsewhere by the number 1.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from json import decoder, scanner
+from typing import Any
+
+from generator import dashboard_lint
+from generator.errors import Diagnostic
+from generator.lint import limits
+from generator.lint import promql as q
+from generator.lint.model import Rule, RuleGroup, SourceFile
+
+DASHBOARD_SUFFIXES = (".json",)
+QUERY = "query"
+# dashboard_lint's message prefix -> lint check id.
+CHECK_IDS = {
+    "panel-id": "dashboard-panel-id",
+    "grid-overlap": "dashboard-grid",
+    "unit": "dashboard-unit",
+    "datasource": "dashboard-datasource",
+    "rate-interval": "dashboard-rate-interval",
+    "unused-variable": "dashboard-unused-variable",
+}
+_CHECKS: tuple[Callable[[str, Mapping[str, Any]], list[Diagnostic]], ...] = (
+    dashboard_lint.check_ids,
+    dashboard_lint.check_grid,
+    dashboard_lint.check_units_and_datasources,
+    dashboard_lint.check_rate_interval,
+    dashboard_lint.check_variables,
+)
+_VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)(?::\w+)?\]\]")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
+_BUILTIN_NUMBERS = {"__range_s": "3600", "__range_ms": "3600000", "__interval_ms": "60000"}
+_GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^()]*$")
+
+
+# The pure-Python scanner calls back `parse_object`, so objects' offsets can be recorded
+# (the C scanner cannot be hooked). Both are undocumented but stable parts of `json`.
+_JSON_OBJECT: Any = getattr(decoder, "JSONObject")  # noqa: B009
+_PY_SCANNER: Any = getattr(scanner, "py_make_scanner")  # noqa: B009
+
+
+class _Positions(json.JSONDecoder):
+    """A JSON decoder that remembers where each object starts (character offsets)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: dict[int, int] = {}
+        self.objects: list[Any] = []  # keeps ids unique while the offsets are used
+
+        def parse_object(state: tuple[str, int], *args: Any) -> tuple[Any, int]:
+            value, end = _JSON_OBJECT(state, *args)
+            self.starts[id(value)] = state[1] - 1
+            self.objects.append(value)
+            return value, end
+
+        self.parse_object = parse_object  # type: ignore[assignment]
+        self.scan_once = _PY_SCANNER(self)
+
+
+def _name(match: re.Match[str]) -> str:
+    return next(group for group in match.groups() if group)
+
+
+def grafana_to_promql(expr: str, scrape_interval: float) -> str:
+    """``expr`` with Grafana's variables replaced so it parses as PromQL (module doc)."""
+    interval = q.fmt_seconds(4 * scrape_interval)
+    out: list[str] = []
+    last = 0
+    for string in _STRING.finditer(expr):
+        out.append(_outside(expr[last : string.start()], "".join(out), interval))
+        literal = string.group(0)
+        if _VARIABLE.search(literal):
+            literal = _VARIABLE.sub(".*", literal)
+            joined = "".join(out).rstrip()
+            if joined.endswith("!="):
+                out[-1] = out[-1].rstrip()[:-2] + "!~"
+            elif joined.endswith("=") and not joined.endswith(("=~", "==", "!=", "<=", ">=")):
+                out[-1] = out[-1].rstrip()[:-1] + "=~"
+        out.append(literal)
+        last = string.end()
+    out.append(_outside(expr[last:], "".join(out), interval))
+    return "".join(out)
+
+
+def _outside(text: str, before: str, interval: str) -> str:
+    """Variables outside string literals, by what the text around them expects."""
+
+    def replace(match: re.Match[str]) -> str:
+        name = _name(match)
+        if name in ("__rate_interval", "__interval"):
+            return interval
+        if name == "__range":
+            return "1h"
+        if name in _BUILTIN_NUMBERS:
+            return _BUILTIN_NUMBERS[name]
+        context = before + text[: match.start()]
+        if context.count("[") > context.count("]"):
+            return interval
+        if _GROUPING.search(context):
+            return "grafana_variable"
+        if text[match.end() :].lstrip().startswith(("{", "[")):
+            return "grafana_variable"  # a metric name
+        return "1"
+
+    return _VARIABLE.sub(replace, text)
+
+
+class _Lines:
+    def __init__(self, text: str) -> None:
+        self.breaks = [i for i, char in enumerate(text) if char == "\n"]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.breaks, offset - 1) + 1 if offset >= 0 else 0
+
+
+def _dashboard(doc: Any) -> dict[str, Any] | None:
+    """The dashboard model in ``doc`` (also inside an API export), else ``None``."""
+    if isinstance(doc, dict) and isinstance(doc.get("dashboard"), dict):
+        doc = doc["dashboard"]
+    if isinstance(doc, dict) and isinstance(doc.get("panels"), list):
+        return doc
+    return None
+
+
+def _panels(dashboard: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for i, panel in enumerate(dashboard.get("panels", [])):
+        if not isinstance(panel, dict):
+            continue
+        path = f'panels[{i}] "{panel.get("title", "")}"'
+        yield path, panel
+        inner = panel.get("panels")
+        for j, sub in enumerate(inner if isinstance(inner, list) else []):
+            if isinstance(sub, dict):
+                yield f'{path}.panels[{j}] "{sub.get("title", "")}"', sub
+
+
+def _resolve(dashboard: Mapping[str, Any], path: str) -> Any:
+    """The object a dashboard_lint path names (``panels[2] "T".targets[0]``), else ``None``."""
+    node: Any = dashboard
+    for key, index in re.findall(r'(\w+)\[(\d+)\](?: "(?:[^"\\]|\\.)*")?', path):
+        container = node.get(key) if isinstance(node, dict) else None
+        if not isinstance(container, list) or int(index) >= len(container):
+            return None
+        node = container[int(index)]
+    if path.startswith("templating.list"):
+        variables = dashboard.get("templating", {})
+        listing = variables.get("list") if isinstance(variables, dict) else None
+        index = int(re.findall(r"\d+", path)[0])
+        return listing[index] if isinstance(listing, list) and index < len(listing) else None
+    return node
+
+
+class DashboardFile:
+    """One dashboard read for lint: its queries as rules and its dashboard findings.
+
+    Attributes:
+        source: the file, with one group ``dashboard`` holding a ``query`` rule per target.
+        raw_group: that group as a plain rule file group, for promtool.
+        findings: ``(check id, line, message, where)`` of the dashboard checks.
+    """
+
+    def __init__(self, text: str, path: str, display: str, scrape_interval: float) -> None:
+        limits.check_json_nesting(text)
+        positions = _Positions()
+        document = positions.decode(text)
+        dashboard = _dashboard(document)
+        if dashboard is None:
+            raise ValueError("not a Grafana dashboard (no `panels` list)")
+        lines = _Lines(text)
+
+        def line_of(value: Any) -> int:
+            return lines.line(positions.starts.get(id(value), -1))
+
+        rules: list[Rule] = []
+        raw_rules: list[dict[str, str]] = []
+        for panel_path, panel in _panels(dashboard):
+            targets = panel.get("targets")
+            for k, target in enumerate(targets if isinstance(targets, list) else []):
+                expr = target.get("expr") if isinstance(target, dict) else None
+                if not isinstance(expr, str) or not expr.strip():
+                    continue
+                query = grafana_to_promql(expr, scrape_interval)
+                line = line_of(target) or line_of(panel)
+                rules.append(
+                    Rule(
+                        file=display,
+                        group="dashboard",
+                        group_interval=None,
+                        index=len(rules) + 1,
+                        kind=QUERY,
+                        name=f"{panel_path}.targets[{k}]",
+                        expr=query,
+                        labels={},
+                        annotations={},
+                        for_=None,
+                        line=line,
+                        end_line=line,
+                        key_lines={"expr": line},
+                    )
+                )
+                raw_rules.append({"record": f"dashboard:query_{len(raw_rules)}", "expr": query})
+        self.raw_group = {"name": "dashboard", "rules": raw_rules}
+        group = RuleGroup("dashboard", 1, self.raw_group, tuple(rules))
+        self.source = SourceFile(path, display, "dashboard", (group,))
+        self.findings: list[tuple[str, int, str, str]] = []
+        for check in _CHECKS:
+            try:
+                found = check(display, dashboard)
+            except (TypeError, ValueError, AttributeError, KeyError) as err:
+                self.findings.append(("rule-shape", 0, f"dashboard: cannot check: {err}", ""))
+                continue
+            for diagnostic in found:
+                prefix, _, message = diagnostic.message.partition(": ")
+                check_id = CHECK_IDS.get(prefix, "dashboard-grid")
+                line = line_of(_resolve(dashboard, diagnostic.path))
+                where = f" ({diagnostic.path})" if diagnostic.path else ""
+                self.findings.append((check_id, line, message + where, diagnostic.path))
