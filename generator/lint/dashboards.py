@@ -157,16 +157,13 @@ def _panels(dashboard: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]
 def _resolve(dashboard: Mapping[str, Any], path: str) -> Any:
     """The object a dashboard_lint path names (``panels[2] "T".targets[0]``), else ``None``."""
     node: Any = dashboard
+    if path.startswith("templating."):
+        node = dashboard.get("templating")
     for key, index in re.findall(r'(\w+)\[(\d+)\](?: "(?:[^"\\]|\\.)*")?', path):
         container = node.get(key) if isinstance(node, dict) else None
         if not isinstance(container, list) or int(index) >= len(container):
             return None
         node = container[int(index)]
-    if path.startswith("templating.list"):
-        variables = dashboard.get("templating", {})
-        listing = variables.get("list") if isinstance(variables, dict) else None
-        index = int(re.findall(r"\d+", path)[0])
-        return listing[index] if isinstance(listing, list) and index < len(listing) else None
     return node
 
 

@@ -7,6 +7,7 @@ user wrote (not in a temp copy), so every :class:`Finding` points at the real so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from enum import Enum
 from typing import Any
 
@@ -187,7 +188,7 @@ class SourceFile:
     format: str
     groups: tuple[RuleGroup, ...]
 
-    @property
+    @cached_property
     def rules(self) -> tuple[Rule, ...]:
         """Every rule of every group, in file order."""
         return tuple(rule for group in self.groups for rule in group.rules)

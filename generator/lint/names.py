@@ -59,6 +59,10 @@ class CounterNames:
         patterns = (*LEGACY_COUNTERS, *preset_counters(), *extra)
         self._legacy = re.compile("|".join(f"(?:{p})" for p in patterns))
 
+    def is_known(self, name: str) -> bool:
+        """True for a name on the legacy list, a preset's counter or the config's list."""
+        return self._legacy.fullmatch(name) is not None
+
     def is_counter(self, name: str) -> bool:
         """True for a raw (not recorded) name with a counter suffix or on the legacy list."""
         if not name or is_recorded(name):

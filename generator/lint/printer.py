@@ -22,15 +22,43 @@ from generator.promql import quote
 Path = tuple[int, ...]
 
 
-def walk_paths(node: q.Expr, path: Path = ()) -> Iterator[tuple[Path, q.Expr]]:
-    """Every node under ``node`` with its path, depth first (same order as ``q.walk``)."""
-    stack: list[tuple[Path, q.Expr]] = [(path, node)]
+_Walk = tuple[tuple[Path, ...], tuple[q.Expr, ...], tuple[tuple[q.Expr, ...], ...]]
+_PATHS: dict[int, tuple[q.Expr, _Walk]] = {}
+
+
+def _walked(node: q.Expr) -> _Walk:
+    """Paths, nodes and ancestors of every node under ``node``, in ``q.walk`` order (cached
+    per node object, like ``q.walk``: checks walk the same tree many times)."""
+    cached = _PATHS.get(id(node))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    paths: list[Path] = []
+    stack: list[tuple[Path, q.Expr]] = [((), node)]
     while stack:
         current_path, current = stack.pop()
-        yield current_path, current
+        paths.append(current_path)
         kids = q.children(current)
         for index in range(len(kids) - 1, -1, -1):
             stack.append(((*current_path, index), kids[index]))
+    walked = q.walk(node)
+    result = (tuple(paths), tuple(n for n, _ in walked), tuple(a for _, a in walked))
+    if len(_PATHS) >= 20000:
+        _PATHS.clear()
+    _PATHS[id(node)] = (node, result)
+    return result
+
+
+def walk_paths(node: q.Expr, path: Path = ()) -> Iterator[tuple[Path, q.Expr]]:
+    """Every node under ``node`` with its path (prefixed by ``path``), in ``q.walk`` order."""
+    paths, nodes, _ = _walked(node)
+    if not path:
+        return zip(paths, nodes, strict=True)
+    return iter([((*path, *relative), sub) for relative, sub in zip(paths, nodes, strict=True)])
+
+
+def walk_full(node: q.Expr) -> Iterator[tuple[Path, q.Expr, tuple[q.Expr, ...]]]:
+    """``(path, node, ancestors)`` of every node under ``node``, in ``q.walk`` order."""
+    return zip(*_walked(node), strict=True)
 
 
 def _duration(delta: timedelta) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from generator.cli import main
 from generator.lint import LintConfig, Severity, lint_paths
 from generator.lint.dashboards import grafana_to_promql
+from tests import test_dashboard_lint as dashboard_cases
 from tests.data_dir import data_path
 
 from .helpers import needs_promtool
@@ -106,6 +108,29 @@ def test_dashboard_findings_are_on_the_line_of_their_target(tmp_path: Path) -> N
     assert expected in found
     rule = next(f.rule for f in report.findings if f.check == "quantile-aggregated")
     assert rule.startswith(f"panels[{data['panels'].index(quantile)}] ")
+
+
+@pytest.mark.parametrize(
+    ("breaks", "check"),
+    [
+        pytest.param(dashboard_cases._duplicate_ids, "dashboard-panel-id", id="panel-id"),
+        pytest.param(dashboard_cases._overlap, "dashboard-grid", id="grid"),
+        pytest.param(dashboard_cases._no_unit, "dashboard-unit", id="unit"),
+        pytest.param(dashboard_cases._no_panel_datasource, "dashboard-datasource", id="datasource"),
+        pytest.param(dashboard_cases._fixed_range, "dashboard-rate-interval", id="rate-interval"),
+        pytest.param(dashboard_cases._unused_variable, "dashboard-unused-variable", id="variable"),
+    ],
+)
+def test_each_dashboard_check_is_a_lint_finding(
+    tmp_path: Path, breaks: Callable[[dict[str, Any]], None], check: str
+) -> None:
+    clean = lint_paths([str(_write(tmp_path, _dashboard()))], LintConfig(), promtool=False)
+    assert clean.findings == ()
+    data = _dashboard()
+    breaks(data)
+    report = lint_paths([str(_write(tmp_path, data))], LintConfig(), promtool=False)
+    assert check in {f.check for f in report.findings}, [f.message for f in report.findings]
+    assert all(f.line > 0 for f in report.findings if f.check == check)
 
 
 def test_a_panel_query_promtool_rejects_is_a_promtool_finding(tmp_path: Path) -> None:

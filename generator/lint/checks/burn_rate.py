@@ -239,8 +239,21 @@ def _fmt(seconds: float) -> str:
     return q.fmt_seconds(max(step, round(seconds / step) * step)) if seconds >= 60 else "<1m"
 
 
+_TIERS: dict[int, tuple[q.Expr, Context, list[list[Condition]]]] = {}
+
+
 def _alert_tiers(rule: Rule, tree: q.Expr, ctx: Context) -> list[list[Condition]]:
-    return tiers(tree, ctx) if rule.kind == "alert" else []
+    """:func:`tiers` of an alert (cached: every burn-rate check reads them)."""
+    if rule.kind != "alert":
+        return []
+    cached = _TIERS.get(id(tree))
+    if cached is not None and cached[0] is tree and cached[1] is ctx:
+        return cached[2]
+    if len(_TIERS) >= 4096:
+        _TIERS.clear()
+    found = tiers(tree, ctx)
+    _TIERS[id(tree)] = (tree, ctx, found)
+    return found
 
 
 @rule_check(

@@ -84,15 +84,14 @@ def counter_compared_raw(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit
     """``errors_total > 5`` holds forever after the fifth error since the process started."""
     window = q.fmt_seconds(max(300.0, 4 * ctx.config.scrape_interval))
     seen: set[str] = set()
-    for path, node in walk_paths(tree):
+    for path, node, ancestors in printer.walk_full(tree):
         if not q.is_comparison(node):
             continue
-        ancestors = tuple(printer.node_at(tree, path[:i]) for i in range(len(path)))
         if _state_test(node, ancestors):
             continue
         for index, side in enumerate((node.lhs, node.rhs)):
             for at, name in _raw_counters(side, (*path, index), ctx):
-                if name in seen:
+                if name in seen or _gauge_named_count(name, tree, ctx):
                     continue
                 seen.add(name)
                 selector = printer.render(printer.node_at(tree, at), path=at)
@@ -103,6 +102,17 @@ def counter_compared_raw(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit
                     f"`{increase}`",
                     fix=Fix(expr=printer.render(tree, {at: increase})),
                 )
+
+
+def _gauge_named_count(name: str, tree: q.Expr, ctx: Context) -> bool:
+    """True for a ``…_count`` that may be a gauge (``memberlist_client_cluster_members_count``):
+    it is a histogram's or summary's count only when its ``_sum`` or ``_bucket`` is read here
+    too, or it is a known counter."""
+    if not name.endswith("_count") or ctx.counters.is_known(name):
+        return False
+    base = name.removesuffix("_count")
+    siblings = {base + "_sum", base + "_bucket"}
+    return not any(q.selector_name(n) in siblings for n, _ in q.walk(tree))
 
 
 def _state_test(node: P.BinaryExpr, ancestors: tuple[q.Expr, ...]) -> bool:

@@ -109,15 +109,14 @@ def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
 def bucket_without_rate(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``histogram_quantile(0.9, sum by (le) (x_bucket))``: the quantile since process start."""
     window = q.fmt_seconds(max(300.0, 4 * ctx.config.scrape_interval))
-    for path, node in walk_paths(tree):
+    for path, node, ancestors in printer.walk_full(tree):
         if not isinstance(node, P.VectorSelector) or (
-            path and path[-1] == 0 and _in_range(tree, path)
+            ancestors and isinstance(ancestors[-1], P.MatrixSelector | P.SubqueryExpr)
         ):
             continue
         name = q.selector_name(node)
         if is_recorded(name) or not name.endswith("_bucket"):
             continue
-        ancestors = tuple(printer.node_at(tree, path[:i]) for i in range(len(path)))
         use = _unrated_use(ancestors)
         if use:
             rated = f"rate({printer.render(node, path=path)}[{window}])"
@@ -126,10 +125,6 @@ def bucket_without_rate(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]
                 f"rate({name}[{window}]) first",
                 fix=Fix(expr=printer.render(tree, {path: rated})),
             )
-
-
-def _in_range(tree: q.Expr, path: Path) -> bool:
-    return isinstance(printer.node_at(tree, path[:-1]), P.MatrixSelector | P.SubqueryExpr)
 
 
 def _le_values(matcher: P.Matcher) -> set[str] | None:
@@ -269,6 +264,18 @@ def filter_before_quantile(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
                 break
 
 
+def _only_tested_for_traffic(ancestors: tuple[q.Expr, ...]) -> bool:
+    """True when the aggregation is only compared with 0 (``sum(…) > 0``: "there was
+    traffic"), where the sum over all bounds is as good as the ``+Inf`` bucket."""
+    parent = next((a for a in reversed(ancestors) if not isinstance(a, P.ParenExpr)), None)
+    return (
+        parent is not None
+        and q.is_comparison(parent)
+        and q.op(parent) in (">", "!=")
+        and q.constant(parent.rhs) == 0
+    )
+
+
 def _bucket_bounds(node: q.Expr, versions: tuple[str, ...]) -> tuple[float, ...] | None:
     """The bounds every bucket selector under ``node`` selects, or ``None`` when some
     selector selects an unknown or open set (no ``le`` matcher, a negative one …)."""
@@ -294,13 +301,12 @@ def _bucket_bounds(node: q.Expr, versions: tuple[str, ...]) -> tuple[float, ...]
 )
 def bucket_sum_across_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``sum by (job) (rate(x_bucket[5m]))`` counts each request once per bucket it falls in."""
-    for path, node in walk_paths(tree):
+    for path, node, ancestors in printer.walk_full(tree):
         if q.op(node) not in _VALUE_AGGREGATIONS or q.keeps_label(node, "le"):
             continue
-        ancestors = [printer.node_at(tree, path[:i]) for i in range(len(path))]
         if any(q.func_name(a) == "histogram_quantile" for a in ancestors):
             continue  # reported by histogram-quantile-without-le
-        if not _has_bucket(node):
+        if not _has_bucket(node) or _only_tested_for_traffic(ancestors):
             continue
         selected = _bucket_bounds(node, ctx.config.versions)
         if selected is not None and len(selected) == 1:

@@ -47,7 +47,9 @@ _OVER_TIME = frozenset(
 _PRESERVING = frozenset(
     {"label_replace", "label_join", "clamp", "clamp_min", "clamp_max", "round", "abs", "sort"}
 )
-_NAME_QUANTILE = re.compile(r"(?:^|_)(?:p(?P<digits>\d{2,4})|quantile|percentile)(?:_|$)")
+_NAME_QUANTILE = re.compile(
+    r"(?:^|_)(?:p(?P<digits>\d{2,4})|(?P<digits2>\d{2,4})?(?:quantile|percentile))(?:_|$)"
+)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ def _from_name(name: str) -> Quantile | None:
     match = _NAME_QUANTILE.search(ops)
     if match is None:
         return None
-    digits = match.group("digits")
+    digits = match.group("digits") or match.group("digits2")
     phi = float("0." + digits) if digits else None
     by = tuple(label for label in level.split("_") if label) if level else ()
     window = window_of_name(name)
@@ -279,7 +281,8 @@ def quantile_over_time(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
         found = quantile_of(_inner(arg), ctx)
         if found is None:
             continue
-        window = q.seconds(arg.range)
+        # The samples cover the range and, before it, the window each quantile was over.
+        window = max(q.seconds(arg.range), found.window or 0.0)
         right = found.correct_form(None, window)
         advice = (
             f"compute the quantile over the whole window from the buckets: `{right}`"
