@@ -7,8 +7,8 @@ user wrote (not in a temp copy), so every :class:`Finding` points at the real so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from enum import Enum
+from functools import cached_property
 from typing import Any
 
 
