@@ -28,6 +28,7 @@ import re2
 
 from generator.lint.names import parse_go_float
 from generator.lint.regex import literal_set
+from generator.lint.versions import VERSIONS
 from generator.promql import le_spellings, prometheus3_le, quote, regex_escape
 
 # Default buckets of the Go client (DefBuckets) and of client_python.
@@ -177,21 +178,26 @@ def select(value: str, regex: bool, versions: tuple[str, ...]) -> Selection | No
             if spelling != value
         )
         return Selection((bound,), (bound,), unmatched, regex=False)
-    if any(_compiled(value, version) is None for version in versions):
+    if any(_compiled(value, version) is None for version in VERSIONS):
         return None
     written = written_numbers(value)
     accepted: list[float] = []
     missed: list[tuple[float, str, str]] = []
     for bound in candidate_bounds(value):
+        # A bound counts as selected when any version's spelling of it matches (`le=~"1"`
+        # means bound 1 even on Prometheus 3, where it then matches nothing); only the
+        # target versions' spellings must all match.
         hits = {
             (version, spelling): bool(matches(value, spelling, version))
-            for version in versions
+            for version in VERSIONS
             for spelling in sorted(spellings(bound, version))
         }
         if any(hits.values()):
             accepted.append(bound)
             if bound in written:
-                missed += [(bound, v, s) for (v, s), hit in hits.items() if not hit]
+                missed += [
+                    (bound, v, s) for (v, s), hit in hits.items() if not hit and v in versions
+                ]
     intended = tuple(b for b in accepted if b in written)
     return Selection(tuple(accepted), intended, tuple(missed), regex=True)
 
