@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: render test lint check golden bench fmt clean prometheus
+.PHONY: render test lint check golden bench fmt clean prometheus alertmanager
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -15,17 +15,20 @@ $(STAMP): pyproject.toml
 prometheus:
 	@scripts/ensure-prometheus.sh
 
-render: $(STAMP) prometheus
+alertmanager:
+	@scripts/ensure-alertmanager.sh
+
+render: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render
 
 # Golden files: every rendered output, plus the exporter's exposition from the fake backend.
 golden: render
 	$(BIN)/python -m nvml_exporter.fake > tests/exporter/golden/fake_8gpu.prom
 
-check: $(STAMP) prometheus
+check: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render --check
 
-test: $(STAMP) prometheus
+test: $(STAMP) prometheus alertmanager
 	$(BIN)/pytest -q
 
 lint: $(STAMP) prometheus
@@ -38,7 +41,7 @@ fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP) prometheus
+bench: $(STAMP) prometheus alertmanager
 	$(BIN)/python bench/run_all.py
 
 clean:

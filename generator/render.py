@@ -2,7 +2,9 @@
 
 Nothing is written until every spec has loaded and resolved and every rendered rule file has
 passed ``promtool check rules`` and every generated test file ``promtool test rules`` (each run
-once over all files). Then :mod:`generator.writer` replaces files atomically.
+once over all files), and the Alertmanager configurations ``amtool check-config`` and their
+route tests ``amtool config routes test``. Then :mod:`generator.writer` replaces files
+atomically.
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from generator import naming, promtool
+import yaml
+
+from generator import amtool, naming, promtool
+from generator.builders import alertmanager
+from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.dashboard import dashboard_outputs
 from generator.builders.overlay import overlay_outputs
 from generator.builders.rule_tests import rule_tests_outputs
@@ -19,11 +25,12 @@ from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
+from generator.receivers import ReceiversConfig, load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
 # Folders whose generated files render owns (stale ones are removed / reported).
-OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks")
+OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks", "alertmanager")
 
 Outputs = dict[str, str]
 
@@ -91,11 +98,16 @@ OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
 ]
 
 
-def build_outputs(plans: Sequence[ServicePlan], dashboards_via: str = "configmaps") -> Outputs:
+def build_outputs(
+    plans: Sequence[ServicePlan],
+    dashboards_via: str = "configmaps",
+    receivers: ReceiversConfig | None = None,
+) -> Outputs:
     """Render every output of every plan in memory.
 
     The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
-    other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``.
+    other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
+    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs.
     """
     outputs: Outputs = {}
     for builder in OUTPUT_BUILDERS:
@@ -103,7 +115,10 @@ def build_outputs(plans: Sequence[ServicePlan], dashboards_via: str = "configmap
             if path in outputs:
                 raise ValueError(f"two builders produce {path}")
             outputs[path] = content
-    for path, content in overlay_outputs(plans, outputs, dashboards_via).items():
+    for path, content in {
+        **overlay_outputs(plans, outputs, dashboards_via),
+        **alertmanager.alertmanager_outputs(plans, receivers),
+    }.items():
         if path in outputs:
             raise ValueError(f"two builders produce {path}")
         outputs[path] = content
@@ -147,6 +162,44 @@ def promtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagno
         return list(tested.diagnostics)
 
 
+def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnostic]:
+    """Run ``amtool check-config`` over the Alertmanager configurations among ``outputs`` (the
+    standalone file and the kube-prometheus-stack values' ``alertmanager.config``), then
+    ``amtool config routes test`` for every case of ``alertmanager/routes.test.yaml``.
+
+    With ``root``, the route tests are skipped when the configuration and the tests are
+    byte-identical to those on disk (they passed when that render wrote them; the test suite
+    re-runs them). ``check-config`` always runs.
+
+    Raises:
+        ObsgenError: amtool is missing.
+    """
+    config_path, values_path = alertmanager.CONFIG_FILE, alertmanager.VALUES_FILE
+    tests_path = alertmanager.ROUTE_TESTS_FILE
+    if config_path not in outputs:
+        return []
+    with tempfile.TemporaryDirectory(prefix="obsgen-amtool-") as tmp:
+        files, names = [Path(tmp) / "alertmanager.yaml"], [config_path]
+        files[0].write_text(outputs[config_path], encoding="utf-8")
+        if values_path in outputs:
+            values = yaml.safe_load(outputs[values_path])
+            files.append(Path(tmp) / "values-config.yaml")
+            files[1].write_text(yaml.safe_dump(values["alertmanager"]["config"]), "utf-8")
+            names.append(f"{values_path} (alertmanager.config)")
+        problems = amtool.check_config(files, names)
+        if problems or tests_path not in outputs:
+            return problems
+        if root is not None and all(
+            (root / p).is_file() and (root / p).read_text(encoding="utf-8") == outputs[p]
+            for p in (config_path, tests_path)
+        ):
+            return []
+        cases = yaml.safe_load(outputs[tests_path])["cases"]
+        return amtool.test_routes(
+            files[0], tests_path, [(c["labels"], c["receiver"]) for c in cases]
+        )
+
+
 def render(
     root: Path,
     spec_args: Sequence[str],
@@ -154,34 +207,40 @@ def render(
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
 ) -> tuple[Outputs, list[str]]:
-    """Load, resolve, build and (optionally) promtool-check everything; write nothing.
+    """Load, resolve, build and (optionally) check everything with promtool and amtool;
+    write nothing.
 
-    ``warn`` receives each spec's warnings (alerts left out, relative links) before building.
+    ``warn`` receives each spec's warnings (alerts left out, relative links) and the
+    receivers' (teams without receivers) before building.
 
     Returns:
         ``(outputs, stale)``: rendered files by repository path, and generated files on disk
         that no spec produces any more.
 
     Raises:
-        ObsgenError: bad specs (exit 2) or promtool failures on the outputs (exit 1).
+        ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
+            outputs (exit 1).
     """
     from generator.writer import stale_outputs
 
     plans = load_plans(find_specs(spec_args, root), root)
+    receivers = load_receivers(root)
+    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     if warn is not None:
         for plan in plans:
             for warning in plan.warnings:
                 warn(warning)
-    outputs = build_outputs(plans, dashboards_via)
+        for warning in routing_warnings(plans, receivers, complete=not partial):
+            warn(warning)
+    outputs = build_outputs(plans, dashboards_via, receivers)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
-    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     if partial:
         names = [plan.name for plan in plans]
         outputs = {p: c for p, c in outputs.items() if any(naming.owned_by(p, n) for n in names)}
     if run_promtool:
-        problems = promtool_problems(outputs, root)
+        problems = promtool_problems(outputs, root) + amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
     return outputs, [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)

@@ -9,14 +9,15 @@ fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "obsgen: installing Debian's prometheus package (promtool + server)..." >&2
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
+  # Several installs may run at once on a shared machine: wait for dpkg's lock, not fail.
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
   # policy-rc.d keeps the package from starting a system-wide server on :9090.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
     chmod +x /usr/sbin/policy-rc.d
     trap 'rm -f /usr/sbin/policy-rc.d' EXIT
   fi
-  apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends prometheus >/dev/null
   command -v promtool >/dev/null && command -v prometheus >/dev/null && exit 0
 fi
 cat >&2 <<'MSG'

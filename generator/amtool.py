@@ -1,0 +1,143 @@
+"""Subprocess wrapper around the real ``amtool`` binary (Alertmanager's CLI).
+
+amtool is found through ``$AMTOOL``, then ``PATH``. :func:`check_config` validates
+configuration files in one ``amtool check-config`` call; :func:`test_routes` runs one
+``amtool config routes test`` per case (amtool tests one label set per call), spread over the
+machine's cores. Failures become :class:`~generator.errors.Diagnostic` values.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from generator.errors import Diagnostic, ObsgenError
+from generator.promql import Matcher
+
+INSTALL_HINT = (
+    "amtool not found: set $AMTOOL to its path or install it (Debian/Ubuntu: "
+    "`sudo apt-get install -y prometheus-alertmanager`; `make render` does this when run as root)"
+)
+TIMEOUT_S = 60
+
+
+def find_amtool() -> str:
+    """Return the amtool executable to run.
+
+    Raises:
+        ObsgenError: amtool is neither at ``$AMTOOL`` nor on ``PATH`` (the message says how
+            to install it).
+    """
+    configured = os.environ.get("AMTOOL")
+    if configured:
+        if Path(configured).is_file() and os.access(configured, os.X_OK):
+            return configured
+        raise ObsgenError([Diagnostic("$AMTOOL", "", f"{configured!r} is not an executable file")])
+    found = shutil.which("amtool")
+    if found is None:
+        raise ObsgenError([Diagnostic("amtool", "", INSTALL_HINT)])
+    return found
+
+
+def _run(args: Sequence[str]) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(
+            [find_amtool(), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise ObsgenError(
+            [Diagnostic("amtool", "", f"`amtool {args[0]}` did not finish within {TIMEOUT_S} s")],
+            exit_code=1,
+        ) from None
+    # Debian's amtool has a default --alertmanager.url, so every --config.file call warns.
+    lines = [line for line in proc.stdout.splitlines() if "flag overrides the" not in line]
+    return proc.returncode, "\n".join(lines)
+
+
+def check_config(files: Sequence[Path], display_names: Sequence[str]) -> list[Diagnostic]:
+    """Run ``amtool check-config`` once over ``files``; one diagnostic per failing file.
+
+    Args:
+        files: Alertmanager configuration files.
+        display_names: the name to report for each file (same length as ``files``).
+
+    Raises:
+        ObsgenError: amtool is missing or hangs.
+    """
+    if not files:
+        return []
+    code, output = _run(["check-config", *map(str, files)])
+    if code == 0:
+        return []
+    problems = []
+    blocks = output.split("Checking '")
+    for path, name in zip(files, display_names, strict=True):
+        for block in blocks:
+            if block.startswith(f"{path}'") and "FAILED" in block:
+                message = block.split("FAILED:", 1)[-1].strip()
+                problems.append(Diagnostic(name, "", f"amtool check-config: {message}"))
+    return problems or [Diagnostic(", ".join(display_names), "", output.strip())]
+
+
+def test_routes(
+    config_file: Path, display_name: str, cases: Sequence[tuple[Mapping[str, str], str]]
+) -> list[Diagnostic]:
+    """Check that each case's labels reach exactly its receiver, with
+    ``amtool config routes test --verify.receivers``.
+
+    Args:
+        config_file: the Alertmanager configuration.
+        display_name: how to name the route-test file in diagnostics.
+        cases: ``(labels, receiver)`` pairs; the diagnostic path is ``cases[<index>]``.
+
+    Returns:
+        One diagnostic per failing case, naming the receivers amtool resolved.
+
+    Raises:
+        ObsgenError: amtool is missing or hangs.
+    """
+
+    def run(case: tuple[Mapping[str, str], str]) -> tuple[int, str]:
+        labels, receiver = case
+        # Quoted label=value matchers: values may hold spaces or commas (team names).
+        args = [Matcher(k, "=", v).render() for k, v in sorted(labels.items())]
+        return _run(
+            [
+                "config",
+                "routes",
+                "test",
+                f"--config.file={config_file}",
+                f"--verify.receivers={receiver}",
+                *args,
+            ]
+        )
+
+    workers = max(1, min(os.cpu_count() or 1, len(cases)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(run, cases))
+    problems = []
+    for i, ((labels, receiver), (code, output)) in enumerate(zip(cases, results, strict=True)):
+        if code != 0:
+            resolved = output.strip().splitlines()[0] if output.strip() else "nothing"
+            problems.append(
+                Diagnostic(
+                    display_name,
+                    f"cases[{i}]",
+                    f"{labels.get('alertname', 'alert')} {dict(labels)} reaches {resolved}, "
+                    f"expected {receiver} (amtool config routes test)",
+                )
+            )
+    return problems
+
+
+test_routes.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
