@@ -1,10 +1,14 @@
-"""Session fixture of the end-to-end suite: a real Prometheus scraping fake targets.
+"""Session fixture of the end-to-end suite: a real Prometheus scraping fake targets, sending
+its alerts to a real Alertmanager whose receivers are a local webhook recorder.
 
 One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
 scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
 series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake. All
 rules are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
-Prometheus. The scenarios start together as soon as Prometheus is ready, each in its own
+Prometheus. The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the same
+specs, with :data:`RECEIVERS` (the team's page and ticket receivers are webhooks of the
+recorder, timings of a second). The scenarios start together as soon as Prometheus is ready,
+each in its own
 thread (they touch different services and alerts), and each test waits for its scenario's
 outcome. Processes are stopped and the temporary folder removed whatever happens.
 """
@@ -21,9 +25,36 @@ from pathlib import Path
 import pytest
 
 from generator import naming
+from generator.builders.alertmanager import CONFIG_FILE
+from generator.receivers import ReceiversConfig, parse_receivers
 from generator.render import build_outputs
+from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
 from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
+
+# Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
+# a repeat interval of an hour means a group is notified again only when it changes.
+FAST = {"groupWait": "1s", "groupInterval": "1s", "repeatInterval": "1h"}
+
+
+def receivers(webhook: WebhookRecorder) -> ReceiversConfig:
+    """The suite's receivers: team e2e pages to ``/page``, tickets to ``/ticket``."""
+    return parse_receivers(
+        {
+            "apiVersion": "obsgen/v1alpha1",
+            "kind": "AlertReceivers",
+            "timing": {"page": FAST, "ticket": FAST},
+            "default": [{"webhook": {"url": webhook.url("default")}}],
+            "teams": [
+                {
+                    "name": "e2e",
+                    "page": [{"webhook": {"url": webhook.url("page")}}],
+                    "ticket": [{"webhook": {"url": webhook.url("ticket")}}],
+                }
+            ],
+        },
+        "tests/e2e/conftest.py",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -35,7 +66,13 @@ def e2e() -> Iterator[Env]:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    am_binary = find_alertmanager()
+    if am_binary is None:
+        pytest.fail("Alertmanager not found (prometheus-alertmanager); run `make alertmanager`")
+    from tests.e2e.e2e_alerting import ALERTING_SCENARIOS
     from tests.e2e.e2e_scenarios import SCENARIOS
+
+    scenarios = {**SCENARIOS, **ALERTING_SCENARIOS}
 
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="obsgen-e2e-")))
@@ -46,7 +83,13 @@ def e2e() -> Iterator[Env]:
             if service.gpu is not None:
                 stack.callback(service.gpu.stop)
                 service.gpu.start()
-        outputs = build_outputs([s.plan for s in services.values()])
+        webhook = WebhookRecorder()
+        stack.callback(webhook.stop)
+        webhook.start()
+        outputs = build_outputs([s.plan for s in services.values()], receivers=receivers(webhook))
+        alertmanager = AlertmanagerServer(am_binary, workdir)
+        stack.callback(alertmanager.stop)
+        alertmanager.start(outputs[CONFIG_FILE])
         rule_files = []
         for service in services.values():
             path = workdir / f"{service.name}.rules.yaml"
@@ -54,12 +97,16 @@ def e2e() -> Iterator[Env]:
             rule_files.append(path)
         prometheus = PrometheusServer(binary, workdir)
         stack.callback(prometheus.stop)
-        prometheus.start([j for s in services.values() for j in scrape_jobs(s)], rule_files)
-        env = Env(prometheus, services, outputs, workdir)
-        pool = ThreadPoolExecutor(max_workers=len(SCENARIOS), thread_name_prefix="scenario")
+        prometheus.start(
+            [j for s in services.values() for j in scrape_jobs(s)],
+            rule_files,
+            alertmanager.url.removeprefix("http://"),
+        )
+        env = Env(prometheus, alertmanager, webhook, services, outputs, workdir)
+        pool = ThreadPoolExecutor(max_workers=len(scenarios), thread_name_prefix="scenario")
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         stack.callback(setattr, env, "stopping", True)  # runs first: ends pending waits
-        for scenario, run in SCENARIOS.items():
+        for scenario, run in scenarios.items():
             env.results[scenario] = pool.submit(_run, run, env, services[scenario])
         yield env
 

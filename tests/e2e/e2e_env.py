@@ -14,12 +14,15 @@ import yaml
 
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
+from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
 from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 
 SPECS = Path(__file__).resolve().parent / "specs"
 MODEL_SPEC = SPECS / "model.yaml"
 BURN_SPEC = SPECS / "burn.yaml"
+INCIDENT_SPEC = SPECS / "incident.yaml"
+INHIBIT_SPEC = SPECS / "inhibit.yaml"
 
 
 def spec_data(path: Path, name: str | None = None) -> dict[str, Any]:
@@ -52,9 +55,12 @@ class Service:
 
 @dataclass
 class Env:
-    """What the tests see: Prometheus, the services, rendered outputs, scenario outcomes."""
+    """What the tests see: Prometheus, the Alertmanager it sends to and the webhook receiving
+    its notifications, the services, rendered outputs, scenario outcomes."""
 
     prometheus: PrometheusServer
+    alertmanager: AlertmanagerServer
+    webhook: WebhookRecorder
     services: dict[str, Service]
     outputs: dict[str, str]
     workdir: Path
@@ -77,6 +83,9 @@ SERVICES: dict[str, Path] = {
     "target-down": MODEL_SPEC,
     "burn": BURN_SPEC,
     "dashboard": MODEL_SPEC,
+    "incident": INCIDENT_SPEC,
+    "inhibit": INHIBIT_SPEC,
+    "silence": MODEL_SPEC,
 }
 
 

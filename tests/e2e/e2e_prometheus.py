@@ -49,10 +49,19 @@ class ScrapeJob:
     honor_labels: bool = False
 
 
-def config(jobs: Sequence[ScrapeJob], rule_files: Sequence[Path]) -> dict[str, Any]:
-    """The ``prometheus.yml`` document: 1 s scrape and evaluation, one job per target."""
+def config(
+    jobs: Sequence[ScrapeJob], rule_files: Sequence[Path], alertmanager: str | None = None
+) -> dict[str, Any]:
+    """The ``prometheus.yml`` document: 1 s scrape and evaluation, one job per target, alerts
+    sent to the Alertmanager at ``alertmanager`` (``host:port``) when given."""
+    alerting = (
+        {"alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]}}
+        if alertmanager
+        else {}
+    )
     return {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        **alerting,
         "rule_files": [str(p) for p in rule_files],
         "scrape_configs": [
             {
@@ -92,14 +101,22 @@ class PrometheusServer:
         path = self.workdir / "prometheus.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def start(self, jobs: Sequence[ScrapeJob], rule_files: Sequence[Path]) -> None:
-        """Write the config and start the server; return once it is ready.
+    def start(
+        self,
+        jobs: Sequence[ScrapeJob],
+        rule_files: Sequence[Path],
+        alertmanager: str | None = None,
+    ) -> None:
+        """Write the config and start the server; return once it is ready. Alerts go to the
+        Alertmanager at ``alertmanager`` (``host:port``) when given.
 
         Raises:
             RuntimeError: the server exited or did not become ready within 30 s.
         """
         config_path = self.workdir / "prometheus.yml"
-        config_path.write_text(yaml.safe_dump(config(jobs, rule_files)), encoding="utf-8")
+        config_path.write_text(
+            yaml.safe_dump(config(jobs, rule_files, alertmanager)), encoding="utf-8"
+        )
         for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
             log = (self.workdir / "prometheus.log").open("wb")

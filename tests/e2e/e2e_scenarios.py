@@ -83,7 +83,8 @@ def wait_resolved(env: Env, service: Service, alerts: Iterable[str]) -> None:
 
 
 def healthy(env: Env, service: Service) -> None:
-    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active."""
+    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active and
+    no notification of it reached a receiver."""
     assert service.gpu is not None
     warm_up(
         env,
@@ -97,6 +98,8 @@ def healthy(env: Env, service: Service) -> None:
         active = env.prometheus.alerts(service.name)
         assert not active, f"alerts active on a healthy service: {active}"
         time.sleep(0.5)
+    notified = [n.body for n in env.webhook.received(service.name)]
+    assert not notified, f"a healthy service was notified: {notified}"
 
 
 def latency(env: Env, service: Service) -> None:

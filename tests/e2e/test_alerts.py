@@ -13,7 +13,9 @@ pytestmark = pytest.mark.e2e
 @pytest.mark.parametrize(
     "scenario",
     [
-        pytest.param("healthy", id="a healthy service has no alert pending or firing"),
+        pytest.param(
+            "healthy", id="a healthy service has no alert pending or firing and notifies no one"
+        ),
         pytest.param(
             "latency",
             id="slow requests fire ModelSlowRequestsHigh and ModelLatencyP99High, which resolve after recovery",

@@ -1,0 +1,224 @@
+"""Alert delivery scenarios: the real Prometheus sends to the real Alertmanager, which notifies
+the webhook recorder (receivers ``e2e-page`` and ``e2e-ticket``, see ``conftest.py``).
+
+Each scenario drives its own service and asserts on what reached the webhook for that service
+(notifications are grouped per service, so scenarios never see each other's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from generator import naming
+from generator.builders.runbooks import runbook_file
+from tests.alertmanager_server import Notification
+from tests.e2e.e2e_prometheus import wait_for
+from tests.e2e.e2e_scenarios import FIRE_S, assert_quiet, wait_firing, warm_up
+
+if TYPE_CHECKING:
+    from tests.e2e.e2e_env import Env, Service
+
+PAGE, TICKET = "e2e-page", "e2e-ticket"
+SETTLE_S = 4
+"""Seconds to keep watching after the expected notifications arrived (4 × group_interval)."""
+INCIDENT_PAGES = {
+    (naming.ALERT_LATENCY_P99, ""),
+    (naming.ALERT_SLOW_REQUESTS, ""),
+    (naming.ALERT_ERROR_RATIO, ""),
+    (naming.ALERT_ERROR_BUDGET_BURN, "availability"),
+}
+"""The (alert name, SLO) groups the incident pages: p99 at 30 s is above the 20 s threshold
+and every request is slower than 500 ms; 10 % errors burn the availability budget (the latency
+SLO's 30 s threshold still counts a 30 s request as good)."""
+
+
+def _stopping(env: Env) -> Callable[[], bool]:
+    return lambda: env.stopping
+
+
+def _group(n: Notification) -> tuple[str, str]:
+    return n.group_labels["alertname"], n.group_labels.get("slo", "")
+
+
+def _firing(env: Env, service: Service) -> list[Notification]:
+    return [n for n in env.webhook.received(service.name) if n.status == "firing"]
+
+
+def incident(env: Env, service: Service) -> None:
+    """The o1-preview incident: p99 at 30 s and 5xx jumping to 10 %. The team's page receiver
+    gets one notification group per alert name and SLO, each alert with its runbook and
+    dashboard links, and no ticket (the slow-burn warnings are held back by the fast-burn
+    page); after recovery every group is notified resolved."""
+    warm_up(env, service)
+    assert_quiet(env, service, [a for a, _ in INCIDENT_PAGES])
+    assert not env.webhook.received(service.name), "notified before the incident"
+    # A jump, not a ramp: the suite's SLO windows all hold the same minute of history, so a
+    # ramp would cross the slow-burn thresholds seconds before the fast-burn ones. At 20 × the
+    # warm-up rate, the first scrape after the change already burns at 30 × the budget.
+    service.model.set_traffic(latency_s=30, error_ratio=0.10, rate=2_000)
+    wait_for(
+        f"a page for each of {sorted(INCIDENT_PAGES)} of {service.name}",
+        lambda: {_group(n) for n in _firing(env, service) if n.receiver == PAGE},
+        lambda groups: groups >= INCIDENT_PAGES,
+        FIRE_S,
+        _stopping(env),
+    )
+    time.sleep(SETTLE_S)
+    firing = _firing(env, service)
+    assert {n.receiver for n in firing} == {PAGE}, [(n.receiver, _group(n)) for n in firing]
+    keys: dict[tuple[str, str], set[str]] = {}
+    for n in firing:
+        keys.setdefault(_group(n), set()).add(str(n.body["groupKey"]))
+        assert n.group_labels["service"] == service.name
+        assert n.group_labels["namespace"] == service.plan.namespace
+        for alert in n.alerts:
+            name = alert["labels"]["alertname"]
+            assert alert["labels"][naming.TEAM] == "e2e"
+            assert alert["annotations"]["runbook_url"] == service.plan.runbook_url(name)
+            assert alert["annotations"]["dashboard_url"] == service.plan.dashboard_url()
+    assert set(keys) == INCIDENT_PAGES, sorted(keys)
+    assert all(len(k) == 1 for k in keys.values()), keys
+    # A flood of fast, good requests brings every 5m window under its threshold in seconds.
+    service.model.set_traffic(latency_s=0.05, error_ratio=0.0, rate=1_000_000)
+    wait_for(
+        f"resolved notifications of every page group of {service.name}",
+        lambda: {
+            _group(n)
+            for n in env.webhook.received(service.name)
+            if n.receiver == PAGE and n.status == "resolved"
+        },
+        lambda groups: groups >= INCIDENT_PAGES,
+        FIRE_S,
+        _stopping(env),
+    )
+
+
+def inhibit(env: Env, service: Service) -> None:
+    """Every target of the service goes down while its latency and error alerts are pending:
+    they fire (the rate windows still hold the bad samples), yet only ModelTargetDown is
+    delivered; the Alertmanager shows the others inhibited by it."""
+    symptoms = [naming.ALERT_LATENCY_P99, naming.ALERT_SLOW_REQUESTS, naming.ALERT_ERROR_RATIO]
+    warm_up(env, service)
+    assert_quiet(env, service, [*symptoms, naming.ALERT_TARGET_DOWN])
+    service.model.set_traffic(latency_s=30, error_ratio=0.5)
+    wait_for(
+        f"{symptoms} pending for {service.name}",
+        lambda: env.prometheus.alert_states(service.name),
+        lambda states: all(states.get(a) for a in symptoms),
+        FIRE_S,
+        _stopping(env),
+    )
+    service.model.kill()
+    wait_firing(env, service, [*symptoms, naming.ALERT_TARGET_DOWN])
+    wait_for(
+        f"ModelTargetDown paged for {service.name}",
+        lambda: {n.group_labels["alertname"] for n in _firing(env, service)},
+        lambda names: naming.ALERT_TARGET_DOWN in names,
+        FIRE_S,
+        _stopping(env),
+    )
+
+    def held_back() -> dict[str, list[str]]:
+        return {
+            a["labels"]["alertname"]: a["status"]["inhibitedBy"]
+            for a in env.alertmanager.alerts(service=service.name)
+        }
+
+    wait_for(
+        f"{symptoms} inhibited at the Alertmanager for {service.name}",
+        held_back,
+        lambda held: all(held.get(a) for a in symptoms),
+        FIRE_S,
+        _stopping(env),
+    )
+    time.sleep(SETTLE_S)
+    delivered = [(n.receiver, n.group_labels["alertname"]) for n in _firing(env, service)]
+    assert {name for _, name in delivered} == {naming.ALERT_TARGET_DOWN}, delivered
+    assert {receiver for receiver, _ in delivered} == {PAGE}, delivered
+    assert all(held_back()[a] for a in symptoms), held_back()
+
+
+_SILENCE_ADD = re.compile(r"^amtool silence add .*?(?<!\\)$", re.M | re.S)
+
+
+def runbook_silence_command(env: Env, alert: str) -> str:
+    """The ``amtool silence add …`` command the runbook of ``alert`` prints (continuation
+    lines joined), as a shell command line."""
+    page = env.outputs[runbook_file(alert)]
+    match = _SILENCE_ADD.search(page)
+    assert match, f"no `amtool silence add` command in {runbook_file(alert)}"
+    return match.group(0)
+
+
+def _amtool(env: Env, command: str) -> str:
+    """Run a runbook's amtool command line in bash, as an on-call engineer would, with amtool
+    pointed at the suite's Alertmanager by its own config file (``alertmanager.url``)."""
+    home = env.workdir / "home"
+    config = home / ".config" / "prometheus" / "amtool.yml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"alertmanager.url: {env.alertmanager.url}\n", encoding="utf-8")
+    proc = subprocess.run(
+        ["bash", "-c", command],
+        env={**os.environ, "HOME": str(home), "USER": "e2e-oncall"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{command}\n{proc.stdout}{proc.stderr}"
+    return proc.stdout
+
+
+def silence(env: Env, service: Service) -> None:
+    """The silence the runbook prints mutes the alert: with it, a firing ModelQueueDepthHigh
+    reaches the Alertmanager but no receiver; expired with the runbook's command, the ticket
+    arrives."""
+    alert = naming.ALERT_QUEUE_DEPTH
+    warm_up(env, service)
+    assert_quiet(env, service, [alert])
+    command = runbook_silence_command(env, alert)
+    for placeholder, value in (
+        ("<service>", service.name),
+        ("<ticket>", "E2E-1"),
+        ("<what you are doing>", "e2e silence test"),
+    ):
+        assert placeholder in command, (placeholder, command)
+        command = command.replace(placeholder, value)
+    silence_id = _amtool(env, command).strip()
+    assert re.fullmatch(r"[0-9a-f-]{36}", silence_id), silence_id
+    query = f'amtool silence query alertname="{alert}"'
+    assert query in env.outputs[runbook_file(alert)]
+    assert silence_id[:8] in _amtool(env, query)
+    service.model.set_traffic(queue=500)
+    wait_firing(env, service, [alert])
+    wait_for(
+        f"{alert} of {service.name} silenced at the Alertmanager",
+        lambda: [a["status"]["silencedBy"] for a in env.alertmanager.alerts(service=service.name)],
+        lambda found: [silence_id] in found,
+        FIRE_S,
+        _stopping(env),
+    )
+    time.sleep(SETTLE_S)
+    assert not env.webhook.received(service.name), "a silenced alert was notified"
+    expire = "amtool silence expire <silence-id>"
+    assert expire in env.outputs[runbook_file(alert)]
+    _amtool(env, expire.replace("<silence-id>", silence_id))
+    wait_for(
+        f"the ticket for {alert} of {service.name} once the silence expired",
+        lambda: [(n.receiver, _group(n)) for n in _firing(env, service)],
+        lambda found: (TICKET, (alert, "")) in found,
+        FIRE_S,
+        _stopping(env),
+    )
+
+
+ALERTING_SCENARIOS: dict[str, Callable[[Env, Service], None]] = {
+    "incident": incident,
+    "inhibit": inhibit,
+    "silence": silence,
+}
