@@ -538,7 +538,8 @@ def test_every_overlay_file_round_trips_through_yaml(rendered: dict[str, str]) -
     assert paths
     for path in paths:
         text = rendered[path]
-        header = "".join(line for line in text.splitlines(True) if line.startswith("# "))
+        # Comments: the header, and the reasons above inhibit rules (alertmanagerconfig.yaml).
+        body = "".join(x for x in text.splitlines(True) if not x.lstrip().startswith("# "))
         data = yaml.safe_load(text)
-        assert dump_yaml(data) == text.removeprefix(header), path
+        assert dump_yaml(data) == body, path
         assert yaml.safe_load(dump_yaml(data)) == data, path
