@@ -208,7 +208,7 @@ INHIBITION_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
             "ModelSlowRequestsHigh",
             "ErrorBudgetBurn/availability/14.4",
             "ModelQueueDepthHigh",
-            "ModelSignalMissing",
+            "ModelSignalMissing/requests",
             "ModelReplicasUnavailable",
         },
     ),
@@ -250,6 +250,13 @@ INHIBITION_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
         ],
         {"ErrorBudgetBurn/availability/3"},
     ),
+    "a critical guard holds back nothing of another missing signal": (
+        [
+            _alert("s8", "ModelSignalMissing", "critical", signal="requests", metric="a"),
+            _alert("s8", "ModelSignalMissing", "warning", signal="kvCache", metric="b"),
+        ],
+        set(),
+    ),
     "a critical alert holds back nothing of another model (groupBy label)": (
         [
             _alert(
@@ -265,10 +272,10 @@ INHIBITION_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
 
 
 def _key(alert: dict[str, Any]) -> str:
+    """``alertname`` plus the SLO and burn rate of a burn alert, or the missing signal."""
     labels = alert["labels"]
-    if labels["alertname"] == "ErrorBudgetBurn" and "burn_rate" in labels:
-        return f"ErrorBudgetBurn/{labels['slo']}/{labels['burn_rate']}"
-    return str(labels["alertname"])
+    parts = [labels.get(k) for k in ("slo", "burn_rate", "signal") if labels.get(k)]
+    return "/".join([labels["alertname"], *parts])
 
 
 @pytest.mark.parametrize("scenario", list(INHIBITION_CASES))

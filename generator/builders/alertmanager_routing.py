@@ -71,8 +71,16 @@ ALERT_ROLES: dict[str, Role] = {
 GROUP_BY = ("alertname", "namespace", naming.SERVICE, naming.SLO)
 # Labels telling two alerts of one name apart (besides service and namespace): a critical
 # alert holds back the warning of the *same* thing only — SLO burn of the same SLO, the same
-# pod or GPU; Alertmanager treats a label both alerts lack as equal.
-INSTANCE_LABELS = (naming.SLO, naming.INDICATOR, "pod", "container", "uuid")
+# pod or GPU, the same missing signal; Alertmanager treats a label both alerts lack as equal.
+INSTANCE_LABELS = (
+    naming.SLO,
+    naming.INDICATOR,
+    naming.SIGNAL,
+    naming.METRIC,
+    "pod",
+    "container",
+    "uuid",
+)
 SEVERITIES = ("critical", "warning", "info")
 PAGE_SEVERITY = "critical"
 DEFAULT_RECEIVER = "obsgen-default"
@@ -204,7 +212,7 @@ def inhibit_rules(group_by_labels: Sequence[str], service: str | None = None) ->
         ),
         InhibitRule(
             "A critical alert holds back the warning and info alerts of the same alert name, "
-            "service and instance (same SLO, indicator, pod, GPU): the fast SLO-burn page "
+            "service and instance (same SLO, indicator, signal, pod, GPU): the fast SLO-burn page "
             "already covers the slow-burn ticket of the same SLO.",
             (*scope, Matcher(naming.SEVERITY, "=", "critical")),
             (*scope, Matcher(naming.SEVERITY, "=~", "warning|info")),
