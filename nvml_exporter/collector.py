@@ -6,10 +6,18 @@ listed once, in :data:`READERS`. :class:`NvmlCollector` runs every reader on eve
 isolates failures at three levels:
 
 * **one call** (:meth:`ReadContext.call`): ``NotSupported``, ``FunctionNotFound`` and
-  ``ArgumentVersionMismatch`` mean "absent": the series is omitted (never a fake 0), the answer
-  is cached per (GPU, call) so the call is not retried, and no error is counted. Any other
-  exception, including ``NVMLLibraryMismatchError`` (not an ``NVMLError``), is counted in
-  ``gpu_exporter_collector_errors_total{collector, error}`` and drops only that reading.
+  ``ArgumentVersionMismatch``, and a function or constant missing from the installed
+  nvidia-ml-py (:class:`nvml.BindingMissing`), mean "absent": the series is omitted (never a
+  fake 0), the answer is cached per (GPU, call) so the call is not retried, a fallback call
+  runs where one exists, and no error is counted. Any other exception, including
+  ``NVMLLibraryMismatchError`` (not an ``NVMLError``), is counted in
+  ``gpu_exporter_collector_errors_total{collector, error}`` and drops only that reading. Errors
+  are told apart by NVML return code (:mod:`nvml_exporter.nvml`), so a binding that raises a
+  code as plain ``NVMLError`` is handled the same.
+* **one MIG slot**: each slot's handle, UUID, instance id and memory are read in isolation; an
+  empty slot (``NotFound``) is skipped, any other failure of a slot (``NoPermission`` in a
+  container that sees only its own instance, ``GpuIsLost``, anything) is counted under
+  ``collector="mig"`` and drops that slot's readings only.
 * **one reader**: an exception escaping a reader is counted under the reader's name; the
   other readers still run.
 * **one GPU**: ``GpuIsLost`` marks the GPU lost: ``gpu_device_up`` 0, its readings of this
@@ -57,20 +65,6 @@ REPROBE_INITIAL_S = 5.0
 REPROBE_MAX_S = 300.0
 """Upper bound in seconds of the doubling re-probe interval of a lost GPU."""
 
-ABSENT_ERRORS: tuple[type[BaseException], ...] = (
-    nvml.NotSupported,
-    nvml.FunctionNotFound,
-    nvml.ArgumentVersionMismatch,
-)
-"""Errors that mean "this GPU or driver does not offer that reading": the series is omitted."""
-
-NVML_GONE_ERRORS: tuple[type[BaseException], ...] = (
-    nvml.Uninitialized,
-    nvml.DriverNotLoaded,
-    nvml.LibRmVersionMismatch,
-)
-"""Errors that mean NVML as a whole stopped working (driver restarted): re-initialise it."""
-
 LabelValues = tuple[str, ...]
 
 
@@ -79,7 +73,18 @@ class GpuLost(Exception):
 
 
 class NvmlGone(Exception):
-    """Internal: NVML answered one of :data:`NVML_GONE_ERRORS`; the cause is ``__cause__``."""
+    """Internal: NVML answered one of :data:`nvml.GONE_CODES`; the cause is ``__cause__``."""
+
+
+def raise_if_lost_or_gone(exc: BaseException, uuid: str) -> None:
+    """Re-raise an NVML error of one GPU's call as :class:`GpuLost` or :class:`NvmlGone`.
+
+    Returns normally for any other exception (the caller counts it).
+    """
+    if nvml.is_nvml_gone(exc):
+        raise NvmlGone() from exc
+    if nvml.is_gpu_lost(exc):
+        raise GpuLost(uuid) from exc
 
 
 class XidSource(Protocol):
@@ -88,8 +93,8 @@ class XidSource(Protocol):
     def snapshot(self) -> dict[tuple[str, int], tuple[int, float]]:
         """Return ``{(gpu uuid, xid): (count, last unix time in seconds)}``."""
 
-    def watch(self, handle: Handle) -> bool:
-        """Register Xid events on one GPU that came back or was identified late."""
+    def watch(self, handle: Handle, uuid: str) -> bool:
+        """Register Xid events on one GPU (``uuid``) that came back or was identified late."""
 
 
 @dataclass
@@ -189,7 +194,19 @@ class ReadContext:
         self._absent: set[tuple[str, str]] = set()
         self._absent_lock = threading.Lock()
 
-    def call(self, reader: str, device: Device, key: str, fn: Callable[[], T]) -> T | None:
+    def count_error(self, collector: str, exc: BaseException) -> None:
+        """Count one failure under ``collector`` (``gpu_exporter_collector_errors_total``)."""
+        self._count_error(collector, exc)
+
+    def call(
+        self,
+        reader: str,
+        device: Device,
+        key: str,
+        fn: Callable[[], T],
+        *,
+        slot: bool = False,
+    ) -> T | None:
         """Run one NVML call for ``device``; return its value, or None when there is none.
 
         Args:
@@ -197,34 +214,43 @@ class ReadContext:
             device: the GPU read.
             key: names this reading in the absent cache, per GPU.
             fn: the call, e.g. ``lambda: backend.device_power_usage(device.handle)``.
+            slot: the call reads one MIG slot: ``GpuIsLost`` is then that slot's failure
+                (counted, None returned), not the GPU's.
 
         Returns:
             The value; None when the reading is absent (cached) or failed (counted).
 
         Raises:
-            GpuLost: NVML answered ``GpuIsLost``.
+            GpuLost: NVML answered ``GpuIsLost`` (unless ``slot``).
+            NvmlGone: NVML as a whole stopped working.
         """
         cache_key = (device.uuid, key)
         if cache_key in self._absent:
             return None
         try:
             return fn()
-        except nvml.GpuIsLost as exc:
-            raise GpuLost(device.uuid) from exc
-        except NVML_GONE_ERRORS as exc:
-            raise NvmlGone() from exc
-        except ABSENT_ERRORS as exc:
-            log.debug("%s on GPU %s: %s; omitting it", key, device.uuid, nvml.error_name(exc))
-            with self._absent_lock:
-                self._absent.add(cache_key)
-            return None
         except Exception as exc:
-            self._count_error(reader, exc)
-            log.debug("%s on GPU %s failed: %r", key, device.uuid, exc)
+            if nvml.is_nvml_gone(exc):
+                raise NvmlGone() from exc
+            if nvml.is_gpu_lost(exc) and not slot:
+                raise GpuLost(device.uuid) from exc
+            if nvml.is_absent(exc):
+                log.debug("%s on GPU %s: %r; omitting it", key, device.uuid, exc)
+                with self._absent_lock:
+                    self._absent.add(cache_key)
+            else:
+                self._count_error(reader, exc)
+                log.debug("%s on GPU %s failed: %r", key, device.uuid, exc)
             return None
 
     def call_first(
-        self, reader: str, device: Device, key: str, fns: Sequence[Callable[[], T]]
+        self,
+        reader: str,
+        device: Device,
+        key: str,
+        fns: Sequence[Callable[[], T]],
+        *,
+        slot: bool = False,
     ) -> T | None:
         """Like :meth:`call`, trying ``fns`` in order while they are absent (API fallbacks).
 
@@ -235,7 +261,7 @@ class ReadContext:
             variant = f"{key}#{number}"
             if (device.uuid, variant) in self._absent:
                 continue
-            value = self.call(reader, device, variant, fn)
+            value = self.call(reader, device, variant, fn, slot=slot)
             if value is not None or (device.uuid, variant) not in self._absent:
                 return value
         return None
@@ -262,28 +288,49 @@ def read_mig(ctx: ReadContext, dev: Device, out: Samples) -> None:
         return
     slots = ctx.call("mig", dev, "mig_slots", lambda: b.device_max_mig_device_count(dev.handle))
     for slot in range(slots or 0):
-        try:
-            mig = b.device_mig_device_handle(dev.handle, slot)
-        except nvml.NotFound:
-            continue  # empty slot
-        except nvml.GpuIsLost as exc:
-            raise GpuLost(dev.uuid) from exc
-        except NVML_GONE_ERRORS as exc:
+        read_mig_slot(ctx, dev, slot, out)
+
+
+def read_mig_slot(ctx: ReadContext, dev: Device, slot: int, out: Samples) -> None:
+    """Memory of the MIG device in ``slot``, in bytes; every failure stays in this slot.
+
+    An empty slot (``NotFound``) is skipped silently. Any other failure, ``NoPermission`` (a
+    container that sees only its own instance) and ``GpuIsLost`` included, is counted under
+    ``collector="mig"`` and drops this slot's readings only.
+
+    Raises:
+        NvmlGone: NVML as a whole stopped working.
+    """
+    b = ctx.backend
+    try:
+        mig = b.device_mig_device_handle(dev.handle, slot)
+    except Exception as exc:
+        if nvml.is_nvml_gone(exc):
             raise NvmlGone() from exc
-        mig_uuid = ctx.call("mig", dev, "mig_uuid", partial(b.device_uuid, mig))
-        instance = ctx.call("mig", dev, "mig_gi", partial(b.device_gpu_instance_id, mig))
-        mem = ctx.call_first(
-            "mig",
-            dev,
-            "mig_memory",
-            [partial(b.device_memory_info_v2, mig), partial(b.device_memory_info_v1, mig)],
-        )
-        if mig_uuid is None or instance is None or mem is None:
-            continue
-        labels = (*dev.labels, mig_uuid, str(instance))
-        out.add("gpu_mig_memory_total_bytes", labels, mem.total)
-        out.add("gpu_mig_memory_used_bytes", labels, mem.used)
-        out.add("gpu_mig_memory_free_bytes", labels, mem.free)
+        if not nvml.is_not_found(exc):  # NotFound: an empty slot
+            ctx.count_error("mig", exc)
+            log.debug("MIG slot %d of GPU %s failed: %r", slot, dev.uuid, exc)
+        return
+    key = f"mig{slot}"
+    mig_uuid = ctx.call("mig", dev, f"{key}_uuid", partial(b.device_uuid, mig), slot=True)
+    if mig_uuid is None:
+        return
+    instance = ctx.call("mig", dev, f"{key}_gi", partial(b.device_gpu_instance_id, mig), slot=True)
+    if instance is None:
+        return
+    mem = ctx.call_first(
+        "mig",
+        dev,
+        f"{key}_memory",
+        [partial(b.device_memory_info_v2, mig), partial(b.device_memory_info_v1, mig)],
+        slot=True,
+    )
+    if mem is None:
+        return
+    labels = (*dev.labels, mig_uuid, str(instance))
+    out.add("gpu_mig_memory_total_bytes", labels, mem.total)
+    out.add("gpu_mig_memory_used_bytes", labels, mem.used)
+    out.add("gpu_mig_memory_free_bytes", labels, mem.free)
 
 
 def read_memory(ctx: ReadContext, dev: Device, out: Samples) -> None:
@@ -461,7 +508,7 @@ class NvmlCollector:
 
     Attributes:
         on_nvml_lost: called (from the collecting thread) when a collection finds NVML gone
-            (:data:`NVML_GONE_ERRORS`); the server then re-initialises. None: nothing called.
+            (:data:`nvml.GONE_CODES`); the server then re-initialises. None: nothing called.
     """
 
     def __init__(
@@ -588,7 +635,7 @@ class NvmlCollector:
             device = Device(index=index, uuid=uuid, handle=handle)
             try:
                 self._read_identity(device, "init")
-            except nvml.GpuIsLost:
+            except GpuLost:
                 self._mark_lost(device)
             devices.append(device)
         missing = self.gpu_uuids - {d.uuid for d in devices}
@@ -602,7 +649,7 @@ class NvmlCollector:
         Other failures are counted under ``collector``.
 
         Raises:
-            nvml.GpuIsLost: the GPU is lost.
+            GpuLost: the GPU is lost.
             NvmlGone: NVML is gone.
         """
         b = self.backend
@@ -611,11 +658,8 @@ class NvmlCollector:
                 continue
             try:
                 setattr(dev, attr, read(dev.handle))
-            except nvml.GpuIsLost:
-                raise
-            except NVML_GONE_ERRORS as exc:
-                raise NvmlGone() from exc
             except Exception as exc:
+                raise_if_lost_or_gone(exc, dev.uuid)
                 self.count_error(collector, exc)
 
     # -- collection ------------------------------------------------------------------------
@@ -676,9 +720,9 @@ class NvmlCollector:
             try:
                 handle = b.device_handle_by_index(pending.index)
                 uuid = b.device_uuid(handle)
-            except NVML_GONE_ERRORS as exc:
-                raise NvmlGone() from exc
             except Exception as exc:
+                if nvml.is_nvml_gone(exc):
+                    raise NvmlGone() from exc
                 self.count_error("device", exc)
                 pending.probe_backoff = min(pending.probe_backoff * 2, REPROBE_MAX_S)
                 pending.next_probe = self.timer() + pending.probe_backoff
@@ -690,12 +734,12 @@ class NvmlCollector:
             device = Device(index=pending.index, uuid=uuid, handle=handle)
             try:
                 self._read_identity(device, "device")
-            except nvml.GpuIsLost:
+            except GpuLost:
                 self._mark_lost(device)
             self.devices = sorted([*self.devices, device], key=lambda d: d.index)
             log.warning("GPU %d identified as %s; reporting it", device.index, uuid)
             if not device.lost and self.xids is not None:
-                self.xids.watch(device.handle)
+                self.xids.watch(device.handle, device.uuid)
 
     def _collect_device(self, dev: Device) -> Samples:
         out = Samples()
@@ -708,11 +752,8 @@ class NvmlCollector:
                     reader(self._ctx, dev, out)
                 except (GpuLost, NvmlGone):
                     raise
-                except nvml.GpuIsLost as exc:  # from a reader's own direct call
-                    raise GpuLost(dev.uuid) from exc
-                except NVML_GONE_ERRORS as exc:
-                    raise NvmlGone() from exc
                 except Exception as exc:
+                    raise_if_lost_or_gone(exc, dev.uuid)  # from a reader's own direct call
                     self.count_error(name, exc)
                     log.debug("reader %s failed on GPU %s: %r", name, dev.uuid, exc)
         except GpuLost:
@@ -758,14 +799,17 @@ class NvmlCollector:
             dev.handle = self.backend.device_handle_by_uuid(dev.uuid)
             self.backend.device_uuid(dev.handle)
             self._read_identity(dev, "device")  # when it was lost already at init
-        except nvml.GpuIsLost:
+        except GpuLost:
             self._mark_lost(dev)
             return False
         except NvmlGone:
             raise
-        except NVML_GONE_ERRORS as exc:
-            raise NvmlGone() from exc
         except Exception as exc:
+            if nvml.is_gpu_lost(exc):
+                self._mark_lost(dev)
+                return False
+            if nvml.is_nvml_gone(exc):
+                raise NvmlGone() from exc
             self.count_error("device", exc)
             self._mark_lost(dev)
             return False
@@ -773,7 +817,7 @@ class NvmlCollector:
         dev.lost = False
         self._ctx.forget(dev)  # it may have been reset: re-learn what it supports
         if self.xids is not None:
-            self.xids.watch(dev.handle)  # a reset GPU forgot its event registration
+            self.xids.watch(dev.handle, dev.uuid)  # a reset GPU forgot its registration
         return True
 
     def self_families(self, duration_s: float) -> list[Metric]:

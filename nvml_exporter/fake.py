@@ -18,10 +18,14 @@ GPU   quirk
 
 Scripted failures: :meth:`FakeNvml.lose` (``GpuIsLost``, optionally after some more calls, so
 mid-scrape), :meth:`FakeNvml.recover`, :meth:`FakeNvml.fail` (raise any exception from one
-call), :meth:`FakeNvml.hang` (block one call until :meth:`FakeNvml.release`),
+call, on one GPU or one MIG slot of it), :meth:`FakeNvml.hang` (block one call until
+:meth:`FakeNvml.release`),
 ``init_errors`` (init fails that many times, e.g. the library is missing),
-:meth:`FakeNvml.restart_driver` (NVML answers ``Uninitialized`` until the next ``init()``) and
-:meth:`FakeNvml.emit_xid` (deliver an Xid event).
+:meth:`FakeNvml.restart_driver` (NVML answers ``Uninitialized`` until the next ``init()``),
+:meth:`FakeNvml.emit_xid` (deliver an Xid event, optionally losing its GPU before it is read)
+and :func:`fake_binding` (the *real* :class:`~nvml_exporter.nvml.PynvmlBackend` over the fake,
+through the installed nvidia-ml-py's own names, some of which can be removed to act as an
+older binding).
 
 Xid events follow NVML's registration rules: an event reaches ``event_set_wait`` only when its
 GPU is registered in a live event set. A lost GPU forgets its registrations (as a GPU reset
@@ -40,9 +44,13 @@ import logging
 import queue
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
+import pynvml
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
@@ -200,7 +208,8 @@ class FakeNvml:
         self.hanging = threading.Event()
         self._lock = threading.Lock()
         self._lost: dict[int, int] = {}  # gpu index -> calls left before it is lost
-        self._faults: dict[tuple[str, int | None], BaseException] = {}
+        # (method, gpu index, MIG slot or None) -> exception raised
+        self._faults: dict[tuple[str, int | None, int | None], BaseException] = {}
         self._hangs: set[tuple[str, int | None]] = set()
         self._release = threading.Event()
         self._xids: queue.Queue[XidEvent] = queue.Queue()
@@ -221,13 +230,25 @@ class FakeNvml:
         with self._lock:
             self._lost.pop(index, None)
 
-    def fail(self, method: str, exc: BaseException | None, index: int | None = None) -> None:
-        """Make ``method`` (on GPU ``index``, or a system call) raise ``exc``; None clears it."""
+    def fail(
+        self,
+        method: str,
+        exc: BaseException | None,
+        index: int | None = None,
+        *,
+        slot: int | None = None,
+    ) -> None:
+        """Make ``method`` (on GPU ``index``, or a system call) raise ``exc``; None clears it.
+
+        With ``slot``, only calls about that MIG slot of GPU ``index`` raise: the slot's
+        handle lookup (``device_mig_device_handle``) and calls on its MIG device handle.
+        Without it, calls on the GPU's MIG device handles raise as well.
+        """
         with self._lock:
             if exc is None:
-                self._faults.pop((method, index), None)
+                self._faults.pop((method, index, slot), None)
             else:
-                self._faults[(method, index)] = exc
+                self._faults[(method, index, slot)] = exc
 
     def hang(self, method: str, index: int | None = None) -> None:
         """Make ``method`` on GPU ``index`` block until :meth:`release` is called."""
@@ -253,28 +274,38 @@ class FakeNvml:
         with self._lock:
             return any(index in s.registered for s in self._event_sets)
 
-    def emit_xid(self, index: int, xid: int) -> None:
+    def emit_xid(self, index: int, xid: int, *, lose_gpu: bool = False) -> None:
         """Deliver an Xid critical error for GPU ``index`` to the next ``event_set_wait``.
 
-        Dropped (counted in :attr:`dropped_xids`) when no live event set has that GPU.
+        Dropped (counted in :attr:`dropped_xids`) when no live event set has that GPU. With
+        ``lose_gpu``, the GPU is lost (:meth:`lose`) before the event can be read, as after
+        Xid 79: the queued event is still delivered, but its GPU answers only ``GpuIsLost``.
+        The event names its device by handle, as NVML's event data does.
         """
         if not self.xid_registered(index):
             with self._lock:
                 self.dropped_xids += 1
             return
-        self._xids.put(XidEvent(uuid=self.gpus[index].uuid, xid=xid))
+        if lose_gpu:
+            self.lose(index)
+        self._xids.put(XidEvent(device=self.gpus[index], xid=xid))
 
     # -- plumbing --------------------------------------------------------------------------
 
-    def _enter(self, method: str, handle: FakeGpu | FakeMig | None = None) -> None:
+    def _enter(
+        self, method: str, handle: FakeGpu | FakeMig | None = None, slot: int | None = None
+    ) -> None:
         gpu = self._gpu_of(handle)
         index = gpu.index if gpu is not None else None
+        if isinstance(handle, FakeMig):
+            slot = handle.slot
         with self._lock:
             self.calls[(method, index)] += 1
             if not self.initialised:
                 raise nvml.Uninitialized()
             hang = (method, index) in self._hangs
-            fault = self._faults.get((method, index))
+            fault = self._faults.get((method, index, slot)) if slot is not None else None
+            fault = fault or self._faults.get((method, index, None))
             lost = False
             if index is not None and index in self._lost:
                 if self._lost[index] > 0:
@@ -355,6 +386,11 @@ class FakeNvml:
             raise nvml.NotFound()
         self._enter("device_handle_by_uuid", gpu)
         return gpu
+
+    def device_key(self, handle: Handle) -> Hashable:
+        """See :meth:`NvmlBackend.device_key`: the fake's handles are their own keys."""
+        key: Hashable = handle
+        return key
 
     def device_uuid(self, handle: Handle) -> str:
         """See :meth:`NvmlBackend.device_uuid`."""
@@ -479,7 +515,7 @@ class FakeNvml:
 
     def device_mig_device_handle(self, handle: Handle, index: int) -> Handle:
         """See :meth:`NvmlBackend.device_mig_device_handle`; NotFound for an empty slot."""
-        self._enter("device_mig_device_handle", handle)
+        self._enter("device_mig_device_handle", handle, slot=index)
         mig = next((m for m in self._as_gpu(handle).migs if m.slot == index), None)
         if mig is None:
             raise nvml.NotFound()
@@ -533,6 +569,117 @@ class FakeNvml:
         self._enter("event_set_free")
         with self._lock:
             self._event_sets = [s for s in self._event_sets if s is not event_set]
+
+
+def _binding_routes(fake: FakeNvml) -> dict[str, Callable[..., Any]]:
+    """nvidia-ml-py function name -> a function of the same signature answering from ``fake``.
+
+    Values come back in the binding's own shapes (structs as attribute objects, bytes bus id).
+    """
+
+    def memory(handle: Handle, version: object = None) -> SimpleNamespace:
+        if version is None:
+            v1 = fake.device_memory_info_v1(handle)
+            return SimpleNamespace(total=v1.total, used=v1.used, free=v1.free)
+        v2 = fake.device_memory_info_v2(handle)
+        return SimpleNamespace(total=v2.total, used=v2.used, free=v2.free, reserved=v2.reserved)
+
+    def event_wait(event_set: object, timeout_ms: int) -> SimpleNamespace:
+        event = fake.event_set_wait(event_set, timeout_ms)
+        assert event is not None
+        return SimpleNamespace(
+            eventType=nvml.EVENT_XID_CRITICAL, eventData=event.xid, device=event.device
+        )
+
+    def utilization(handle: Handle) -> SimpleNamespace:
+        rates = fake.device_utilization(handle)
+        return SimpleNamespace(gpu=rates.gpu, memory=rates.memory)
+
+    def remapped(handle: Handle) -> tuple[int, int, int, int]:
+        rows = fake.device_remapped_rows(handle)
+        return rows.correctable, rows.uncorrectable, int(rows.pending), int(rows.failure)
+
+    return {
+        "nvmlInit": fake.init,
+        "nvmlShutdown": fake.shutdown,
+        "nvmlSystemGetDriverVersion": fake.system_driver_version,
+        "nvmlSystemGetCudaDriverVersion": fake.system_cuda_driver_version,
+        "nvmlDeviceGetCount": fake.device_count,
+        "nvmlDeviceGetHandleByIndex": fake.device_handle_by_index,
+        "nvmlDeviceGetHandleByUUID": fake.device_handle_by_uuid,
+        "nvmlDeviceGetUUID": fake.device_uuid,
+        "nvmlDeviceGetName": fake.device_name,
+        "nvmlDeviceGetPciInfo": lambda h: SimpleNamespace(busId=fake.device_pci_bus_id(h).encode()),
+        "nvmlDeviceGetMigMode": lambda h: list(fake.device_mig_mode(h)),
+        "nvmlDeviceGetMemoryInfo": memory,
+        "nvmlDeviceGetUtilizationRates": utilization,
+        "nvmlDeviceGetTemperatureV": lambda h, sensor, version=None: fake.device_temperature_v(
+            h, sensor
+        ),
+        "nvmlDeviceGetTemperature": fake.device_temperature_legacy,
+        "nvmlDeviceGetPowerUsage": fake.device_power_usage,
+        "nvmlDeviceGetEnforcedPowerLimit": fake.device_enforced_power_limit,
+        "nvmlDeviceGetTotalEnergyConsumption": fake.device_total_energy_consumption,
+        "nvmlDeviceGetClockInfo": fake.device_clock,
+        "nvmlDeviceGetSupportedClocksEventReasons": fake.device_supported_clock_event_reasons,
+        "nvmlDeviceGetCurrentClocksEventReasons": fake.device_current_clock_event_reasons,
+        "nvmlDeviceGetSupportedClocksThrottleReasons": (
+            fake.device_supported_clock_throttle_reasons
+        ),
+        "nvmlDeviceGetCurrentClocksThrottleReasons": fake.device_current_clock_throttle_reasons,
+        "nvmlDeviceGetTotalEccErrors": fake.device_total_ecc_errors,
+        "nvmlDeviceGetRemappedRows": remapped,
+        "nvmlDeviceGetPcieReplayCounter": fake.device_pcie_replay_counter,
+        "nvmlDeviceGetMaxMigDeviceCount": fake.device_max_mig_device_count,
+        "nvmlDeviceGetMigDeviceHandleByIndex": fake.device_mig_device_handle,
+        "nvmlDeviceGetGpuInstanceId": fake.device_gpu_instance_id,
+        "nvmlDeviceGetSupportedEventTypes": fake.device_supported_event_types,
+        "nvmlEventSetCreate": fake.event_set_create,
+        "nvmlDeviceRegisterEvents": fake.device_register_events,
+        "nvmlEventSetWait": event_wait,
+        "nvmlEventSetFree": fake.event_set_free,
+    }
+
+
+BINDING_NAMES: frozenset[str] = frozenset([*_binding_routes(FakeNvml()), "nvmlMemory_v2"])
+"""Every nvidia-ml-py name :class:`~nvml_exporter.nvml.PynvmlBackend` looks up."""
+
+
+@contextmanager
+def fake_binding(
+    fake: FakeNvml, *, drop: Iterable[str] = (), module: ModuleType | None = None
+) -> Iterator[ModuleType]:
+    """Route the installed nvidia-ml-py's NVML functions to ``fake`` while the block runs.
+
+    Inside it, the real :class:`~nvml_exporter.nvml.PynvmlBackend` reads the fake through the
+    binding's own names, constants and error classes, no GPU needed. Only names the binding
+    defines are routed, so an older binding (loaded in place of the newest) lacks what it
+    lacks; ``drop`` removes more names (functions, constants such as ``nvmlMemory_v2``, or
+    error classes) to act as an older binding. Everything is restored on exit.
+
+    Args:
+        fake: answers the calls.
+        drop: names to delete from the module for the duration.
+        module: the binding module; ``pynvml`` when None.
+
+    Yields:
+        The patched module.
+    """
+    target = module if module is not None else pynvml
+    saved = dict(vars(target))
+    try:
+        for name, route in _binding_routes(fake).items():
+            if hasattr(target, name):
+                setattr(target, name, route)
+        for name in drop:
+            if hasattr(target, name):
+                delattr(target, name)
+        yield target
+    finally:
+        for name in set(vars(target)) - set(saved):
+            delattr(target, name)
+        for name, value in saved.items():
+            setattr(target, name, value)
 
 
 def golden_exposition() -> str:

@@ -297,7 +297,7 @@ class Exporter:
             delay = self.init_backoff[0]
             if self._stopping.is_set():
                 return
-            self.xids.start([d.handle for d in self.collector.devices if not d.lost])
+            self.xids.start([(d.handle, d.uuid) for d in self.collector.devices if not d.lost])
             while self.collector.up and not self._stopping.is_set():
                 self._wake.wait()
                 self._wake.clear()

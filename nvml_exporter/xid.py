@@ -5,6 +5,12 @@ registers ``nvmlEventTypeXidCriticalError`` on every monitored GPU that supports
 GPU that comes back or is identified later, through :meth:`XidWatcher.watch`), waits
 with ``nvmlEventSetWait`` (a short timeout, so that :meth:`XidWatcher.stop` is prompt) and
 counts each event per (GPU UUID, Xid). The collector reads :meth:`XidWatcher.snapshot`.
+
+**Identity is learnt once.** Each GPU is registered with the UUID the collector already read,
+and the event's device is mapped back to it by :meth:`NvmlBackend.device_key`; NVML is never
+asked for the UUID at event time. So the Xid that explains an outage (79: the GPU fell off the
+bus, after which it answers ``GpuIsLost``) is still counted. Counts are kept per (UUID, Xid)
+for the life of the process: a GPU that is lost and comes back keeps its counts.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from nvml_exporter import nvml
 from nvml_exporter.nvml import EventSet, Handle, NvmlBackend
@@ -23,6 +29,10 @@ WAIT_MS = 500
 """Milliseconds one ``nvmlEventSetWait`` blocks; bounds how long :meth:`XidWatcher.stop` takes."""
 RETRY_S = 5.0
 """Seconds to pause after a failed wait before waiting again."""
+
+
+class UnknownXidDevice(Exception):
+    """Counted (``collector="xid"``) for an Xid event of a device that was never registered."""
 
 
 class XidWatcher:
@@ -52,7 +62,8 @@ class XidWatcher:
         self.wait_ms = wait_ms
         self.retry_s = retry_s
         self._counts: dict[tuple[str, int], tuple[int, float]] = {}
-        self._lock = threading.Lock()  # counts
+        self._lock = threading.Lock()  # counts and identities
+        self._identities: dict[Hashable, str] = {}  # device_key -> UUID, this NVML session
         # Event-set lifecycle (create, register, free) and thread start/stop: one at a time.
         self._state_lock = threading.Lock()
         self._accepting = False
@@ -77,8 +88,9 @@ class XidWatcher:
         if self.on_error is not None:
             self.on_error("xid", exc)
 
-    def start(self, handles: Sequence[Handle]) -> bool:
-        """Register Xid events on ``handles`` and start the thread; again after :meth:`stop`.
+    def start(self, devices: Sequence[tuple[Handle, str]]) -> bool:
+        """Register Xid events on ``devices``, ``(handle, uuid)`` pairs, and start the thread;
+        again after :meth:`stop`.
 
         After ``start``, :meth:`watch` may add GPUs (a recovered or late-identified one), even
         when none could be registered now.
@@ -89,9 +101,9 @@ class XidWatcher:
         """
         with self._state_lock:
             self._accepting = True
-            return self._register(handles)
+            return self._register(devices)
 
-    def watch(self, handle: Handle) -> bool:
+    def watch(self, handle: Handle, uuid: str) -> bool:
         """Register Xid events on one more GPU (again, after a recovery); start the thread if
         none runs. A no-op (False) before :meth:`start` and after :meth:`stop`.
 
@@ -99,10 +111,10 @@ class XidWatcher:
             True when the thread runs and the GPU was registered.
         """
         with self._state_lock:
-            return self._accepting and self._register([handle], every=True)
+            return self._accepting and self._register([(handle, uuid)], every=True)
 
-    def _register(self, handles: Sequence[Handle], *, every: bool = False) -> bool:
-        """Register ``handles`` in the event set (created if needed); hold ``_state_lock``.
+    def _register(self, devices: Sequence[tuple[Handle, str]], *, every: bool = False) -> bool:
+        """Register ``devices`` in the event set (created if needed); hold ``_state_lock``.
 
         Returns True when the thread runs and (``every``) every handle was registered.
         """
@@ -115,7 +127,9 @@ class XidWatcher:
                 log.warning("Xid events unavailable: cannot create an NVML event set: %r", exc)
                 return False
         registered = 0
-        for handle in handles:
+        for handle, uuid in devices:
+            with self._lock:  # learnt before registering: an event may follow at once
+                self._identities[self.backend.device_key(handle)] = uuid
             try:
                 if not self.backend.device_supported_event_types(handle) & nvml.EVENT_XID_CRITICAL:
                     continue
@@ -123,11 +137,11 @@ class XidWatcher:
                     handle, nvml.EVENT_XID_CRITICAL, self._event_set
                 )
                 registered += 1
-            except (nvml.NotSupported, nvml.FunctionNotFound):
-                continue
             except Exception as exc:
+                if nvml.is_absent(exc):
+                    continue
                 self._error(exc)
-                log.warning("cannot register Xid events on a GPU: %r", exc)
+                log.warning("cannot register Xid events on GPU %s: %r", uuid, exc)
         if self._thread is None:
             if not registered:
                 if created:
@@ -142,22 +156,29 @@ class XidWatcher:
             )
             self._thread.start()
         log.info("watching Xid events on %d more GPU(s)", registered)
-        return registered == len(handles) if every else True
+        return registered == len(devices) if every else True
 
     def _run(self, event_set: EventSet, stop: threading.Event) -> None:
         # The set and the stop flag are this thread's own: a later start() never revives it.
         while not stop.is_set():
             try:
                 event = self.backend.event_set_wait(event_set, self.wait_ms)
-            except nvml.Timeout:
-                continue
             except Exception as exc:
+                if nvml.is_timeout(exc):
+                    continue
                 self._error(exc)
                 log.warning("waiting for NVML events failed: %r", exc)
                 stop.wait(self.retry_s)
                 continue
-            if event is not None:
-                self.record(event.uuid, event.xid)
+            if event is None:
+                continue
+            with self._lock:
+                uuid = self._identities.get(event.device)
+            if uuid is None:  # never registered by us: nothing to label it with
+                self._error(UnknownXidDevice(event.xid))
+                log.warning("Xid %d on a GPU this exporter did not register", event.xid)
+                continue
+            self.record(uuid, event.xid)
 
     def stop(self, timeout_s: float = 2.0) -> bool:
         """Stop the thread (within about ``wait_ms``) and free the event set; idempotent.
@@ -186,6 +207,8 @@ class XidWatcher:
             if self._event_set is not None:
                 self._free(self._event_set)
                 self._event_set = None
+            with self._lock:
+                self._identities.clear()  # handles die with the NVML session
             return True
         finally:
             self._state_lock.release()

@@ -39,7 +39,7 @@ def test_recovered_gpu_is_registered_for_xid_events_again(
 ) -> None:
     c = NvmlCollector(fake, xids=watcher, timer=clock)
     assert c.initialise()
-    assert watcher.start([d.handle for d in c.devices])
+    assert watcher.start([(d.handle, d.uuid) for d in c.devices])
     fake.lose(5)  # a lost GPU (later reset) forgets its event registration
     scrape(c)
     assert not fake.xid_registered(5)
@@ -146,7 +146,7 @@ def test_gpu_identified_late_is_registered_for_xid_events(
     fake.fail("device_uuid", nvml.Unknown(), index=4)
     c = NvmlCollector(fake, xids=watcher, timer=clock)
     assert c.initialise()
-    assert watcher.start([d.handle for d in c.devices])
+    assert watcher.start([(d.handle, d.uuid) for d in c.devices])
     assert not fake.xid_registered(4)
     fake.fail("device_uuid", None, index=4)
     clock.advance(REPROBE_INITIAL_S)
@@ -164,7 +164,7 @@ def test_gpu_unidentified_at_init_starts_the_xid_watcher_when_identified(clock, 
     try:
         c = NvmlCollector(fake, xids=watcher, timer=clock)
         assert c.initialise()
-        assert not watcher.start([d.handle for d in c.devices])  # nothing to watch yet
+        assert not watcher.start([(d.handle, d.uuid) for d in c.devices])  # nothing to watch yet
         fake.fail("device_uuid", None, index=0)
         clock.advance(REPROBE_INITIAL_S)
         scrape(c)
