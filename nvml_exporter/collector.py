@@ -288,15 +288,20 @@ def read_mig(ctx: ReadContext, dev: Device, out: Samples) -> None:
         return
     slots = ctx.call("mig", dev, "mig_slots", lambda: b.device_max_mig_device_count(dev.handle))
     for slot in range(slots or 0):
-        read_mig_slot(ctx, dev, slot, out)
+        if not read_mig_slot(ctx, dev, slot, out):
+            return
 
 
-def read_mig_slot(ctx: ReadContext, dev: Device, slot: int, out: Samples) -> None:
+def read_mig_slot(ctx: ReadContext, dev: Device, slot: int, out: Samples) -> bool:
     """Memory of the MIG device in ``slot``, in bytes; every failure stays in this slot.
 
     An empty slot (``NotFound``) is skipped silently. Any other failure, ``NoPermission`` (a
     container that sees only its own instance) and ``GpuIsLost`` included, is counted under
     ``collector="mig"`` and drops this slot's readings only.
+
+    Returns:
+        False when MIG devices cannot be enumerated here at all (the handle lookup is not
+        supported, or missing from the binding): the other slots are not tried either.
 
     Raises:
         NvmlGone: NVML as a whole stopped working.
@@ -307,17 +312,20 @@ def read_mig_slot(ctx: ReadContext, dev: Device, slot: int, out: Samples) -> Non
     except Exception as exc:
         if nvml.is_nvml_gone(exc):
             raise NvmlGone() from exc
+        if nvml.is_absent(exc):
+            log.debug("MIG devices of GPU %s: %r; omitting them", dev.uuid, exc)
+            return False
         if not nvml.is_not_found(exc):  # NotFound: an empty slot
             ctx.count_error("mig", exc)
             log.debug("MIG slot %d of GPU %s failed: %r", slot, dev.uuid, exc)
-        return
+        return True
     key = f"mig{slot}"
     mig_uuid = ctx.call("mig", dev, f"{key}_uuid", partial(b.device_uuid, mig), slot=True)
     if mig_uuid is None:
-        return
+        return True
     instance = ctx.call("mig", dev, f"{key}_gi", partial(b.device_gpu_instance_id, mig), slot=True)
     if instance is None:
-        return
+        return True
     mem = ctx.call_first(
         "mig",
         dev,
@@ -326,11 +334,12 @@ def read_mig_slot(ctx: ReadContext, dev: Device, slot: int, out: Samples) -> Non
         slot=True,
     )
     if mem is None:
-        return
+        return True
     labels = (*dev.labels, mig_uuid, str(instance))
     out.add("gpu_mig_memory_total_bytes", labels, mem.total)
     out.add("gpu_mig_memory_used_bytes", labels, mem.used)
     out.add("gpu_mig_memory_free_bytes", labels, mem.free)
+    return True
 
 
 def read_memory(ctx: ReadContext, dev: Device, out: Samples) -> None:

@@ -242,7 +242,7 @@ class FakeNvml:
 
         With ``slot``, only calls about that MIG slot of GPU ``index`` raise: the slot's
         handle lookup (``device_mig_device_handle``) and calls on its MIG device handle.
-        Without it, calls on the GPU's MIG device handles raise as well.
+        Without it, only calls on the GPU's own handle raise.
         """
         with self._lock:
             if exc is None:
@@ -304,8 +304,7 @@ class FakeNvml:
             if not self.initialised:
                 raise nvml.Uninitialized()
             hang = (method, index) in self._hangs
-            fault = self._faults.get((method, index, slot)) if slot is not None else None
-            fault = fault or self._faults.get((method, index, None))
+            fault = self._faults.get((method, index, slot))
             lost = False
             if index is not None and index in self._lost:
                 if self._lost[index] > 0:

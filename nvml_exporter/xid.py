@@ -123,7 +123,8 @@ class XidWatcher:
             try:
                 self._event_set = self.backend.event_set_create()
             except Exception as exc:
-                self._error(exc)
+                if not nvml.is_absent(exc):  # not offered here: absent, not a failure
+                    self._error(exc)
                 log.warning("Xid events unavailable: cannot create an NVML event set: %r", exc)
                 return False
         registered = 0

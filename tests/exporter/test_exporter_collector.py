@@ -495,3 +495,84 @@ def test_gpu_that_cannot_be_identified_at_init_is_counted_and_others_reported() 
     )
     assert [d.index for d in c.devices] == [0, 1, 2, 3, 5, 6, 7]
     assert reg.get_sample_value("gpu_device_up", gpu(fake, 5)) == 1
+
+
+# --- MIG: every slot read in isolation (issue 14, case 3) ----------------------------------
+
+MIG_GPU = 6
+SLOT0_UUID = "MIG-6a0b1c2d-0000-4000-8000-000000000001"
+SLOT2_UUID = "MIG-6a0b1c2d-0000-4000-8000-000000000002"
+
+
+def mig(fake: FakeNvml, mig_uuid: str, instance: str) -> dict[str, str]:
+    return gpu(fake, MIG_GPU, mig_uuid=mig_uuid, gpu_instance_id=instance)
+
+
+def errors_of(reg: CollectorRegistry, collector: str, error: str) -> float | None:
+    return reg.get_sample_value(
+        "gpu_exporter_collector_errors_total", {"collector": collector, "error": error}
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["device_mig_device_handle", "device_uuid", "device_gpu_instance_id", "device_memory_info_v2"],
+)
+def test_container_seeing_only_its_own_mig_instance_still_gets_its_memory(
+    fake: FakeNvml, clock, call: str
+) -> None:
+    """Issue 14, case 3: the parent's memory and slot 0 answer NoPermission; slot 2 (the
+    pod's instance, 98.6 % full) is served, and each refusal is counted."""
+    slot2 = fake.gpus[MIG_GPU].migs[1]
+    slot2.memory_used = round(slot2.memory_total * 0.986)
+    fake.fail("device_memory_info_v2", nvml.NoPermission(), index=MIG_GPU)
+    fake.fail(call, nvml.NoPermission(), index=MIG_GPU, slot=0)
+    c = NvmlCollector(fake, timer=clock)
+    assert c.initialise()
+    reg = scrape(c)
+    labels = mig(fake, SLOT2_UUID, "5")
+    used = reg.get_sample_value("gpu_mig_memory_used_bytes", labels)
+    total = reg.get_sample_value("gpu_mig_memory_total_bytes", labels)
+    assert used == slot2.memory_used
+    assert used / total == pytest.approx(0.986, abs=1e-4)
+    assert reg.get_sample_value("gpu_mig_memory_used_bytes", mig(fake, SLOT0_UUID, "1")) is None
+    assert reg.get_sample_value("gpu_memory_used_bytes", gpu(fake, MIG_GPU)) is None
+    assert reg.get_sample_value("gpu_device_up", gpu(fake, MIG_GPU)) == 1
+    assert errors_of(reg, "mig", "NoPermission") == 1
+    assert errors_of(reg, "memory", "NoPermission") == 1
+    assert reg.get_sample_value("gpu_temperature_celsius", gpu(fake, MIG_GPU)) == 52
+
+    fake.fail(call, None, index=MIG_GPU, slot=0)  # permission granted again
+    reg = scrape(c)
+    assert reg.get_sample_value("gpu_mig_memory_used_bytes", mig(fake, SLOT0_UUID, "1")) == (
+        30_000 * MiB
+    )
+    assert errors_of(reg, "mig", "NoPermission") == 1  # not counted again
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [nvml.NoPermission(), nvml.GpuIsLost(), nvml.Unknown(), RuntimeError("binding bug")],
+    ids=["no-permission", "gpu-is-lost", "unknown", "other-exception"],
+)
+def test_one_failing_mig_slot_drops_that_slot_only(fake: FakeNvml, clock, exc) -> None:
+    fake.fail("device_memory_info_v2", exc, index=MIG_GPU, slot=2)
+    c = NvmlCollector(fake, timer=clock)
+    assert c.initialise()
+    reg = scrape(c)
+    assert reg.get_sample_value("gpu_mig_memory_used_bytes", mig(fake, SLOT2_UUID, "5")) is None
+    assert reg.get_sample_value("gpu_mig_memory_used_bytes", mig(fake, SLOT0_UUID, "1")) == (
+        30_000 * MiB
+    )
+    assert reg.get_sample_value("gpu_device_up", gpu(fake, MIG_GPU)) == 1
+    assert reg.get_sample_value("gpu_memory_used_bytes", gpu(fake, MIG_GPU)) is not None
+    assert errors_of(reg, "mig", nvml.error_name(exc)) == 1
+
+
+def test_nvml_gone_on_a_mig_slot_still_ends_the_collection(fake: FakeNvml, clock) -> None:
+    fake.fail("device_mig_device_handle", nvml.Uninitialized(), index=MIG_GPU, slot=2)
+    c = NvmlCollector(fake, timer=clock)
+    assert c.initialise()
+    reg = scrape(c)
+    assert reg.get_sample_value("gpu_exporter_nvml_up") == 0
+    assert errors_of(reg, "nvml", "Uninitialized") == 1

@@ -196,3 +196,31 @@ def test_nvml_gone_mid_scrape_reports_nvml_up_0_and_reinitialises(fake: FakeNvml
     reg = scrape(c)
     assert reg.get_sample_value("gpu_exporter_nvml_up") == 1
     assert all(reg.get_sample_value("gpu_device_up", gpu(fake, i)) == 1 for i in range(8))
+
+
+# --- an Xid of a GPU that is then lost (issue 14, case 2) ----------------------------------
+
+
+def test_xid_of_a_gpu_lost_before_the_event_is_read_is_counted_and_survives_recovery(
+    fake: FakeNvml, clock, watcher: XidWatcher, wait_for
+) -> None:
+    c = NvmlCollector(fake, xids=watcher, timer=clock)
+    c.count_error = lambda collector, exc: pytest.fail(f"counted {collector}: {exc!r}")  # type: ignore[method-assign]
+    assert c.initialise()
+    assert watcher.start([(d.handle, d.uuid) for d in c.devices])
+    uuid_calls = fake.calls[("device_uuid", 1)]
+    fake.emit_xid(1, 79, lose_gpu=True)  # GPU 1 falls off the bus; it answers GpuIsLost
+    wait_for(lambda: watcher.snapshot(), what="the Xid of the lost GPU")
+    assert fake.calls[("device_uuid", 1)] == uuid_calls  # NVML not asked at event time
+
+    reg = scrape(c)
+    assert reg.get_sample_value("gpu_device_up", gpu(fake, 1)) == 0
+    assert xid_count(c, fake, 1, 79) == 1
+
+    fake.recover(1)
+    clock.advance(REPROBE_INITIAL_S)
+    assert scrape(c).get_sample_value("gpu_device_up", gpu(fake, 1)) == 1
+    assert xid_count(c, fake, 1, 79) == 1  # the count survives the loss and the recovery
+    fake.emit_xid(1, 79)
+    wait_for(lambda: watcher.snapshot()[(fake.gpus[1].uuid, 79)][0] == 2, what="a second Xid")
+    assert xid_count(c, fake, 1, 79) == 2

@@ -63,8 +63,15 @@ def test_no_thread_when_event_sets_are_unsupported(fake: FakeNvml) -> None:
     watcher, errors = _start(fake)
     fake.fail("event_set_create", nvml.NotSupported())
     assert not watcher.start(pairs(fake.gpus))
-    assert errors[("xid", "NotSupported")] == 1
+    assert not errors  # not offered here: absent like any NotSupported reading, not a failure
     watcher.stop()  # harmless without a thread
+
+
+def test_a_failed_event_set_creation_is_counted(fake: FakeNvml) -> None:
+    watcher, errors = _start(fake)
+    fake.fail("event_set_create", nvml.Unknown())
+    assert not watcher.start(pairs(fake.gpus))
+    assert errors == {("xid", "Unknown"): 1}
 
 
 def test_no_thread_when_no_gpu_supports_xid_events(fake: FakeNvml) -> None:
