@@ -1,11 +1,14 @@
 """The exporter process: HTTP endpoints, NVML init with backoff, deadline-bound collection.
 
-Endpoints (stdlib ``http.server``; encoding by prometheus-client):
+Endpoints (HTTP by :mod:`nvml_exporter.httpd`, with its timeouts and connection cap; encoding
+by prometheus-client):
 
 * ``/metrics`` always answers 200. Device metrics are collected under a deadline taken from
   ``X-Prometheus-Scrape-Timeout-Seconds`` (default 10 s), minus a margin for rendering and
-  the network (:func:`collection_deadline`). Concurrent scrapes share one in-flight
-  collection (:class:`SingleFlight`), so a hung NVML call holds at most one thread.
+  the network (:func:`collection_deadline`) and minus the time the request waited for a
+  worker thread. Concurrent scrapes share one in-flight collection (:class:`SingleFlight`),
+  so a hung NVML call holds at most one thread. gzip is used when ``Accept-Encoding`` allows
+  it (q-values honoured, :func:`~nvml_exporter.httpd.gzip_acceptable`).
 * ``/healthz`` answers 200 while the process serves HTTP.
 * ``/readyz`` answers 503 until NVML is initialised, then 200.
 
@@ -19,19 +22,17 @@ from __future__ import annotations
 
 import gzip
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit
 
 from prometheus_client.core import Metric
-from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.process_collector import ProcessCollector
 
 from nvml_exporter.collector import NvmlCollector, Samples
+from nvml_exporter.httpd import HttpLimits, HttpServer, Request, Response, Route, gzip_acceptable
 from nvml_exporter.nvml import NvmlBackend
 from nvml_exporter.xid import XidWatcher
 
@@ -158,67 +159,6 @@ class _Families:
         return self._families
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _HTTPServer
-    protocol_version = "HTTP/1.1"  # keep-alive, as Prometheus scrapes
-    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms stall
-
-    def do_GET(self) -> None:
-        path = urlsplit(self.path).path
-        if path == "/metrics":
-            self._metrics()
-        elif path == "/healthz":
-            self._send(200, b"ok\n")
-        elif path == "/readyz":
-            if self.server.exporter.ready:
-                self._send(200, b"ready\n")
-            else:
-                self._send(503, b"NVML is not initialised yet\n")
-        elif path == "/":
-            self._send(200, b"nvml-exporter: /metrics /healthz /readyz\n")
-        else:
-            self._send(404, b"not found\n")
-
-    def _metrics(self) -> None:
-        families = self.server.exporter.gather(self.headers.get(TIMEOUT_HEADER))
-        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
-        body = encoder(_Families(families))
-        headers = {}
-        if gzip_accepted(self.headers.get("Accept-Encoding", "")):
-            body = gzip.compress(body, compresslevel=5)
-            headers["Content-Encoding"] = "gzip"
-        self._send(200, body, content_type, headers)
-
-    def _send(
-        self,
-        status: int,
-        body: bytes,
-        content_type: str = "text/plain; charset=utf-8",
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        log.debug("%s %s", self.address_string(), format % args)
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    exporter: Exporter
-
-
-def _server_class(host: str) -> type[_HTTPServer]:
-    if ":" in host:  # an IPv6 literal
-        return type("_HTTPServer6", (_HTTPServer,), {"address_family": socket.AF_INET6})
-    return _HTTPServer
-
-
 class Exporter:
     """The exporter: HTTP server, NVML lifecycle and Xid watcher.
 
@@ -229,6 +169,8 @@ class Exporter:
         gpu_uuids: report only these GPUs; empty reports all.
         init_backoff: ``(initial, max)`` NVML init retry delays in seconds.
         timer: monotonic clock in seconds.
+        http_limits: HTTP timeouts and connection cap (:class:`~nvml_exporter.httpd.HttpLimits`
+            defaults when None).
 
     Raises:
         OSError: from :meth:`start` when the address cannot be bound.
@@ -243,8 +185,10 @@ class Exporter:
         gpu_uuids: Iterable[str] = (),
         init_backoff: tuple[float, float] = (INIT_BACKOFF_INITIAL_S, INIT_BACKOFF_MAX_S),
         timer: Callable[[], float] = time.monotonic,
+        http_limits: HttpLimits | None = None,
     ) -> None:
         self.host = host
+        self.http_limits = http_limits or HttpLimits()
         self.requested_port = port
         self.timer = timer
         self.init_backoff = init_backoff
@@ -256,8 +200,7 @@ class Exporter:
         self._stopping = threading.Event()
         self._wake = threading.Event()  # NVML found gone, or stopping
         self.collector.on_nvml_lost = self._wake.set
-        self._httpd: _HTTPServer | None = None
-        self._http_thread: threading.Thread | None = None
+        self.http: HttpServer | None = None
         self._init_thread: threading.Thread | None = None
         self._stopped = False
 
@@ -269,17 +212,20 @@ class Exporter:
     @property
     def port(self) -> int:
         """The bound TCP port (after :meth:`start`)."""
-        if self._httpd is None:
+        if self.http is None:
             return self.requested_port
-        return int(self._httpd.server_address[1])
+        return self.http.port
 
     def start(self) -> None:
         """Bind and serve HTTP in a thread, then start NVML init (retried in a thread)."""
-        httpd = _server_class(self.host)((self.host, self.requested_port), _Handler)
-        httpd.exporter = self
-        self._httpd = httpd
-        self._http_thread = threading.Thread(target=httpd.serve_forever, name="http", daemon=True)
-        self._http_thread.start()
+        routes = {
+            "/metrics": Route(self._metrics, blocking=True),
+            "/healthz": Route(lambda _: Response(200, b"ok\n")),
+            "/readyz": Route(self._readyz),
+            "/": Route(lambda _: Response(200, b"nvml-exporter: /metrics /healthz /readyz\n")),
+        }
+        self.http = HttpServer(self.host, self.requested_port, routes, self.http_limits)
+        self.http.start()
         self._init_thread = threading.Thread(target=self._supervise, name="nvml-init", daemon=True)
         self._init_thread.start()
 
@@ -309,11 +255,30 @@ class Exporter:
                 if self._stopping.is_set():
                     return
 
-    def gather(self, timeout_header: str | None) -> list[Metric]:
+    def _readyz(self, request: Request) -> Response:
+        if self.ready:
+            return Response(200, b"ready\n")
+        return Response(503, b"NVML is not initialised yet\n")
+
+    def _metrics(self, request: Request) -> Response:
+        """``/metrics``: gather, encode as asked by ``Accept``, gzip if acceptable."""
+        queued_s = time.monotonic() - request.received_at
+        families = self.gather(request.headers.get(TIMEOUT_HEADER.lower()), queued_s=queued_s)
+        encoder, content_type = choose_encoder(request.headers.get("accept", ""))
+        body = encoder(_Families(families))
+        headers: tuple[tuple[str, str], ...] = (("Vary", "Accept, Accept-Encoding"),)
+        if gzip_acceptable(request.headers.get("accept-encoding")):
+            body = gzip.compress(body, compresslevel=5)
+            headers += (("Content-Encoding", "gzip"),)
+        return Response(200, body, content_type, headers)
+
+    def gather(self, timeout_header: str | None, *, queued_s: float = 0.0) -> list[Metric]:
         """Collect for one scrape; never raises.
 
         Args:
             timeout_header: the ``X-Prometheus-Scrape-Timeout-Seconds`` header, or None.
+            queued_s: seconds the request already waited (for a worker thread); taken off
+                the collection deadline.
 
         Returns:
             Device families (all, or those finished before the deadline), the
@@ -323,7 +288,8 @@ class Exporter:
         families: list[Metric] = []
         try:
             if self.collector.up:
-                families, problem = self.flight.gather(collection_deadline(timeout_header))
+                deadline_s = max(0.0, collection_deadline(timeout_header) - queued_s)
+                families, problem = self.flight.gather(deadline_s)
                 if problem is not None:
                     self.collector.count_error("scrape", problem)
                     log.warning(
@@ -351,9 +317,8 @@ class Exporter:
         self._stopped = True
         self._stopping.set()
         self._wake.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
+        if self.http is not None:
+            self.http.stop()
         if self._init_thread is not None:
             self._init_thread.join(SHUTDOWN_GRACE_S)
             if self._init_thread.is_alive():
