@@ -6,6 +6,9 @@ Every flag has an environment variable; a flag given on the command line wins::
     --gpu-uuids       NVML_EXPORTER_GPU_UUIDS       comma-separated GPU UUIDs; default all
     --log-level       NVML_EXPORTER_LOG_LEVEL       debug|info|warning|error; default info
     --backend         NVML_EXPORTER_BACKEND         nvml|fake; default nvml (fake: demos, tests)
+    --header-timeout  NVML_EXPORTER_HEADER_TIMEOUT  seconds for a whole request; default 10
+    --idle-timeout    NVML_EXPORTER_IDLE_TIMEOUT    seconds a keep-alive connection may idle; 120
+    --max-connections NVML_EXPORTER_MAX_CONNECTIONS connections open at once; default 512
 
 An environment variable is checked exactly like its flag (same parser, same choices; the
 log level is case-insensitive in both) and only when it is used, that is when the flag is not
@@ -26,6 +29,7 @@ from collections.abc import Sequence
 from types import FrameType
 from typing import Any
 
+from nvml_exporter.httpd import HttpLimits
 from nvml_exporter.nvml import NvmlBackend, PynvmlBackend
 from nvml_exporter.server import DEFAULT_PORT, Exporter
 
@@ -58,6 +62,32 @@ def parse_gpu_uuids(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+def parse_seconds(value: str) -> float:
+    """A positive, finite number of seconds: ``"10"`` -> 10.0, ``"0.5"`` -> 0.5.
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or not > 0, or infinite.
+    """
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected seconds, e.g. 10") from None
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r}: expected seconds > 0, e.g. 10")
+    return seconds
+
+
+def parse_connections(value: str) -> int:
+    """A connection count from 1 to 100000: ``"512"`` -> 512.
+
+    Raises:
+        argparse.ArgumentTypeError: not an integer in that range.
+    """
+    if not value.strip().isdigit() or not 1 <= int(value) <= 100_000:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a whole number 1-100000")
+    return int(value)
+
+
 def parse_log_level(value: str) -> str:
     """Lower-case a log level name: ``"DEBUG"`` -> ``"debug"`` (choices are checked after)."""
     return value.strip().lower()
@@ -69,6 +99,9 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "gpu_uuids": ("NVML_EXPORTER_GPU_UUIDS", ""),
     "log_level": ("NVML_EXPORTER_LOG_LEVEL", "info"),
     "backend": ("NVML_EXPORTER_BACKEND", "nvml"),
+    "header_timeout": ("NVML_EXPORTER_HEADER_TIMEOUT", str(HttpLimits.header_timeout_s)),
+    "idle_timeout": ("NVML_EXPORTER_IDLE_TIMEOUT", str(HttpLimits.idle_timeout_s)),
+    "max_connections": ("NVML_EXPORTER_MAX_CONNECTIONS", str(HttpLimits.max_connections)),
 }
 
 
@@ -137,6 +170,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="nvml reads the GPUs; fake serves the scripted 8-GPU fake for demos and tests "
         "(env NVML_EXPORTER_BACKEND; default nvml)",
     )
+    parser.add_argument(
+        "--header-timeout",
+        type=parse_seconds,
+        help="seconds a client has to send a whole request, from its connection or its first "
+        f"byte (env NVML_EXPORTER_HEADER_TIMEOUT; default {HttpLimits.header_timeout_s:g})",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=parse_seconds,
+        help="seconds a keep-alive connection may wait for its next request "
+        f"(env NVML_EXPORTER_IDLE_TIMEOUT; default {HttpLimits.idle_timeout_s:g})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=parse_connections,
+        help="HTTP connections open at once; more wait for a slot, and idle keep-alive "
+        "connections are closed to make room (env NVML_EXPORTER_MAX_CONNECTIONS; "
+        f"default {HttpLimits.max_connections})",
+    )
     return parser
 
 
@@ -172,7 +224,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, on_signal)
 
     host, port = args.listen_address
-    exporter = Exporter(make_backend(args.backend), host=host, port=port, gpu_uuids=args.gpu_uuids)
+    limits = HttpLimits(
+        header_timeout_s=args.header_timeout,
+        idle_timeout_s=args.idle_timeout,
+        max_connections=args.max_connections,
+    )
+    exporter = Exporter(
+        make_backend(args.backend),
+        host=host,
+        port=port,
+        gpu_uuids=args.gpu_uuids,
+        http_limits=limits,
+    )
     try:
         exporter.start()
     except OSError as exc:
@@ -180,7 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     shown_host = f"[{host}]" if ":" in host else (host or "0.0.0.0")
     log.info("listening on http://%s:%d/metrics", shown_host, exporter.port)
-    stop.wait()
+    # Poll rather than block: CPython runs a signal handler only in the main thread, and a
+    # signal the kernel gives to another thread would wait for the main thread's next bytecode.
+    while not stop.wait(0.5):
+        pass
     exporter.stop()
     log.info("stopped")
     return 0

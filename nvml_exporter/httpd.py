@@ -298,16 +298,21 @@ class HttpServer:
         while True:
             event = h.next_event()
             if event is h11.NEED_DATA:
+                # Until the headers are complete, never hand h11 more than the header limit
+                # plus one byte, so that its incomplete-event limit catches an oversized head.
+                size = 65536 if request is not None else limits.max_header_bytes + 1
                 if not deadline:  # keep-alive: waiting for a first byte
-                    data = await _within(reader.read(65536), limits.idle_timeout_s, "idle")
+                    data = await _within(reader.read(size), limits.idle_timeout_s, "idle")
                     if not data:
                         return None
                     conn.idle = False
                     deadline = time.monotonic() + limits.header_timeout_s
                 else:
                     left = deadline - time.monotonic()
-                    data = await _within(reader.read(65536), left, "request header")
-                    if not data and h.their_state is h11.IDLE and request is None:
+                    data = await _within(reader.read(size), left, "request")
+                    if not data and request is None:
+                        if h.trailing_data[0]:
+                            raise ClientGone("closed before finishing its request")
                         return None  # opened and closed without a request
                 h.receive_data(data)
             elif isinstance(event, h11.Request):

@@ -15,8 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from nvml_exporter.__main__ import build_parser, parse_listen_address
+from nvml_exporter.__main__ import ENVIRONMENT, build_parser, parse_listen_address
 from nvml_exporter.server import DEFAULT_PORT
+
+ENVIRONMENT_NAMES = [
+    variable.removeprefix("NVML_EXPORTER_") for variable, _ in ENVIRONMENT.values()
+]
 
 
 @pytest.mark.parametrize(
@@ -48,7 +52,7 @@ def test_bad_listen_address_is_rejected(text: str) -> None:
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("LISTEN_ADDRESS", "GPU_UUIDS", "LOG_LEVEL", "BACKEND"):
+    for var in ENVIRONMENT_NAMES:
         monkeypatch.delenv(f"NVML_EXPORTER_{var}", raising=False)
     args = build_parser().parse_args([])
     assert args.listen_address == ("", DEFAULT_PORT)
@@ -56,6 +60,31 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert args.gpu_uuids == ()
     assert args.log_level == "info"
     assert args.backend == "nvml"
+    assert (args.header_timeout, args.idle_timeout, args.max_connections) == (10.0, 120.0, 512)
+
+
+def test_http_limits_from_flags_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NVML_EXPORTER_HEADER_TIMEOUT", "2.5")
+    monkeypatch.setenv("NVML_EXPORTER_MAX_CONNECTIONS", "64")
+    args = build_parser().parse_args(["--idle-timeout", "30"])
+    assert (args.header_timeout, args.idle_timeout, args.max_connections) == (2.5, 30.0, 64)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--header-timeout", "0"),
+        ("--header-timeout", "-1"),
+        ("--idle-timeout", "inf"),
+        ("--idle-timeout", "soon"),
+        ("--max-connections", "0"),
+        ("--max-connections", "1.5"),
+    ],
+)
+def test_bad_http_limits_are_rejected(flag: str, value: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args([flag, value])
+    assert exit_info.value.code == 2
 
 
 def test_environment_sets_defaults_and_flags_win(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,7 +101,7 @@ def test_environment_sets_defaults_and_flags_win(monkeypatch: pytest.MonkeyPatch
 
 
 def _clear_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("LISTEN_ADDRESS", "GPU_UUIDS", "LOG_LEVEL", "BACKEND"):
+    for var in ENVIRONMENT_NAMES:
         monkeypatch.delenv(f"NVML_EXPORTER_{var}", raising=False)
 
 
