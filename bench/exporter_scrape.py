@@ -7,14 +7,17 @@ Measures, and prints as a Markdown table with the command used:
    run as a subprocess, one keep-alive connection; the collector time of each of these
    scrapes is read back from ``gpu_exporter_scrape_duration_seconds`` in the response;
 3. **HTTP, N concurrent scrapers** (default 4), each on its own connection;
-4. **peak RSS** of the exporter subprocess (``VmHWM`` in ``/proc/<pid>/status``), after all
-   scrapes.
+4. **HTTP, 1 scraper, while 300 connections are held open** (issue 15): 300 keep-alive
+   connections that made one request and stay idle, then 300 that sent half a request and
+   stay silent (both well inside the idle and header timeouts), each on its own socket;
+5. **peak RSS** of the exporter subprocess (``VmHWM`` in ``/proc/<pid>/status``), after all
+   scrapes, and its RSS while the 300 connections are held.
 
 Targets (issue 5): p99 collector time <= 5 ms, RSS <= 40 MB.
 
 Usage::
 
-    .venv/bin/python bench/exporter_scrape.py [--requests 2000] [--concurrency 4]
+    .venv/bin/python bench/exporter_scrape.py [--requests 2000] [--concurrency 4] [--held 300]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import http.client
 import os
 import platform
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -109,10 +113,26 @@ class Server:
         resp = conn.getresponse()
         return resp.status, resp.read()
 
-    def peak_rss_bytes(self) -> int:
+    def peak_rss_bytes(self, field: str = "VmHWM") -> int:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        match = re.search(r"^VmHWM:\s+(\d+) kB", status, re.M)
+        match = re.search(rf"^{field}:\s+(\d+) kB", status, re.M)
         return int(match.group(1)) * 1024 if match else -1
+
+    def hold(self, count: int, *, half_sent: bool) -> list[socket.socket]:
+        """Open ``count`` connections: idle keep-alive ones after one ``/healthz``, or ones
+        that sent half a request line and headers."""
+        held = []
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+            if half_sent:
+                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: bench\r\n")
+            else:
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: bench\r\n\r\n")
+                response = b""
+                while not response.endswith(b"ok\n"):
+                    response += sock.recv(4096)
+            held.append(sock)
+        return held
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -152,6 +172,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=2000, help="scrapes per measurement")
     parser.add_argument("--concurrency", type=int, default=4, help="concurrent scrapers")
+    parser.add_argument("--held", type=int, default=300, help="connections held open")
     args = parser.parse_args()
     command = "python bench/exporter_scrape.py " + " ".join(sys.argv[1:])
 
@@ -163,6 +184,16 @@ def main() -> None:
         bench_http(server, min(100, args.requests), 1)  # warm-up
         http_1, coll_1 = bench_http(server, args.requests, 1)
         http_n, coll_n = bench_http(server, args.requests, args.concurrency)
+        held_results = {}
+        for half_sent in (False, True):
+            held = server.hold(args.held, half_sent=half_sent)
+            # within the 10 s header timeout for the half-sent ones
+            held_results[half_sent] = (
+                *bench_http(server, min(500, args.requests), 1),
+                server.peak_rss_bytes("VmRSS"),
+            )
+            for sock in held:
+                sock.close()
         rss_peak = server.peak_rss_bytes()
     finally:
         server.stop()
@@ -191,7 +222,13 @@ def main() -> None:
     print(row("HTTP GET /metrics, 1 scraper", http_1))
     print(row(f"collector time, HTTP, {n} concurrent scrapers", coll_n))
     print(row(f"HTTP GET /metrics, {n} concurrent scrapers", http_n))
+    for half_sent, (http_h, _, _) in held_results.items():
+        kind = "half-sent requests" if half_sent else "idle keep-alive connections"
+        print(row(f"HTTP GET /metrics, 1 scraper, {args.held} {kind} held", http_h))
     print()
+    for half_sent, (_, _, rss) in held_results.items():
+        kind = "half-sent requests" if half_sent else "idle keep-alive connections"
+        print(f"exporter RSS while {args.held} {kind} are held: {rss / 2**20:.1f} MiB")
     print(f"exporter RSS after start: {rss_start / 2**20:.1f} MiB")
     print(f"exporter peak RSS (VmHWM) after all scrapes: {rss_peak / 2**20:.1f} MiB")
     # Wall time includes preemption by other processes on a shared machine; CPU time does not.
