@@ -251,7 +251,10 @@ class HttpServer:
             raise
         except Exception as exc:  # a bug: one line (traceback only at debug level)
             log.error(
-                "HTTP connection from %s failed: %r", peer, exc, exc_info=log.isEnabledFor(10)
+                "HTTP connection from %s failed: %r",
+                peer,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
             )
         finally:
             if conn is not None:

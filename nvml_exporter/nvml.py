@@ -5,9 +5,17 @@ method per NVML call, returning plain Python values in NVML's own units (bytes, 
 milliwatts, millijoules, megahertz). All logic (unit conversion, fallbacks, error handling,
 caching) lives in the collector, so the fake in :mod:`nvml_exporter.fake` exercises it fully.
 
-Errors: every method raises what nvidia-ml-py raises, i.e. a subclass of ``pynvml.NVMLError``
-(``NVMLError_NotSupported``, ``NVMLError_GpuIsLost``, ...) or ``pynvml.NVMLLibraryMismatchError``
-(not an ``NVMLError``). The fake raises the same classes.
+Errors: every method raises what nvidia-ml-py raises: ``pynvml.NVMLError`` carrying an NVML
+return code (as the binding's subclass for that code, ``NVMLError_GpuIsLost`` etc., or as plain
+``NVMLError`` for a code the binding predates), or ``NVMLLibraryMismatchError`` (not an
+``NVMLError``), or :class:`BindingMissing` when the installed binding lacks a function or
+constant. Callers classify by code, never by class: :func:`is_absent`, :func:`is_gpu_lost`,
+:func:`is_nvml_gone`, :func:`is_not_found`, :func:`is_timeout`, :func:`error_name`. The fake
+raises the same classes.
+
+Compatibility: every nvidia-ml-py from 12.535.77 (the floor in ``pyproject.toml``) to the newest
+imports this module and serves; constants are nvml.h's own values, error classes the binding
+lacks get stand-ins with their code, and functions are looked up per call (:func:`binding`).
 
 The nvidia-ml-py package (``import pynvml``) is pure Python over ctypes: importing it never
 loads ``libnvidia-ml.so.1``; only :meth:`PynvmlBackend.init` does.
