@@ -10,6 +10,7 @@ decided here; :func:`generator.plan.resolve` does that.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 import unicodedata
@@ -32,7 +33,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, printable
 from generator.units import (
     decimal_str,
     format_duration_ms,
@@ -40,6 +41,7 @@ from generator.units import (
     parse_memory_bytes,
 )
 from generator.versions import check_release
+from generator.yamlio import BoundedLoader, InputLimitExceeded, InputLimits
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -708,71 +710,31 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
         raise ObsgenError(validation_diagnostics(file, err)) from None
 
 
-# More aliases than any real spec uses; a "billion laughs" document needs far more.
-MAX_ALIASES = 32
-
-# YAML 1.2 core schema floats: YAML 1.1 (PyYAML) reads 5e-2 and 1e308 as strings.
-_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# Bounds on a spec file as YAML (docs/limits.md): a real spec is a few KB, 6 levels deep.
+SPEC_LIMITS = InputLimits()
 
 
-class SpecLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` for specs: duplicate keys are errors, aliases are capped, and
-    scientific notation (``5e-2``) is a float as in YAML 1.2.
+class SpecLoader(BoundedLoader):
+    """The YAML loader of spec files: :class:`~generator.yamlio.BoundedLoader` with
+    :data:`SPEC_LIMITS`."""
 
-    Raises (while loading):
-        yaml.MarkedYAMLError: a duplicate key (with the line of both), more than
-            :data:`MAX_ALIASES` aliases.
-    """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.alias_count = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self.alias_count += 1
-            if self.alias_count > MAX_ALIASES:
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"too many YAML aliases (more than {MAX_ALIASES}); write the values out",
-                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
-                )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                    continue
-                key = self.construct_object(key_node)
-                line = key_node.start_mark.line + 1
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {_shown(key)} (first on line {seen[key]}); "
-                        "each key may appear once per mapping",
-                        key_node.start_mark,
-                    )
-                seen[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+    limits = SPEC_LIMITS
 
 
 def parse_yaml(text: str, file: str) -> Any:
     """Parse one YAML document with :class:`SpecLoader`.
 
     Raises:
-        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, too many
-            aliases.
+        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, or a
+            broken :data:`SPEC_LIMITS` bound (with the field path and line).
     """
     loader = SpecLoader(text)
     try:
         return loader.get_single_data()
+    except InputLimitExceeded as err:
+        raise ObsgenError(
+            [Diagnostic(file, err.path, f"{err.message} (line {err.line})")]
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -780,7 +742,7 @@ def parse_yaml(text: str, file: str) -> Any:
             message = "expected one YAML document, found a second one (---); put one spec per file"
         else:
             problem = getattr(err, "problem", None) or str(err)
-            message = f"invalid YAML: {problem}"
+            message = f"invalid YAML: {printable(problem)}"
         raise ObsgenError([Diagnostic(file, where, message)]) from None
     finally:
         loader.dispose()
@@ -833,10 +795,21 @@ def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
             or invalid spec.
     """
     file = display or str(path)
+    limit = SPEC_LIMITS.max_bytes
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise ObsgenError([Diagnostic(file, "", "not a regular file; expected a YAML spec")])
-        text = path.read_text(encoding="utf-8")
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat of the open file: the
+        # file checked is the file read.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ObsgenError(
+                    [Diagnostic(file, "", "not a regular file; expected a YAML spec")]
+                )
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise ObsgenError(
+                [Diagnostic(file, "", f"larger than {limit} bytes; expected a spec of a few KB")]
+            )
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ObsgenError(
             [Diagnostic(file, "", "not a UTF-8 text file; expected a YAML spec")]
