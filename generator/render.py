@@ -23,7 +23,7 @@ from generator.builders.overlay import overlay_outputs
 from generator.builders.rule_tests import rule_tests_outputs
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.receivers import ReceiversConfig, load_receivers
 from generator.spec import find_spec_files, load_spec
@@ -60,7 +60,8 @@ def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
     for path in spec_paths:
         shown = display_path(path, root)
         try:
-            plan = resolve(load_spec(path, shown), shown)
+            with processing(shown):
+                plan = resolve(load_spec(path, shown), shown)
         except ObsgenError as err:
             problems.extend(err.diagnostics)
             continue
