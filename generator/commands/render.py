@@ -6,9 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.errors import Diagnostic, ObsgenError
 from generator.render import render
-from generator.writer import differences, write_all
+from generator.writer import differences, output_lock, write_all
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +32,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool), 2 (bad spec)."""
+    """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool/cannot
+    write), 2 (bad spec, output folder outside the root, another render holds the root).
+
+    The whole render holds the output root's lock (:func:`generator.writer.output_lock`;
+    shared for ``--check``), so the stale files it lists and the files it compares are the
+    ones it writes over.
+    """
     root = Path(args.out)
+    with output_lock(root, shared=args.check):
+        return _render(args, root)
+
+
+def _render(args: argparse.Namespace, root: Path) -> int:
     outputs, stale = render(
         root,
         args.specs,
@@ -51,18 +61,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{len(outputs)} files up to date")
         return 0
-    try:
-        changed = write_all(root, outputs, stale)
-    except OSError as err:
-        where = err.filename if isinstance(err.filename, str) else str(root)
-        raise ObsgenError(
-            [
-                Diagnostic(
-                    where, "", f"cannot write: {err.strerror or err}; earlier outputs are intact"
-                )
-            ],
-            exit_code=1,
-        ) from None
+    changed = write_all(root, outputs, stale)
     print(f"rendered {len(outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")
