@@ -101,7 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(args_list)
         args = parser.parse_args(args_list)
-        return _load(args.command).run(args)
+        code = _load(args.command).run(args)
+        sys.stdout.flush()  # here, so that a reader that left is handled below
+        return code
     except ObsgenError as err:
         for diagnostic in err.diagnostics:
             print(diagnostic, file=sys.stderr)
