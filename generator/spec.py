@@ -33,6 +33,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from generator import naming, regexes
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.units import (
     decimal_str,
@@ -58,6 +59,26 @@ PLAIN_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + - : %"
 # Longest duration accepted: promtool rejects durations that overflow (for: 99999999999d).
 MAX_DURATION_MS = 10 * 365 * 86_400_000
 
+# Size bounds of a spec (docs/limits.md). Render time and output size grow with each (SLOs the
+# most: every burn-rate test case expects every SLO's alerts), so each is set well above real
+# services and well below what makes `obsgen render` take minutes.
+MAX_SLOS = 20
+MAX_TIERS = 8
+MAX_BUCKETS = 100
+MAX_GROUP_BY = 8
+MAX_MATCHERS = 16
+MAX_LABEL_VALUE_CHARS = 1024
+MAX_MIN_EVENTS = 1_000_000_000
+# An error budget below one in a million cannot be told from zero in the float64 ratios of the
+# rules and tests (1 − 99.99999999999999 % is 1e-16, under the float spacing at 1).
+MAX_OBJECTIVE = 99.9999
+MAX_ALERT_RATIO = 0.999999
+MIN_FREE_SHARE = 0.000001
+# Memory sizes: a model container below 1Mi cannot exist; above 1Pi the byte counts lose
+# integer precision in float64.
+MIN_MEMORY_BYTES = 1 << 20
+MAX_MEMORY_BYTES = 1 << 50
+
 Server = Literal["vllm", "tgi", "triton", "openai-http"]
 Severity = Literal["critical", "warning", "info"]
 
@@ -72,14 +93,22 @@ INDICATOR_ALIASES = {
 }
 
 
-# Longest input value quoted back in a message.
+# Longest input value quoted back in a message, and most problems listed per file.
 MAX_SHOWN = 80
+MAX_DIAGNOSTICS = 50
 
 
 def _shown(value: Any) -> str:
     """``repr(value)``, cut to :data:`MAX_SHOWN` characters (never echo huge input back)."""
     text = repr(value)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def _number(value: float) -> str:
+    """``value`` as written in a spec: plain decimals, or ``repr`` where those would round
+    (99.99999999999999) or run long (1e-300)."""
+    text = decimal_str(value)
+    return text if float(text) == value and len(text) <= 20 else repr(float(value))
 
 
 def _duration(value: Any) -> int:
@@ -122,9 +151,12 @@ def _memory(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError("expected a memory size such as 32Gi or 512Mi")
     try:
-        return parse_memory_bytes(value)
+        size = parse_memory_bytes(value)
     except ValueError as err:
         raise ValueError(str(err).replace(repr(value), _shown(value))) from None
+    if not MIN_MEMORY_BYTES <= size <= MAX_MEMORY_BYTES:
+        raise ValueError(f"{_shown(value)} is out of range; expected a memory size from 1Mi to 1Pi")
+    return size
 
 
 def _pattern(regex: re.Pattern[str], what: str) -> Any:
@@ -137,10 +169,9 @@ def _pattern(regex: re.Pattern[str], what: str) -> Any:
 
 
 def _valid_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as err:
-        raise ValueError(f"{_shown(value)} is not a valid regular expression: {err}") from None
+    why = regexes.problem(value)
+    if why is not None:
+        raise ValueError(f"{_shown(value)} {why}")
     return value
 
 
@@ -168,28 +199,79 @@ def _below_one(value: float) -> float:
             f"{decimal_str(value)} can never be exceeded: the measured ratio is at most 1, so "
             "the alert could never fire; expected 0 ≤ value < 1 (e.g. 0.05)"
         )
-    return value
-
-
-def _above_zero(value: float) -> float:
-    if value <= 0:
+    if value > MAX_ALERT_RATIO:
         raise ValueError(
-            "0 free can never be undercut, so the alert could never fire; "
-            "expected 0 < minFree ≤ 1 (e.g. 0.1)"
+            f"{_number(value)} is within one in a million of 1, which float64 rates cannot "
+            f"tell apart from 1; expected at most {decimal_str(MAX_ALERT_RATIO)}"
         )
     return value
 
 
+def _free_share(value: float) -> float:
+    if value <= 0:
+        raise ValueError(
+            "0 free can never be undercut, so the alert could never fire; "
+            f"expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1 (e.g. 0.1)"
+        )
+    if value >= 1:
+        raise ValueError(
+            f"{_number(value)}: less than all memory free is always true, so the alert "
+            f"would never stop firing; expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1 "
+            "(e.g. 0.1)"
+        )
+    if value < MIN_FREE_SHARE:
+        raise ValueError(
+            f"{_number(value)} is under one in a million of the memory, which float64 "
+            f"ratios cannot tell from 0; expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1"
+        )
+    return value
+
+
+# Events a window must hold before an alert may fire.
+MinEvents = Annotated[int, Field(ge=0, le=MAX_MIN_EVENTS)]
 # A ratio an alert must exceed (< 1), and a free share it must fall below (> 0).
 AlertRatio = Annotated[float, Field(ge=0), AfterValidator(_below_one)]
-FreeShare = Annotated[float, Field(le=1), AfterValidator(_above_zero)]
+FreeShare = Annotated[float, AfterValidator(_free_share)]
 Regex = Annotated[str, AfterValidator(_valid_regex)]
+
+
+# Labels obsgen writes on its own recorded series and alerts: a matcher on one selects input
+# series by a label the output then overwrites.
+OWN_LABELS = (
+    naming.SERVICE,
+    naming.TEAM,
+    naming.SEVERITY,
+    naming.SLO,
+    naming.INDICATOR,
+    naming.QUANTILE,
+    naming.LONG_WINDOW,
+    naming.SHORT_WINDOW,
+    naming.BURN_RATE,
+    naming.WINDOW,
+    naming.SIGNAL,
+    naming.METRIC,
+    "threshold",
+    "alertname",
+)
+# Labels a service or metric selector cannot fix, and why.
+SELECTOR_RESERVED = {
+    **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
+    "le": "it is the histogram bucket label; fixing it selects one bucket",
+    "instance": "it names one scrape target (and changes with pod IPs); ModelTargetDown counts "
+    "targets by it — select the service by job and namespace",
+    "pod": "pod names change with every rollout; obsgen selects pods from spec.deployment",
+}
 
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
         if not LABEL_NAME.match(key) or key.startswith("__"):
             raise ValueError(f"{_shown(key)} is not a usable label name")
+        if len(value) > MAX_LABEL_VALUE_CHARS:
+            raise ValueError(
+                f"label {key}: a value of {len(value)} characters; expected at most "
+                f"{MAX_LABEL_VALUE_CHARS}"
+            )
         if value == "":
             raise ValueError(
                 f"label {key}: an empty value matches series *without* the label; "
@@ -212,7 +294,25 @@ def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-Matchers = Annotated[dict[str, str], AfterValidator(_labels_ok)]
+def _selector_labels_ok(labels: dict[str, str]) -> dict[str, str]:
+    for key in labels:
+        why = SELECTOR_RESERVED.get(key)
+        if why is not None:
+            raise ValueError(f"cannot select by label {key!r}: {why}")
+    return labels
+
+
+def _own_labels_free(labels: dict[str, str]) -> dict[str, str]:
+    for key in labels:
+        if key in OWN_LABELS:
+            raise ValueError(f"cannot select by label {key!r}: obsgen sets it on its own alerts")
+    return labels
+
+
+LabelMap = Annotated[dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_labels_ok)]
+# spec.selector and metrics.*.selector; the GPU selector may name the sidecar's pod/container.
+Matchers = Annotated[LabelMap, AfterValidator(_selector_labels_ok)]
+GPUMatchers = Annotated[LabelMap, AfterValidator(_own_labels_free)]
 
 # Kubernetes label keys ([prefix/]name) and values, and named ports (IANA_SVC_NAME).
 K8S_LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
@@ -234,7 +334,9 @@ def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-PodLabels = Annotated[dict[str, str], AfterValidator(_pod_labels_ok)]
+PodLabels = Annotated[
+    dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_pod_labels_ok)
+]
 PortName = Annotated[
     str, _pattern(PORT_NAME, "a container port name (up to 15 of a-z, 0-9, '-') or number")
 ]
@@ -243,7 +345,12 @@ ContainerImage = Annotated[
     Field(max_length=255),
     _pattern(re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$"), "a container image reference"),
 ]
-RegexMatchers = Annotated[dict[str, Regex], AfterValidator(_labels_ok)]
+RegexMatchers = Annotated[
+    dict[str, Regex],
+    Field(max_length=MAX_MATCHERS),
+    AfterValidator(_labels_ok),
+    AfterValidator(_selector_labels_ok),
+]
 
 
 class StrictModel(BaseModel):
@@ -302,7 +409,9 @@ class MetricOverride(StrictModel):
     """
 
     name: MetricName | None = None
-    buckets: list[Annotated[float, Field(gt=0)]] | None = None
+    buckets: (
+        Annotated[list[Annotated[float, Field(gt=0)]], Field(max_length=MAX_BUCKETS)] | None
+    ) = None
     unit: Literal["seconds", "milliseconds", "microseconds", "nanoseconds"] | None = None
     histogram: Literal["classic", "native"] | None = None
     selector: Matchers | None = None
@@ -322,7 +431,7 @@ class MetricOverride(StrictModel):
     @classmethod
     def _not_everything(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
         for label, pattern in (matchers or {}).items():
-            if re.fullmatch(pattern, ""):
+            if regexes.fullmatch(pattern, ""):
                 raise ValueError(
                     f"{label}=~{pattern!r} also matches requests without a {label} label, so "
                     'every request would count as an error; match failures only (e.g. "5..")'
@@ -361,8 +470,8 @@ class SLOAlerting(StrictModel):
     """``spec.slos[].alerting``: burn-rate tiers and the minimum-events guard."""
 
     enabled: bool = True
-    tiers: list[BurnRateTier] | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    tiers: Annotated[list[BurnRateTier], Field(max_length=MAX_TIERS)] | None = None
+    min_events: MinEvents | None = None
 
 
 class SLO(StrictModel):
@@ -388,6 +497,12 @@ class SLO(StrictModel):
         if not 0 < value < 100:
             raise ValueError(
                 f"{decimal_str(value)} is out of range; expected a percentage with 0 < objective < 100 (e.g. 99.9)"
+            )
+        if value > MAX_OBJECTIVE:
+            raise ValueError(
+                f"{_number(value)} leaves an error budget under one in a million, which "
+                "float64 ratios cannot tell from zero; expected at most "
+                f"{decimal_str(MAX_OBJECTIVE)}"
             )
         return value
 
@@ -435,14 +550,14 @@ class SlowRequestsAlert(AlertBase):
     threshold: DurationMs | None = None
     max_ratio: AlertRatio | None = None
     indicator: str | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    min_events: MinEvents | None = None
 
 
 class ErrorRatioAlert(AlertBase):
     """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
 
     max_ratio: AlertRatio | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    min_events: MinEvents | None = None
 
 
 class QueueDepthAlert(AlertBase):
@@ -505,7 +620,7 @@ class GPU(StrictModel):
 
     exporter: Literal["none", "sidecar"] = "none"
     visibility: Literal["shared-claim", "visible-devices"] = "visible-devices"
-    selector: Matchers | None = None
+    selector: GPUMatchers | None = None
     values_path: Annotated[
         str, _pattern(re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$"), "a dotted values path")
     ] = "extraContainers"
@@ -538,6 +653,7 @@ class Deployment(StrictModel):
 
 # groupBy labels that cannot work, and why.
 GROUP_BY_RESERVED = {
+    **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
     "le": "it is the histogram bucket label; grouping by it splits every series per bucket",
     "quantile": "it is the summary quantile label; grouping by it mixes quantiles",
     "service": "obsgen sets it on every recorded series",
@@ -575,10 +691,10 @@ class ServiceSpec(StrictModel):
     ) = None
     server_variant: Literal["v1", "v0"] | None = None
     selector: Matchers
-    group_by: list[LabelName] = []
+    group_by: Annotated[list[LabelName], Field(max_length=MAX_GROUP_BY)] = []
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: Metrics = Metrics()
-    slos: list[SLO] = []
+    slos: Annotated[list[SLO], Field(max_length=MAX_SLOS)] = []
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()
     deployment: Deployment
@@ -671,15 +787,20 @@ def _message(error: Any) -> str:
 
 
 def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
-    """Turn a pydantic error into one diagnostic per problem, with the user's field path."""
+    """Turn a pydantic error into one diagnostic per problem, with the user's field path;
+    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest."""
     diagnostics = []
-    for error in err.errors():
+    errors = err.errors()
+    for error in errors[:MAX_DIAGNOSTICS]:
         loc = tuple(
             p
             for p in error["loc"]
             if not (isinstance(p, str) and "[" in p and p.startswith(("function", "constrained")))
         )
         diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
+    if len(errors) > MAX_DIAGNOSTICS:
+        more = len(errors) - MAX_DIAGNOSTICS
+        diagnostics.append(Diagnostic(file, "", f"… and {more} more problems not listed"))
     return diagnostics
 
 
@@ -728,9 +849,14 @@ def parse_yaml(text: str, file: str) -> Any:
         ObsgenError: invalid YAML (with its line), several documents, duplicate keys, or a
             broken :data:`SPEC_LIMITS` bound (with the field path and line).
     """
-    loader = SpecLoader(text)
+    loader: SpecLoader | None = None
     try:
+        loader = SpecLoader(text)  # the reader refuses control characters here already
         return loader.get_single_data()
+    except yaml.reader.ReaderError as err:
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        message = f"invalid YAML: character U+{code:04X} at offset {err.position} is not allowed"
+        raise ObsgenError([Diagnostic(file, "", message)]) from None
     except InputLimitExceeded as err:
         raise ObsgenError(
             [Diagnostic(file, err.path, f"{err.message} (line {err.line})")]
@@ -745,7 +871,8 @@ def parse_yaml(text: str, file: str) -> Any:
             message = f"invalid YAML: {printable(problem)}"
         raise ObsgenError([Diagnostic(file, where, message)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def find_spec_files(paths: Sequence[str], root: Path) -> list[Path]:

@@ -37,8 +37,8 @@ NOTES = {
     "spec.server": "metric preset (see Server presets below)",
     "spec.serverVersion": "the release the pods run, as published (`0.10.1.1`, `0.8.5.post1`, `v0.11.0`, `0.11.0rc1`; Triton `2.49.0` or `24.08`); picks the newest preset entry not after it, newest when unset; in quotes",
     "spec.serverVariant": "runtime variant: vLLM engine `v1` (default) or `v0` (0.8 ≤ release < 0.11; no HTTP metrics)",
-    "spec.selector": "label matchers of every series of the service (at least one; values non-empty, no `$`, `{{`, `}}`)",
-    "spec.groupBy": "extra labels kept in every service aggregation; not `le`, `quantile`, `service`, `slo`, `indicator`, `namespace` or a selector label",
+    "spec.selector": "label matchers of every series of the service (at least one; values non-empty, at most 1024 characters, no `$`, `{{`, `}}`; not `le`, `instance`, `pod` or a label obsgen sets, such as `service`, `severity`, `team`)",
+    "spec.groupBy": "extra labels kept in every service aggregation; not `le`, `namespace`, a selector label or a label obsgen sets (`service`, `slo`, `indicator`, `quantile`, `severity`, `team`, …)",
     "spec.prometheus.scrapeInterval": "every rate window and tier window must be ≥ 4 × this",
     "spec.prometheus.retention": "an SLO window longer than this is refused",
     "spec.prometheus.version": "`le` spelling of the target: `2` (`1`), `3` (`1.0`), `compat` (both)",
@@ -61,7 +61,7 @@ NOTES = {
     "spec.deployment.replicas": "expected pods",
     "spec.deployment.podLabels": "Kubernetes labels selecting the pods (default `app.kubernetes.io/name: <name>`)",
     "spec.deployment.metricsPort": "metrics port, by name or number",
-    "spec.slos[].objective": "percent, 0 < objective < 100 (99.9)",
+    "spec.slos[].objective": "percent, 0 < objective ≤ 99.9999 (99.9)",
     "spec.slos[].window": "SLO window",
     "spec.slos[].indicator": "`requestDuration`/`e2e`, `timeToFirstToken`/`ttft`, `interTokenLatency`/`itl`; unset: availability SLO",
     "spec.slos[].threshold": "latency SLO: a bucket bound of the indicator's histogram",
@@ -69,15 +69,15 @@ NOTES = {
     "spec.slos[].alerting.minEvents": f"events a tier's long window needs before it fires (default {slo.DEFAULT_MIN_EVENTS})",
     "spec.slos[].alerting.tiers[].budget": "share (0–1] of the window's error budget burnt in longWindow when it fires",
     "spec.gpu.exporter": "`sidecar` adds the NVML exporter and the GPU alerts",
-    "spec.deployment.memoryLimit": "the container's memory limit (Kubernetes quantity or bytes)",
+    "spec.deployment.memoryLimit": "the container's memory limit (Kubernetes quantity or bytes; 1Mi to 1Pi)",
 }
 ALERT_NOTES = {
-    "maxRatio": "ratio, < 1",
-    "minFree": "ratio, > 0",
+    "maxRatio": "ratio, ≤ 0.999999",
+    "minFree": "ratio, 0.000001 ≤ minFree < 1",
     "latencyP99.threshold": "below the largest bucket bound",
     "slowRequests.threshold": "a bucket bound",
     "queueDepth.max": "requests, summed over pods",
-    "kvCache.max": "ratio, < 1",
+    "kvCache.max": "ratio, ≤ 0.999999",
     "gpuTemperature.max": "°C",
     "indicator": "e2e, ttft or itl",
     "minEvents": "requests needed in the window before it fires",
@@ -153,9 +153,11 @@ def _one_type(p: dict[str, Any], defs: dict[str, Any]) -> str:
     if kind == "string" and "Gi" in pattern:
         return "memory (`32Gi`)"
     if kind == "array":
-        return f"list of {_one_type(p.get('items', {}), defs)}"
+        most = f" (max {p['maxItems']})" if "maxItems" in p else ""
+        return f"list of {_one_type(p.get('items', {}), defs)}{most}"
     if kind == "object":
-        return "map label → value"
+        most = f" (max {p['maxProperties']})" if "maxProperties" in p else ""
+        return f"map label → value{most}"
     if kind in ("number", "integer"):
         bounds = []
         for key, sign in (

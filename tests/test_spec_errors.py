@@ -88,7 +88,7 @@ CASES = [
     pytest.param(
         "spec.metrics.requests.errorMatchers",
         {"status": "5(("},
-        "spec.metrics.requests.errorMatchers.status: '5((' is not a valid regular expression",
+        "spec.metrics.requests.errorMatchers.status: '5((' is not a valid RE2 regular expression",
         id="an invalid error regex is refused",
     ),
     pytest.param(
