@@ -39,16 +39,13 @@ arrived in later releases), so SLOs and alerts on native histograms get only the
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import rstr
-
-from generator import naming, slo
+from generator import naming, regexes, slo
 from generator.builders.common import Rule
 from generator.builders.gpu_rules import GPU_LABELS
 from generator.builders.memory_rules import POD_LABELS
@@ -147,35 +144,20 @@ def _printable(value: str) -> bool:
 
 
 def _example(m: Matcher, candidates: Sequence[str]) -> str:
-    """A label value that satisfies matcher ``m`` (an equality value, or a regex example).
-
-    Known values are tried first; otherwise strings drawn from the regex itself (``rstr``,
-    seeded with the pattern so output stays deterministic), keeping a printable one.
+    """A label value that satisfies matcher ``m`` (an equality value, or a regex example:
+    :func:`generator.regexes.example`, matched with RE2 as Prometheus does).
 
     Raises:
-        ValueError: no printable example found (an exotic regex).
+        ValueError: no printable example found (``obsgen check`` refuses such regexes).
     """
     if m.op == "=":
         return m.value
-    pattern = re.compile(m.value)
-    for value in candidates:
-        if pattern.fullmatch(value):
-            return value
-    draw = rstr.Rstr(random.Random(m.value))
-    for _ in range(200):
-        value = draw.xeger(m.value)
-        if _printable(value) and pattern.fullmatch(value):
-            return value
-    raise ValueError(f"no printable example value matches {m.render()}")
+    return regexes.example(m.value, candidates)
 
 
 def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
     """A label value that ``m`` does not match, or None: leave the label off the series."""
-    pattern = re.compile(m.value)
-    for value in candidates:
-        if not pattern.fullmatch(value):
-            return value
-    return None
+    return regexes.non_matching(m.value, candidates)
 
 
 def _pod(plan: ServicePlan) -> str:
@@ -317,18 +299,34 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass]) -> Series:
         limit = _limit(plan)
         pod = _labels(plan, plan.pod_matchers)
         s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}+0x60")
-        s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{limit // 4}+0x60")
+        s.gauge(
+            naming.CADVISOR_WORKING_SET,
+            pod,
+            f"{limit - _healthy_free(plan, 'memory_headroom', limit, 4)}+0x60",
+        )
         s.gauge(naming.KSM_RESTARTS, pod, "0+0x60")
     if plan.gpu_exporter:
         gpu = _labels(plan, plan.gpu_matchers)
         total = 80 * 2**30
         s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}+0x60")
-        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{total // 2}+0x60")
+        free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
+        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}+0x60")
         s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60+0x60")
         s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0+0x60")
         s.gauge(naming.GPU_EXPORTER_UP, gpu, "1+0x60")
         s.gauge("up", gpu, "1+0x60")
     return s
+
+
+def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
+    """Free bytes of a healthy service: ``size - size // parts`` (3/4 of the memory, half the
+    GPU's), or halfway between the alert's ``min_free`` share and all of ``size`` when that
+    would be under it (a high minFree must not fire on a healthy service)."""
+    free = size - size // parts
+    min_free = plan.alerts[alert].params["min_free"] if alert in plan.alerts else 0
+    if free <= size * min_free:
+        free = int(size * (1 + Fraction(str(min_free))) / 2)
+    return free
 
 
 def _limit(plan: ServicePlan) -> int:
@@ -444,11 +442,28 @@ def burns_for_phases(
     return _burn_alerts(plan, phases[-1][1], fires)
 
 
-def _mix(per_min: int, ratio: Fraction, bad: Klass) -> list[Klass]:
-    """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (rounded to whole events)."""
+# Bad events a minute added to every mixed case (a binary fraction: exact in float64). Shares
+# are multiples of one SLO's threshold (× 1.05, × 2 …); another SLO's threshold can be exactly
+# such a multiple (99.36 % at 6× × 1.05 = 99.72 % at 14.4×), and at an exact tie Prometheus'
+# float rounding decides the alert. The nudge moves every share off such ties; it is far below
+# the 5 % margins (≤ 0.2 % of the smallest threshold, 1e-6 × BASE_PER_MIN × 100 a minute).
+TIE_BREAK = Fraction(1, 1024)
+
+
+def _mix(per_min: int, ratio: Fraction, bad: Klass, tie_break: bool = False) -> list[Klass]:
+    """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (plus
+    :data:`TIE_BREAK` bad events with ``tie_break``)."""
     n_bad = ratio * per_min
+    if tie_break and 0 < n_bad < per_min - TIE_BREAK:
+        n_bad += TIE_BREAK
     good = Klass(float(per_min - n_bad))
     return [good, Klass(float(n_bad), bad.error, bad.durations)] if n_bad else [good]
+
+
+def _slo_mix(ratio: Fraction, bad: Klass) -> list[Klass]:
+    """SLO case traffic: ``ratio`` of ``BASE_PER_MIN × 100`` events a minute are ``bad``,
+    moved off exact ties with other thresholds (:data:`TIE_BREAK`)."""
+    return _mix(BASE_PER_MIN * 100, ratio, bad, tie_break=True)
 
 
 def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
@@ -531,12 +546,35 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
     return _group(name, series, tests)
 
 
+def distinct_slos(plan: ServicePlan) -> list[SLOPlan]:
+    """The SLOs of ``plan`` that need their own burn cases, in spec order.
+
+    Every case expects the alerts of *all* SLOs (promtool compares all alerts of a name), so
+    an SLO with the same SLI, tier thresholds and windows and minimum events as an earlier one
+    is proved by that one's cases already; its own would repeat them, each listing every
+    SLO's alerts — test files quadratic in the number of such SLOs (issue 15, case 10).
+    """
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for s in plan.slos:
+        key = (
+            s.histogram.key if s.histogram is not None else None,
+            s.threshold_seconds,
+            s.min_events,
+            tuple((t.long_window_ms, t.short_window_ms, t.threshold) for t in s.tiers),
+        )
+        if key not in seen:
+            seen.add(key)
+            distinct.append(s)
+    return distinct
+
+
 def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet; latency SLOs:
     slow requests just above the threshold bucket burn, just below do not; a low-traffic case
     for the minimum-events guard; a counter reset raises nothing."""
     groups = []
-    for s in plan.slos:
+    for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
         bad = (
@@ -553,14 +591,14 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     _burn_group(
                         plan,
                         f"{where}: burning 5% above {decimal_str(tier.factor)}x fires",
-                        _mix(BASE_PER_MIN * 100, high, bad),
+                        _slo_mix(high, bad),
                     )
                 )
             groups.append(
                 _burn_group(
                     plan,
                     f"{where}: burning 5% below {decimal_str(tier.factor)}x stays quiet",
-                    _mix(BASE_PER_MIN * 100, low, bad),
+                    _slo_mix(low, bad),
                 )
             )
         if s.histogram is not None and s.tiers:
@@ -574,7 +612,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                         plan,
                         f"{s.name}: slow requests {word} the threshold bucket "
                         + ("burn budget" if above else "do not burn budget"),
-                        _mix(BASE_PER_MIN * 100, ratio, k),
+                        _slo_mix(ratio, k),
                     )
                 )
         if s.tiers:
@@ -598,7 +636,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             _burn_group(
                 plan,
                 "a counter reset (pod restart) raises no burn alert",
-                _mix(BASE_PER_MIN * 100, ratio, Klass(0, True)),
+                _slo_mix(ratio, Klass(0, True)),
                 reset=True,
             )
         )
@@ -653,15 +691,19 @@ def _shares_mix(
     """Traffic giving each member SLO its target bad share, every SLO by its own bad class;
     None when the shares do not fit or one class counts against another SLO."""
     total = BASE_PER_MIN * 100
-    if sum(targets) > 1:
+    counts = [r * total + (TIE_BREAK if r else 0) for r in targets]  # see TIE_BREAK
+    if sum(counts) > total:
         return None
     bad = [
-        Klass(float(r * total), k.error, k.durations)
-        for r, (s, _) in zip(targets, members, strict=True)
+        Klass(float(n), k.error, k.durations)
+        for n, (s, _) in zip(counts, members, strict=True)
         for k in [_bad_class(s)]
     ]
-    mix = [Klass(float(total - sum(r * total for r in targets))), *bad]
-    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(targets, members, strict=True)):
+    mix = [Klass(float(total - sum(counts))), *bad]
+    if any(
+        slo_bad_ratio(s, mix)[0] != Fraction(k.per_min) / total
+        for k, (s, _) in zip(bad, members, strict=True)
+    ):
         return None
     return mix
 
@@ -759,7 +801,7 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
     """Detection-time and burst-ended cases of every tier, by evaluation interval (ms). Tiers with the same
     windows share one case when they can (fewer promtool steps); otherwise one case each."""
     by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
-    for s in plan.slos:
+    for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
         for tier in s.tiers:
@@ -803,6 +845,12 @@ def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
 
 def _after_for(plan: ServicePlan, key: str) -> int:
     return CHECK_MS + plan.alerts[key].for_ms
+
+
+def _busy(params: Mapping[str, Any]) -> int:
+    """Events a minute for a ratio alert's cases: :data:`BASE_PER_MIN`, or enough that its
+    5m window holds twice ``min_events`` (a large guard must not silence the firing case)."""
+    return max(BASE_PER_MIN, int(params.get("min_events", 0)) * 2 // 5 + 1)
 
 
 def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -850,11 +898,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 or _slow_threshold(plan),
             }
             expected = [_expect(_rule(plan, naming.ALERT_SLOW_REQUESTS), labels, float(high))]
+            busy = _busy(a.params)
             case(
                 "slow_requests",
                 naming.ALERT_SLOW_REQUESTS,
-                healthy(plan, _mix(BASE_PER_MIN, high, slow)),
-                healthy(plan, _mix(BASE_PER_MIN, low, slow)),
+                healthy(plan, _mix(busy, high, slow)),
+                healthy(plan, _mix(busy, low, slow)),
                 expected,
             )
     if "error_ratio" in alerts:
@@ -862,11 +911,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         high, low = (max_ratio + 1) / 2, max_ratio / 2
         labels = {**_agg(plan, plan.requests.matchers), **svc}
         expected = [_expect(_rule(plan, naming.ALERT_ERROR_RATIO), labels, float(high))]
+        busy = _busy(alerts["error_ratio"].params)
         case(
             "error_ratio",
             naming.ALERT_ERROR_RATIO,
-            healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True))),
-            healthy(plan, _mix(BASE_PER_MIN, low, Klass(0, True))),
+            healthy(plan, _mix(busy, high, Klass(0, True))),
+            healthy(plan, _mix(busy, low, Klass(0, True))),
             expected,
         )
     for key, gauge, alert, extra in (
