@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: render test lint check golden bench fmt clean prometheus alertmanager
+.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ check: $(STAMP) prometheus alertmanager
 
 test: $(STAMP) prometheus alertmanager
 	$(BIN)/pytest -q
+
+# The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of
+# `make test`, with fresh random draws on every run (`make test` replays fixed ones).
+fuzz: $(STAMP) prometheus alertmanager
+	OBSGEN_FUZZ_SCALE=$${OBSGEN_FUZZ_SCALE:-40} $(BIN)/pytest -q -p no:cacheprovider \
+		tests/test_fuzz_specs.py tests/test_fuzz_rule_files.py
 
 lint: $(STAMP) prometheus
 	$(BIN)/ruff check .

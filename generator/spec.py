@@ -62,7 +62,7 @@ MAX_DURATION_MS = 10 * 365 * 86_400_000
 # Size bounds of a spec (docs/limits.md). Render time and output size grow with each (SLOs the
 # most: every burn-rate test case expects every SLO's alerts), so each is set well above real
 # services and well below what makes `obsgen render` take minutes.
-MAX_SLOS = 20
+MAX_SLOS = 10
 MAX_TIERS = 8
 MAX_BUCKETS = 100
 MAX_GROUP_BY = 8
