@@ -74,6 +74,8 @@ MAX_MIN_EVENTS = 1_000_000_000
 MAX_OBJECTIVE = 99.9999
 MAX_ALERT_RATIO = 0.999999
 MIN_FREE_SHARE = 0.000001
+MAX_FOR_MS = 86_400_000  # alert `for` and trend look-back: generated tests step through them
+MAX_SLO_WINDOW_MS = 365 * 86_400_000
 # Memory sizes: a model container below 1Mi cannot exist; above 1Pi the byte counts lose
 # integer precision in float64.
 MIN_MEMORY_BYTES = 1 << 20
@@ -181,6 +183,42 @@ DurationText = Annotated[
 ]
 MemoryText = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")] | int
 DurationMs = Annotated[int, BeforeValidator(_duration, json_schema_input_type=DurationText)]
+
+
+def _within(least_ms: int, most_ms: int, why: str) -> AfterValidator:
+    """A duration bound: ``least_ms`` ≤ value ≤ ``most_ms``, refused saying ``why``."""
+
+    def check(value: int) -> int:
+        if not least_ms <= value <= most_ms:
+            expected = (
+                f"{format_duration_ms(least_ms)} to {format_duration_ms(most_ms)}"
+                if least_ms
+                else f"at most {format_duration_ms(most_ms)}"
+            )
+            raise ValueError(
+                f"{format_duration_ms(value)} is out of range; expected {expected}: {why}"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+# An alert's `for` and a trend's look-back: each generated test runs that long in 1m steps.
+AlertFor = Annotated[
+    DurationMs,
+    _within(0, MAX_FOR_MS, "a condition held longer than a day before notifying is a report"),
+]
+Lookback = Annotated[
+    DurationMs, _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute, at most a day")
+]
+Horizon = Annotated[
+    DurationMs,
+    _within(60_000, MAX_DURATION_MS, "a prediction less than a minute ahead is no warning"),
+]
+SLOWindow = Annotated[
+    DurationMs,
+    _within(60_000, MAX_SLO_WINDOW_MS, "the longest SLO window obsgen tests is a year"),
+]
 MemoryBytes = Annotated[int, BeforeValidator(_memory, json_schema_input_type=MemoryText)]
 LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
 MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
@@ -487,7 +525,7 @@ class SLO(StrictModel):
     indicator: str | None = None
     threshold: DurationMs | None = None
     objective: float
-    window: DurationMs = 30 * 86_400_000
+    window: SLOWindow = 30 * 86_400_000
     alerting: SLOAlerting = SLOAlerting()
     description: PlainText | None = None
 
@@ -533,7 +571,7 @@ class AlertBase(StrictModel):
     """Common alert switches: ``enabled``, ``for`` and ``severity``."""
 
     enabled: bool = True
-    for_: Annotated[DurationMs | None, Field(alias="for")] = None
+    for_: Annotated[AlertFor | None, Field(alias="for")] = None
     severity: Severity | None = None
 
 
@@ -581,8 +619,8 @@ class MemoryHeadroomAlert(AlertBase):
 class MemoryExhaustionAlert(AlertBase):
     """``alerts.memoryExhaustion``: working-set trend reaches the limit within ``horizon``."""
 
-    horizon: DurationMs | None = None
-    lookback: DurationMs | None = None
+    horizon: Horizon | None = None
+    lookback: Lookback | None = None
 
 
 class GPUMemoryHeadroomAlert(AlertBase):

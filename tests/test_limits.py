@@ -196,6 +196,30 @@ FIELD_CASES = [
         id="case 9: an RE2 construct Go lacks",
     ),
     pytest.param(
+        "spec.alerts.latencyP99.for",
+        "10y",
+        "spec.alerts.latencyP99.for: 3650d is out of range; expected at most 1d",
+        id="case 9: a for of 10 years (5 million test steps)",
+    ),
+    pytest.param(
+        "spec.alerts.memoryExhaustion",
+        {"lookback": "30d"},
+        "spec.alerts.memoryExhaustion.lookback: 30d is out of range; expected 1m to 1d",
+        id="case 9: a trend look-back of 30 days",
+    ),
+    pytest.param(
+        "spec.alerts.memoryExhaustion",
+        {"horizon": "1ms"},
+        "spec.alerts.memoryExhaustion.horizon: 1ms is out of range; expected 1m to 3650d",
+        id="case 9: a prediction horizon of 1ms",
+    ),
+    pytest.param(
+        "spec.slos[0].window",
+        "2y",
+        "spec.slos[0].window: 730d is out of range; expected 1m to 365d",
+        id="an SLO window of two years",
+    ),
+    pytest.param(
         "spec.alerts.errorRatio.maxRatio",
         0.9999999999999,
         "spec.alerts.errorRatio.maxRatio: 0.9999999999999 is within one in a million of 1",
