@@ -74,7 +74,7 @@ MAX_MIN_EVENTS = 1_000_000_000
 MAX_OBJECTIVE = 99.9999
 MAX_ALERT_RATIO = 0.999999
 MIN_FREE_SHARE = 0.000001
-MAX_FOR_MS = 86_400_000  # alert `for` and trend look-back: generated tests step through them
+MAX_FOR_MS = 6 * 3_600_000  # alert `for`, trend look-back: generated tests step through them
 MAX_SLO_WINDOW_MS = 365 * 86_400_000
 # Memory sizes: a model container below 1Mi cannot exist; above 1Pi the byte counts lose
 # integer precision in float64.
@@ -206,10 +206,10 @@ def _within(least_ms: int, most_ms: int, why: str) -> AfterValidator:
 # An alert's `for` and a trend's look-back: each generated test runs that long in 1m steps.
 AlertFor = Annotated[
     DurationMs,
-    _within(0, MAX_FOR_MS, "a condition held longer than a day before notifying is a report"),
+    _within(0, MAX_FOR_MS, "a condition held longer than 6h before notifying is a report, not an alert"),
 ]
 Lookback = Annotated[
-    DurationMs, _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute, at most a day")
+    DurationMs, _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute of samples, at most 6h")
 ]
 Horizon = Annotated[
     DurationMs,

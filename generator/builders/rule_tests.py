@@ -442,28 +442,32 @@ def burns_for_phases(
     return _burn_alerts(plan, phases[-1][1], fires)
 
 
-# Bad events a minute added to every mixed case (a binary fraction: exact in float64). Shares
-# are multiples of one SLO's threshold (× 1.05, × 2 …); another SLO's threshold can be exactly
-# such a multiple (99.36 % at 6× × 1.05 = 99.72 % at 14.4×), and at an exact tie Prometheus'
-# float rounding decides the alert. The nudge moves every share off such ties; it is far below
-# the 5 % margins (≤ 0.2 % of the smallest threshold, 1e-6 × BASE_PER_MIN × 100 a minute).
+# Bad events a minute added to SLO case traffic whose share equals some tier's threshold
+# exactly (a binary fraction: exact in float64). Shares are multiples of one SLO's threshold
+# (× 1.05, × 2 …), and another SLO's threshold can be exactly such a multiple
+# (6 × (1 − 99.36 %) × 1.05 = 14.4 × (1 − 99.72 %)); at an exact tie Prometheus' float
+# rounding decides the alert. The nudge is far below the 5 % margins: ≤ 0.2 % of the
+# smallest threshold there is (1e-6) at BASE_PER_MIN × 100 events a minute.
 TIE_BREAK = Fraction(1, 1024)
+
+
+def _ties(plan: ServicePlan, ratio: Fraction) -> bool:
+    """Whether ``ratio`` is exactly the threshold of one of ``plan``'s burn-rate tiers."""
+    return 0 < ratio < 1 and any(ratio == t.threshold for s in plan.slos for t in s.tiers)
 
 
 def _mix(per_min: int, ratio: Fraction, bad: Klass, tie_break: bool = False) -> list[Klass]:
     """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (plus
     :data:`TIE_BREAK` bad events with ``tie_break``)."""
-    n_bad = ratio * per_min
-    if tie_break and 0 < n_bad < per_min - TIE_BREAK:
-        n_bad += TIE_BREAK
+    n_bad = ratio * per_min + (TIE_BREAK if tie_break else 0)
     good = Klass(float(per_min - n_bad))
     return [good, Klass(float(n_bad), bad.error, bad.durations)] if n_bad else [good]
 
 
-def _slo_mix(ratio: Fraction, bad: Klass) -> list[Klass]:
+def _slo_mix(plan: ServicePlan, ratio: Fraction, bad: Klass) -> list[Klass]:
     """SLO case traffic: ``ratio`` of ``BASE_PER_MIN × 100`` events a minute are ``bad``,
-    moved off exact ties with other thresholds (:data:`TIE_BREAK`)."""
-    return _mix(BASE_PER_MIN * 100, ratio, bad, tie_break=True)
+    moved off an exact tie with a tier's threshold (:data:`TIE_BREAK`)."""
+    return _mix(BASE_PER_MIN * 100, ratio, bad, tie_break=_ties(plan, ratio))
 
 
 def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
@@ -591,14 +595,14 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     _burn_group(
                         plan,
                         f"{where}: burning 5% above {decimal_str(tier.factor)}x fires",
-                        _slo_mix(high, bad),
+                        _slo_mix(plan, high, bad),
                     )
                 )
             groups.append(
                 _burn_group(
                     plan,
                     f"{where}: burning 5% below {decimal_str(tier.factor)}x stays quiet",
-                    _slo_mix(low, bad),
+                    _slo_mix(plan, low, bad),
                 )
             )
         if s.histogram is not None and s.tiers:
@@ -612,7 +616,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                         plan,
                         f"{s.name}: slow requests {word} the threshold bucket "
                         + ("burn budget" if above else "do not burn budget"),
-                        _slo_mix(ratio, k),
+                        _slo_mix(plan, ratio, k),
                     )
                 )
         if s.tiers:
@@ -636,7 +640,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             _burn_group(
                 plan,
                 "a counter reset (pod restart) raises no burn alert",
-                _slo_mix(ratio, Klass(0, True)),
+                _slo_mix(plan, ratio, Klass(0, True)),
                 reset=True,
             )
         )
@@ -686,24 +690,21 @@ def _onset_series(
 
 
 def _shares_mix(
-    members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
 ) -> list[Klass] | None:
     """Traffic giving each member SLO its target bad share, every SLO by its own bad class;
     None when the shares do not fit or one class counts against another SLO."""
     total = BASE_PER_MIN * 100
-    counts = [r * total + (TIE_BREAK if r else 0) for r in targets]  # see TIE_BREAK
-    if sum(counts) > total:
+    shares = [r + (TIE_BREAK / total if _ties(plan, r) else 0) for r in targets]
+    if sum(shares) > 1:
         return None
     bad = [
-        Klass(float(n), k.error, k.durations)
-        for n, (s, _) in zip(counts, members, strict=True)
+        Klass(float(r * total), k.error, k.durations)
+        for r, (s, _) in zip(shares, members, strict=True)
         for k in [_bad_class(s)]
     ]
-    mix = [Klass(float(total - sum(counts))), *bad]
-    if any(
-        slo_bad_ratio(s, mix)[0] != Fraction(k.per_min) / total
-        for k, (s, _) in zip(bad, members, strict=True)
-    ):
+    mix = [Klass(float(total - sum(r * total for r in shares))), *bad]
+    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(shares, members, strict=True)):
         return None
     return mix
 
@@ -719,7 +720,9 @@ def detection_group(
     leaves no room above it."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    after = _shares_mix(members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members])
+    after = _shares_mix(
+        plan, members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members]
+    )
     if after is None:
         return None
     found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
@@ -774,8 +777,8 @@ def burst_ended_group(
     fit or the long window would not be over."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    burst = _shares_mix(members, [min(Fraction(1), t.threshold * 2) for _, t in members])
-    low = _shares_mix(members, [t.threshold * (1 - MARGIN) for _, t in members])
+    burst = _shares_mix(plan, members, [min(Fraction(1), t.threshold * 2) for _, t in members])
+    low = _shares_mix(plan, members, [t.threshold * (1 - MARGIN) for _, t in members])
     if burst is None or low is None:
         return None
     # Long enough for the short window and its 5m rates to hold only the low phase.
