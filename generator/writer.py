@@ -418,12 +418,14 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
         for step in steps:
             step.backup = _backup(step.target, run)
         _write_journal(root, run, steps)
-    except OSError as err:
+    except BaseException as err:
         _discard(steps)
         with contextlib.suppress(OSError):
             _journal_path(root).unlink()
         _remove_state_dir(root)
-        raise _write_error(err, root, "no output was changed") from None
+        if isinstance(err, OSError):
+            raise _write_error(err, root, "no output was changed") from None
+        raise
     try:
         for step in steps:
             if step.staged is not None:
@@ -435,7 +437,13 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
             _fsync_dir(folder)
     except OSError as err:
         raise _rolled_back(err, root, steps) from None
-    _journal_path(root).unlink()  # the commit point: from here on the new bundle stands
+    except BaseException:  # Ctrl-C in the middle: put the old bundle back, then stop
+        _rolled_back(OSError("interrupted"), root, steps)
+        raise
+    try:
+        _journal_path(root).unlink()  # the commit point: from here on the new bundle stands
+    except OSError as err:  # left in place, it would make the next render roll back
+        raise _rolled_back(err, root, steps) from None
     _fsync_dir(root / STATE_DIR)
     _discard(steps)
     _remove_state_dir(root)

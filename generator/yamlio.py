@@ -67,7 +67,7 @@ class InputLimits:
 
     Attributes:
         max_bytes: file size in bytes.
-        max_depth: nesting of mappings and sequences (the document root is depth 1).
+        max_depth: nesting of mappings and sequences (a top-level key's value is level 1).
         max_values: values in the document with every alias expanded (a "billion laughs"
             document of 600 bytes expands to 10⁹).
         max_aliases: ``*alias`` references in the document.
@@ -187,7 +187,7 @@ class BoundedLoader(yaml.SafeLoader):
                 )
             return node
         finally:
-            if parent is not None or isinstance(index, int):
+            if parent is not None:  # the root pushed no segment
                 self._path.pop()
 
     def compose_sequence_node(self, anchor: Any) -> Any:

@@ -279,3 +279,23 @@ def test_an_output_folder_outside_the_root_is_refused(
         k: v for k, v in changed.items() if not k.startswith("rules/")
     }
     assert mine  # sanity: the first render wrote files
+
+
+def test_ctrl_c_while_replacing_puts_the_old_bundle_back(
+    old_bundle: tuple[Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, before = old_bundle
+    real_replace = os.replace
+    calls = []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(src).name.startswith(writer.STAGED_PREFIX):
+            calls.append(dst)
+            if len(calls) == 5:
+                raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert _render(root) == 130
+    assert _snapshot(root) == before
+    assert not list(root.rglob(".obsgen*"))
