@@ -206,10 +206,13 @@ def _within(least_ms: int, most_ms: int, why: str) -> AfterValidator:
 # An alert's `for` and a trend's look-back: each generated test runs that long in 1m steps.
 AlertFor = Annotated[
     DurationMs,
-    _within(0, MAX_FOR_MS, "a condition held longer than 6h before notifying is a report, not an alert"),
+    _within(
+        0, MAX_FOR_MS, "a condition held longer than 6h before notifying is a report, not an alert"
+    ),
 ]
 Lookback = Annotated[
-    DurationMs, _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute of samples, at most 6h")
+    DurationMs,
+    _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute of samples, at most 6h"),
 ]
 Horizon = Annotated[
     DurationMs,
