@@ -771,6 +771,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)
+    requests = _requests(preset, metrics.requests, base)
+    for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
+        p.add(
+            "spec.groupBy",
+            f"cannot group by {label!r}: the request error matchers tell failures by it, so "
+            "every group would be all failures or none",
+        )
     if p.items:
         raise ObsgenError(p.items)
     if spec.metadata.runbook_base_url is None:
@@ -802,7 +809,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         le_version=body.prometheus.version,
         scrape_interval_ms=body.prometheus.scrape_interval,
         histograms=histograms,
-        requests=_requests(preset, metrics.requests, base),
+        requests=requests,
         queue_depth=_gauge(preset.queue_depth, metrics.queue_depth, base),
         running_requests=_gauge(preset.running_requests, metrics.running_requests, base),
         kv_cache_usage=_gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),

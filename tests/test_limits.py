@@ -220,6 +220,12 @@ FIELD_CASES = [
         id="an SLO window of two years",
     ),
     pytest.param(
+        "spec.groupBy",
+        ["status"],
+        "spec.groupBy: cannot group by 'status': the request error matchers tell failures by it",
+        id="case 9: groupBy the label the error matchers read",
+    ),
+    pytest.param(
         "spec.alerts.errorRatio.maxRatio",
         0.9999999999999,
         "spec.alerts.errorRatio.maxRatio: 0.9999999999999 is within one in a million of 1",
