@@ -146,9 +146,12 @@ class PrometheusAPI:
                 done.set()
 
         threading.Thread(target=work, name="obsgen-verify-http", daemon=True).start()
+        overall = remaining < self.timeout_s  # the run's deadline is the nearer limit
         if not done.wait(limit):
             cancel.set()
-            raise self._timed_out(url, overall=remaining <= self.timeout_s)
+            raise self._timed_out(url, overall)
+        if isinstance(box.get("error"), requests.Timeout):
+            raise self._timed_out(url, overall)
         if "error" in box:
             raise box["error"]
         answer: tuple[int, bytes] = box["answer"]
