@@ -6,7 +6,7 @@
 * structured: the committed spec with 1–3 fields set to hostile values (edge numbers,
   durations, escapes, reserved labels, RE2/Python-only regexes …): when ``check`` accepts it,
   every output builds and every rule file passes ``promtool check rules``; a few accepted
-  ones (many under ``make fuzz``) also pass their generated ``promtool test rules``.
+  one (forty under ``make fuzz``) also passes its generated ``promtool test rules``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import event, given
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from generator import promtool
@@ -231,12 +231,12 @@ def test_what_check_accepts_builds_and_passes_promtool_check(data: dict[str, Any
         assert result.ok, result.output
 
 
-@fuzzing.budget(2)
+@fuzzing.budget(1)
 @given(hostile_specs())
 def test_what_check_accepts_passes_its_generated_promtool_tests(data: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         plans = _accepted(data, Path(tmp))
-        if plans is None:
-            return
+        assume(plans is not None)  # refusals are cheap: draw until check accepts one
+        assert plans is not None
         problems = promtool_problems(build_outputs(plans))
         assert not problems, "\n".join(str(p) for p in problems)
