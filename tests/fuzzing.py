@@ -28,6 +28,7 @@ def budget(examples: int) -> Any:
         suppress_health_check=[
             HealthCheck.too_slow,
             HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,  # most hostile specs are refused: that is the point
             HealthCheck.function_scoped_fixture,  # capsys is read and reset per example
         ],
     )
