@@ -471,6 +471,12 @@ class MetricOverride(StrictModel):
     @field_validator("error_matchers")
     @classmethod
     def _not_everything(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        if matchers == {}:
+            raise ValueError(
+                "no matcher marks a request as failed, so availability SLOs and the errorRatio "
+                'alert could never fire; expected at least one (e.g. {status: "5.."}), or leave '
+                "errorMatchers out to use the preset's"
+            )
         for label, pattern in (matchers or {}).items():
             if regexes.fullmatch(pattern, ""):
                 raise ValueError(

@@ -220,6 +220,12 @@ FIELD_CASES = [
         id="an SLO window of two years",
     ),
     pytest.param(
+        "spec.metrics.requests.errorMatchers",
+        {},
+        "spec.metrics.requests.errorMatchers: no matcher marks a request as failed",
+        id="case 9: empty error matchers (found by the fuzz test)",
+    ),
+    pytest.param(
         "spec.groupBy",
         ["status"],
         "spec.groupBy: cannot group by 'status': the request error matchers tell failures by it",
