@@ -5,8 +5,8 @@
   hostile values (wrong types, odd PromQL, escapes, huge numbers, durations that overflow).
 
 Every run exits 0, 1 or 2 — never 70 (an internal error) — and names the file it could not
-read. The lint loader's own bounds (deep expressions, alias bombs, FIFOs) are branch i18's;
-the expressions drawn here stay within them.
+read, within the lint loader's bounds (``generator.lint.limits``: deep and long expressions,
+alias bombs, huge integers are drawn too).
 """
 
 from __future__ import annotations
@@ -56,7 +56,9 @@ PROMQL_PARTS = [
 
 def _expressions() -> st.SearchStrategy[Any]:
     text = st.lists(st.sampled_from(PROMQL_PARTS), min_size=1, max_size=8).map("".join)
-    return st.one_of(text, fuzzing.anything())
+    long_chain = st.integers(1, 3000).map(lambda n: " + ".join(["up"] * n))
+    deep = st.integers(1, 400).map(lambda n: "(" * n + "up" + ")" * n)
+    return st.one_of(text, long_chain, deep, fuzzing.anything())
 
 
 def _rules() -> st.SearchStrategy[Any]:
@@ -138,3 +140,16 @@ def test_hostile_rule_files_lint_cleanly(document: Any, capsys: pytest.CaptureFi
 @given(data=st.binary(max_size=2000))
 def test_any_bytes_lint_cleanly(data: bytes, capsys: pytest.CaptureFixture[str]) -> None:
     _lint(data, capsys)
+
+
+@fuzzing.budget(10)
+@given(fan=st.integers(1, 12), levels=st.integers(1, 9), digits=st.sampled_from([10, 70, 5000]))
+def test_alias_bombs_and_huge_numbers_lint_cleanly(
+    fan: int, levels: int, digits: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels + 1):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * fan) + "]")
+    lines.append(f"n: {'9' * digits}")
+    lines.append("groups: [{name: g, rules: [{record: 'a:b:c', expr: up}]}]")
+    _lint(("\n".join(lines) + "\n").encode(), capsys)
