@@ -610,6 +610,25 @@ def test_ignored_signals_get_no_guard_and_unknown_ones_are_refused() -> None:
     assert err.value.diagnostics[0].path == "spec.alerts.signalMissing.ignore[0]"
 
 
+def test_a_series_in_another_namespace_is_guarded_for_the_whole_service() -> None:
+    """A gauge selected in another namespace than the targets' (spec.metrics.<x>.selector)
+    cannot be matched on namespace against ``up``: its guard keys on nothing."""
+    plan = plan_of(spec_data(metrics={"queueDepth": {"selector": {"namespace": "queues"}}}))
+    (queue,) = [i for i in signal_inputs(plan) if i.signal == "queueDepth"]
+    assert queue.keys == ()
+    (rule,) = [
+        r
+        for g in rule_groups(plan)
+        for r in g["rules"]
+        if r.get("alert") == naming.ALERT_SIGNAL_MISSING and r["labels"]["signal"] == "queueDepth"
+    ]
+    assert rule["expr"].startswith(
+        'group (up{job="llama",namespace="llm-serving"} == 1) unless on () '
+    )
+    others = [i for i in signal_inputs(plan) if i.signal == "requests"]
+    assert others and others[0].keys == ("namespace",)
+
+
 def test_guards_can_be_switched_off() -> None:
     plan = plan_of(spec_data(alerts={"signalMissing": {"enabled": False}}))
     assert signal_inputs(plan) == ()
@@ -680,6 +699,7 @@ def _all_plans() -> list[ServicePlan]:
     plans = load_plans(find_specs([], ROOT), ROOT)
     plans += load_plans(sorted((ROOT / "tests" / "fixtures").glob("slo-*.yaml")), ROOT)
     plans.append(plan_of(spec_data(deployment=_deployment("llama", "StatefulSet"))))
+    plans.append(plan_of(spec_data(metrics={"queueDepth": {"selector": {"namespace": "q"}}})))
     plans.append(
         plan_of(
             spec_data(

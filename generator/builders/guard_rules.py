@@ -432,6 +432,19 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
 
 
+def _scoped(plan: ServicePlan, item: SignalInput) -> SignalInput:
+    """``item`` guarded for the whole service (no ``namespace`` key) when one of its series
+    lives in another namespace than the service's targets (``spec.metrics.<x>.selector``):
+    matched on ``namespace``, gate and series would never meet."""
+    if item.keys != SERVICE_KEYS:
+        return item
+    for source in item.sources:
+        for m in source.matchers:
+            if m.label == "namespace" and m.op == "=" and m.value != plan.namespace:
+                return replace(item, keys=())
+    return item
+
+
 def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[SignalInput, ...]:
     """Every input of the plan's enabled alerts and SLOs, in rule order, one per distinct series.
 
@@ -446,13 +459,14 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     _gauge_inputs(plan, out)
     _memory_inputs(plan, out)
     _gpu_inputs(plan, out)
+    items = tuple(_scoped(plan, i) for i in out.items)
     if include_ignored:
-        return tuple(out.items)
+        return items
     guard = plan.alerts.get("signal_missing")
     if guard is None:
         return ()
     ignored = set(guard.params.get("ignore", ()))
-    return tuple(i for i in out.items if i.signal not in ignored)
+    return tuple(i for i in items if i.signal not in ignored)
 
 
 def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:

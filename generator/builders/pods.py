@@ -107,12 +107,6 @@ def owned_selector(plan: ServicePlan, metric: str, *extra: Matcher) -> str:
     return owned(plan, selector(metric, (*plan.container_matchers, *extra)))
 
 
-def pods_selector_text(plan: ServicePlan) -> str:
-    """Where the pods come from, for annotations and docs: ``Deployment/<name>`` or
-    ``StatefulSet/<name>``."""
-    return f"{plan.workload_kind}/{plan.deployment_name}"
-
-
 # Kubernetes object-name rules (apiserver names.SimpleNameGenerator; DNS-1123 label limit).
 MAX_NAME_LENGTH = 63
 RANDOM_SUFFIX_LENGTH = 5

@@ -29,8 +29,17 @@ of all these follow :func:`generator.slo.profile_window_ratio` and
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
-rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value`` and the
-``humanizePercentage``/``humanizeDuration`` filters and raises on anything else.
+rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value``, the
+``humanizePercentage``/``humanizeDuration`` filters and ``{{ if $labels.x }}`` and raises on
+anything else.
+
+Input guards (``ModelSignalMissing``): which guards a set of series raises is predicted by
+:func:`expected_guards` from the plan's inputs (:func:`generator.builders.guard_rules.signal_inputs`);
+each guard gets a case with its series removed and the targets up (guards whose removals do not
+mask each other share one), and a case with every target down stays quiet. Series are named as
+Kubernetes names them (a long deployment name is cut short in its pods' names) and attributed
+through kube-state-metrics owner series. :func:`long_healthy_group` runs a healthy service for
+2 hours and asserts that no alert of any name fires.
 
 Native histograms: promtool 2.42's series notation has no native-histogram syntax (``{{schema:…}}``
 arrived in later releases), so SLOs and alerts on native histograms get only the zero-traffic
