@@ -339,23 +339,36 @@ def _rendered(s: rule_tests.Series, steps: int = 40) -> list[dict[str, str]]:
     return s.render(steps)
 
 
-def test_case_1_renamed_kv_cache_gauge_fires_the_guard(tmp_path: Path) -> None:
-    """Spec for vLLM 0.9.1 (reads vllm:gpu_cache_usage_perc); the pods run 0.11 (only
-    vllm:kv_cache_usage_perc, at 0.97). ModelKVCacheNearFull cannot fire; the guard names the
-    missing series — and nothing else is missing."""
+def test_case_1_renamed_kv_cache_gauge(tmp_path: Path) -> None:
+    """Spec for vLLM 0.9.1 (vllm:gpu_cache_usage_perc); the pods run 0.11 (only
+    vllm:kv_cache_usage_perc, at 0.97). The rules read both names of the renamed gauge
+    (issue 13's other half), so ModelKVCacheNearFull fires and no guard does. Should the
+    gauge vanish under both names (a later rename), the guard names it."""
     spec = spec_data(serverVersion="0.9.1", alerts={"kvCache": {"max": 0.9}})
     plan = plan_of(spec)
     running = plan_of({**spec, "spec": {**spec["spec"], "serverVersion": "0.11"}})
     assert plan.kv_cache_usage is not None and running.kv_cache_usage is not None
-    assert (plan.kv_cache_usage.name, running.kv_cache_usage.name) == (
-        "vllm:gpu_cache_usage_perc",
-        "vllm:kv_cache_usage_perc",
-    )
+    assert plan.kv_cache_usage.names == ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
+    assert running.kv_cache_usage.name == "vllm:kv_cache_usage_perc"
     exposed = rule_tests.healthy(running, [rule_tests.Klass(6000)])
-    labels = rule_tests._labels(
-        running, running.kv_cache_usage.matchers, pod=rule_tests._pod(running)
-    )
+    pod = rule_tests._pod(running)
+    labels = rule_tests._labels(running, running.kv_cache_usage.matchers, pod=pod)
     exposed.gauge("vllm:kv_cache_usage_perc", labels, "0.97+0x60")
+    full = expect(plan, naming.ALERT_KV_CACHE, {"namespace": NS, "pod": pod}, 0.97)
+    run_case(
+        tmp_path,
+        plan,
+        _rendered(exposed),
+        [
+            ("30m", naming.ALERT_KV_CACHE, [full]),
+            ("30m", naming.ALERT_SIGNAL_MISSING, []),
+        ],
+    )
+    renamed_again = _renamed(exposed, {})
+    renamed_again.gauges = {
+        ("vllm:kv_cache_usage_ratio" if name == "vllm:kv_cache_usage_perc" else name, lb): v
+        for (name, lb), v in renamed_again.gauges.items()
+    }
     guard = expect(
         plan,
         naming.ALERT_SIGNAL_MISSING,
@@ -366,7 +379,7 @@ def test_case_1_renamed_kv_cache_gauge_fires_the_guard(tmp_path: Path) -> None:
     run_case(
         tmp_path,
         plan,
-        _rendered(exposed),
+        _rendered(renamed_again),
         [
             ("30m", naming.ALERT_KV_CACHE, []),
             ("30m", naming.ALERT_SIGNAL_MISSING, [guard]),
@@ -375,10 +388,12 @@ def test_case_1_renamed_kv_cache_gauge_fires_the_guard(tmp_path: Path) -> None:
 
 
 def test_case_2_request_counter_not_exposed_fires_the_guard(tmp_path: Path) -> None:
-    """vLLM 0.8 (V0 engine, CPU build): every vllm:* series is there, with traffic, but
-    http_requests_total is not exposed. The error ratio and the availability SLO see no
-    traffic; ModelSignalMissing{signal="requests"} fires."""
-    spec = spec_data(serverVersion="0.8", slos=[{"name": "availability", "objective": 99.9}])
+    """The spec says vLLM 0.8.5 on the V1 engine (availability from http_requests_total); the
+    pods run the V0 engine, which has every vllm:* series, with traffic, but no HTTP counter.
+    The error ratio and the availability SLO see no traffic; ModelSignalMissing{signal=
+    "requests"} names the missing counter. (For a spec that says V0, or a release before
+    0.8.3, the rules read vllm:request_success_total instead: issue 13's other half.)"""
+    spec = spec_data(serverVersion="0.8.5", slos=[{"name": "availability", "objective": 99.9}])
     plan = plan_of(spec)
     assert plan.requests.name == "http_requests_total"
     exposed = rule_tests.healthy(plan, [rule_tests.Klass(600)])
@@ -746,7 +761,7 @@ def test_every_series_an_alert_reads_is_guarded_or_known_unguarded(plan: Service
         gated = {
             _key(s.metric, s.matchers)
             for other in inputs
-            if any(_key(c.source.metric, c.source.matchers) in mine for c in other.gate)
+            if any(_key(src.metric, src.matchers) in mine for c in other.gate for src in c.sources)
             for s in (*other.sources, *other.covers)
         }
         for reader in item.readers:

@@ -61,9 +61,10 @@ class Source:
 
 @dataclass(frozen=True)
 class Condition:
-    """Part of a gate: ``source`` has a series (with value ``equals`` when set, e.g. ``up == 1``)."""
+    """Part of a gate: one of ``sources`` (a metric's names across releases) has a series,
+    with value ``equals`` when set (``up == 1``)."""
 
-    source: Source
+    sources: tuple[Source, ...]
     equals: float | None = None
 
 
@@ -129,7 +130,7 @@ def _slo_reader(s_name: str, alerting: bool) -> str:
 
 
 def _targets_up(plan: ServicePlan) -> Condition:
-    return Condition(Source("up", plan.matchers), 1)
+    return Condition((Source("up", plan.matchers),), 1)
 
 
 def _server_remedy(key: str) -> str:
@@ -191,27 +192,27 @@ def _histogram_inputs(
     readers = tuple(dict.fromkeys(r for r, _ in users))
     remedy = _server_remedy(h.key)
     if h.native:
-        source = Source(h.metric, h.matchers)
         out.add(
             SignalInput(
                 h.key,
                 h.metric,
                 SERVICE_KEYS,
-                ((source,),),
+                (tuple(Source(name, h.matchers) for name in h.names),),
                 (_targets_up(plan),),
                 readers,
                 remedy=remedy,
             )
         )
         return
-    count = Source(h.metric + "_count", h.matchers)
-    family = Source(h.metric + "_bucket", h.matchers)
+    # A renamed histogram is read under each of its names: any of them will do.
+    count = tuple(Source(name + "_count", h.matchers) for name in h.names)
+    family = tuple(Source(name + "_bucket", h.matchers) for name in h.names)
     out.add(
         SignalInput(
             h.key,
-            count.metric,
+            count[0].metric,
             SERVICE_KEYS,
-            ((count,),),
+            (count,),
             (_targets_up(plan),),
             readers,
             remedy=remedy,
@@ -221,9 +222,9 @@ def _histogram_inputs(
     out.add(
         SignalInput(
             h.key,
-            family.metric,
+            family[0].metric,
             SERVICE_KEYS,
-            ((family,),),
+            (family,),
             (_targets_up(plan), Condition(count)),
             readers,
             remedy=f"{h.metric}_count exists without buckets: is {h.metric} a native histogram or a "
@@ -235,9 +236,9 @@ def _histogram_inputs(
         out.add(
             SignalInput(
                 h.key,
-                family.metric,
+                family[0].metric,
                 SERVICE_KEYS,
-                ((Source(family.metric, (*h.matchers, le)),),),
+                (tuple(Source(f.metric, (*h.matchers, le)) for f in family),),
                 (_targets_up(plan), Condition(count), Condition(family)),
                 tuple(r for r, b in users if b == bound),
                 le=decimal_str(bound),
@@ -254,7 +255,7 @@ def _gauge_inputs(plan: ServicePlan, out: _Inputs) -> None:
     ):
         if key not in plan.alerts or gauge is None:
             continue
-        needs = [(Source(gauge.name, gauge.matchers),)]
+        needs = [tuple(Source(name, gauge.matchers) for name in gauge.names)]
         if gauge.denominator is not None:
             needs.append((Source(gauge.name, gauge.denominator),))
         out.add(
@@ -297,7 +298,7 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
             "and the service's targets carry no pod label.",
         )
     )
-    attributed = (_targets_up(plan), Condition(record))
+    attributed = (_targets_up(plan), Condition((record,)))
     memory = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k != "oom_killed")
     cadvisor = "cAdvisor (the kubelet's /metrics/cadvisor) is not scraped, or spec.deployment.container does not name the model's container."
     ksm = "kube-state-metrics is not scraped, or spec.deployment.container does not name the model's container."
@@ -374,7 +375,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 nvml_up.metric,
                 POD_KEYS,
                 ((nvml_up,),),
-                (Condition(Source("up", m), 1),),
+                (Condition((Source("up", m),), 1),),
                 exporter_readers,
                 remedy=f"The target scraped as the GPU exporter is not {sidecar}: check spec.gpu.selector.",
             )
@@ -393,14 +394,14 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 device_up.metric,
                 POD_KEYS,
                 ((device_up,),),
-                (Condition(nvml_up, 1),),
+                (Condition((nvml_up,), 1),),
                 readers,
                 covers=(Source(naming.GPU_XID_ERRORS, m),),
                 remedy="NVML works but the sidecar sees no GPU: it does not share the model's GPUs "
                 "(spec.gpu.visibility, visibleDevices or claim).",
             )
         )
-    on_device = (Condition(device_up, 1),)
+    on_device = (Condition((device_up,), 1),)
     if "gpu_memory_headroom" in plan.alerts:
         out.add(
             SignalInput(
@@ -523,11 +524,13 @@ def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
     """``<gate> unless on (<keys>) (<present>)``: 1 per key set where the gate holds and the
     input has no series."""
     on = f" and on ({', '.join(item.keys)}) "
-    gate = on.join(_present(plan, c.source, item.keys, c.equals) for c in item.gate)
-    groups = [" or ".join(_present(plan, s, item.keys) for s in group) for group in item.needs]
-    if len(groups) > 1:  # `or` binds looser than `and`
-        groups = [f"({g})" for g in groups]
-    present = on.join(groups)
+
+    def any_of(sources: Sequence[Source], equals: float | None = None) -> str:
+        found = " or ".join(_present(plan, s, item.keys, equals) for s in sources)
+        return f"({found})" if len(sources) > 1 else found  # `or` binds looser than `and`
+
+    gate = on.join(any_of(c.sources, c.equals) for c in item.gate)
+    present = on.join(any_of(group) for group in item.needs)
     return f"{gate} unless on ({', '.join(item.keys)}) ({present})"
 
 

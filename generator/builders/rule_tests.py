@@ -1361,7 +1361,7 @@ def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[s
     """Label sets (the input's keys) on which the guard of ``item`` fires over ``s``."""
     gate: set[tuple[str, ...]] | None = None
     for c in item.gate:
-        keys = _present_keys(plan, s, c.source, item.keys, c.equals)
+        keys = set().union(*(_present_keys(plan, s, src, item.keys, c.equals) for src in c.sources))
         gate = keys if gate is None else gate & keys
     present: set[tuple[str, ...]] | None = None
     for group in item.needs:
