@@ -60,6 +60,11 @@ KSM_RESTARTS = "kube_pod_container_status_restarts_total"
 CADVISOR_CPU = "container_cpu_usage_seconds_total"
 CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
 CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
+# kube-state-metrics: desired and available replicas of the workload (capacity guard).
+KSM_DEPLOYMENT_DESIRED = "kube_deployment_spec_replicas"
+KSM_DEPLOYMENT_AVAILABLE = "kube_deployment_status_replicas_available"
+KSM_STATEFULSET_DESIRED = "kube_statefulset_replicas"
+KSM_STATEFULSET_READY = "kube_statefulset_status_replicas_ready"
 
 # NVML sidecar exporter metrics (DESIGN §5, contract).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
@@ -68,6 +73,10 @@ GPU_MEMORY_USED = "gpu_memory_used_bytes"
 GPU_TEMPERATURE = "gpu_temperature_celsius"
 GPU_XID_ERRORS = "gpu_xid_errors_total"
 GPU_EXPORTER_UP = "gpu_exporter_nvml_up"
+GPU_DEVICE_UP = "gpu_device_up"  # 0: NVML reports the GPU lost
+# MIG: memory of each GPU instance (labels mig_uuid, gpu_instance_id besides uuid).
+GPU_MIG_MEMORY_TOTAL = "gpu_mig_memory_total_bytes"
+GPU_MIG_MEMORY_FREE = "gpu_mig_memory_free_bytes"
 # Read by the dashboards only.
 GPU_UTILIZATION = "gpu_utilization_ratio"
 GPU_POWER_USAGE = "gpu_power_usage_watts"

@@ -20,7 +20,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
-from generator.promql import Matcher, equals, regex_escape
+from generator.promql import Matcher, equals
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -200,6 +200,12 @@ class ServicePlan:
     ``warnings`` (level WARNING) are things the spec probably did not mean but that do not
     stop a render: a default alert left out because it could never fire, an alert configured
     for a signal the server does not export, relative runbook links.
+
+    Pods: ``container_matchers`` (namespace and container) select the model's containers in
+    cAdvisor and kube-state-metrics series; which pods belong to the service is decided by
+    :mod:`generator.builders.pods` from the owner series of ``workload_kind`` /
+    ``deployment_name`` (or the scrape targets' ``pod`` label), never from pod names.
+    ``gpu_matchers`` select the NVML sidecar's series by the ``job`` label its PodMonitor sets.
     """
 
     name: str
@@ -226,10 +232,11 @@ class ServicePlan:
     gpu_values_path: str
     gpu_matchers: tuple[Matcher, ...]
     deployment_name: str
+    workload_kind: str
     container: str
     replicas: int
     memory_limit_bytes: int | None
-    pod_matchers: tuple[Matcher, ...]
+    container_matchers: tuple[Matcher, ...]
     namespace: str | None
     runbook_base_url: str | None
     grafana_url: str | None
@@ -277,6 +284,11 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "gpu_temperature": (600_000, "warning", {"max": 85.0}),
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
+    "gpu_device_lost": (120_000, "critical", {}),
+    # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
+    "replicas_unavailable": (900_000, "warning", {}),
+    # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
+    "signal_missing": (900_000, "warning", {"ignore": ()}),
 }
 # spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
 _NOT_HISTOGRAMS = (
@@ -287,7 +299,15 @@ _NOT_HISTOGRAMS = (
     "promptTokens",
     "generationTokens",
 )
-_GPU_ALERTS = {"gpu_memory_headroom", "gpu_temperature", "gpu_xid_errors", "gpu_exporter_down"}
+_GPU_ALERTS = {
+    "gpu_memory_headroom",
+    "gpu_temperature",
+    "gpu_xid_errors",
+    "gpu_exporter_down",
+    "gpu_device_lost",
+}
+# A series must be gone for this many scrape intervals before a guard may call it absent.
+SIGNAL_MISSING_MIN_SCRAPES = 4
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
     "max_ratio": "max_ratio",
@@ -297,6 +317,7 @@ _SPEC_PARAM = {
     "min_free": "min_free",
     "horizon": "horizon_ms",
     "lookback": "lookback_ms",
+    "ignore": "ignore",
 }
 
 
@@ -720,6 +741,9 @@ def _resolve_alerts(
                     )
         if key in ("memory_headroom", "memory_exhaustion", "oom_killed") and not body.deployment:
             continue
+        if key == "signal_missing":
+            for_ms = _signal_missing_for(given, for_ms, body.prometheus.scrape_interval, p)
+            merged["ignore"] = tuple(merged["ignore"])
         alerts[key] = AlertPlan(
             key=key,
             for_ms=given.for_ if given is not None and given.for_ is not None else for_ms,
@@ -729,6 +753,20 @@ def _resolve_alerts(
             params=merged,
         )
     return alerts
+
+
+def _signal_missing_for(given: Any, default_ms: int, scrape_ms: int, p: _Problems) -> int:
+    """Default ``for`` of the input guards: ``default_ms``, raised to 4 scrape intervals; a
+    spec's own ``for`` shorter than 4 scrape intervals is reported."""
+    least = SIGNAL_MISSING_MIN_SCRAPES * scrape_ms
+    if given is not None and given.for_ is not None and given.for_ < least:
+        p.add(
+            "spec.alerts.signalMissing.for",
+            f"{format_duration_ms(given.for_)} is shorter than {SIGNAL_MISSING_MIN_SCRAPES} × "
+            f"spec.prometheus.scrapeInterval ({format_duration_ms(least)}); a series is only "
+            f"absent once it missed several scrapes — expected at least {format_duration_ms(least)}",
+        )
+    return max(default_ms, least)
 
 
 def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
@@ -789,14 +827,18 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
-    pod_matchers = (
-        *((Matcher("namespace", "=", namespace),) if namespace else ()),
-        Matcher("container", "=", deployment.container),
-        Matcher("pod", "=~", regex_escape(deployment.name) + "-[a-z0-9]+-[a-z0-9]+"),
-    )
-    pod_level = tuple(m for m in pod_matchers if m.label != "container")
+    # No pod-name pattern: pods are attributed to the workload by kube-state-metrics owner
+    # series or their scrape targets' labels (generator/builders/pods.py).
+    namespaced = (Matcher("namespace", "=", namespace),) if namespace else ()
+    container_matchers = (*namespaced, Matcher("container", "=", deployment.container))
+    # The sidecar is scraped by obsgen's own PodMonitor, which sets this job label.
     gpu_base = _merge(
-        tuple(sorted(pod_level)), {"container": "nvml-exporter", **(body.gpu.selector or {})}
+        namespaced,
+        {
+            "container": naming.GPU_EXPORTER_CONTAINER,
+            "job": naming.k8s_name(spec.metadata.name, "gpu"),
+            **(body.gpu.selector or {}),
+        },
     )
     return ServicePlan(
         name=spec.metadata.name,
@@ -823,10 +865,11 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         gpu_values_path=body.gpu.values_path,
         gpu_matchers=gpu_base,
         deployment_name=deployment.name,
+        workload_kind=deployment.kind,
         container=deployment.container,
         replicas=deployment.replicas,
         memory_limit_bytes=deployment.memory_limit,
-        pod_matchers=tuple(sorted(pod_matchers)),
+        container_matchers=tuple(sorted(container_matchers)),
         namespace=namespace,
         runbook_base_url=spec.metadata.runbook_base_url,
         grafana_url=spec.metadata.grafana_url,

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -644,6 +644,43 @@ class GPUTemperatureAlert(AlertBase):
     max: Annotated[float, Field(gt=0, le=150)] | None = None
 
 
+# Inputs the guards (``ModelSignalMissing``) can watch: the ``signal`` label values. The
+# server's metrics are named by their ``spec.metrics`` key; the rest by what they are.
+Signal = Literal[
+    "requests",
+    "requestDuration",
+    "timeToFirstToken",
+    "interTokenLatency",
+    "queueDepth",
+    "kvCacheUsage",
+    "pods",
+    "memoryWorkingSet",
+    "memoryLimit",
+    "containerRestarts",
+    "gpuExporter",
+    "gpuDevices",
+    "gpuMemory",
+    "gpuTemperature",
+]
+SIGNALS: tuple[str, ...] = get_args(Signal)
+
+
+class SignalMissingAlert(AlertBase):
+    """``alerts.signalMissing``: input guards. ``ModelSignalMissing`` fires when the service's
+    targets are up but a series an enabled alert or SLO reads has been absent for ``for``
+    (default 15m, at least 4 × ``spec.prometheus.scrapeInterval``). ``ignore`` lists signals
+    not to guard (a series you know is absent on purpose)."""
+
+    ignore: list[Signal] | None = None
+
+    @field_validator("ignore")
+    @classmethod
+    def _unique(cls, ignore: list[str] | None) -> list[str] | None:
+        if ignore is not None and len(set(ignore)) != len(ignore):
+            raise ValueError("a signal is listed twice; list each once")
+        return ignore
+
+
 class Alerts(StrictModel):
     """``spec.alerts``: each entry optional (preset default) or ``enabled: false``."""
 
@@ -660,6 +697,9 @@ class Alerts(StrictModel):
     gpu_temperature: GPUTemperatureAlert | None = None
     gpu_xid_errors: AlertBase | None = None
     gpu_exporter_down: AlertBase | None = None
+    gpu_device_lost: AlertBase | None = None
+    replicas_unavailable: AlertBase | None = None
+    signal_missing: SignalMissingAlert | None = None
 
 
 class GPU(StrictModel):
@@ -685,9 +725,13 @@ class GPU(StrictModel):
 
 
 class Deployment(StrictModel):
-    """``spec.deployment``: the Kubernetes workload serving the model."""
+    """``spec.deployment``: the Kubernetes workload serving the model.
+
+    Pods are attributed to it through kube-state-metrics' owner series (``kind``/``name``),
+    or through the labels its PodMonitor attaches, never by their names."""
 
     name: DnsLabel
+    kind: Literal["Deployment", "StatefulSet"] = "Deployment"
     container: DnsLabel
     replicas: Annotated[int, Field(ge=1)] = 1
     memory_limit: MemoryBytes | None = None

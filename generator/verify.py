@@ -19,7 +19,10 @@
   write it, ``1.0`` as client_python and Prometheus 3 store it; DESIGN §6.1), whether the
   ``le`` matchers the rules use match them under ``prometheus.version``, and whether each SLO /
   slow-request threshold is one of them (DESIGN §6.2);
-* ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read;
+* ``pods``: which pods are attributed to the workload (kube-state-metrics owner series, the
+  targets' ``pod`` label), whether the two agree — "pods not attributed" when neither finds one;
+* ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read, kept to
+  those pods;
 * ``gpu``: the NVML sidecar's series, when the spec has one.
 
 Status ``missing`` and ``wrong`` fail the check; ``warning`` does not.
@@ -40,6 +43,7 @@ from typing import Any
 import requests
 
 from generator import naming
+from generator.builders import pods
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
@@ -334,6 +338,7 @@ class _Report:
         self.plan = plan
         self.api = api
         self.rows: list[Row] = []
+        self.pods_attributed = False  # set by _pods; _kubernetes reads it
 
     def add(self, check: str, subject: str, status: Status, detail: str) -> None:
         self.rows.append(Row(self.plan.name, check, subject, status, detail))
@@ -341,13 +346,21 @@ class _Report:
     def series(
         self, check: str, metric: str, matchers: Sequence[Matcher], missing: Status, why: str
     ) -> bool:
-        expr = selector(metric, matchers)
+        return self.exists(check, selector(metric, matchers), missing, why)
+
+    def count(self, expr: str) -> int:
+        """Number of series ``expr`` returns now."""
         found = self.api.query(f"count({expr})")
-        count = int(float(found[0]["value"][1])) if found else 0
+        return int(float(found[0]["value"][1])) if found else 0
+
+    def exists(
+        self, check: str, expr: str, missing: Status, why: str, subject: str | None = None
+    ) -> bool:
+        count = self.count(expr)
         if count:
-            self.add(check, expr, Status.OK, f"{count} series")
+            self.add(check, subject or expr, Status.OK, f"{count} series")
         else:
-            self.add(check, expr, missing, f"no series; {why}")
+            self.add(check, subject or expr, missing, f"no series; {why}")
         return bool(count)
 
 
@@ -698,25 +711,77 @@ def _spelling(r: _Report, expr: str, server: list[tuple[str, float]]) -> None:
         )
 
 
+def _pods(r: _Report) -> None:
+    """Pods attributed to the workload: by kube-state-metrics owner series, by the targets'
+    ``pod`` label, both (and whether they agree), or neither ("pods not attributed").
+    Records in ``r.pods_attributed`` whether any pod is attributed."""
+    plan = r.plan
+    workload = f"{plan.workload_kind}/{plan.deployment_name}"
+    by_owner = r.count(pods.ksm_owner_expr(plan))
+    targets = pods.target_pods_expr(plan)
+    by_target = r.count(targets)
+    subject = f"{pods.KSM_POD_OWNER} → {workload}"
+    if by_owner == 0 and by_target == 0:
+        r.add(
+            "pods",
+            subject,
+            Status.MISSING,
+            f"pods not attributed: no {pods.KSM_POD_OWNER} series names {workload} and no target "
+            f"of {selector('up', plan.matchers)} has a pod label; memory alerts and panels see "
+            "no pod — scrape kube-state-metrics, or fix spec.deployment.name/kind",
+        )
+        return
+    if by_owner == 0:
+        r.add(
+            "pods",
+            subject,
+            Status.WARNING,
+            f"{by_target} pods attributed by their targets' pod label only: no "
+            f"{pods.KSM_POD_OWNER} series names {workload} (kube-state-metrics not scraped, or "
+            "spec.deployment.name/kind wrong); pods whose target is down drop out",
+        )
+        r.pods_attributed = True
+        return
+    strays = r.count(f"{targets} unless on (namespace, pod) {pods.ksm_owner_expr(plan)}")
+    if strays:
+        r.add(
+            "pods",
+            subject,
+            Status.WRONG,
+            f"{strays} of the service's scraped pods are not owned by {workload}: "
+            "spec.deployment.name/kind name another workload",
+        )
+    else:
+        r.add("pods", subject, Status.OK, f"{by_owner} pods owned by {workload}")
+    r.pods_attributed = True
+
+
 def _kubernetes(r: _Report) -> None:
     plan = r.plan
     memory = {"memory_headroom", "memory_exhaustion", "oom_killed"} & set(plan.alerts)
-    if not memory:
+    if not memory or not r.pods_attributed:
         return
-    pods = plan.pod_matchers
-    r.series(
+    # Kept to the attributed pods, as the rules read them.
+    owner = pods.owner_expr(plan)
+
+    def owned(metric: str, *extra: Matcher) -> tuple[str, str]:
+        sel = selector(metric, (*plan.container_matchers, *extra))
+        return f"({sel} and on (namespace, pod) ({owner}))", sel
+
+    expr, subject = owned(naming.CADVISOR_WORKING_SET)
+    r.exists(
         "kubernetes",
-        naming.CADVISOR_WORKING_SET,
-        pods,
+        expr,
         Status.MISSING,
-        "cAdvisor (kubelet) is not scraped or deployment.name/container do not match",
+        "cAdvisor (kubelet) is not scraped or deployment.container does not match",
+        subject,
     )
     if {"memory_headroom", "memory_exhaustion"} & memory:
         has_fallback = plan.memory_limit_bytes is not None
-        r.series(
+        expr, subject = owned(naming.KSM_LIMITS, Matcher("resource", "=", "memory"))
+        r.exists(
             "kubernetes",
-            naming.KSM_LIMITS,
-            [*pods, Matcher("resource", "=", "memory")],
+            expr,
             Status.WARNING if has_fallback else Status.MISSING,
             "kube-state-metrics is not scraped"
             + (
@@ -724,21 +789,24 @@ def _kubernetes(r: _Report) -> None:
                 if has_fallback
                 else " and the spec has no deployment.memoryLimit"
             ),
+            subject,
         )
     if "oom_killed" in memory:
-        r.series(
+        expr, subject = owned(naming.KSM_RESTARTS)
+        r.exists(
             "kubernetes",
-            naming.KSM_RESTARTS,
-            pods,
+            expr,
             Status.MISSING,
             "kube-state-metrics is not scraped; ModelContainerOOMKilled reads it",
+            subject,
         )
-        r.series(
+        expr, subject = owned(naming.KSM_LAST_TERMINATED)
+        r.exists(
             "kubernetes",
-            naming.KSM_LAST_TERMINATED,
-            pods,
+            expr,
             Status.WARNING,
             "kube-state-metrics shows it only after a container terminated",
+            subject,
         )
 
 
@@ -763,11 +831,12 @@ CHECKS: tuple[Check, ...] = (
     _requests,
     _gauges,
     _histograms,
+    _pods,
     _kubernetes,
     _gpu,
 )
-"""The checks, in report order; each adds its rows to the report. A new check (e.g. whether
-the service's pods are attributed to its workload) is one function added here."""
+"""The checks, in report order; each adds its rows to the report (``_pods`` before
+``_kubernetes``, which reads only the attributed pods)."""
 
 
 def verify_plan(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:

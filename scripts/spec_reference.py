@@ -58,7 +58,9 @@ NOTES = {
     "spec.gpu.valuesPath": "dotted Helm values path the sidecar is added under",
     "spec.gpu.visibleDevices": "`NVIDIA_VISIBLE_DEVICES` of the sidecar (`visible-devices`)",
     "spec.gpu.claim": "the pod's resource claim shared with the model (`shared-claim`)",
-    "spec.deployment.replicas": "expected pods",
+    "spec.deployment.replicas": "expected pods (`ModelReplicasUnavailable` counts the targets up against it without kube-state-metrics)",
+    "spec.deployment.kind": "workload kind: pods are attributed by kube-state-metrics owner series (`kube_pod_owner`), never by name",
+    "spec.deployment.name": "the workload's name (kube-state-metrics `owner_name`, `deployment`/`statefulset` labels)",
     "spec.deployment.podLabels": "Kubernetes labels selecting the pods (default `app.kubernetes.io/name: <name>`)",
     "spec.deployment.metricsPort": "metrics port, by name or number",
     "spec.slos[].objective": "percent, 0 < objective ≤ 99.9999 (99.9)",
@@ -83,7 +85,10 @@ ALERT_NOTES = {
     "minEvents": "requests needed in the window before it fires",
     "horizon": "how far ahead the working-set trend is projected",
     "lookback": "history the trend is fitted on",
+    "signalMissing.ignore": "signals not to guard: series absent on purpose",
 }
+# Alert defaults the table cannot show as a plain duration.
+ALERT_FOR_NOTES = {"signal_missing": "15m, at least 4 × `scrapeInterval`"}
 
 
 def _durations(model: type[BaseModel]) -> set[str]:
@@ -269,7 +274,8 @@ def _alert_table(schema: dict[str, Any]) -> list[str]:
         "(`critical` \\| `warning` \\| `info`); leave an alert out to get the defaults below. GPU",
         "alerts exist only with `spec.gpu.exporter: sidecar`; `queueDepth` and `kvCache` only when",
         "the server (or `spec.metrics`) has that gauge; a default that could never fire is left out",
-        "with a warning.",
+        "with a warning. `signalMissing` guards the inputs of every other enabled alert and SLO",
+        "(see [Input guards](#input-guards-modelsignalmissing) below).",
         "",
         "| alert | fields (besides enabled, for, severity) | default for | default severity | default parameters |",
         "|---|---|---|---|---|",
@@ -299,13 +305,18 @@ def _alert_table(schema: dict[str, Any]) -> list[str]:
         )
         shown = []
         for param, value in params.items():
+            if value == ():
+                continue  # an empty list: nothing to show
             attr = spec_names.get(param, param)
             camel = "".join(w if i == 0 else w.title() for i, w in enumerate(attr.split("_")))
             shown.append(f"`{camel}: {_param_text(param, value)}`")
         if snake == "slow_requests":
             shown.append("`threshold`: the first latency SLO's (off without one)")
+        shown_for = ALERT_FOR_NOTES.get(snake) or (
+            format_duration_ms(for_ms) if for_ms else "0 (at once)"
+        )
         lines.append(
-            f"| `{key}` | {fields or '—'} | {format_duration_ms(for_ms) if for_ms else '0 (at once)'} "
+            f"| `{key}` | {fields or '—'} | {shown_for} "
             f"| `{severity}` | {', '.join(shown) or '—'} |"
         )
     return lines

@@ -96,6 +96,18 @@ MAIN, SLOW_10M, SLOW_3H = "", "slow-10m.", "slow-3h."
         ),
         pytest.param("> 0.9\n", "> 0.97\n", MAIN, id="memory headroom threshold raised"),
         pytest.param(
+            '(group by (namespace) (inference_queue_depth{job="o1-preview-jobs"',
+            '(group by (namespace) (inference_queue_depth_total{job="o1-preview-jobs"',
+            MAIN,
+            id="input guard reads a misspelled series (fires on a healthy service)",
+        ),
+        pytest.param(
+            'group by (namespace) (up{job="o1-preview",namespace="ai-inference"} == 1) unless on (namespace) (group by (namespace) (inference_queue_depth',
+            'group by (namespace) (up{job="o1-preview",namespace="ai-inference"}) unless on (namespace) (group by (namespace) (inference_queue_depth',
+            MAIN,
+            id="input guard without its up == 1 gate (fires with the target down)",
+        ),
+        pytest.param(
             r"\n\s*and on \([^)]*\) sum_over_time\([^\n]*",
             "",
             MAIN,

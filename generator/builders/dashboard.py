@@ -17,6 +17,7 @@ from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
 from generator.builders.fleet import fleet_dashboard
 from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
+from generator.builders.pods import OWNER_RECORD
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
@@ -57,7 +58,7 @@ def variables(plan: ServicePlan) -> list[g.Template]:
         found.append(
             _query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
         )
-    pods = selector(naming.CADVISOR_WORKING_SET, (*plan.pod_matchers, ns))
+    pods = recorded(plan, OWNER_RECORD, ns)
     found.append(_query_variable("pod", "Pod", f"label_values({pods}, pod)"))
     return found
 

@@ -15,7 +15,9 @@ from fractions import Fraction
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
+from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
+from generator.builders.pods import owned
 from generator.builders.slo_rules import error_ratio_record
 from generator.plan import HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
@@ -181,7 +183,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
             kind="table",
             queries=(
                 Query(
-                    f"sum by (alertname, severity, slo, indicator, pod, uuid) ({alerts})",
+                    f"sum by (alertname, severity, slo, indicator, signal, metric, pod, uuid) ({alerts})",
                     instant=True,
                 ),
             ),
@@ -261,16 +263,29 @@ def traffic_row(plan: ServicePlan) -> RowDef:
         )
     )
     up = selector("up", (*plan.matchers, _ns()))
+    desired, available, label = replica_metrics(plan)
+    workload = (_ns(), Matcher(label, "=", plan.deployment_name))
     panels.append(
         PanelDef(
             title="Scrape targets up",
             description=f"Scrape targets of the service that are up (the up series for "
-            f"{', '.join(m.render() for m in plan.matchers)}); green at {plan.replicas} replicas.",
+            f"{', '.join(m.render() for m in plan.matchers)}), and the replicas of "
+            f"{plan.workload_kind}/{plan.deployment_name} kube-state-metrics reports available "
+            f"({available}) and desired ({desired}); green at {plan.replicas} replicas.",
             kind="stat",
-            queries=(Query(f"sum({up})", "up"),),
+            queries=(
+                Query(f"sum({up})", "up"),
+                Query(f"sum({selector(available, workload)})", "available"),
+                Query(f"sum({selector(desired, workload)})", "desired"),
+            ),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
-            runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
+            runbook=_runbook(
+                plan,
+                naming.ALERT_REPLICAS_UNAVAILABLE
+                if "replicas_unavailable" in plan.alerts
+                else naming.ALERT_TARGET_DOWN,
+            ),
             width=4,
         )
     )
@@ -482,34 +497,36 @@ def saturation_row(plan: ServicePlan) -> RowDef:
 def memory_row(plan: ServicePlan) -> RowDef:
     """Working set vs limit per pod, headroom against the alert, OOM kills and restarts, and
     CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
-    pods = plan.pod_matchers
+
+    def pods(metric: str, *extra: Matcher) -> str:
+        # cAdvisor / kube-state-metrics series of the service's pods (owner record).
+        return owned(plan, selector(metric, (*plan.container_matchers, _ns(), _pod(), *extra)))
+
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
-    working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, _ns(), _pod()))
-    ws = f"max by (pod) ({working_set})"
+    ws = f"max by (pod) {pods(naming.CADVISOR_WORKING_SET)}"
     if recorded_memory:
         limit = f"max by (pod) ({recorded(plan, LIMIT_RECORD, _ns(), _pod())})"
         usage = f"max by (pod) ({recorded(plan, USAGE_RECORD, _ns(), _pod())})"
         source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
     else:
-        limits = selector(
-            naming.KSM_LIMITS, (*pods, _ns(), _pod(), Matcher("resource", "=", "memory"))
-        )
-        limit = f"max by (pod) ({limits})"
+        limit = f"max by (pod) {pods(naming.KSM_LIMITS, Matcher('resource', '=', 'memory'))}"
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    restarts = selector(naming.KSM_RESTARTS, (*pods, _ns(), _pod()))
-    oom = selector(
-        naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
-    )
+    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, _ns(), _pod()))
+    oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
     labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
-        selector(metric, (*pods, _ns(), _pod()))
+        selector(metric, (*plan.container_matchers, _ns(), _pod()))
         for metric in (
             naming.CADVISOR_CPU,
             naming.CADVISOR_CFS_THROTTLED,
             naming.CADVISOR_CFS_PERIODS,
         )
     )
+
+    def rate_by_pod(series: str) -> str:
+        return f"sum by (pod) {owned(plan, f'rate({series}[{RATE}])')}"
+
     return RowDef(
         "Memory",
         (
@@ -543,8 +560,11 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (increase({restarts}[{RATE}]))", "{{pod}} restarts"),
-                    Query(f"max by (pod) ({oom})", "{{pod}} last termination OOMKilled"),
+                    Query(
+                        f"sum by (pod) {owned(plan, f'increase({restarts}[{RATE}])')}",
+                        "{{pod}} restarts",
+                    ),
+                    Query(f"max by (pod) {oom}", "{{pod}} last termination OOMKilled"),
                 ),
                 unit="short",
                 min_value=0,
@@ -559,9 +579,9 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (rate({cpu}[{RATE}]))", "{{pod}} cores"),
+                    Query(rate_by_pod(cpu), "{{pod}} cores"),
                     Query(
-                        f"sum by (pod) (rate({throttled}[{RATE}])) / (sum by (pod) (rate({periods}[{RATE}])) > 0)",
+                        f"{rate_by_pod(throttled)} / ({rate_by_pod(periods)} > 0)",
                         "{{pod}} throttled share",
                     ),
                 ),
@@ -588,6 +608,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
 # --- GPU ---------------------------------------------------------------------------------
 
 GPU_BY = ("gpu", "pod", "uuid")
+MIG_BY = (*GPU_BY, "mig_uuid")
 GPU_LEGEND = "{{pod}} GPU {{gpu}}"
 
 
@@ -631,12 +652,17 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         PanelDef(
             title="GPU memory headroom",
             description=f"Free / total device memory ({naming.GPU_MEMORY_FREE} / {naming.GPU_MEMORY_TOTAL}), "
-            f"as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; it fires below the line.",
+            f"per MIG instance on GPUs with MIG instances ({naming.GPU_MIG_MEMORY_FREE} / "
+            f"{naming.GPU_MIG_MEMORY_TOTAL}), as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; "
+            "it fires below the line.",
             kind="timeseries",
             queries=(
                 Query(
-                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0)",
-                    GPU_LEGEND,
+                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0) "
+                    f"unless on (gpu, pod, uuid) {gauge(naming.GPU_MIG_MEMORY_TOTAL)} "
+                    f"or {gauge(naming.GPU_MIG_MEMORY_FREE, labels=MIG_BY)} / "
+                    f"({gauge(naming.GPU_MIG_MEMORY_TOTAL, labels=MIG_BY)} > 0)",
+                    f"{GPU_LEGEND}{{{{mig_uuid}}}}",
                 ),
             ),
             unit="percentunit",
@@ -722,6 +748,16 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             unit="bool",
             steps=(Step(None, RED), Step(1, GREEN)),
             runbook=runbook(naming.ALERT_GPU_EXPORTER_DOWN),
+        ),
+        PanelDef(
+            title="GPUs up",
+            description=f"1 per GPU that answers NVML, 0 for a GPU NVML reports lost "
+            f"({naming.GPU_DEVICE_UP}); {naming.ALERT_GPU_LOST} fires on a 0.",
+            kind="stat",
+            queries=(Query(gauge(naming.GPU_DEVICE_UP), GPU_LEGEND),),
+            unit="bool",
+            steps=(Step(None, RED), Step(1, GREEN)),
+            runbook=runbook(naming.ALERT_GPU_LOST),
         ),
     )
     return RowDef("GPU", panels)

@@ -29,8 +29,17 @@ of all these follow :func:`generator.slo.profile_window_ratio` and
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
-rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value`` and the
-``humanizePercentage``/``humanizeDuration`` filters and raises on anything else.
+rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value``, the
+``humanizePercentage``/``humanizeDuration`` filters and ``{{ if $labels.x }}`` and raises on
+anything else.
+
+Input guards (``ModelSignalMissing``): which guards a set of series raises is predicted by
+:func:`expected_guards` from the plan's inputs (:func:`generator.builders.guard_rules.signal_inputs`);
+each guard gets a case with its series removed and the targets up (guards whose removals do not
+mask each other share one), and a case with every target down stays quiet. Series are named as
+Kubernetes names them (a long deployment name is cut short in its pods' names) and attributed
+through kube-state-metrics owner series. :func:`long_healthy_group` runs a healthy service for
+2 hours and asserts that no alert of any name fires.
 
 Native histograms: promtool 2.42's series notation has no native-histogram syntax (``{{schema:…}}``
 arrived in later releases), so SLOs and alerts on native histograms get only the zero-traffic
@@ -47,8 +56,20 @@ from typing import Any
 
 from generator import naming, regexes, slo
 from generator.builders.common import Rule
-from generator.builders.gpu_rules import GPU_LABELS
+from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
+from generator.builders.guard_rules import (
+    SignalInput,
+    Source,
+    replica_metrics,
+    signal_inputs,
+)
 from generator.builders.memory_rules import POD_LABELS
+from generator.builders.pods import (
+    KSM_POD_OWNER,
+    KSM_REPLICASET_OWNER,
+    OWNER_RECORD,
+    example_pods,
+)
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
@@ -60,7 +81,6 @@ from generator.yamlio import dump_yaml, generated_header
 INTERVAL_MS = 60_000  # series step and evaluation interval of every group
 BASE_PER_MIN = 6000  # events per minute of ordinary traffic: large enough for integer ratios
 MARGIN = Fraction(5, 100)  # "slightly": 5 % above / below a threshold
-POD = "pod-0"  # stand-in values; replaced by a matching example when a regex demands it
 UUID = "GPU-00000000-0000-0000-0000-000000000000"
 INSTANCE = "10.0.0.1:8000"
 
@@ -108,6 +128,10 @@ def humanize_duration(seconds: float) -> str:
 
 
 _TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+# {{ if $labels.x }}A{{ else }}B{{ end }} (no nesting): A when the label is non-empty.
+_IF_LABEL = re.compile(
+    r"\{\{\s*if\s+\$labels\.(\w+)\s*\}\}(.*?)(?:\{\{\s*else\s*\}\}(.*?))?\{\{\s*end\s*\}\}", re.S
+)
 
 
 def render_template(text: str, labels: Mapping[str, str], value: float | None) -> str:
@@ -115,8 +139,10 @@ def render_template(text: str, labels: Mapping[str, str], value: float | None) -
 
     Raises:
         ValueError: a construct other than ``$labels.x``, ``$value`` (optionally piped to
-            ``humanizePercentage`` or ``humanizeDuration``), or ``$value`` without a value.
+            ``humanizePercentage`` or ``humanizeDuration``), ``{{ if $labels.x }}…{{ else
+            }}…{{ end }}``, or ``$value`` without a value.
     """
+    text = _IF_LABEL.sub(lambda m: m.group(2) if labels.get(m.group(1)) else m.group(3) or "", text)
 
     def one(match: re.Match[str]) -> str:
         expr = match.group(1)
@@ -161,19 +187,16 @@ def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
 
 
 def _pod(plan: ServicePlan) -> str:
-    for m in plan.pod_matchers:
-        if m.label == "pod":
-            return _example(m, (f"{plan.deployment_name}-7d9f8b6c5d-x2k4q", POD))
-    return POD
+    """The pod of the synthetic series: named as Kubernetes names the workload's pods (a long
+    deployment name is cut short in it), attributed through owner series, never by name."""
+    return example_pods(plan)[0][0]
 
 
 def _labels(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dict[str, str]:
     """Labels of a synthetic series that ``matchers`` select, with the aggregation labels set."""
     labels = {label: f"test-{label}" for label in plan.agg_labels}
     for m in matchers:
-        if m.label == "pod":
-            labels["pod"] = _pod(plan)
-        elif m.op in ("=", "=~"):
+        if m.op in ("=", "=~"):
             labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES, *_OTHER_EXAMPLES))
     labels.update(extra)
     return labels
@@ -283,38 +306,88 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
     return s
 
 
-def healthy(plan: ServicePlan, classes: Sequence[Klass]) -> Series:
-    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic."""
+def _up_labels(plan: ServicePlan) -> dict[str, str]:
+    """The model target's ``up`` labels: the selector's, an instance and (as Kubernetes
+    service discovery adds it) the pod."""
+    return _labels(plan, plan.matchers, instance=INSTANCE, pod=_pod(plan))
+
+
+def _pod_labels(plan: ServicePlan) -> dict[str, str]:
+    """Labels of the model container's cAdvisor / kube-state-metrics series."""
+    return _labels(plan, plan.container_matchers, pod=_pod(plan))
+
+
+def _gpu_labels(plan: ServicePlan) -> dict[str, str]:
+    """Labels of the NVML sidecar's series (its PodMonitor's job, container and the pod)."""
+    return _labels(plan, plan.gpu_matchers, pod=_pod(plan))
+
+
+def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
+    """kube-state-metrics series of a workload at full strength: the owner chain of its pods
+    and desired = available replicas."""
+    ns = {k: v for k, v in _pod_labels(plan).items() if k == "namespace"}
+    desired, available, workload = replica_metrics(plan)
+    for pod, owner in example_pods(plan):
+        kind = "StatefulSet" if plan.workload_kind == "StatefulSet" else "ReplicaSet"
+        s.gauge(
+            KSM_POD_OWNER,
+            {
+                **ns,
+                "pod": pod,
+                "owner_kind": kind,
+                "owner_name": owner,
+                "owner_is_controller": "true",
+            },
+            f"1+0x{length}",
+        )
+        if kind == "ReplicaSet":
+            s.gauge(
+                KSM_REPLICASET_OWNER,
+                {
+                    **ns,
+                    "replicaset": owner,
+                    "owner_kind": "Deployment",
+                    "owner_name": plan.deployment_name,
+                    "owner_is_controller": "true",
+                },
+                f"1+0x{length}",
+            )
+    for metric in (desired, available):
+        s.gauge(metric, {**ns, workload: plan.deployment_name}, f"{plan.replicas}+0x{length}")
+
+
+def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
+    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic;
+    gauges hold ``length`` steps."""
     s = traffic(plan, classes)
-    s.gauge("up", _labels(plan, plan.matchers, instance=INSTANCE), "1+0x60")
+    steady = f"+0x{length}"
+    s.gauge("up", _up_labels(plan), "1" + steady)
     for gauge in (plan.queue_depth, plan.running_requests):
         if gauge is not None:
-            s.gauge(gauge.name, _labels(plan, gauge.matchers), "0+0x60")
+            s.gauge(gauge.name, _labels(plan, gauge.matchers), "0" + steady)
     kv = plan.kv_cache_usage
     if kv is not None:
-        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0+0x60")
+        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0" + steady)
         if kv.denominator is not None:
-            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000+0x60")
-    if plan.memory_limit_bytes is not None or "memory_headroom" in plan.alerts:
-        limit = _limit(plan)
-        pod = _labels(plan, plan.pod_matchers)
-        s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}+0x60")
-        s.gauge(
-            naming.CADVISOR_WORKING_SET,
-            pod,
-            f"{limit - _healthy_free(plan, 'memory_headroom', limit, 4)}+0x60",
-        )
-        s.gauge(naming.KSM_RESTARTS, pod, "0+0x60")
+            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000" + steady)
+    limit = _limit(plan)
+    pod = _pod_labels(plan)
+    s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
+    working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
+    s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
+    s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
+    kube_state(plan, s, length)
     if plan.gpu_exporter:
-        gpu = _labels(plan, plan.gpu_matchers)
+        gpu = _gpu_labels(plan)
         total = 80 * 2**30
-        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}+0x60")
+        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}{steady}")
         free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
-        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}+0x60")
-        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60+0x60")
-        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0+0x60")
-        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1+0x60")
-        s.gauge("up", gpu, "1+0x60")
+        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}{steady}")
+        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60" + steady)
+        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
+        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
+        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
+        s.gauge("up", gpu, "1" + steady)
     return s
 
 
@@ -939,7 +1012,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         fire.gauge(gauge.name, _labels(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
-    pod = _labels(plan, plan.pod_matchers)
+    pod = _pod_labels(plan)
     pod_out = {k: pod[k] for k in POD_LABELS if k in pod}
     limit = _limit(plan)
     if "memory_headroom" in alerts:
@@ -986,7 +1059,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         rule = _rule(plan, naming.ALERT_OOM_KILLED)
         case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
     if "target_down" in alerts:
-        up = _labels(plan, plan.matchers, instance=INSTANCE)
+        up = _up_labels(plan)
         keys = {m.label: up[m.label] for m in plan.matchers}
         critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
         warning = next(
@@ -1024,7 +1097,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             )
         )
         one_down = healthy(plan, base)
-        other = {**up, "instance": "10.0.0.2:8000"}
+        other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
         one_down.gauge("up", other, "0+0x60")
         groups.append(
             _family_case(
@@ -1046,8 +1119,9 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 at,
             )
         )
+    groups += replicas_groups(plan)
     if plan.gpu_exporter:
-        gpu = _labels(plan, plan.gpu_matchers)
+        gpu = _gpu_labels(plan)
         gpu_out = {k: gpu[k] for k in GPU_LABELS if k in gpu} | {"uuid": UUID}
         total = 80 * 2**30
         if "gpu_memory_headroom" in alerts:
@@ -1063,6 +1137,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 healthy(plan, base),
                 [_expect(rule, gpu_out, free / total)],
             )
+            groups += mig_groups(plan, min_free)
         if "gpu_temperature" in alerts:
             hot = float(alerts["gpu_temperature"].params["max"]) + 5
             fire = healthy(plan, base)
@@ -1098,19 +1173,429 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 healthy(plan, base),
                 [_expect(rule, out, None)],
             )
+        if "gpu_device_lost" in alerts:
+            groups += device_lost_groups(plan)
     return groups
+
+
+# --- capacity, GPU devices and MIG ----------------------------------------------------------
+
+
+def _without(
+    s: Series, name: str, where: Callable[[dict[str, str]], bool] = lambda _: True
+) -> None:
+    """Drop the gauges and counters named ``name`` whose labels satisfy ``where``."""
+    s.gauges = {k: v for k, v in s.gauges.items() if not (k[0] == name and where(dict(k[1])))}
+    s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
+
+
+def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
+    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
+    replicas). All replicas available stays quiet although only one target is scraped:
+    :func:`long_healthy_group`."""
+    alert = plan.alerts.get("replicas_unavailable")
+    if alert is None:
+        return []
+    base = [Klass(BASE_PER_MIN)]
+    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
+    rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
+    ns = {k: v for k, v in _up_labels(plan).items() if k == "namespace"}
+    _, available, workload = replica_metrics(plan)
+    short = healthy(plan, base)
+    short.gauge(available, {**ns, workload: plan.deployment_name}, f"{plan.replicas - 1}+0x60")
+    groups = [
+        _family_case(
+            plan,
+            f"{rule['alert']}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
+            short,
+            rule["alert"],
+            [_expect(rule, ns, 1)],
+            at,
+        ),
+    ]
+    if plan.replicas >= 2:
+        no_ksm = healthy(plan, base)
+        for metric in replica_metrics(plan)[:2]:
+            _without(no_ksm, metric)
+        groups.append(
+            _family_case(
+                plan,
+                f"{rule['alert']}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
+                no_ksm,
+                rule["alert"],
+                [_expect(rule, ns, plan.replicas - 1)],
+                at,
+            )
+        )
+    return groups
+
+
+def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
+    """A pod that sees only its MIG instance (no parent memory): the instance 98 % full fires
+    ``GPUMemoryHeadroomLow`` per instance; half full stays quiet, and the parent is not judged."""
+    rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
+    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
+    total = 20 * 2**30
+    at = _after_for(plan, "gpu_memory_headroom")
+
+    def mig(free: int) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        # The parent's memory is not readable from the pod; a full parent reading would
+        # otherwise fire beside the instance.
+        _without(s, naming.GPU_MEMORY_FREE)
+        _without(s, naming.GPU_MEMORY_TOTAL)
+        s.gauge(naming.GPU_MIG_MEMORY_TOTAL, {**gpu, **instance}, f"{total}+0x60")
+        s.gauge(naming.GPU_MIG_MEMORY_FREE, {**gpu, **instance}, f"{free}+0x60")
+        return s
+
+    full = int(total * min(Fraction(2, 100), min_free / 2))
+    labels = {k: v for k, v in {**gpu, **instance}.items() if k in MIG_LABELS}
+    return [
+        _family_case(
+            plan,
+            f"{rule['alert']}: a MIG instance {decimal_str(float(1 - Fraction(full, total)) * 100)}% full fires per instance",
+            mig(full),
+            rule["alert"],
+            [_expect(rule, labels, full / total)],
+            at,
+        ),
+        _family_case(
+            plan,
+            f"{rule['alert']}: a MIG instance half full stays quiet",
+            mig(total // 2),
+            rule["alert"],
+            [],
+            at,
+        ),
+    ]
+
+
+def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``GPUDeviceLost``: NVML reports the GPU lost (its readings gone, identity kept) under a
+    working exporter — fires; the same with NVML itself down — quiet (GPUExporterDown's).
+    Every GPU up stays quiet: :func:`long_healthy_group`."""
+    rule = _rule(plan, naming.ALERT_GPU_LOST)
+    gpu = _gpu_labels(plan)
+    lost_at = 5 * INTERVAL_MS
+    at = lost_at + plan.alerts["gpu_device_lost"].for_ms + INTERVAL_MS
+
+    def lost(nvml_up: int) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, naming.GPU_TEMPERATURE):
+            _without(s, metric)
+        up_steps = lost_at // INTERVAL_MS
+        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, f"1x{up_steps} 0x{60 - up_steps}")
+        s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
+        return s
+
+    out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in GPU_LABELS}
+    return [
+        _family_case(
+            plan,
+            f"{rule['alert']}: a GPU lost under a healthy exporter fires",
+            lost(1),
+            rule["alert"],
+            [_expect(rule, out, None)],
+            at,
+        ),
+        _family_case(
+            plan,
+            f"{rule['alert']}: NVML down (no device readings to trust) stays quiet",
+            lost(0),
+            rule["alert"],
+            [],
+            at,
+        ),
+    ]
 
 
 def _slow_threshold(plan: ServicePlan) -> str:
     return decimal_str(plan.alerts["slow_requests"].params["threshold_seconds"])
 
 
+# --- input guards ----------------------------------------------------------------------------
+# Which ModelSignalMissing alerts a set of synthetic series raises is predicted here from the
+# plan's inputs (generator.builders.guard_rules.signal_inputs), the way promtool will evaluate
+# the rules: gate conditions and needs are matched against the series' labels and first
+# values, the pod owner record is derived from the owner series and targets as its rule does.
+
+_FIRST_VALUE = re.compile(r"\s*(-?[0-9.]+(?:e[-+]?[0-9]+)?)")
+
+
+def _first_value(values: str) -> float:
+    match = _FIRST_VALUE.match(values)
+    return float(match.group(1)) if match else float("nan")
+
+
+def _selected(m: Matcher, labels: Mapping[str, str]) -> bool:
+    value = labels.get(m.label, "")
+    if m.op == "=":
+        return value == m.value
+    if m.op == "!=":
+        return value != m.value
+    full = re.fullmatch(m.value, value) is not None
+    return full if m.op == "=~" else not full
+
+
+def _items(s: Series) -> list[tuple[str, dict[str, str], float]]:
+    """(name, labels, first value) of every synthetic series; counters start at 0."""
+    out = [(name, dict(labels), 0.0) for name, labels in s.counters]
+    out += [(name, dict(labels), _first_value(v)) for (name, labels), v in s.gauges.items()]
+    return out
+
+
+def _select(
+    s: Series, metric: str, matchers: Sequence[Matcher]
+) -> list[tuple[dict[str, str], float]]:
+    return [
+        (labels, first)
+        for name, labels, first in _items(s)
+        if name == metric and all(_selected(m, labels) for m in matchers)
+    ]
+
+
+def owner_pods(plan: ServicePlan, s: Series) -> set[tuple[str, str]]:
+    """``(namespace, pod)`` the pod owner record holds for these series (its rule, in Python)."""
+    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
+    name = Matcher("owner_name", "=", plan.deployment_name)
+    if plan.workload_kind == "StatefulSet":
+        kind = Matcher("owner_kind", "=", "StatefulSet")
+        ksm = {
+            (lb["namespace"], lb["pod"]) for lb, _ in _select(s, KSM_POD_OWNER, (*ns, kind, name))
+        }
+    else:
+        deployment = Matcher("owner_kind", "=", "Deployment")
+        replicasets = {
+            (lb.get("namespace", ""), lb.get("replicaset", ""))
+            for lb, _ in _select(s, KSM_REPLICASET_OWNER, (*ns, deployment, name))
+        }
+        ksm = {
+            (lb.get("namespace", ""), lb.get("pod", ""))
+            for lb, _ in _select(s, KSM_POD_OWNER, (*ns, Matcher("owner_kind", "=", "ReplicaSet")))
+            if (lb.get("namespace", ""), lb.get("owner_name", "")) in replicasets
+        }
+    if plan.namespace is None:
+        spaces = {lb.get("namespace", "") for lb, _ in _select(s, "up", plan.matchers)}
+        ksm = {p for p in ksm if p[0] in spaces}
+    targets = {
+        (lb.get("namespace", ""), lb["pod"])
+        for lb, _ in _select(s, "up", plan.matchers)
+        if lb.get("pod")
+    }
+    return ksm | targets
+
+
+def _present_keys(
+    plan: ServicePlan, s: Series, source: Source, keys: Sequence[str], equals: float | None
+) -> set[tuple[str, ...]]:
+    if source.metric == OWNER_RECORD:
+        pods = [{"namespace": ns, "pod": pod} for ns, pod in owner_pods(plan, s)]
+        return {tuple(p.get(k, "") for k in keys) for p in pods}
+    owners = owner_pods(plan, s) if source.owned else None
+    found = set()
+    for labels, first in _select(s, source.metric, source.matchers):
+        if equals is not None and first != equals:
+            continue
+        if (
+            owners is not None
+            and (labels.get("namespace", ""), labels.get("pod", "")) not in owners
+        ):
+            continue
+        found.add(tuple(labels.get(k, "") for k in keys))
+    return found
+
+
+def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[str, str]]:
+    """Label sets (the input's keys) on which the guard of ``item`` fires over ``s``."""
+    gate: set[tuple[str, ...]] | None = None
+    for c in item.gate:
+        keys = set().union(*(_present_keys(plan, s, src, item.keys, c.equals) for src in c.sources))
+        gate = keys if gate is None else gate & keys
+    present: set[tuple[str, ...]] | None = None
+    for group in item.needs:
+        keys = set().union(*(_present_keys(plan, s, src, item.keys, None) for src in group))
+        present = keys if present is None else present & keys
+    missing = (gate or set()) - (present or set())
+    return [{k: v for k, v in zip(item.keys, key, strict=True) if v} for key in sorted(missing)]
+
+
+def _guard_rule(plan: ServicePlan, item: SignalInput) -> Rule:
+    return next(
+        r
+        for r in _alert_rules(plan)
+        if r["alert"] == naming.ALERT_SIGNAL_MISSING
+        and r["labels"][naming.SIGNAL] == item.signal
+        and r["labels"][naming.METRIC] == item.metric
+        and r["labels"].get("le") == item.le
+    )
+
+
+def _expressible(plan: ServicePlan, item: SignalInput) -> bool:
+    """Whether promtool 2.42's series notation can hold the input's series (not a native
+    histogram's)."""
+    native = {name for h in plan.histograms.values() if h.native for name in h.names}
+    return not any(s.metric in native for s in item.sources)
+
+
+def expected_guards(
+    plan: ServicePlan, s: Series, items: Sequence[SignalInput] | None = None
+) -> list[dict[str, Any]]:
+    """Every ``ModelSignalMissing`` alert (labels, annotations) the series ``s`` raise (of
+    ``items``; every input of the plan by default)."""
+    found = [
+        _expect(_guard_rule(plan, item), labels, None)
+        for item in (signal_inputs(plan) if items is None else items)
+        for labels in guard_firing(plan, item, s)
+    ]
+    return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def _remove(plan: ServicePlan, s: Series, source: Source) -> None:
+    """Drop every series of ``source``; for the owner record, its owner series, and the pod
+    label of the targets (its other source)."""
+    if source.metric == OWNER_RECORD:
+        _without(s, KSM_POD_OWNER)
+        _without(s, KSM_REPLICASET_OWNER)
+        for key in [k for k in s.gauges if k[0] == "up" and dict(k[1]).get("pod")]:
+            labels = dict(key[1])
+            if all(_selected(m, labels) for m in plan.matchers):
+                values = s.gauges.pop(key)
+                labels.pop("pod")
+                s.gauge("up", labels, values)
+        return
+    _without(s, source.metric, lambda labels: all(_selected(m, labels) for m in source.matchers))
+
+
+def _guard_name(item: SignalInput) -> str:
+    le = f'{{le="{item.le}"}}' if item.le is not None else ""
+    return f"{naming.ALERT_SIGNAL_MISSING} {item.signal} ({item.metric}{le})"
+
+
+def _missing(plan: ServicePlan, classes: Sequence[Klass], items: Sequence[SignalInput]) -> Series:
+    """Healthy series without the first needed series of each of ``items``."""
+    s = healthy(plan, classes)
+    for item in items:
+        for source in item.needs[0]:
+            _remove(plan, s, source)
+    return s
+
+
+def _own_alert(plan: ServicePlan, item: SignalInput, s: Series) -> bool:
+    """Whether the guard of ``item`` is predicted to fire over ``s``."""
+    return bool(guard_firing(plan, item, s))
+
+
+def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per input guard: its series missing with the targets up fires it (and only the guards
+    whose inputs go with it); every target down stays quiet. (Every series present stays
+    quiet: :func:`long_healthy_group`.)
+
+    Raises:
+        ValueError: the prediction disagrees with the inputs (a guard that would not fire on
+            its own missing series, or one that fires on the healthy series).
+    """
+    items = [i for i in signal_inputs(plan) if _expressible(plan, i)]
+    if not items:
+        return []
+    base = [Klass(BASE_PER_MIN)]
+    # Gates and absences hold from the first sample (no rates): one evaluation past `for`.
+    at = plan.alerts["signal_missing"].for_ms + INTERVAL_MS
+    alert = naming.ALERT_SIGNAL_MISSING
+    if expected_guards(plan, healthy(plan, base), items):
+        raise ValueError(f"{alert} would fire on the healthy series")
+    # Inputs whose removals do not mask each other share a case (fewer promtool steps): each
+    # case removes its members' series, and every member must still be predicted to fire.
+    cases: list[list[SignalInput]] = []
+    for item in items:
+        for members in cases:
+            if all(
+                _own_alert(plan, m, _missing(plan, base, [*members, item]))
+                for m in (*members, item)
+            ):
+                members.append(item)
+                break
+        else:
+            if not _own_alert(plan, item, _missing(plan, base, [item])):
+                raise ValueError(f"{_guard_name(item)} would not fire with its series missing")
+            cases.append([item])
+    groups = []
+    for members in cases:
+        s = _missing(plan, base, members)
+        names = ", ".join(_guard_name(m).removeprefix(alert + " ") for m in members)
+        groups.append(
+            _family_case(
+                plan,
+                f"{alert} fires for each missing input, targets up: {names}",
+                s,
+                alert,
+                expected_guards(plan, s),
+                at,
+            )
+        )
+    down = Series()
+    for (name, labels), _values in healthy(plan, base).gauges.items():
+        if name == "up":
+            down.gauge(name, dict(labels), "0+0x60")
+    if expected_guards(plan, down):
+        raise ValueError(f"{alert} would fire with every target down")
+    groups.append(
+        _family_case(
+            plan, f"{alert}: every target down (no input series) stays quiet", down, alert, [], at
+        )
+    )
+    return groups
+
+
+LONG_HEALTHY_MS = 120 * 60_000
+
+
+def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
+    """2 hours of a healthy service with every input series present: no alert of any name
+    fires at 30m, 1h or 2h (guards, capacity, GPU and every other alert included). A native
+    histogram has no series in promtool 2.42's notation, so its guard is the one expected."""
+    names = sorted({r["alert"] for r in _alert_rules(plan)})
+    p99 = plan.alerts.get("latency_p99")
+    if p99 is not None:
+        h = plan.histograms[p99.params["indicator"]]
+        if 0.99 * h.buckets[0] * h.seconds_per_unit > p99.params["threshold_seconds"]:
+            names.remove(naming.ALERT_LATENCY_P99)  # even the fastest bucket is over it
+    steps = LONG_HEALTHY_MS // INTERVAL_MS
+    s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)
+    checks = [
+        _at(at, name, _quiet_except_native(plan, name, s))
+        for at in (30 * 60_000, 60 * 60_000, LONG_HEALTHY_MS)
+        for name in names
+    ]
+    series = s.render(steps)
+    return _group(
+        "a healthy service over 2h, every input series present, raises no alert",
+        series,
+        checks,
+    )
+
+
+def _quiet_except_native(plan: ServicePlan, alert: str, s: Series) -> list[dict[str, Any]]:
+    """No alert, but for ``ModelSignalMissing`` the guards of native histograms, whose series
+    promtool 2.42 cannot express (the guards checked after ``for`` has passed)."""
+    if alert != naming.ALERT_SIGNAL_MISSING:
+        return []
+    return expected_guards(plan, s, [i for i in signal_inputs(plan) if not _expressible(plan, i)])
+
+
 def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
-    """Counters that never move (and no native-histogram series): every alert stays quiet."""
+    """Counters that never move (and no native-histogram series): every alert stays quiet
+    (the guard of a native histogram, which has no series here, excepted)."""
     at = CHECK_MS + max([a.for_ms for a in plan.alerts.values()] + [0])
     names = sorted({r["alert"] for r in _alert_rules(plan)})
-    series = healthy(plan, [Klass(0)]).render(_steps(at))
-    return _group("zero traffic raises no alert", series, [_at(at, n, []) for n in names])
+    s = healthy(plan, [Klass(0)])
+    series = s.render(_steps(at))
+    return _group(
+        "zero traffic raises no alert",
+        series,
+        [_at(at, n, _quiet_except_native(plan, n, s)) for n in names],
+    )
 
 
 def native_note(plan: ServicePlan) -> list[str]:
@@ -1129,9 +1614,11 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
             "evaluation_interval": format_duration_ms(INTERVAL_MS),
             "tests": [
                 zero_traffic_group(plan),
+                long_healthy_group(plan),
                 *slo_groups(plan),
                 *detection.pop(INTERVAL_MS, []),
                 *family_groups(plan),
+                *guard_groups(plan),
             ],
         }
     }
@@ -1155,7 +1642,8 @@ def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 "\nNative-histogram SLOs "
                 + ", ".join(skipped)
                 + ": promtool 2.42 test series cannot express native histograms,\n"
-                "so only the zero-traffic case covers them; their burn cases are not generated."
+                "so only the zero-traffic case covers them; their burn cases are not generated,\n"
+                "and their input guard is expected to fire (no series) where others stay quiet."
             )
         try:
             files = rule_test_files(p)

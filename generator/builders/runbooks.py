@@ -15,6 +15,8 @@ from typing import Any
 from generator import naming
 from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
+from generator.builders.guard_rules import replica_metrics, signal_inputs
+from generator.builders.pods import OWNER_RECORD, owned, owned_selector
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
 from generator.text import render
@@ -36,6 +38,9 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
     naming.ALERT_GPU_XID: "gpu_xid_errors",
     naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
+    naming.ALERT_GPU_LOST: "gpu_device_lost",
+    naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
+    naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 
 
@@ -66,12 +71,16 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
 def service_context(plan: ServicePlan) -> dict[str, Any]:
     """What a runbook template may say about one service: names and ready-made selectors.
 
-    Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``container``, ``group_by``
+    Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``workload`` (``kubectl``
+    resource: ``deployment/<name>`` or ``statefulset/<name>``), ``container``, ``group_by``
     (list), ``model_label``, ``pod_selector`` (``kubectl -l`` value selecting the model's
-    pods, the same labels as its PodMonitors) and ``q``: recorded-series selectors (``requests``,
+    pods, the same labels as its PodMonitors), ``signals`` (the guarded inputs: ``signal``,
+    ``metric``, ``le``, ``readers``) and ``q``: recorded-series selectors (``requests``,
     ``error_ratio``, ``p99``, ``slow``, ``queue``, ``running``, ``kv``, ``memory_ratio``,
-    ``memory_limit``, ``burn``; ``queue``, ``running`` and ``kv`` are None when the server
-    has no such signal) plus raw selectors (``up``, ``working_set``, ``gpu_*``).
+    ``memory_limit``, ``burn``, ``pods``; ``queue``, ``running`` and ``kv`` are None when the
+    server has no such signal) plus raw queries (``up``, ``working_set``, ``trend``, ``oom``,
+    ``replicas_desired``, ``replicas_available``, ``gpu_*``). cAdvisor and kube-state-metrics
+    queries are kept to the service's pods by the owner record (never a pod-name pattern).
     """
     g = plan.group_by
     svc = (Matcher(naming.SERVICE, "=", plan.name),)
@@ -85,17 +94,29 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
         else ((DEFAULT_POD_LABEL, plan.deployment_name),)
     )
     burn_window = min((t.long_window_ms for s in plan.slos for t in s.tiers), default=3_600_000)
+    desired, available, workload_label = replica_metrics(plan)
+    workload = (
+        *((Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()),
+        Matcher(workload_label, "=", plan.deployment_name),
+    )
+    working_set = selector(naming.CADVISOR_WORKING_SET, plan.container_matchers)
     return {
         "name": plan.name,
         "server": plan.server,
         "namespace": plan.namespace or "default",
         "deployment": plan.deployment_name,
+        "workload": f"{plan.workload_kind.lower()}/{plan.deployment_name}",
+        "workload_kind": plan.workload_kind,
         "container": plan.container,
         "metrics_port": plan.install.metrics_port if plan.install is not None else "metrics",
         "metrics_path": plan.install.metrics_path if plan.install is not None else "/metrics",
         "group_by": list(g),
         "model_label": plan.model_label,
         "pod_selector": pod_selector(pod_labels),
+        "signals": [
+            {"signal": i.signal, "metric": i.metric, "le": i.le, "readers": ", ".join(i.readers)}
+            for i in signal_inputs(plan)
+        ],
         "q": {
             "requests": rec(naming.record(g, naming.REQUESTS, "rate5m")),
             "error_ratio": rec(naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
@@ -120,11 +141,16 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
             ),
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
             "up": selector("up", plan.matchers),
-            "working_set": selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers),
-            "oom": selector(
-                naming.KSM_LAST_TERMINATED,
-                (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled")),
+            "pods": rec(OWNER_RECORD),
+            "working_set": owned(plan, working_set),
+            "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)"),
+            "oom": owned_selector(
+                plan, naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled")
             ),
+            "replicas_desired": selector(desired, workload),
+            "replicas_available": selector(available, workload),
+            "gpu_device_up": selector(naming.GPU_DEVICE_UP, plan.gpu_matchers),
+            "gpu_mig_free": selector(naming.GPU_MIG_MEMORY_FREE, plan.gpu_matchers),
             "gpu_free": selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers),
             "gpu_temp": selector(naming.GPU_TEMPERATURE, plan.gpu_matchers),
             "gpu_xid": selector(naming.GPU_XID_ERRORS, plan.gpu_matchers),

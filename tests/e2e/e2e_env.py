@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from generator.builders.pods import example_pods
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
@@ -95,7 +96,8 @@ def make_service(scenario: str, spec_file: Path) -> Service:
     plan = plan_of(data, f"{spec_file.name} as {name}")
     latency = plan.histograms["requestDuration"]
     assert plan.queue_depth is not None
-    pod = f"{plan.deployment_name}-6d9f7c8b5-x2k9q"
+    # Named as Kubernetes names a Deployment's pods; attributed by owner series, not by name.
+    pod, replicaset = example_pods(plan)[0]
     model = FakeModelServer(
         metric=latency.metric,
         buckets=[b * latency.seconds_per_unit for b in latency.buckets],
@@ -104,6 +106,8 @@ def make_service(scenario: str, spec_file: Path) -> Service:
         pod=pod,
         container=plan.container,
         memory_limit_bytes=plan.memory_limit_bytes or 2**30,
+        deployment=plan.deployment_name,
+        replicaset=replicaset,
     )
     gpu = FakeGpuSidecar() if plan.gpu_exporter else None
     return Service(name, plan, data, model, gpu, pod)
@@ -121,9 +125,11 @@ def scrape_jobs(service: Service) -> list[ScrapeJob]:
         ScrapeJob(f"{service.name}-kube", service.model.kube_port, honor_labels=True),
     ]
     if service.gpu is not None:
+        # The job label obsgen's GPU PodMonitor sets, which the GPU rules select.
+        gpu_job = next(m.value for m in service.plan.gpu_matchers if m.label == "job")
         jobs.append(
             ScrapeJob(
-                f"{service.name}-gpu",
+                gpu_job,
                 service.gpu.port,
                 {"namespace": namespace, "pod": service.pod, "container": "nvml-exporter"},
             )

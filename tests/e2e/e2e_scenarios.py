@@ -83,8 +83,10 @@ def wait_resolved(env: Env, service: Service, alerts: Iterable[str]) -> None:
 
 
 def healthy(env: Env, service: Service) -> None:
-    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active and
-    no notification of it reached a receiver."""
+    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active —
+    input guards (every series an alert reads exists, pods attributed through the owner
+    series), capacity and lost-GPU alerts included — and no notification of it reached a
+    receiver."""
     assert service.gpu is not None
     warm_up(
         env,
@@ -92,6 +94,8 @@ def healthy(env: Env, service: Service) -> None:
         f'gpu_memory_free_bytes{{pod="{service.pod}"}}',
         f'service_pod_container:model_memory_working_set_bytes:ratio_limit{{service="{service.name}"}}',
         f'service:slo_sli_error:ratio_rate5m{{service="{service.name}"}}',
+        # Targets are scraped one after another: a guard may be pending for the first seconds.
+        f'absent(ALERTS{{alertname="{naming.ALERT_SIGNAL_MISSING}",service="{service.name}"}})',
     )
     deadline = time.monotonic() + QUIET_S
     while time.monotonic() < deadline:

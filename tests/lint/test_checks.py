@@ -113,6 +113,20 @@ CASES = [
         id="quantile over rated buckets",
     ),
     pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                alert(
+                    "BucketMissing",
+                    'group by (namespace) (up == 1) unless on (namespace) group by (namespace) (x_bucket{le="0.5"})',
+                )
+            )
+        ],
+        P,
+        {},
+        id="group() of buckets is a presence test, not their values",
+    ),
+    pytest.param(
         "le-not-a-number",
         [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="0.5s"}[5m]))'))],
         F,

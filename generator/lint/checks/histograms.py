@@ -89,7 +89,8 @@ def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
         if isinstance(node, P.Call):
             return "histogram_quantile" if q.func_name(node) == "histogram_quantile" else ""
         if isinstance(node, P.AggregateExpr):
-            return q.op(node)
+            # count()/group() count series, not their values: a presence test is fine raw.
+            return "" if q.op(node) in ("count", "group", "count_values") else q.op(node)
         if isinstance(node, P.BinaryExpr):
             if str(node.op) in q.ARITHMETIC:
                 return str(node.op)
