@@ -250,7 +250,7 @@ class ServicePlan:
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
         base = (self.grafana_url or "").rstrip("/")
-        return f"{base}/d/{naming.dashboard_uid(self.name)}/{self.name}"
+        return f"{base}/d/{naming.dashboard_uid(self.name, self.namespace)}/{self.name}"
 
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
