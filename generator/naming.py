@@ -27,7 +27,7 @@ WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
 
-# Alert names (DESIGN §4, contract).
+# Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
@@ -64,7 +64,7 @@ CADVISOR_CPU = "container_cpu_usage_seconds_total"
 CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
 CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
 
-# NVML sidecar exporter metrics (DESIGN §5, contract).
+# NVML sidecar exporter metrics: a contract (nvml_exporter/README.md, Metrics).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
 GPU_MEMORY_FREE = "gpu_memory_free_bytes"
 GPU_MEMORY_USED = "gpu_memory_used_bytes"

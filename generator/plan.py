@@ -1,6 +1,7 @@
 """Resolve a validated spec into a :class:`ServicePlan`: presets, defaults and checks applied.
 
-This is the only place presets and defaults apply (DESIGN §2). Everything a builder needs is
+This is the only place presets and defaults apply: builders read plans, never specs or presets,
+so two builders cannot resolve a default differently. Everything a builder needs is
 decided here: metric names, selectors (per-metric overrides merged over ``spec.selector``),
 bucket bounds, burn-rate tiers with their factors, alert thresholds. Cross-field checks that
 pydantic cannot express (a threshold that is not a bucket bound, an impossible tier) raise

@@ -610,7 +610,7 @@ GPU_LEGEND = "{{pod}} GPU {{gpu}}"
 
 
 def gpu_row(plan: ServicePlan) -> RowDef:
-    """NVML sidecar exporter panels (DESIGN §5 names); empty unless ``gpu.exporter`` is set."""
+    """NVML sidecar exporter panels (metric names: nvml_exporter/README.md); empty unless ``gpu.exporter`` is set."""
     if not plan.gpu_exporter:
         return RowDef("GPU", ())
 

@@ -1,4 +1,4 @@
-"""GPU alerts over the NVML sidecar exporter's metrics (DESIGN §5 names)."""
+"""GPU alerts over the NVML sidecar exporter's metrics (names: nvml_exporter/README.md, Metrics)."""
 
 from __future__ import annotations
 
