@@ -221,6 +221,18 @@ def test_every_pod_monitor_validates_against_the_crd(
         assert _errors(monitor_validator, obj) == [], where
 
 
+def test_every_core_object_validates_against_kubernetes_schemas(rendered: dict[str, str]) -> None:
+    # The rest of what manifests/ holds: the dashboard ConfigMaps (core/v1, strict).
+    version = kubernetes_validate.latest_version()
+    kinds = {"PrometheusRule", "PodMonitor"}
+    core = [(p, d) for p, d in _docs(rendered, "manifests/") if d["kind"] not in kinds]
+    assert {d["kind"] for _, d in core} == {"ConfigMap"}
+    for path, obj in core:
+        kubernetes_validate.validate(obj, version, strict=True)
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate({**core[0][1], "data": {"x.json": 1}}, version, strict=True)
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
