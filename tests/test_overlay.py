@@ -222,9 +222,10 @@ def test_every_pod_monitor_validates_against_the_crd(
 
 
 def test_every_core_object_validates_against_kubernetes_schemas(rendered: dict[str, str]) -> None:
-    # The rest of what manifests/ holds: the dashboard ConfigMaps (core/v1, strict).
+    # The rest of what manifests/ holds: the dashboard ConfigMaps (core/v1, strict); the
+    # AlertmanagerConfigs are checked against both CRD releases in tests/test_alertmanager.py.
     version = kubernetes_validate.latest_version()
-    kinds = {"PrometheusRule", "PodMonitor"}
+    kinds = {"PrometheusRule", "PodMonitor", "AlertmanagerConfig"}
     core = [(p, d) for p, d in _docs(rendered, "manifests/") if d["kind"] not in kinds]
     assert {d["kind"] for _, d in core} == {"ConfigMap"}
     for _, obj in core:
