@@ -8,6 +8,9 @@ say what was applied (``rate5m``, ``ratio_rate1h``). Builders hard-code none of 
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from generator.units import format_duration_ms
 
 # Label keys obsgen adds.
@@ -24,7 +27,7 @@ WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
 
-# Alert names (DESIGN §4, contract).
+# Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
@@ -66,7 +69,7 @@ KSM_DEPLOYMENT_AVAILABLE = "kube_deployment_status_replicas_available"
 KSM_STATEFULSET_DESIRED = "kube_statefulset_replicas"
 KSM_STATEFULSET_READY = "kube_statefulset_status_replicas_ready"
 
-# NVML sidecar exporter metrics (DESIGN §5, contract).
+# NVML sidecar exporter metrics: a contract (nvml_exporter/README.md, Metrics).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
 GPU_MEMORY_FREE = "gpu_memory_free_bytes"
 GPU_MEMORY_USED = "gpu_memory_used_bytes"
@@ -94,7 +97,8 @@ DASHBOARD_LABEL_VALUE = "1"
 DASHBOARD_FOLDER_ANNOTATION = "grafana_folder"
 DASHBOARD_FOLDER = "Model serving"
 DASHBOARD_PROVIDER = "obsgen"  # grafana.dashboards provider (--dashboards-via values)
-PART_OF = "obsgen"  # app.kubernetes.io/part-of on every object
+PART_OF = "obsgen"  # app.kubernetes.io/part-of on every plain manifest
+SERVICE_OBJECT_LABEL = "obsgen/service"  # names the service on every object, chart ones too
 ALL_SERVICES_VALUES = "helm/values-observability.yaml"
 
 
@@ -179,12 +183,62 @@ def fleet_dashboard_file() -> str:
     return "dashboards/fleet-overview.json"
 
 
-def dashboard_uid(service: str) -> str:
-    """Stable Grafana uid (≤ 40 chars) derived from the service name."""
+# Grafana keeps one dashboard per uid (at most 40 characters) and its dashboard sidecar one file
+# per name in a folder, so both must tell apart what a repository cannot see: the same service
+# name in two namespaces, or two repositories' fleet overviews in one Grafana. The hash covers
+# the whole identity; the readable part is only a hint and may be cut short.
+UID_MAX = 40
+_UID_PREFIX = "obsgen-"
+_UID_HASH_CHARS = 8
+
+
+def _scoped_uid(kind: str, *identity: str | None) -> str:
+    """``obsgen-<readable>-<8 hex>``: the hash of ``kind`` and every identity part (``None``
+    and ``""`` count as distinct from any name), the readable part their names, cut to fit."""
     import hashlib
 
-    digest = hashlib.sha256(service.encode()).hexdigest()[:8]
-    return f"obsgen-{service[:24]}-{digest}"
+    key = "\x1f".join((kind, *(part or "" for part in identity)))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:_UID_HASH_CHARS]
+    room = UID_MAX - len(_UID_PREFIX) - 1 - _UID_HASH_CHARS
+    readable = re.sub(r"[^a-z0-9-]+", "-", "-".join(part for part in identity if part).lower())
+    readable = readable[:room].strip("-")
+    return f"{_UID_PREFIX}{readable}-{digest}" if readable else f"{_UID_PREFIX}{digest}"
+
+
+def dashboard_uid(service: str, namespace: str | None, cluster: str | None = None) -> str:
+    """Grafana uid of a service's dashboard (≤ 40 characters, deterministic).
+
+    Unique per (cluster, namespace, service): two teams' services both named ``chat`` in
+    namespaces ``team-a`` and ``team-b`` get different uids. ``namespace`` is the one of
+    ``spec.selector`` (``None`` when the selector names none). ``cluster`` is the hook for
+    ``clusterLabel`` (issue 17): pass the cluster's value once specs carry it.
+    """
+    return _scoped_uid("service", service, namespace, cluster)
+
+
+def fleet_dashboard_uid(fleet: str, cluster: str | None = None) -> str:
+    """Grafana uid of a fleet overview (≤ 40 characters, deterministic), unique per ``fleet``
+    name (``render.fleetName`` of obsgen.yaml, see :func:`fleet_name`) and ``cluster``."""
+    return _scoped_uid("fleet", f"fleet-{fleet}", cluster)
+
+
+def fleet_name(configured: str | None, namespaces: Iterable[str | None]) -> str:
+    """The fleet overview's identity: ``configured`` (``render.fleetName``) when set, else the
+    sorted namespaces of its services joined by ``+`` (``all`` when none names one).
+
+    Two repositories rendering into one Grafana differ by their namespaces or by the name
+    each configures; set ``render.fleetName`` to keep the uid when a namespace is added.
+    """
+    if configured:
+        return configured
+    return "+".join(sorted({n for n in namespaces if n})) or "all"
+
+
+def dashboard_sidecar_file(uid: str) -> str:
+    """File name of a dashboard in Grafana's provisioning folder (the ConfigMap data key for
+    the dashboard sidecar, the key under ``grafana.dashboards.<provider>``): ``<uid>.json``,
+    so it is as unique as the uid."""
+    return f"{uid}.json"
 
 
 def owned_by(path: str, service: str) -> bool:

@@ -1,6 +1,7 @@
 """Resolve a validated spec into a :class:`ServicePlan`: presets, defaults and checks applied.
 
-This is the only place presets and defaults apply (DESIGN §2). Everything a builder needs is
+This is the only place presets and defaults apply: builders read plans, never specs or presets,
+so two builders cannot resolve a default differently. Everything a builder needs is
 decided here: metric names, selectors (per-metric overrides merged over ``spec.selector``),
 bucket bounds, burn-rate tiers with their factors, alert thresholds. Cross-field checks that
 pydantic cannot express (a threshold that is not a bucket bound, an impossible tier) raise
@@ -257,7 +258,7 @@ class ServicePlan:
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
         base = (self.grafana_url or "").rstrip("/")
-        return f"{base}/d/{naming.dashboard_uid(self.name)}/{self.name}"
+        return f"{base}/d/{naming.dashboard_uid(self.name, self.namespace)}/{self.name}"
 
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an

@@ -1,7 +1,7 @@
 """PromQL building blocks: escaping, selectors, ``le`` spellings and rate expressions.
 
 Every value that reaches PromQL from a spec goes through :func:`quote` (string literals) or
-:func:`regex_escape` (literal text inside a regex). Expressions follow the rules in DESIGN §6.3:
+:func:`regex_escape` (literal text inside a regex). Expressions follow docs/contracts.md, rule 3:
 rate first, then sum; ``histogram_quantile`` keeps ``le`` in ``sum by (le, …)``; ratios divide
 a summed numerator by a summed denominator.
 """
@@ -89,7 +89,7 @@ def sum_rate_any(
     return f"sum{by(group)} ({rates})"
 
 
-# --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------
+# --- `le` spellings (docs/contracts.md, rule 1) -------------------------------------------
 
 
 @functools.cache
@@ -142,7 +142,7 @@ def le_spellings(value: float) -> tuple[str, ...]:
 
 
 def le_matcher(value: float, version: str) -> Matcher:
-    """The ``le`` matcher for bound ``value`` (DESIGN §6.1).
+    """The ``le`` matcher for bound ``value`` (docs/contracts.md, rule 1).
 
     Args:
         value: bucket upper bound in the metric's unit.

@@ -22,7 +22,7 @@ from generator.builders.dashboard import dashboard_outputs
 from generator.builders.overlay import overlay_outputs
 from generator.builders.rule_tests import rule_tests_outputs
 from generator.builders.rulefile import rule_file
-from generator.builders.runbooks import runbook_outputs
+from generator.builders.runbooks import runbook_file, runbook_outputs
 from generator.errors import Diagnostic, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.receivers import ReceiversConfig, load_receivers
@@ -40,11 +40,14 @@ find_specs = find_spec_files
 
 
 def display_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` when inside it (how errors and headers name a spec)."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    """How errors and headers name a spec: relative to ``root`` (the output repository) when
+    inside it, else relative to the working directory when inside that, else as given."""
+    for base in (root, Path.cwd()):
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
@@ -90,12 +93,12 @@ def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
 
 
 # Each builder turns all plans into {repository path: file content}. Order does not matter:
-# paths are unique per builder.
+# paths are unique per builder. The dashboards (they need the fleet's name) and the install
+# overlays (they embed the dashboards) are run by build_outputs itself.
 OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
     rules_outputs,
     rule_tests_outputs,
     runbook_outputs,
-    dashboard_outputs,
 ]
 
 
@@ -103,21 +106,29 @@ def build_outputs(
     plans: Sequence[ServicePlan],
     dashboards_via: str = "configmaps",
     receivers: ReceiversConfig | None = None,
+    fleet_name: str | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
 ) -> Outputs:
     """Render every output of every plan in memory.
 
     The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
     other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
-    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs.
+    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs;
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces);
+    ``warn`` receives the overlays' size warnings.
     """
     outputs: Outputs = {}
-    for builder in OUTPUT_BUILDERS:
+
+    def dashboards(plans: Sequence[ServicePlan]) -> Outputs:
+        return dashboard_outputs(plans, fleet_name)
+
+    for builder in [*OUTPUT_BUILDERS, dashboards]:
         for path, content in builder(plans).items():
             if path in outputs:
                 raise ValueError(f"two builders produce {path}")
             outputs[path] = content
     for path, content in {
-        **overlay_outputs(plans, outputs, dashboards_via),
+        **overlay_outputs(plans, outputs, dashboards_via, warn),
         **alertmanager.alertmanager_outputs(plans, receivers),
     }.items():
         if path in outputs:
@@ -201,18 +212,41 @@ def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnost
         )
 
 
+def linked_runbooks(plans: Sequence[ServicePlan], outputs: Outputs, root: Path) -> Outputs:
+    """The runbook pages that the rules of ``plans`` link to (``runbook_url``) and that do not
+    exist under ``root`` yet, from ``outputs``.
+
+    Only links into this repository count (no ``metadata.runbookBaseUrl``). A render of some
+    spec files owns no fleet-wide file, but a rule must not link to a page that is missing:
+    a new repository's first ``obsgen render specs/x.yaml`` gets them. A page that exists is the full render's (it lists every service) and is left alone.
+    """
+    linked = {
+        runbook_file(rule["alert"])
+        for plan in plans
+        for group in rule_file(plan)["groups"]
+        for rule in group["rules"]
+        if "alert" in rule and plan.runbook_url(rule["alert"]) == runbook_file(rule["alert"])
+    }
+    return {p: outputs[p] for p in sorted(linked) if p in outputs and not (root / p).exists()}
+
+
 def render(
     root: Path,
     spec_args: Sequence[str],
     run_promtool: bool = True,
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
+    fleet_name: str | None = None,
 ) -> tuple[Outputs, list[str]]:
     """Load, resolve, build and (optionally) check everything with promtool and amtool;
     write nothing.
 
-    ``warn`` receives each spec's warnings (alerts left out, relative links) and the
-    receivers' (teams without receivers) before building.
+    ``root`` is the repository the outputs belong to (``--out``); specs named in
+    ``spec_args`` are paths as given (relative to the working directory), and without any the
+    working directory's ``specs/`` folder is read. ``warn`` receives each spec's warnings
+    (alerts left out, relative links) and the receivers' (teams without receivers) before
+    building, then the install overlays' size warnings. ``fleet_name``: ``render.fleetName``
+    of obsgen.yaml.
 
     Returns:
         ``(outputs, stale)``: rendered files by repository path, and generated files on disk
@@ -224,7 +258,7 @@ def render(
     """
     from generator.writer import stale_outputs
 
-    plans = load_plans(find_specs(spec_args, root), root)
+    plans = load_plans(find_specs(spec_args, Path(".")), root)
     receivers = load_receivers(root)
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     if warn is not None:
@@ -233,13 +267,15 @@ def render(
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)
-    outputs = build_outputs(plans, dashboards_via, receivers)
+    outputs = build_outputs(plans, dashboards_via, receivers, fleet_name, warn)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     if partial:
         names = [plan.name for plan in plans]
+        runbooks = linked_runbooks(plans, outputs, root)
         outputs = {p: c for p, c in outputs.items() if any(naming.owned_by(p, n) for n in names)}
+        outputs.update(runbooks)
     if run_promtool:
         problems = promtool_problems(outputs, root) + amtool_problems(outputs, root)
         if problems:

@@ -160,7 +160,7 @@ def tier_problems(
 ) -> list[TierProblem]:
     """Reasons ``tier`` cannot work (empty when it is fine).
 
-    Checks (DESIGN §6.5, §6.6): threshold > 1 (can never fire), factor < 1 (fires while the
+    Checks (docs/contracts.md, rules 5 and 6): threshold > 1 (can never fire), factor < 1 (fires while the
     budget would last the window), short ≥ long window, windows shorter than 4 × scrape
     interval, long window longer than the SLO window.
     """

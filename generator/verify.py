@@ -5,7 +5,7 @@
 
 * ``target``: ``up`` under the spec's selector exists and is 1 somewhere;
 * ``scrape interval``: the targets' ``scrapeInterval``; every window the rules use (the fixed
-  5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (DESIGN §6.6), and
+  5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (docs/contracts.md, rule 6), and
   ``spec.prometheus.scrapeInterval`` should say the same;
 * ``series``: each request counter, gauge and token counter the plan reads exists under its
   selector; each error matcher's label exists on the request counter. A missing request
@@ -16,9 +16,9 @@
   the plan assumes, lies where latency histograms' medians do (0.5 ms–100 s);
 * ``buckets`` / ``le spelling`` / ``threshold``: the ``le`` values each latency histogram
   really has, whether they are the spec's buckets, how they are spelled (``1`` as Go clients
-  write it, ``1.0`` as client_python and Prometheus 3 store it; DESIGN §6.1), whether the
+  write it, ``1.0`` as client_python and Prometheus 3 store it; docs/contracts.md, rule 1), whether the
   ``le`` matchers the rules use match them under ``prometheus.version``, and whether each SLO /
-  slow-request threshold is one of them (DESIGN §6.2);
+  slow-request threshold is one of them (rule 2);
 * ``pods``: which pods are attributed to the workload (kube-state-metrics owner series, the
   targets' ``pod`` label), whether the two agree — "pods not attributed" when neither finds one;
 * ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read, kept to

@@ -1,4 +1,4 @@
-"""Runbook pages: one per DESIGN §4 alert, linked from every rule, naming real recorded series."""
+"""Runbook pages: one per alert (docs/contracts.md, Alerts), linked from every rule, naming real recorded series."""
 
 from __future__ import annotations
 

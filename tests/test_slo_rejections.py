@@ -1,4 +1,4 @@
-"""Every SLO policy that cannot work is refused with its reason (DESIGN §6.2, §6.5, §6.6)."""
+"""Every SLO policy that cannot work is refused with its reason (docs/contracts.md, rules 2, 5 and 6)."""
 
 from __future__ import annotations
 

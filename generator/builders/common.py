@@ -45,7 +45,7 @@ def alert_rule(
     labels: Mapping[str, str] | None = None,
     **text: Any,
 ) -> Rule:
-    """An alerting rule with the contract labels and annotations (DESIGN §4).
+    """An alerting rule with the contract labels and annotations (docs/contracts.md, Alerts).
 
     Labels: ``service``, ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),

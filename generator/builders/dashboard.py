@@ -80,37 +80,78 @@ def _build(
         editable=False,
         links=[],
     )
-    sources = [p for row in rows for p in row.panels]
-    return to_modern(dashboard, sources, generated_header(source))
+    return to_modern(dashboard, rows, generated_header(source))
+
+
+FLEET_NAME = "fleet-overview"
+# Tag of every fleet overview; a service dashboard links to them by tag, not by uid, so it does
+# not depend on which fleet (repository) it belongs to and renders alone from its own spec.
+FLEET_TAG = "obsgen-fleet"
+
+
+def service_title(plan: ServicePlan) -> str:
+    """``<service> (<namespace>) — model service``: Grafana refuses two dashboards of one title
+    in one folder, and two teams may both name a service ``chat``."""
+    where = f" ({plan.namespace})" if plan.namespace else ""
+    return f"{plan.name}{where} — model service"
+
+
+def fleet_title(fleet: str) -> str:
+    """Title of the fleet overview named ``fleet`` (see :func:`generator.naming.fleet_name`)."""
+    return f"Model services — fleet overview ({fleet})"
+
+
+def _fleet_link() -> dict[str, Any]:
+    return {
+        "asDropdown": False,
+        "icon": "dashboard",
+        "includeVars": False,
+        "keepTime": True,
+        "tags": [FLEET_TAG],
+        "targetBlank": False,
+        "title": "Fleet overview",
+        "tooltip": "",
+        "type": "dashboards",
+    }
 
 
 def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
-    """The dashboard of one service as a Grafana JSON model (schemaVersion 39)."""
+    """The dashboard of one service as a Grafana JSON model (schemaVersion 39), uid
+    :func:`generator.naming.dashboard_uid` (unique per namespace)."""
     out = _build(
-        f"{plan.name} — model service",
-        naming.dashboard_uid(plan.name),
+        service_title(plan),
+        naming.dashboard_uid(plan.name, plan.namespace),
         service_rows(plan),
         variables(plan),
         plan.source,
     )
-    out["links"] = [
-        {
-            "title": "Fleet overview",
-            "type": "link",
-            "url": f"/d/{naming.dashboard_uid(FLEET_NAME)}/{FLEET_NAME}",
-            "icon": "dashboard",
-            "keepTime": True,
-        }
-    ]
+    out["links"] = [_fleet_link()]
     out["tags"] = [*TAGS, plan.team, plan.server]
     return out
 
 
-FLEET_NAME = "fleet-overview"
+def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) -> dict[str, Any]:
+    """The fleet overview of ``plans`` (non-empty): uid and title from
+    :func:`generator.naming.fleet_name` (``render.fleetName`` or the services' namespaces)."""
+    fleet = naming.fleet_name(fleet_name, (p.namespace for p in plans))
+    rows, templates = fleet_dashboard(plans)
+    out = _build(
+        fleet_title(fleet),
+        naming.fleet_dashboard_uid(fleet),
+        rows,
+        templates,
+        "specs/",
+    )
+    out["tags"] = [*TAGS, FLEET_TAG]
+    return out
 
 
-def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
+def dashboard_outputs(
+    plans: Sequence[ServicePlan], fleet_name: str | None = None
+) -> dict[str, str]:
     """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces).
 
     Raises:
         ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
@@ -133,13 +174,5 @@ def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
         for p in sorted(plans, key=lambda p: p.name)
     }
     if plans:
-        rows, templates = fleet_dashboard(plans)
-        fleet = _build(
-            "Model services — fleet overview",
-            naming.dashboard_uid(FLEET_NAME),
-            rows,
-            templates,
-            "specs/",
-        )
-        outputs[naming.fleet_dashboard_file()] = dump_json(fleet)
+        outputs[naming.fleet_dashboard_file()] = dump_json(fleet_overview(plans, fleet_name))
     return outputs

@@ -101,6 +101,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"SLO {s.name}: SLI over {w} (objective {decimal_str(s.objective)}%)",
+                key=f"slo/{s.name}/sli",
                 description=f"Share of {what} over the last {w}, from the recording rule "
                 f"{naming.record(g, naming.SLO_SLI, f'ratio_rate{w}')} (traffic-weighted sums of 5m rates). "
                 f"Green at or above the objective {decimal_str(s.objective)}%.",
@@ -121,6 +122,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"SLO {s.name}: error budget remaining ({w})",
+                key=f"slo/{s.name}/budget",
                 description="Share (0–1) of the error budget left in the SLO window: "
                 f"1 − error ratio / {decimal_str(s.error_budget)}, from "
                 f"{naming.record(g, naming.SLO_BUDGET_REMAINING, 'ratio')}. Below 0 the budget is spent.",
@@ -156,6 +158,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
             panels.append(
                 PanelDef(
                     title=f"SLO {s.name}: burn rate per tier",
+                    key=f"slo/{s.name}/burn-rate",
                     description="Error ratio over each tier's long window divided by the error "
                     f"budget {budget} (1× spends the budget exactly over {w}), from "
                     f"{naming.record(g, naming.SLI_ERROR, 'ratio_rate<window>')}. Threshold lines are the tier "
@@ -178,6 +181,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
     panels.append(
         PanelDef(
             title="Firing alerts",
+            key="firing-alerts",
             description=f"Alerts of service {plan.name} firing now, from the ALERTS series "
             "Prometheus writes for every active alert.",
             kind="table",
@@ -228,6 +232,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
     panels = [
         PanelDef(
             title="Requests/s by outcome",
+            key="requests",
             description=f"Finished requests per second, ok and failed, from "
             f"{naming.record(g, naming.REQUESTS, 'rate5m')} and {naming.record(g, naming.REQUEST_ERRORS, 'rate5m')}"
             + (
@@ -245,6 +250,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
     panels.append(
         PanelDef(
             title="Error ratio",
+            key="error-ratio",
             description="Failed / all requests over 5m, from "
             f"{naming.record(g, naming.REQUEST_ERRORS, 'ratio_rate5m')} — the series "
             f"{naming.ALERT_ERROR_RATIO} compares with its threshold (line).",
@@ -268,6 +274,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
     panels.append(
         PanelDef(
             title="Scrape targets up",
+            key="targets-up",
             description=f"Scrape targets of the service that are up (the up series for "
             f"{', '.join(m.render() for m in plan.matchers)}), and the replicas of "
             f"{plan.workload_kind}/{plan.deployment_name} kube-state-metrics reports available "
@@ -340,6 +347,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"{name} latency p50 / p90 / p99",
+                key=f"latency/{h.indicator}/quantiles",
                 description=f'Quantiles of {h.metric} over 5m in seconds, from {record}{{indicator="{h.indicator}"}}. '
                 + (
                     "Lines: " + "; ".join(notes) + "."
@@ -358,6 +366,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"{name} latency distribution",
+                key=f"latency/{h.indicator}/heatmap",
                 description=f"Requests per second in each latency bucket of {h.metric}"
                 + ("" if h.native else "_bucket")
                 + ", rate over $__rate_interval (buckets are cumulative counters: rate first, then sum by le).",
@@ -374,6 +383,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"Requests slower than {decimal_str(slow.params['threshold_seconds'])}s ({h.indicator})",
+                key=f"latency/{h.indicator}/slow-ratio",
                 description=f"Share of requests slower than {decimal_str(slow.params['threshold_seconds'])}s over 5m, "
                 f"from {record} (1 − bucket rate / count rate of {h.metric}); "
                 f"{naming.ALERT_SLOW_REQUESTS} fires above the line.",
@@ -413,6 +423,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Tokens/s",
+                key="tokens",
                 description="Tokens processed per second, rate over $__rate_interval of "
                 + " and ".join(c.name for _, c in tokens)
                 + ".",
@@ -444,6 +455,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Running vs waiting requests",
+                key="running-waiting",
                 description="Requests being served and requests queued, summed over pods, from "
                 f"{naming.record(g, naming.RUNNING_REQUESTS, 'sum')} / {naming.record(g, naming.QUEUE_DEPTH, 'sum')} "
                 f"(gauges {' and '.join(names)}).",
@@ -460,6 +472,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="KV-cache usage per pod",
+                key="kv-cache",
                 description=f"Share (0–1) of the KV cache in use per pod, from {record} "
                 f"(gauge {plan.kv_cache_usage.name}); {naming.ALERT_KV_CACHE} fires above the line.",
                 kind="timeseries",
@@ -477,6 +490,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Queue depth",
+                key="queue-depth",
                 description=f"Queued requests summed over pods, from {record} "
                 f"(gauge {plan.queue_depth.name}); {naming.ALERT_QUEUE_DEPTH} fires above the line.",
                 kind="timeseries",
@@ -532,6 +546,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
         (
             PanelDef(
                 title="Working set vs limit per pod",
+                key="working-set",
                 description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
                 f"killer compares) against the memory limit ({source}).",
                 kind="timeseries",
@@ -543,6 +558,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="Memory headroom per pod",
+                key="memory-headroom",
                 description=f"1 − working set / limit per pod ({labels}); "
                 f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
                 kind="timeseries",
@@ -555,6 +571,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="Restarts and OOM kills",
+                key="restarts",
                 description=f"Container restarts per pod (increase of {naming.KSM_RESTARTS} over "
                 f"$__rate_interval) and whether the last termination was OOMKilled "
                 f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
@@ -574,6 +591,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="CPU per pod",
+                key="cpu",
                 description=f"CPU cores used per pod (rate of {naming.CADVISOR_CPU}) and the share "
                 f"of CFS periods in which the container was throttled ({naming.CADVISOR_CFS_THROTTLED} / "
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
@@ -613,7 +631,7 @@ GPU_LEGEND = "{{pod}} GPU {{gpu}}"
 
 
 def gpu_row(plan: ServicePlan) -> RowDef:
-    """NVML sidecar exporter panels (DESIGN §5 names); empty unless ``gpu.exporter`` is set."""
+    """NVML sidecar exporter panels (metric names: nvml_exporter/README.md); empty unless ``gpu.exporter`` is set."""
     if not plan.gpu_exporter:
         return RowDef("GPU", ())
 
@@ -629,6 +647,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     panels = (
         PanelDef(
             title="GPU utilisation",
+            key="gpu/utilisation",
             description=f"Share (0–1) of time a kernel ran on each GPU ({naming.GPU_UTILIZATION}).",
             kind="timeseries",
             queries=(Query(gauge(naming.GPU_UTILIZATION), GPU_LEGEND),),
@@ -639,6 +658,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU memory used vs total",
+            key="gpu/memory",
             description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
             kind="timeseries",
             queries=(
@@ -651,6 +671,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU memory headroom",
+            key="gpu/memory-headroom",
             description=f"Free / total device memory ({naming.GPU_MEMORY_FREE} / {naming.GPU_MEMORY_TOTAL}), "
             f"per MIG instance on GPUs with MIG instances ({naming.GPU_MIG_MEMORY_FREE} / "
             f"{naming.GPU_MIG_MEMORY_TOTAL}), as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; "
@@ -673,6 +694,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU temperature",
+            key="gpu/temperature",
             description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
             f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
             kind="timeseries",
@@ -683,6 +705,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU power vs limit",
+            key="gpu/power",
             description=f"Power draw ({naming.GPU_POWER_USAGE}) against the enforced limit "
             f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
             kind="timeseries",
@@ -696,6 +719,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU SM clock",
+            key="gpu/sm-clock",
             description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
             "load with a throttle reason active means the GPU is slowing down.",
             kind="timeseries",
@@ -706,6 +730,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU throttle reasons active",
+            key="gpu/throttle",
             description=f"Clock event (throttle) reasons currently active per GPU "
             f"({naming.GPU_CLOCK_EVENT_ACTIVE}{{reason}} = 1); idle and application-clock reasons are normal.",
             kind="timeseries",
@@ -721,6 +746,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU Xid errors",
+            key="gpu/xid",
             description=f"Xid errors reported by the driver per GPU and code (increase of "
             f"{naming.GPU_XID_ERRORS} over $__rate_interval); any is worth a look, 48/79/94/95 mean the GPU needs attention.",
             kind="timeseries",
@@ -737,6 +763,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU exporter NVML up",
+            key="gpu/exporter-up",
             description=f"1 when the sidecar reads NVML ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
             kind="stat",
             queries=(
@@ -751,6 +778,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPUs up",
+            key="gpu/device-up",
             description=f"1 per GPU that answers NVML, 0 for a GPU NVML reports lost "
             f"({naming.GPU_DEVICE_UP}); {naming.ALERT_GPU_LOST} fires on a 0.",
             kind="stat",

@@ -45,7 +45,7 @@ def _either(terms: Sequence[str]) -> str:
 def _uid_query(plans: Sequence[ServicePlan]) -> str:
     return _either(
         [
-            f'label_replace({_tag("vector(1)", p)}, "dashboard_uid", {quote(naming.dashboard_uid(p.name))}, "dashboard_uid", "")'
+            f'label_replace({_tag("vector(1)", p)}, "dashboard_uid", {quote(naming.dashboard_uid(p.name, p.namespace))}, "dashboard_uid", "")'
             for p in plans
         ]
     )
@@ -146,6 +146,7 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     )
     return PanelDef(
         title="Model services",
+        key="services",
         description="One row per service, from each service's recording rules: worst SLI over its "
         f"SLO window ({naming.SLO_SLI}), worst error budget left ({naming.SLO_BUDGET_REMAINING}), "
         f"p99 of the end-to-end (else first) latency indicator ({naming.LATENCY}), error ratio "

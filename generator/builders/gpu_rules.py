@@ -1,10 +1,9 @@
-"""GPU alerts over the NVML sidecar exporter's metrics (DESIGN §5 names).
+"""GPU alerts over the NVML sidecar exporter's metrics (names: nvml_exporter/README.md, Metrics).
 
 Series are selected by ``plan.gpu_matchers``: the sidecar's container and the ``job`` label
-that obsgen's own GPU PodMonitor sets, so no pod-name pattern is involved. Names and labels
-follow ``nvml_exporter/metrics.py``: device series carry ``uuid`` and ``gpu``; MIG instance
-series add ``mig_uuid`` and ``gpu_instance_id``; a lost GPU keeps only ``gpu_info``,
-``gpu_device_up`` (0) and its Xid series.
+that obsgen's own GPU PodMonitor sets, so no pod-name pattern is involved. Device series carry
+``uuid`` and ``gpu``; MIG instance series add ``mig_uuid`` and ``gpu_instance_id``; a lost GPU
+keeps only ``gpu_info``, ``gpu_device_up`` (0) and its Xid series.
 """
 
 from __future__ import annotations

@@ -18,20 +18,34 @@ chart likewise copies ``grafana.dashboards.<provider>.<name>.json`` verbatim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from generator import naming
-from generator.builders import kube
+from generator.builders import install_limits, kube
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
 from generator.yamlio import dump_yaml, generated_header
 
 DASHBOARDS_VIA = ("configmaps", "values")
-# A ConfigMap (the whole object) must stay under 1 MiB; leave room for its metadata.
-MAX_DASHBOARD_BYTES = 1_000_000
+# Labels kube-prometheus-stack puts on every object it renders ("kube-prometheus-stack.labels"
+# in templates/_helpers.tpl, plus `app`); an overlay entry repeating one would write the key
+# twice into one mapping, which Flux and `kustomize --enable-helm` reject.
+CHART_LABELS = frozenset(
+    {
+        "app",
+        "app.kubernetes.io/managed-by",
+        "app.kubernetes.io/instance",
+        "app.kubernetes.io/version",
+        "app.kubernetes.io/part-of",
+        "chart",
+        "release",
+        "heritage",
+    }
+)
 # Keys of a kube-prometheus-stack `prometheus.additionalPodMonitors` entry its template reads
 # (templates/prometheus/podmonitors.yaml); anything else would be dropped silently.
 CHART_POD_MONITOR_KEYS = frozenset(
@@ -57,23 +71,50 @@ class Dashboard:
     Attributes:
         stem: file stem of ``dashboards/<stem>.json`` (a service name, or e.g. fleet-overview).
         json_text: the file's text, unchanged.
-        namespace: where its ConfigMap goes (the service namespace; None: kubectl's current).
+        namespace: where its ConfigMap goes (the service namespace; None: kubectl's current,
+            for the fleet overview the Grafana namespace).
+        uid: the dashboard's Grafana uid, read from ``json_text``.
     """
 
     stem: str
     json_text: str
     namespace: str | None
+    uid: str
 
     @property
     def key(self) -> str:
-        """Name of the dashboard in Grafana's provisioning folder (``obsgen-<stem>``)."""
-        return f"obsgen-{self.stem}"
+        """Name of the dashboard in Grafana's provisioning folder, without ``.json``: its uid,
+        so two repositories' dashboards (two ``chat`` services, two fleet overviews) never
+        overwrite each other's file."""
+        return self.uid
+
+    @property
+    def configmap_name(self) -> str:
+        """``obsgen-dashboard-<service>`` in the service's namespace; a dashboard of no
+        namespace (the fleet overview) is named after its uid, unique in the namespace it
+        shares with other repositories' dashboards."""
+        if self.namespace:
+            return f"obsgen-dashboard-{self.stem}"
+        return f"obsgen-dashboard-{self.uid.removeprefix('obsgen-')}"
 
     def configmap(self) -> Obj:
         """The sidecar ConfigMap holding this dashboard."""
         return kube.dashboard_configmap(
-            f"obsgen-dashboard-{self.stem}", f"{self.key}.json", self.json_text, self.namespace
+            self.configmap_name,
+            naming.dashboard_sidecar_file(self.uid),
+            self.json_text,
+            self.namespace,
         )
+
+
+def _uid(path: str, text: str) -> str:
+    try:
+        uid = json.loads(text).get("uid")
+    except (ValueError, AttributeError):
+        uid = None
+    if not isinstance(uid, str) or not uid:
+        raise ValueError(f"{path} has no dashboard uid")
+    return uid
 
 
 def find_dashboards(
@@ -82,61 +123,56 @@ def find_dashboards(
     """Dashboards among ``outputs``: ``({service: dashboard}, [dashboards of no one service])``.
 
     Raises:
-        ObsgenError: a dashboard too large for a ConfigMap.
+        ValueError: a dashboard without a uid (a builder bug).
     """
     by_name = {p.name: p for p in plans}
     per_service: dict[str, Dashboard] = {}
     shared: list[Dashboard] = []
-    problems = []
     for path in sorted(outputs):
         folder, _, file = path.partition("/")
         if folder != "dashboards" or "/" in file or not file.endswith(".json"):
             continue
         stem = file.removesuffix(".json")
         text = outputs[path]
-        if len(text.encode("utf-8")) > MAX_DASHBOARD_BYTES:
-            problems.append(
-                Diagnostic(
-                    path,
-                    "",
-                    f"{len(text.encode('utf-8'))} bytes is over the {MAX_DASHBOARD_BYTES}-byte "
-                    "limit of a ConfigMap; split the dashboard",
-                )
-            )
-            continue
         plan = by_name.get(stem)
         if plan is None:
-            shared.append(Dashboard(stem, text, None))
+            shared.append(Dashboard(stem, text, None, _uid(path, text)))
         else:
-            per_service[stem] = Dashboard(stem, text, plan.namespace)
-    if problems:
-        raise ObsgenError(problems, exit_code=1)
+            per_service[stem] = Dashboard(stem, text, plan.namespace, _uid(path, text))
     return per_service, shared
 
 
 def rules_entry(plan: ServicePlan) -> Obj:
-    """``additionalPrometheusRulesMap.<obsgen-service>``: labels and the rule file's groups."""
-    return {"additionalLabels": kube.common_labels(plan), "groups": rule_groups(plan)}
+    """``additionalPrometheusRulesMap.<obsgen-service>``: the service label (no label the chart
+    sets itself, :data:`CHART_LABELS`) and the rule file's groups."""
+    return {"additionalLabels": kube.service_labels(plan), "groups": rule_groups(plan)}
 
 
 def pod_monitor_entry(monitor: Obj) -> Obj:
     """A ``prometheus.additionalPodMonitors`` entry from a PodMonitor object.
 
-    The chart puts the entry in its own namespace and adds its ``release`` label itself, so
-    both are left out; the spec keys are copied unchanged.
+    The chart puts the entry in its own namespace and sets :data:`CHART_LABELS` itself, so
+    those are left out; the spec keys are copied unchanged.
     """
-    labels = {k: v for k, v in monitor["metadata"]["labels"].items() if k != "release"}
+    labels = {
+        k: v
+        for k, v in monitor["metadata"]["labels"].items()
+        if k not in CHART_LABELS and not k.startswith("app.kubernetes.io/")
+    }
     return {"name": monitor["metadata"]["name"], "additionalLabels": labels, **monitor["spec"]}
 
 
 def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
     """``grafana:`` values installing ``dashboards``.
 
-    ``configmaps``: configure the chart's dashboard sidecar to load labelled ConfigMaps from
-    every namespace into the folder their annotation names (the ConfigMaps are in
-    ``manifests/``). ``values``: the dashboards themselves under ``grafana.dashboards`` with a
-    file provider of their own (``obsgen-dashboardproviders.yaml``, so a provider list the
-    user already has is not replaced).
+    ``configmaps``: let the chart's dashboard sidecar file the ConfigMaps (in ``manifests/``)
+    into the folder their annotation names. Only the two settings kube-prometheus-stack leaves
+    unset are written: the sidecar's ``enabled``, ``label``, ``labelValue`` and
+    ``searchNamespace`` are the chart's defaults (``grafana_dashboard: "1"``, all namespaces)
+    or the user's narrower choice, and the overlay, given as the last ``-f``, must not undo
+    that. ``values``: the dashboards themselves under ``grafana.dashboards`` with a file
+    provider of their own (``obsgen-dashboardproviders.yaml``, so a provider list the user
+    already has is not replaced).
     """
     if not dashboards:
         return {}
@@ -144,10 +180,6 @@ def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
         return {
             "sidecar": {
                 "dashboards": {
-                    "enabled": True,
-                    "label": naming.DASHBOARD_LABEL,
-                    "labelValue": naming.DASHBOARD_LABEL_VALUE,
-                    "searchNamespace": "ALL",
                     "folderAnnotation": naming.DASHBOARD_FOLDER_ANNOTATION,
                     "provider": {"foldersFromFilesStructure": True},
                 }
@@ -219,8 +251,103 @@ def _check_names(plans: Sequence[ServicePlan]) -> None:
         )
 
 
+KUBECTL_USAGE = "Use: kubectl apply{namespace} -f {file}"
+KUBECTL_LARGE_USAGE = (
+    "Use: kubectl apply --server-side{namespace} -f {file}  (too large for client-side "
+    "kubectl apply: see docs/install.md, Sizes)"
+)
+
+
+def _manifest(
+    path: str, obj: Obj, sources: Sequence[str], warn: Callable[[Diagnostic], None]
+) -> tuple[str, list[Diagnostic]]:
+    """A plain manifest file for ``obj``, checked against the API server's limits.
+
+    Returns the file text and the errors found (a ConfigMap over 1 MiB); an object that only
+    client-side ``kubectl apply`` cannot take is a warning, and its header names the command
+    that works.
+    """
+    problems = []
+    usage = KUBECTL_USAGE
+    if obj["kind"] == "ConfigMap":
+        size = install_limits.configmap_data_bytes(obj)
+        if size > install_limits.CONFIGMAP_DATA_LIMIT:
+            problems.append(
+                Diagnostic(
+                    path,
+                    "data",
+                    f"{size:,} bytes of dashboard JSON; a ConfigMap holds at most "
+                    f"{install_limits.CONFIGMAP_DATA_LIMIT:,}: split the dashboard (fewer "
+                    "SLOs or groupBy labels per service)",
+                )
+            )
+    applied = install_limits.client_side_apply_bytes(obj)
+    if applied > install_limits.ANNOTATIONS_LIMIT:
+        usage = KUBECTL_LARGE_USAGE
+        warn(
+            Diagnostic(
+                path,
+                "",
+                f"client-side `kubectl apply` would store {applied:,} bytes of annotations "
+                f"(limit {install_limits.ANNOTATIONS_LIMIT:,}) and be rejected; use "
+                f"`kubectl apply --server-side -f {path}` (or `kubectl create` / `kubectl "
+                "replace`)",
+                Level.WARNING,
+            )
+        )
+    # A dashboard of no service (the fleet overview) goes where Grafana's sidecar looks.
+    default = "<grafana namespace>" if obj["kind"] == "ConfigMap" else "<namespace>"
+    namespace = "" if obj["metadata"].get("namespace") else f" -n {default}"
+    header = (
+        f"{generated_header(', '.join(sources))}\n{usage.format(file=path, namespace=namespace)}"
+    )
+    return dump_yaml(obj, header=header), problems
+
+
+def _check_values(
+    path: str,
+    values: Obj,
+    dashboards: Sequence[Dashboard],
+    via: str,
+    warn: Callable[[Diagnostic], None],
+) -> list[Diagnostic]:
+    """Errors and warnings for one kube-prometheus-stack values file: the Grafana chart's
+    dashboards ConfigMap (``values``: all dashboards of the provider in one) and the overlay's
+    share of the Helm release Secret."""
+    problems = []
+    if via == "values" and dashboards:
+        size = sum(len(d.json_text.rstrip("\n").encode("utf-8")) for d in dashboards)
+        if size > install_limits.CONFIGMAP_DATA_LIMIT:
+            problems.append(
+                Diagnostic(
+                    path,
+                    f"grafana.dashboards.{naming.DASHBOARD_PROVIDER}",
+                    f"{size:,} bytes of dashboards; the Grafana chart puts them in one "
+                    f"ConfigMap, which holds at most {install_limits.CONFIGMAP_DATA_LIMIT:,}: "
+                    "render with dashboardsVia: configmaps (one ConfigMap per dashboard)",
+                )
+            )
+    share = install_limits.helm_release_share(values)
+    if share > install_limits.HELM_OVERLAY_BUDGET:
+        warn(
+            Diagnostic(
+                path,
+                "",
+                f"adds about {share:,} bytes to every Helm release Secret (limit "
+                f"{install_limits.HELM_RELEASE_LIMIT:,} for chart, values and manifest "
+                f"together; obsgen's budget {install_limits.HELM_OVERLAY_BUDGET:,}); install "
+                "the rules and dashboards from manifests/ instead (docs/install.md, Sizes)",
+                Level.WARNING,
+            )
+        )
+    return problems
+
+
 def overlay_outputs(
-    plans: Sequence[ServicePlan], outputs: Mapping[str, str], dashboards_via: str = "configmaps"
+    plans: Sequence[ServicePlan],
+    outputs: Mapping[str, str],
+    dashboards_via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
 ) -> dict[str, str]:
     """Every ``helm/`` and ``manifests/`` file for ``plans``, given the other builders' outputs.
 
@@ -228,25 +355,45 @@ def overlay_outputs(
         plans: all services, sorted by name.
         outputs: the files already rendered (dashboards are taken from here when present).
         dashboards_via: ``configmaps`` (default) or ``values``; see :func:`grafana_values`.
+        warn: receives size warnings (:mod:`generator.builders.install_limits`): an object
+            only server-side apply can take, an overlay large for a Helm release Secret.
 
     Raises:
         ValueError: an unknown ``dashboards_via``.
-        ObsgenError: a service named like the all-services file, or an oversized dashboard.
+        ObsgenError: a service named like the all-services file (exit 2), or a dashboard
+            too large for the ConfigMap that would carry it (exit 1).
     """
     if dashboards_via not in DASHBOARDS_VIA:
         raise ValueError(f"dashboards_via must be one of {DASHBOARDS_VIA}, got {dashboards_via!r}")
     if not plans:
         return {}
     _check_names(plans)
+
+    def ignore(_: Diagnostic) -> None:
+        return None
+
+    warn = warn or ignore
     per_service, shared = find_dashboards(plans, outputs)
     files: dict[str, str] = {}
+    problems: list[Diagnostic] = []
+
+    def values_file(
+        path: str, values: Obj, dashboards: Sequence[Dashboard], sources: list[str]
+    ) -> None:
+        problems.extend(_check_values(path, values, dashboards, dashboards_via, warn))
+        files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
+
+    def manifest(path: str, obj: Obj, sources: Sequence[str]) -> None:
+        files[path], found = _manifest(path, obj, sources, warn)
+        problems.extend(found)
+
     for plan in plans:
         own = [per_service[plan.name]] if plan.name in per_service else []
-        header = generated_header(plan.source)
-        path = naming.values_file(plan.name)
-        files[path] = dump_yaml(
+        values_file(
+            naming.values_file(plan.name),
             kps_values([plan], own, dashboards_via),
-            header=_header([plan.source], KPS_USAGE.format(file=path)),
+            own,
+            [plan.source],
         )
         if plan.gpu_exporter:
             path = naming.sidecar_values_file(plan.name)
@@ -254,27 +401,28 @@ def overlay_outputs(
                 kube.sidecar_values(plan),
                 header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
             )
-        files[naming.manifest_file(plan.name, "prometheusrule")] = dump_yaml(
-            kube.prometheus_rule(plan), header=header
+        manifest(
+            naming.manifest_file(plan.name, "prometheusrule"),
+            kube.prometheus_rule(plan),
+            [plan.source],
         )
         for monitor in kube.pod_monitors(plan):
             part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
-            files[naming.manifest_file(plan.name, f"podmonitor-{part}")] = dump_yaml(
-                monitor, header=header
-            )
+            manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor, [plan.source])
         for dashboard in own:
-            files[naming.manifest_file(plan.name, "dashboard")] = dump_yaml(
-                dashboard.configmap(), header=header
+            manifest(
+                naming.manifest_file(plan.name, "dashboard"), dashboard.configmap(), [plan.source]
             )
     sources = sorted(p.source for p in plans)
     for dashboard in shared:
-        files[f"manifests/{dashboard.stem}.yaml"] = dump_yaml(
-            dashboard.configmap(), header=generated_header(", ".join(sources))
-        )
-    path = naming.ALL_SERVICES_VALUES
+        manifest(f"manifests/{dashboard.stem}.yaml", dashboard.configmap(), sources)
     everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
-    files[path] = dump_yaml(
+    values_file(
+        naming.ALL_SERVICES_VALUES,
         kps_values(plans, everything, dashboards_via),
-        header=_header(sources, KPS_USAGE.format(file=path)),
+        everything,
+        sources,
     )
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
     return dict(sorted(files.items()))

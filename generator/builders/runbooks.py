@@ -1,4 +1,4 @@
-"""Runbook pages: one ``docs/runbooks/<Alert>.md`` per alert of DESIGN §4, from jinja2 templates.
+"""Runbook pages: one ``docs/runbooks/<Alert>.md`` per alert, from jinja2 templates.
 
 One page per alert, not per service: ``runbook_url`` of every service points at the same page
 (or under ``metadata.runbookBaseUrl``). Each page lists the services that render the alert, and
@@ -21,7 +21,7 @@ from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
 from generator.text import render
 
-# DESIGN §4, in its order: alert name → spec key of the alert family in ServicePlan.alerts
+# Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
 # (None: rendered per SLO, not per alert family).
 ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
@@ -172,7 +172,7 @@ def runbook(
     None) fill its "Where it goes" section.
 
     Raises:
-        KeyError: ``alert`` is not an alert of DESIGN §4.
+        KeyError: ``alert`` is not an alert obsgen renders (:data:`ALERTS`).
         jinja2.TemplateNotFound / UndefinedError: a template is missing or uses an unknown name.
     """
     key = ALERTS[alert]
@@ -192,6 +192,6 @@ def runbook(
 
 
 def runbook_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``docs/runbooks/<Alert>.md`` for every alert of DESIGN §4 (all of them, always)."""
+    """``docs/runbooks/<Alert>.md`` for every alert in :data:`ALERTS` (all of them, always)."""
     routes = alert_routes(plans)
     return {runbook_file(alert): runbook(alert, plans, routes) for alert in ALERTS}

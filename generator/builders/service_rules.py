@@ -1,6 +1,6 @@
 """Recording rules and alerts for traffic, errors, latency and saturation of one service.
 
-Every expression follows DESIGN §6.3: ``rate`` first, then ``sum by (…)``; quantiles from
+Every expression follows docs/contracts.md, rule 3: ``rate`` first, then ``sum by (…)``; quantiles from
 ``sum by (le, …)`` of bucket rates; ratios divide a summed numerator by a summed denominator,
 guarded so that zero traffic records nothing or 0 — never NaN — and fires nothing.
 """

@@ -2,7 +2,7 @@
 
 Background: a classic histogram is a set of cumulative ``*_bucket`` counters, one per upper
 bound ``le``. ``histogram_quantile`` needs the per-``le`` rates (``sum by (le, …) (rate(…))``);
-Prometheus 3 stores bounds as Go floats (``le="1.0"``, DESIGN.md §6.1).
+Prometheus 3 stores bounds as Go floats (``le="1.0"``, docs/contracts.md, rule 1).
 """
 
 from __future__ import annotations
