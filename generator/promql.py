@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -87,6 +87,21 @@ def sum_rate_any(
     found = tuple(matchers)
     rates = " or ".join(f"rate({selector(name, found)}[{window}])" for name in names)
     return f"sum{by(group)} ({rates})"
+
+
+def sum_increments(at: Callable[[str], str], interval: str, group: Iterable[str]) -> str:
+    """Events each counter series gained over the last ``interval``, exactly, then summed.
+
+    ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
+    now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
+    series: ``now − then`` while the counter did not drop; ``now`` when it did (a reset:
+    counting restarted from 0); nothing for a series that did not exist ``interval`` ago (as
+    ``rate`` ignores a series' first sample). Unlike ``increase(x[interval])`` nothing is
+    extrapolated, so increments recorded every ``interval`` add up exactly (they telescope)
+    over any window that holds a whole number of them.
+    """
+    now, then = at(""), at(f" offset {interval}")
+    return f"sum{by(group)} (({now} - {then}) >= 0 or ({now} and {then}))"
 
 
 # --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------
