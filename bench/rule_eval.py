@@ -14,14 +14,16 @@ What it does, per case (``--pods N``):
    of the usual shape: every window's error ratio from raw counters
    (``sum(rate(bad[w])) / sum(rate(total[w]))`` for 5m … 3d) and the 30-day SLI as the time
    average of the recorded 5m ratio (``sum_over_time / count_over_time``).
-4. Both rule sets have recorded 5m series that longer windows read (obsgen: 5m good/total event
-   rates; usual: the 5m error ratio). Live rules only write them from now on, so both are
-   backfilled over the whole history with ``promtool tsdb create-blocks-from rules`` against
-   a first Prometheus run over the raw blocks. The 3d and 30d windows then read 3 days of data
-   in both rule sets.
+4. Both rule sets have recorded series that longer windows read (obsgen: the good and total
+   events of each 30 s evaluation, ``increase30s``: the bench spec's ``evaluationInterval``
+   equals the history's step; usual: the 5m error ratio). Live rules only write them from now
+   on, so both are backfilled over the whole history at 30 s with ``promtool tsdb
+   create-blocks-from rules`` against a first Prometheus run over the raw blocks. The 3d and
+   30d windows then read 3 days of data in both rule sets.
 5. Restarts Prometheus on raw + backfilled blocks, waits for its startup compaction of the
    overlapping blocks to finish, then loads both rule files at once (evaluation interval
-   ``--interval``) and reads ``prometheus_rule_group_last_duration_seconds`` from its
+   ``--interval`` for every group: obsgen's SLO groups lose their own 30 s ``interval`` so that
+   the timings gather quickly; an evaluation costs the same however often it runs) and reads ``prometheus_rule_group_last_duration_seconds`` from its
    ``/metrics`` after every evaluation until each group has ``--samples`` evaluations (the
    first one, cold, is dropped).
 6. Compares the firing ``ErrorBudgetBurn`` tiers of both rule sets with the expected ones, and
@@ -58,6 +60,7 @@ from _common import Prometheus, command_line, machine, markdown_table
 
 from generator import naming
 from generator.builders.rulefile import rule_file
+from generator.builders.slo_rules import events_records
 from generator.plan import ServicePlan, resolve
 from generator.spec import load_spec
 from generator.units import decimal_str, format_duration_ms
@@ -83,7 +86,7 @@ metadata: {{name: {JOB}, team: bench}}
 spec:
   server: openai-http
   selector: {{namespace: {NAMESPACE}, job: {JOB}}}
-  prometheus: {{version: "2", scrapeInterval: 30s}}
+  prometheus: {{version: "2", scrapeInterval: 30s, evaluationInterval: 30s}}
   metrics:
     requestDuration:
       name: {HISTOGRAM}
@@ -280,12 +283,8 @@ def usual_rules(plan: ServicePlan) -> dict[str, Any]:
 def backfill_rules(
     plan: ServicePlan, obsgen: dict[str, Any], usual: dict[str, Any]
 ) -> dict[str, Any]:
-    """The recorded 5m series that longer windows read, from both rule sets, for backfilling."""
-    base = {
-        naming.record(plan.group_by, naming.SLI_GOOD, "rate5m"),
-        naming.record(plan.group_by, naming.SLI_TOTAL, "rate5m"),
-        f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m",
-    }
+    """The recorded series that longer windows read, from both rule sets, for backfilling."""
+    base = {*events_records(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
     groups = []
     for doc in (obsgen, usual):
         for g in doc["groups"]:
@@ -432,7 +431,11 @@ def run_case(pods: int, days: float, samples: int, interval_s: int, keep: bool) 
         usual = usual_rules(plan)
         obsgen_path, usual_path = work / "obsgen.rules.yaml", work / "usual.rules.yaml"
         backfill_path = work / "backfill.rules.yaml"
-        obsgen_path.write_text(yaml.safe_dump(obsgen, sort_keys=False), encoding="utf-8")
+        # Every group at the bench's --interval (see step 5).
+        live = {
+            "groups": [{k: v for k, v in g.items() if k != "interval"} for g in obsgen["groups"]]
+        }
+        obsgen_path.write_text(yaml.safe_dump(live, sort_keys=False), encoding="utf-8")
         usual_path.write_text(yaml.safe_dump(usual, sort_keys=False), encoding="utf-8")
         backfill_path.write_text(
             yaml.safe_dump(backfill_rules(plan, obsgen, usual), sort_keys=False), encoding="utf-8"
