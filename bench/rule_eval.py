@@ -286,12 +286,23 @@ def usual_rules(plan: ServicePlan) -> dict[str, Any]:
 def backfill_rules(
     plan: ServicePlan, obsgen: dict[str, Any], usual: dict[str, Any]
 ) -> dict[str, Any]:
-    """The recorded series that longer windows read, from both rule sets, for backfilling."""
+    """The recorded series that longer windows read, from both rule sets, for backfilling.
+
+    ``promtool tsdb create-blocks-from rules`` cannot read a series another rule of the same
+    run records, so a picked rule that reads one (obsgen's availability good events read the
+    total just recorded) gets that rule's expression inline instead: the same values.
+    """
     base = {*events_records(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
     groups = []
     for doc in (obsgen, usual):
         for g in doc["groups"]:
-            picked = [r for r in g["rules"] if r.get("record") in base]
+            picked = [dict(r) for r in g["rules"] if r.get("record") in base]
+            for rule in picked:
+                for other in picked:
+                    if other is not rule:
+                        selector = re.escape(other["record"]) + r"\{[^}]*\}"
+                        inline = "(" + other["expr"] + ")"
+                        rule["expr"] = re.sub(selector, lambda _m, x=inline: x, rule["expr"])
             if picked:
                 groups.append({"name": f"backfill.{g['name']}", "rules": picked})
     return {"groups": groups}

@@ -583,8 +583,9 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
         for at in (restart, onset)
     ]
     name = (
-        "a pod restart, then every request bad: the restarted counters' first scrape counts, "
-        f"so the tiers one minute of outage fires do at {format_duration_ms(onset)}"
+        "a pod restart, then every request bad: the restarted counters' first scrape counts "
+        f"(at {format_duration_ms(onset)} the tiers a minute of outage trips fire, at "
+        f"{format_duration_ms(restart)} none)"
     )
     return _group(name, series, tests)
 

@@ -44,12 +44,16 @@ def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
 def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
     """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
     flow without errors."""
+    return f"{failures_sum(plan, summed)} or 0 * {requests_sum(plan, summed)}"
+
+
+def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """Failed requests as :func:`requests_sum` counts them; absent while no failure has been
+    counted (the failure series is created on the first one)."""
     req = plan.requests
     if req.failure_name is not None:
-        failed = summed(selector(req.failure_name, req.matchers))
-    else:
-        failed = summed(selector(req.name, (*req.matchers, *req.error_matchers)))
-    return f"{failed} or 0 * {requests_sum(plan, summed)}"
+        return summed(selector(req.failure_name, req.matchers))
+    return summed(selector(req.name, (*req.matchers, *req.error_matchers)))
 
 
 def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import Group, Rule, alert_rule, group, record_rule, recorded
-from generator.builders.service_rules import errors_sum, requests_sum
+from generator.builders.service_rules import failures_sum, requests_sum
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
 from generator.units import decimal_str, format_duration_ms
@@ -59,16 +59,19 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
 
 
 def good_events(plan: ServicePlan, s: SLOPlan) -> str:
-    """Good events since the previous evaluation: requests not failing, or no slower than
-    the threshold."""
+    """Good events since the previous evaluation: requests no slower than the threshold, or
+    requests not failing — the total just recorded in the same evaluation minus the failures
+    (the total itself while no failure was ever counted), so the request counters are read
+    once per evaluation, not three times."""
     if s.histogram is not None and s.threshold_bound is not None:
         h = s.histogram
         if h.native:
             return _native(plan, h, s.threshold_bound)
         le = le_matcher(s.threshold_bound, plan.le_version)
         return _increments(plan)(selector(h.metric + "_bucket", (*h.matchers, le)))
-    inc = _increments(plan)
-    return f"({requests_sum(plan, inc)}) - ({errors_sum(plan, inc)})"
+    total = recorded(plan, events_records(plan)[1], _slo(s))
+    on = f"on ({', '.join(plan.agg_labels)})"
+    return f"{total} - {on} {failures_sum(plan, _increments(plan))} or {on} {total}"
 
 
 def total_events(plan: ServicePlan, s: SLOPlan) -> str:
@@ -117,9 +120,9 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     g = plan.group_by
     labels = {naming.SLO: s.name}
     good, total = events_records(plan)
-    rules = [
-        record_rule(plan, good, good_events(plan, s), labels),
+    rules = [  # total first: the availability SLI's good events read it
         record_rule(plan, total, total_events(plan, s), labels),
+        record_rule(plan, good, good_events(plan, s), labels),
     ]
     good_sel = recorded(plan, good, _slo(s))
     total_sel = recorded(plan, total, _slo(s))
