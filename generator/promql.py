@@ -89,8 +89,8 @@ def sum_rate_any(
     return f"sum{by(group)} ({rates})"
 
 
-def sum_increments(at: Callable[[str], str], interval: str, group: Iterable[str]) -> str:
-    """Events each counter series gained over the last ``interval``, exactly, then summed.
+def increments(at: Callable[[str], str], interval: str) -> str:
+    """Events each series of a counter gained over the last ``interval``, exactly (unsummed).
 
     ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
     now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
@@ -101,7 +101,16 @@ def sum_increments(at: Callable[[str], str], interval: str, group: Iterable[str]
     over any window that holds a whole number of them.
     """
     now, then = at(""), at(f" offset {interval}")
-    return f"sum{by(group)} (({now} - {then}) >= 0 or ({now} and {then}))"
+    return f"({now} - {then}) >= 0 or ({now} and {then})"
+
+
+def sum_increments(ats: Sequence[Callable[[str], str]], interval: str, group: Iterable[str]) -> str:
+    """``sum by (group)`` of :func:`increments` of a counter known by several names (a
+    rename): per series the first name's, later names' only where it has none (as
+    :func:`sum_rate_any`), so pods on either side of the rename all count, once."""
+    parts = [increments(at, interval) for at in ats]
+    inner = parts[0] if len(parts) == 1 else " or ".join(f"({x})" for x in parts)
+    return f"sum{by(group)} ({inner})"
 
 
 # --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------

@@ -38,7 +38,14 @@ FIVE_MINUTES_MS = 300_000  # every SLO also records its 5m ratio: dashboards rea
 def _increments(plan: ServicePlan) -> Callable[[str], str]:
     """Selector → summed per-evaluation increments of that counter."""
     interval = naming.window(plan.evaluation_interval_ms)
-    return lambda series: sum_increments(lambda o: series + o, interval, plan.agg_labels)
+    return lambda series: sum_increments([lambda o: series + o], interval, plan.agg_labels)
+
+
+def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *extra: Matcher) -> str:
+    """Summed increments of a classic histogram's ``suffix`` series under any of its names."""
+    selectors = [selector(name + suffix, (*h.matchers, *extra)) for name in h.names]
+    ats = [lambda o, sel=sel: sel + o for sel in selectors]
+    return sum_increments(ats, naming.window(plan.evaluation_interval_ms), plan.agg_labels)
 
 
 def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
@@ -46,8 +53,8 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
     per series as a float: ``histogram_count`` and ``histogram_fraction`` of the series."""
     interval = naming.window(plan.evaluation_interval_ms)
 
-    def at(offset: str) -> str:
-        series = selector(h.metric, h.matchers) + offset
+    def at(name: str, offset: str) -> str:
+        series = selector(name, h.matchers) + offset
         count = f"histogram_count({series})"
         if bound is None:
             return count
@@ -55,7 +62,8 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
         frac = f"histogram_fraction(0, {decimal_str(bound)}, {series}) * {count}"
         return f"({frac} >= 0 or 0 * {count})"
 
-    return sum_increments(at, interval, plan.agg_labels)
+    ats = [lambda o, name=name: at(name, o) for name in h.names]
+    return sum_increments(ats, interval, plan.agg_labels)
 
 
 def good_events(plan: ServicePlan, s: SLOPlan) -> str:
@@ -68,7 +76,7 @@ def good_events(plan: ServicePlan, s: SLOPlan) -> str:
         if h.native:
             return _native(plan, h, s.threshold_bound)
         le = le_matcher(s.threshold_bound, plan.le_version)
-        return _increments(plan)(selector(h.metric + "_bucket", (*h.matchers, le)))
+        return _histogram_increments(plan, h, "_bucket", le)
     total = recorded(plan, events_records(plan)[1], _slo(s))
     on = f"on ({', '.join(plan.agg_labels)})"
     return f"{total} - {on} {failures_sum(plan, _increments(plan))} or {on} {total}"
@@ -80,7 +88,7 @@ def total_events(plan: ServicePlan, s: SLOPlan) -> str:
         h = s.histogram
         if h.native:
             return _native(plan, h, None)
-        return _increments(plan)(selector(h.metric + "_count", h.matchers))
+        return _histogram_increments(plan, h, "_count")
     return requests_sum(plan, _increments(plan))
 
 
