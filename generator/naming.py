@@ -3,7 +3,8 @@
 Recording rules follow ``level:metric:operations`` (prometheus.io, "Recording rules"): the level
 is the aggregation (``service`` plus any ``groupBy`` labels), the metric is a server-neutral
 name so dashboards and alerts read the same series whatever the preset, and the operations
-say what was applied (``rate5m``, ``ratio_rate1h``). Builders hard-code none of these.
+say what was applied (``rate5m``, ``ratio_rate1h``, ``increase1m``: events since the previous
+evaluation). Builders hard-code none of these.
 """
 
 from __future__ import annotations
@@ -153,6 +154,17 @@ SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
 SLO_BURN_RATE = "slo_burn_rate"
 SLO_SLI = "slo_sli"
 SLO_OBJECTIVE = "slo_objective"
+
+
+def increase(ms: int) -> str:
+    """Operations part of a per-evaluation increment: ``increase1m`` (events since the
+    evaluation ``ms`` earlier, see :func:`generator.promql.sum_increments`)."""
+    return f"increase{window(ms)}"
+
+
+def ratio_rate(ms: int) -> str:
+    """Operations part of a ratio of event counts over a window: ``ratio_rate1h``."""
+    return f"ratio_rate{window(ms)}"
 
 
 def group_name(service: str, part: str) -> str:

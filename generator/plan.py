@@ -218,6 +218,9 @@ class ServicePlan:
     group_by: tuple[str, ...]
     le_version: str
     scrape_interval_ms: int
+    evaluation_interval_ms: (
+        int  # the SLO rule groups' interval (spec.prometheus.evaluationInterval)
+    )
     histograms: Mapping[str, HistogramPlan]
     requests: RequestsPlan
     queue_depth: GaugePlan | None
@@ -496,6 +499,14 @@ def _resolve_slos(
                 p.add(f"{path}.indicator", _no_histogram(body.server, key, histograms))
             else:
                 bound = _check_bound(histogram, threshold_s, f"{path}.threshold", p)
+        evaluation = body.prometheus.evaluation_interval
+        if item.window % evaluation:
+            p.add(
+                f"{path}.window",
+                f"SLO window {format_duration_ms(item.window)} is not a multiple of "
+                f"spec.prometheus.evaluationInterval {format_duration_ms(evaluation)}; the SLI "
+                "sums one increment per evaluation",
+            )
         retention = body.prometheus.retention
         if retention is not None and item.window > retention:
             p.add(
@@ -507,7 +518,11 @@ def _resolve_slos(
             explicit = item.alerting.tiers is not None
             for j, tier in enumerate(_bind_tiers(item.alerting.tiers, item.objective, item.window)):
                 for problem in slo.tier_problems(
-                    tier, item.objective, item.window, body.prometheus.scrape_interval
+                    tier,
+                    item.objective,
+                    item.window,
+                    body.prometheus.scrape_interval,
+                    body.prometheus.evaluation_interval,
                 ):
                     if explicit:
                         remedy = (
@@ -596,6 +611,8 @@ def _default_tier_fix(cause: str, slo_path: str, example: str | None) -> tuple[s
     )
     if cause == "scrape_interval":
         return "spec.prometheus.scrapeInterval", f" — scrape more often, or {custom}"
+    if cause == "evaluation_interval":
+        return "spec.prometheus.evaluationInterval", f" — use a divisor of 5m, or {custom}"
     if cause == "slo_window":
         return f"{slo_path}.window", f" — lengthen the SLO window, or {custom}"
     return f"{slo_path}.objective", f" — raise the objective, or {custom}"
@@ -851,6 +868,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         group_by=tuple(body.group_by),
         le_version=body.prometheus.version,
         scrape_interval_ms=body.prometheus.scrape_interval,
+        evaluation_interval_ms=body.prometheus.evaluation_interval,
         histograms=histograms,
         requests=requests,
         queue_depth=_gauge(preset.queue_depth, metrics.queue_depth, base),

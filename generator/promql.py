@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -89,7 +89,31 @@ def sum_rate_any(
     return f"sum{by(group)} ({rates})"
 
 
-# --- `le` spellings (docs/contracts.md, rule 1) -------------------------------------------
+def increments(at: Callable[[str], str], interval: str) -> str:
+    """Events each series of a counter gained over the last ``interval``, exactly (unsummed).
+
+    ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
+    now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
+    series: ``now − then`` while the counter did not drop; ``now`` when it did (a reset:
+    counting restarted from 0); nothing for a series that did not exist ``interval`` ago (as
+    ``rate`` ignores a series' first sample). Unlike ``increase(x[interval])`` nothing is
+    extrapolated, so increments recorded every ``interval`` add up exactly (they telescope)
+    over any window that holds a whole number of them.
+    """
+    now, then = at(""), at(f" offset {interval}")
+    return f"({now} - {then}) >= 0 or ({now} and {then})"
+
+
+def sum_increments(ats: Sequence[Callable[[str], str]], interval: str, group: Iterable[str]) -> str:
+    """``sum by (group)`` of :func:`increments` of a counter known by several names (a
+    rename): per series the first name's, later names' only where it has none (as
+    :func:`sum_rate_any`), so pods on either side of the rename all count, once."""
+    parts = [increments(at, interval) for at in ats]
+    inner = parts[0] if len(parts) == 1 else " or ".join(f"({x})" for x in parts)
+    return f"sum{by(group)} ({inner})"
+
+
+# --- `le` spellings (docs/contracts.md, rule 1) ---------------------------------------------------------
 
 
 @functools.cache

@@ -428,6 +428,8 @@ class PrometheusSettings(StrictModel):
 
     version: Literal["2", "3", "compat"] = "compat"
     scrape_interval: DurationMs = 30_000
+    # The SLO rule groups' `interval`: their increments span exactly one evaluation.
+    evaluation_interval: DurationMs = 60_000
     retention: DurationMs | None = None
     # kube-prometheus-stack Helm release: its Prometheus selects rules/monitors by `release`.
     release: DnsLabel = "kube-prometheus-stack"
@@ -436,6 +438,16 @@ class PrometheusSettings(StrictModel):
     @classmethod
     def _version_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("evaluation_interval")
+    @classmethod
+    def _divides_five_minutes(cls, ms: int) -> int:
+        # Recorded series go stale after 5m; the 5m error ratio must be whole increments.
+        if ms < 1000 or 300_000 % ms:
+            raise ValueError(
+                "expected a duration of at least 1s that divides 5m (e.g. 15s, 30s, 1m, 5m)"
+            )
+        return ms
 
 
 class MetricOverride(StrictModel):

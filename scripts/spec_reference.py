@@ -40,6 +40,7 @@ NOTES = {
     "spec.selector": "label matchers of every series of the service (at least one; values non-empty, at most 1024 characters, no `$`, `{{`, `}}`; not `le`, `instance`, `pod` or a label obsgen sets, such as `service`, `severity`, `team`)",
     "spec.groupBy": "extra labels kept in every service aggregation; not `le`, `namespace`, a selector label or a label obsgen sets (`service`, `slo`, `indicator`, `quantile`, `severity`, `team`, …)",
     "spec.prometheus.scrapeInterval": "every rate window and tier window must be ≥ 4 × this",
+    "spec.prometheus.evaluationInterval": "`interval` of the SLO rule groups (1s–5m); must divide 5m, every tier window and the SLO window. Shorter pages sooner (within one interval of the Workbook) but stores more samples per window",
     "spec.prometheus.retention": "an SLO window longer than this is refused",
     "spec.prometheus.version": "`le` spelling of the target: `2` (`1`), `3` (`1.0`), `compat` (both)",
     "spec.prometheus.release": "kube-prometheus-stack release label",

@@ -148,7 +148,7 @@ CASES = [
     pytest.param(
         "spec.prometheus",
         {"scrapeInterval": "2m"},
-        "spec.prometheus.scrapeInterval: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m); rate() needs at least 4 samples — scrape more often, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
+        "spec.prometheus.scrapeInterval: default tier 1h/5m: shortWindow 5m is shorter than 4 × scrapeInterval (8m); a window needs at least 4 scrapes — scrape more often, or set your own tiers in spec.slos[0].alerting.tiers, e.g. tiers: [{budget: 0.1, longWindow: 1d, shortWindow: 2h, severity: warning}]",
         id="windows shorter than four scrapes are refused",
     ),
     pytest.param(

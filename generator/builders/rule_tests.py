@@ -5,26 +5,29 @@ named relative to the test file). Every series name, selector, ``le`` spelling a
 read from the plan, so the tests follow any spec and preset.
 
 Traffic model: the synthetic counters start at 0 and grow by a constant number of events per
-minute from the first sample, so every rate window — 5m or 3d — holds the same error ratio as
-soon as ``rate()`` has two samples. That makes the expectation exact for every tier without
-simulating days of samples (promtool evaluates every rule of the file at every step, so a 3d
-baseline would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a
-traffic mix is predicted by :func:`expected_burns` from the tier thresholds and the
-minimum-events guard; each tier gets a case burning 5 % above its threshold (fires, with every
+minute from the first sample, so every window — 5m or 3d — holds the same error ratio as soon
+as it holds one increment. That makes the expectation exact for every tier without simulating
+days of samples (promtool evaluates every rule of the file at every step, so a 3d baseline
+would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a traffic
+mix is predicted by :func:`expected_burns` from the tier thresholds and the minimum-events
+guard; each tier gets a case burning 5 % above its threshold (fires, with every
 lower-threshold tier) and one 5 % below (it stays quiet).
 
 Detection time: per tier (tiers of several SLOs with the same windows share a case), the
-counters run healthy for the long window + 5m, then every SLO burns 5 % above its threshold;
-the case asserts silence one evaluation before the time :func:`generator.slo.recorded_detection_ms`
-gives for our rules and the alert at it (at that earlier step the short window is already
-over and the long one not: the fresh-spike single-window case). Coarse tiers run in
-``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval``
-(per file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000.
-Beside it, a burst that ended (twice the threshold, then 95 % of it) must stay silent once the
-short window holds only the low share while the long one is still over: together the two
-catch a threshold broken in either window alone. A new service with fewer than ``min_events``
-events in its first minutes must not page (the guard's recorded-events count). Expectations
-of all these follow :func:`generator.slo.profile_window_ratio` and
+counters run healthy for the long window + one evaluation interval, then every SLO burns 5 %
+above its threshold; the case asserts silence one evaluation before the time
+:func:`generator.slo.detection_ms` gives for our rules and the alert at it (at that earlier
+step the short window is already over and the long one not: the fresh-spike single-window
+case). Tiers in the 1m file also get a total outage, one SLO at a time, with series at the
+spec's scrape interval: the figure ``obsgen explain`` prints. Coarse tiers run in
+``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval`` (per
+file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000; there each
+recorded increment covers the scrape interval before its evaluation, which
+:class:`generator.slo.Sampling` models. Beside it, a burst that ended (twice the threshold,
+then 95 % of it) must stay silent once the short window holds only the low share while the
+long one is still over: together the two catch a threshold broken in either window alone. A
+new service with fewer than ``min_events`` events in its first minutes must not page (the
+guard's count). Expectations of all these follow :func:`generator.slo.window_ratio` and
 :func:`generator.slo.recorded_events`, for every tier of every SLO at each checked time.
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
@@ -75,7 +78,7 @@ from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
 from generator.slo import Tier
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str, format_duration_ms, seconds_text
 from generator.yamlio import dump_yaml, generated_header
 
 INTERVAL_MS = 60_000  # series step and evaluation interval of every group
@@ -480,13 +483,20 @@ def _burn_alerts(
 
 def expected_burns(plan: ServicePlan, classes: Sequence[Klass], at_ms: int) -> list[dict[str, Any]]:
     """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic,
-    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations).
+    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations and scrapes).
 
     A tier fires when the SLI's bad ratio exceeds its threshold and the minimum-events guard
-    sees enough events in its long window (:func:`generator.slo.recorded_events`: no credit
+    counts enough events in its long window (:func:`generator.slo.recorded_events`: no credit
     for history the series does not have yet).
     """
-    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS)
+    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS, INTERVAL_MS)
+
+
+def sampling(plan: ServicePlan, step_ms: int, scrape_ms: int) -> slo.Sampling:
+    """How a test file samples ``plan``'s SLO rules: promtool evaluates every ``step_ms``
+    (the file's ``evaluation_interval``), series are scraped every ``scrape_ms``, and each
+    increment spans the rules' own evaluation interval."""
+    return slo.Sampling(plan.evaluation_interval_ms, scrape_ms, step_ms)
 
 
 def burns_for_phases(
@@ -494,21 +504,23 @@ def burns_for_phases(
     phases: Sequence[tuple[int, Sequence[Klass]]],
     at_ms: int,
     evaluation_interval_ms: int,
+    scrape_ms: int,
 ) -> list[dict[str, Any]]:
     """``ErrorBudgetBurn`` alerts ``at_ms`` after counters began at 0, for traffic that runs as
-    each phase's classes from its start (ms) on, at one total rate.
+    each phase's classes from its start (ms) on, at one total rate, scraped every
+    ``scrape_ms`` and evaluated every ``evaluation_interval_ms``.
 
-    Both windows follow :func:`generator.slo.profile_window_ratio` (our rules' 5m-rate ramps,
-    evaluation steps and partial history); the guard follows
-    :func:`generator.slo.recorded_events`.
+    Both windows follow :func:`generator.slo.window_ratio` (our rules' increments, evaluation
+    and scrape steps, partial history); the guard follows :func:`generator.slo.recorded_events`.
     """
+    how = sampling(plan, evaluation_interval_ms, scrape_ms)
 
     def fires(s: SLOPlan, tier: Tier) -> bool:
         shares = [(start, slo_bad_ratio(s, classes)[0]) for start, classes in phases]
         per_s = Fraction(slo_bad_ratio(s, phases[-1][1])[1])
-        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, evaluation_interval_ms)
+        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, how)
         return events >= s.min_events and all(
-            slo.profile_window_ratio(shares, at_ms, w, evaluation_interval_ms) > tier.threshold
+            slo.window_ratio(shares, at_ms, w, how) > tier.threshold
             for w in (tier.long_window_ms, tier.short_window_ms)
         )
 
@@ -594,25 +606,30 @@ def _burn_group(
 
 
 def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
-    """A new service whose every request is bad, at a trickle: by 5m it has seen fewer than
-    ``min_events`` events and must not page, though the mean-rate estimate alone would credit
-    its 1h window with several times that; by 30m it has enough and pages. Expectations follow
-    :func:`generator.slo.recorded_events`. None without burn-rate tiers."""
+    """A new service whose every request is bad, at a trickle: by 5m it has counted fewer than
+    ``min_events`` events and must not page, though a guard that extrapolated its short history
+    (the mean rate × the window) would credit its fastest long window with several times that;
+    by 30m it has enough and pages. Expectations follow :func:`generator.slo.recorded_events`.
+    None without burn-rate tiers."""
     slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
     if not slos:
         return None
     durations: dict[str, float] = {}
     for s in slos:
-        for key, d in _bad_class(s).durations:
+        for key, d in bad_class(s).durations:
             durations[key] = max(d, durations.get(key, 0.0))
     per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
     bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
     early, late = 5 * 60_000, 30 * 60_000
     series = traffic(plan, bad).render(_steps(late))
     fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
-    mean = Fraction(per_min, 60) * Fraction(3, 5) * Fraction(fastest.long_window_ms, 1000)
+    mean = per_min * Fraction(fastest.long_window_ms, 60_000)
     tests = [
-        _at(at, naming.ALERT_ERROR_BUDGET_BURN, burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS))
+        _at(
+            at,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS, INTERVAL_MS),
+        )
         for at in (early, late)
     ]
     name = (
@@ -644,6 +661,48 @@ def distinct_slos(plan: ServicePlan) -> list[SLOPlan]:
             seen.add(key)
             distinct.append(s)
     return distinct
+
+
+def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
+    """A process that has run for a day restarts just after a scrape and every request fails
+    from then on: its counters start again from 0 and the first scrape after the restart
+    already holds a minute of bad events. The increments count those (the new value, as each
+    counter dropped), so the tiers a minute of outage is enough for fire at that scrape's
+    evaluation — and nothing fires one evaluation earlier. A rule that drops the reset (or
+    keeps the negative difference) misses them. Expectations follow
+    :func:`generator.slo.window_ratio` (no events are lost to this restart). None without
+    burn-rate tiers."""
+    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    if not slos:
+        return None
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    good = [Klass(BASE_PER_MIN * 100)]
+    bad = [Klass(BASE_PER_MIN * 100, True, tuple(sorted(durations.items())))]
+    fastest = min(t.long_window_ms for s in slos for t in s.tiers)
+    how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
+    restart = how.aligned(fastest + plan.evaluation_interval_ms)
+    onset = restart + INTERVAL_MS  # the first scrape after the restart
+    series = _onset_series(
+        plan, good, bad, restart // INTERVAL_MS, onset // INTERVAL_MS + 2, INTERVAL_MS, True
+    )
+    phases = [(0, good), (restart, bad)]
+    tests = [
+        _at(
+            at,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(plan, phases, at, INTERVAL_MS, INTERVAL_MS),
+        )
+        for at in (restart, onset)
+    ]
+    name = (
+        "a pod restart, then every request bad: the restarted counters' first scrape counts "
+        f"(at {format_duration_ms(onset)} the tiers a minute of outage trips fire, at "
+        f"{format_duration_ms(restart)} none)"
+    )
+    return _group(name, series, tests)
 
 
 def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -706,6 +765,9 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     start = new_service_group(plan)
     if start is not None:
         groups.append(start)
+    restart = restart_outage_group(plan)
+    if restart is not None:
+        groups.append(restart)
     lowest = [t.threshold for s in plan.slos for t in s.tiers]
     if lowest:
         ratio = min(lowest) / 2
@@ -728,8 +790,10 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 # MIN_WINDOW_SAMPLES evaluations in the long window keeps each case near 50–150 steps.
 DETECTION_INTERVALS_MS = (60_000, 600_000, 3_600_000, 10_800_000)
 MIN_WINDOW_SAMPLES = 24
-# Scrape interval of the coarser cases: days of 1m samples dominate promtool's time, and the
-# detection model needs a divisor of 5m (2 steps of the 5m rate window).
+# Scrape interval of the coarser cases (days of 15s samples would dominate promtool's time).
+# At a coarse step the rules' increments cover only the scrape interval before each
+# evaluation; :class:`generator.slo.Sampling` models that, and piecewise-constant traffic
+# that changes on evaluations keeps every window ratio exact.
 SLOW_SCRAPE_MS = 150_000
 
 
@@ -739,6 +803,12 @@ def detection_interval_ms(tier: Tier) -> int:
     return max(fitting, default=DETECTION_INTERVALS_MS[0])
 
 
+def _scrape_ms(plan: ServicePlan, e: int) -> int:
+    """Series step of a detection case: the spec's scrape interval in the 1m file (what
+    ``obsgen explain`` assumes), SLOW_SCRAPE_MS in the coarser files."""
+    return plan.scrape_interval_ms if e == INTERVAL_MS else SLOW_SCRAPE_MS
+
+
 def _onset_series(
     plan: ServicePlan,
     before: Sequence[Klass],
@@ -746,17 +816,22 @@ def _onset_series(
     onset_steps: int,
     steps: int,
     scrape_ms: int,
+    restart: bool = False,
 ) -> list[dict[str, str]]:
     """Counters scraped every ``scrape_ms``, growing as ``before`` until step ``onset_steps``,
-    then as ``after``."""
+    then as ``after``. ``restart``: the process had run for a day before the series begin
+    (every counter starts at a day of the whole traffic, failures and buckets included) and
+    restarts after step ``onset_steps``, counting from 0 again."""
     a, b = traffic(plan, before), traffic(plan, after)
     out = []
     per_step = scrape_ms / 60_000  # Klass rates are per minute
+    base = BASE_PER_MIN * 100 * 1440 if restart else 0
     for key in sorted(set(a.counters) | set(b.counters)):
         x, y = a.counters.get(key, 0.0) * per_step, b.counters.get(key, 0.0) * per_step
+        first = y if restart else x * onset_steps + y
         values = (
-            f"0+{go_float(x)}x{onset_steps} "
-            f"{go_float(x * onset_steps + y)}+{go_float(y)}x{steps - onset_steps - 1}"
+            f"{base}+{go_float(x)}x{onset_steps} "
+            f"{go_float(first)}+{go_float(y)}x{steps - onset_steps - 1}"
         )
         out.append({"series": _series(key[0], dict(key[1])), "values": values})
     return out
@@ -774,7 +849,7 @@ def _shares_mix(
     bad = [
         Klass(float(r * total), k.error, k.durations)
         for r, (s, _) in zip(shares, members, strict=True)
-        for k in [_bad_class(s)]
+        for k in [bad_class(s)]
     ]
     mix = [Klass(float(total - sum(r * total for r in shares))), *bad]
     if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(shares, members, strict=True)):
@@ -783,39 +858,43 @@ def _shares_mix(
 
 
 def detection_group(
-    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], outage: bool = False
 ) -> tuple[int, dict[str, Any]] | None:
     """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
-    traffic for the long window + 5m, then every SLO burning 5 % above its tier's threshold;
+    traffic for the long window + one evaluation interval, then every SLO burning 5 % above
+    its tier's threshold (``outage``: every event bad, one SLO at a time, 1m file only);
     silent one evaluation before the detection time our rules give
-    (:func:`generator.slo.recorded_detection_ms`), firing at it. None when the members cannot
-    share a case (different detection times, or their bad shares do not fit) or a threshold
-    leaves no room above it."""
+    (:func:`generator.slo.detection_ms`, at the spec's scrape interval in the 1m file), firing
+    at it. None when the members cannot share a case (different detection times, or their
+    bad shares do not fit) or a threshold leaves no room above it."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    after = _shares_mix(
-        plan, members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members]
-    )
+    if outage and (e != INTERVAL_MS or len(members) != 1):
+        return None
+    targets = [
+        Fraction(1) if outage else min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members
+    ]
+    after = _shares_mix(plan, members, targets)
     if after is None:
         return None
-    found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
+    scrape = _scrape_ms(plan, e)
+    how = sampling(plan, e, scrape)
+    found = {slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members}
     if len(found) != 1 or None in found:
         return None
     detect = found.pop()
     if detect is None:
         return None
-    history = -(-(tier.long_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
-    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    history = how.aligned(tier.long_window_ms + plan.evaluation_interval_ms)
+    healthy_traffic = [Klass(BASE_PER_MIN * 100)]
     steps = (history + detect) // scrape + 2
-    series = _onset_series(
-        plan, [Klass(BASE_PER_MIN * 100)], after, history // scrape, steps, scrape
-    )
+    series = _onset_series(plan, healthy_traffic, after, history // scrape, steps, scrape)
     tests = [
         _at(
             history + since,
             naming.ALERT_ERROR_BUDGET_BURN,
             burns_for_phases(
-                plan, [(0, [Klass(BASE_PER_MIN * 100)]), (history, after)], history + since, e
+                plan, [(0, healthy_traffic), (history, after)], history + since, e, scrape
             ),
         )
         for since in (detect - e, detect)
@@ -823,21 +902,33 @@ def detection_group(
     # One evaluation earlier the short window is normally over already: a fresh spike that a
     # lowered long-window threshold would let through.
     spike = all(
-        slo.recorded_window_ratio(slo_bad_ratio(s, after)[0], detect - e, t.short_window_ms, e)
+        slo.window_ratio(
+            [(0, Fraction(0)), (history, slo_bad_ratio(s, after)[0])],
+            history + detect - e,
+            t.short_window_ms,
+            how,
+        )
         > t.threshold
         for s, t in members
     )
-    # The Workbook's instant ratio crosses at threshold × long / ratio = long / 1.05.
-    workbook = Fraction(tier.long_window_ms) / (1 + MARGIN)
+    workbook = min(t.detection_seconds(r) for (s, t), r in zip(members, targets, strict=True))
+    what = "every event bad" if outage else "5% above the threshold"
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
-        f"5% above the threshold after a healthy {format_duration_ms(history)} fires "
-        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)}"
+        f"{what} after a healthy {format_duration_ms(history)} fires "
+        f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
         f"{' (short window over, long under)' if spike else ''} "
-        f"(Workbook: {format_duration_ms(int(workbook) // 1000 * 1000)})"
+        f"(Workbook: {seconds_text(workbook)})"
     )
     return e, _group(name, series, tests, scrape)
+
+
+def outage_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """:func:`detection_group` for a total outage: the time ``obsgen explain`` prints."""
+    return detection_group(plan, members, outage=True)
 
 
 def burst_ended_group(
@@ -854,16 +945,17 @@ def burst_ended_group(
     low = _shares_mix(plan, members, [t.threshold * (1 - MARGIN) for _, t in members])
     if burst is None or low is None:
         return None
-    # Long enough for the short window and its 5m rates to hold only the low phase.
-    switch = -(-(tier.short_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    scrape = _scrape_ms(plan, e)
+    how = sampling(plan, e, scrape)
+    # Long enough for the short window to hold only the low phase.
+    switch = how.aligned(tier.short_window_ms + plan.evaluation_interval_ms)
     at = 2 * switch
     for s, t in members:
         shares = [(0, slo_bad_ratio(s, burst)[0]), (switch, slo_bad_ratio(s, low)[0])]
-        if slo.profile_window_ratio(shares, at, t.long_window_ms, e) <= t.threshold:
+        if slo.window_ratio(shares, at, t.long_window_ms, how) <= t.threshold:
             return None
-    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
     series = _onset_series(plan, burst, low, switch // scrape, at // scrape + 2, scrape)
-    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e)
+    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e, scrape)
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
@@ -874,8 +966,9 @@ def burst_ended_group(
 
 
 def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
-    """Detection-time and burst-ended cases of every tier, by evaluation interval (ms). Tiers with the same
-    windows share one case when they can (fewer promtool steps); otherwise one case each."""
+    """Detection-time (5 % above; a total outage in the 1m file) and burst-ended cases of every
+    tier, by evaluation interval (ms). Tiers with the same windows share one case when they
+    can (fewer promtool steps); otherwise one case each."""
     by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
     for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
@@ -884,7 +977,7 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
             by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
     out: dict[int, list[dict[str, Any]]] = {}
     for _, members in sorted(by_windows.items()):
-        for build in (detection_group, burst_ended_group):
+        for build in (detection_group, outage_group, burst_ended_group):
             shared = build(plan, members)
             cases = [shared] if shared else [build(plan, [m]) for m in members]
             for case in cases:
@@ -893,7 +986,7 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-def _bad_class(s: SLOPlan) -> Klass:
+def bad_class(s: SLOPlan) -> Klass:
     """A request the SLI counts as bad: a failure, or one just above the latency threshold."""
     if s.histogram is None:
         return Klass(0, True)

@@ -82,8 +82,13 @@ def _head(aggregation: str) -> str:
 
 def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
     """What uses a raw bucket selector without rate(): ``"histogram_quantile"``, ``"sum"``,
-    ``"/"``…, or ``""`` when nothing (or a function) does."""
+    ``"/"``…, or ``""`` when nothing (or a function, or an exact increase ``x - x offset d``)
+    does."""
+    if any(q.exact_increase(node) for node in ancestors):
+        return ""
     for node in reversed(ancestors):
+        if q.offset_difference(node):
+            return ""
         if isinstance(node, P.ParenExpr | P.UnaryExpr):
             continue
         if isinstance(node, P.Call):
