@@ -83,9 +83,14 @@ def memory_alerts(plan: ServicePlan) -> list[Rule]:
             naming.KSM_LAST_TERMINATED, (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled"))
         )
         restarts = selector(naming.KSM_RESTARTS, plan.pod_matchers)
+        # The counter moved within 10m: max − min, not increase(). VictoriaMetrics' increase()
+        # counts a series' first value (up to 10 × the next step) as an increase from 0, so a
+        # restart count of 1 that kube-state-metrics reports anew (its pod moved: a new
+        # `instance`) would page for 10 minutes; max − min is the same on both engines.
+        rose = f"max_over_time({restarts}[10m]) - min_over_time({restarts}[10m])"
         expr = (
             f"max{by(POD_LABELS)} ({reason}) == 1 and on ({on}) "
-            f"max{by(POD_LABELS)} (increase({restarts}[10m])) > 0"
+            f"max{by(POD_LABELS)} ({rose}) > 0"
         )
         rules.append(alert_rule(plan, naming.ALERT_OOM_KILLED, expr, alert.for_ms, alert.severity))
     return rules
