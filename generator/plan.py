@@ -209,6 +209,7 @@ class ServicePlan:
     preset: Preset
     matchers: tuple[Matcher, ...]
     group_by: tuple[str, ...]
+    cluster_label: str | None
     le_version: str
     scrape_interval_ms: int
     histograms: Mapping[str, HistogramPlan]
@@ -239,8 +240,16 @@ class ServicePlan:
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
-        """Labels kept when summing a service's series: ``namespace`` plus ``groupBy``."""
-        return tuple(sorted({"namespace", *self.group_by}))
+        """Labels kept when summing a service's series: ``namespace``, ``groupBy`` and the
+        cluster label (``spec.prometheus.clusterLabel``, when set), sorted."""
+        return self.keeping("namespace", *self.group_by)
+
+    def keeping(self, *labels: str) -> tuple[str, ...]:
+        """``labels`` plus the cluster label when the spec sets one, sorted and de-duplicated:
+        the labels of every ``by (…)`` and ``on (…)`` clause, so that no aggregation or join
+        of a multi-cluster engine adds up or matches series of different clusters."""
+        cluster = (self.cluster_label,) if self.cluster_label else ()
+        return tuple(sorted({*labels, *cluster}))
 
     def runbook_url(self, alert: str) -> str:
         """``runbook_url`` annotation for ``alert``."""
@@ -771,6 +780,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)
+    cluster_label = body.prometheus.cluster_label
+    if cluster_label is not None and cluster_label in body.group_by:
+        p.add(
+            "spec.groupBy",
+            f"cannot group by {cluster_label!r}: it is spec.prometheus.clusterLabel, which "
+            "every aggregation keeps already; remove it from groupBy",
+        )
     if p.items:
         raise ObsgenError(p.items)
     if spec.metadata.runbook_base_url is None:
@@ -799,6 +815,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preset=preset,
         matchers=base,
         group_by=tuple(body.group_by),
+        cluster_label=cluster_label,
         le_version=body.prometheus.version,
         scrape_interval_ms=body.prometheus.scrape_interval,
         histograms=histograms,

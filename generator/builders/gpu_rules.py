@@ -19,8 +19,8 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     m = plan.gpu_matchers
     alert = plan.alerts.get("gpu_memory_headroom")
     if alert is not None:
-        free = f"max{by(GPU_LABELS)} ({selector(naming.GPU_MEMORY_FREE, m)})"
-        total = f"max{by(GPU_LABELS)} ({selector(naming.GPU_MEMORY_TOTAL, m)})"
+        free = f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_MEMORY_FREE, m)})"
+        total = f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_MEMORY_TOTAL, m)})"
         min_free = float(alert.params["min_free"])
         rules.append(
             alert_rule(
@@ -38,7 +38,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
             alert_rule(
                 plan,
                 naming.ALERT_GPU_TEMPERATURE,
-                f"max{by(GPU_LABELS)} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
+                f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
                 alert.for_ms,
                 alert.severity,
                 max=decimal_str(alert.params["max"]),
@@ -47,7 +47,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get("gpu_xid_errors")
     if alert is not None:
         xid = selector(naming.GPU_XID_ERRORS, m)
-        labels = (*GPU_LABELS, "xid")
+        labels = plan.keeping(*GPU_LABELS, "xid")
         # A counter first seen at 1 has no increase(); "unless … offset" catches new series.
         expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({xid} unless {xid} offset 10m) > 0"
         rules.append(alert_rule(plan, naming.ALERT_GPU_XID, expr, alert.for_ms, alert.severity))
@@ -55,7 +55,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         nvml_up = selector(naming.GPU_EXPORTER_UP, m)
         up = selector("up", m)
-        pods = ("namespace", "pod")
+        pods = plan.keeping("namespace", "pod")
         expr = f"max{by(pods)} ({nvml_up}) == 0 or max{by(pods)} ({up}) == 0 or absent({up})"
         rules.append(
             alert_rule(plan, naming.ALERT_GPU_EXPORTER_DOWN, expr, alert.for_ms, alert.severity)

@@ -19,7 +19,7 @@ USAGE_RECORD = "service_pod_container:model_memory_working_set_bytes:ratio_limit
 
 
 def _working_set(plan: ServicePlan) -> str:
-    return f"max{by(POD_LABELS)} ({selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)})"
+    return f"max{by(plan.keeping(*POD_LABELS))} ({selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)})"
 
 
 def memory_records(plan: ServicePlan) -> list[Rule]:
@@ -27,10 +27,10 @@ def memory_records(plan: ServicePlan) -> list[Rule]:
     if not {"memory_headroom", "memory_exhaustion"} & plan.alerts.keys():
         return []
     limits = selector(naming.KSM_LIMITS, (*plan.pod_matchers, Matcher("resource", "=", "memory")))
-    limit_expr = f"max{by(POD_LABELS)} ({limits})"
+    limit_expr = f"max{by(plan.keeping(*POD_LABELS))} ({limits})"
     if plan.memory_limit_bytes is not None:
         limit_expr += f" or 0 * {_working_set(plan)} + {plan.memory_limit_bytes}"
-    on = ", ".join(POD_LABELS)
+    on = ", ".join(plan.keeping(*POD_LABELS))
     return [
         record_rule(plan, LIMIT_RECORD, limit_expr),
         record_rule(
@@ -44,7 +44,7 @@ def memory_records(plan: ServicePlan) -> list[Rule]:
 def memory_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelMemoryHeadroomLow``, ``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
     rules: list[Rule] = []
-    on = ", ".join(POD_LABELS)
+    on = ", ".join(plan.keeping(*POD_LABELS))
     alert = plan.alerts.get("memory_headroom")
     if alert is not None:
         min_free = float(alert.params["min_free"])
@@ -63,7 +63,7 @@ def memory_alerts(plan: ServicePlan) -> list[Rule]:
         lookback = format_duration_ms(int(alert.params["lookback_ms"]))
         horizon_s = int(alert.params["horizon_ms"]) // 1000
         trend = (
-            f"max{by(POD_LABELS)} (predict_linear("
+            f"max{by(plan.keeping(*POD_LABELS))} (predict_linear("
             f"{selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)}[{lookback}], {horizon_s}))"
         )
         rules.append(
@@ -89,8 +89,8 @@ def memory_alerts(plan: ServicePlan) -> list[Rule]:
         # `instance`) would page for 10 minutes; max − min is the same on both engines.
         rose = f"max_over_time({restarts}[10m]) - min_over_time({restarts}[10m])"
         expr = (
-            f"max{by(POD_LABELS)} ({reason}) == 1 and on ({on}) "
-            f"max{by(POD_LABELS)} ({rose}) > 0"
+            f"max{by(plan.keeping(*POD_LABELS))} ({reason}) == 1 and on ({on}) "
+            f"max{by(plan.keeping(*POD_LABELS))} ({rose}) > 0"
         )
         rules.append(alert_rule(plan, naming.ALERT_OOM_KILLED, expr, alert.for_ms, alert.severity))
     return rules

@@ -1,0 +1,196 @@
+"""``spec.prometheus.clusterLabel``: every rendered expression keeps the cluster label.
+
+A multi-cluster engine (Thanos, Mimir, VictoriaMetrics) evaluates one rule over every cluster's
+series; an aggregation or join that drops the cluster label adds up or matches series of
+different clusters. These tests parse every expression a clusterLabel spec renders — rules,
+dashboard queries and variables, runbook queries — with the PromQL parser the linter uses, and
+fail on any ``by``/``on`` clause without the label, any ``without``/``ignoring`` clause with it,
+and any aggregation with no clause at all. Unset, the outputs are byte for byte those of a spec
+without the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import promql_parser as P
+import pytest
+import yaml
+
+from generator.errors import ObsgenError
+from generator.lint import promql
+from generator.plan import ServicePlan, resolve
+from generator.render import build_outputs, load_plans
+from generator.spec import parse_spec
+from tests.e2e.e2e_scenarios import dashboard_queries
+from tests.factories import good_spec, set_path, write_spec
+
+REPO = Path(__file__).resolve().parent.parent
+CLUSTER = "cluster"
+
+ABSENT_OK = "absent"
+"""``absent()`` answers for the whole selector: its series carries no cluster label. obsgen uses
+it only as an ``or`` branch for "no target of this service exists anywhere"
+(docs/scale-out.md says what that means across clusters)."""
+
+
+def _spec_files() -> list[Path]:
+    return [
+        *sorted((REPO / "specs").glob("*.yaml")),
+        *sorted((REPO / "tests" / "e2e" / "specs").glob("*.yaml")),
+        *sorted((REPO / "tests" / "fixtures").glob("*.yaml")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def cluster_specs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Every spec of the repository with ``clusterLabel: cluster``, and a per-model variant."""
+    folder = tmp_path_factory.mktemp("cluster-specs")
+    paths = []
+    for path in _spec_files():
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        set_path(data, "spec.prometheus.clusterLabel", CLUSTER)
+        paths.append(write_spec(folder, data, path.name))
+    per_model = set_path(good_spec(), "spec.prometheus.clusterLabel", CLUSTER)
+    per_model["metadata"]["name"] = "o1-preview-per-model"
+    per_model["spec"]["groupBy"] = ["model_name"]
+    paths.append(write_spec(folder, per_model, "per-model.yaml"))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def outputs(cluster_specs: list[Path]) -> dict[str, str]:
+    return build_outputs(load_plans(cluster_specs, REPO))
+
+
+def rendered_expressions(outputs: dict[str, str]) -> Iterator[tuple[str, str]]:
+    """``(where, expression)`` for every rule expression, dashboard query and variable query
+    (variables expanded as the e2e suite runs them), and every runbook ``promql`` block line."""
+    for path, content in sorted(outputs.items()):
+        if path.startswith("rules/") and path.endswith(".rules.yaml"):
+            for group in yaml.safe_load(content)["groups"]:
+                for rule in group["rules"]:
+                    yield f"{path} {rule.get('record') or rule.get('alert')}", rule["expr"]
+        elif path.startswith("dashboards/") and path.endswith(".json"):
+            for expr in dashboard_queries(json.loads(content)):
+                yield path, expr
+        elif path.startswith("docs/runbooks/") and path.endswith(".md"):
+            for block in re.findall(r"```promql\n(.*?)```", content, re.S):
+                for line in block.strip().splitlines():
+                    if line.strip() and not line.lstrip().startswith("#"):
+                        yield path, line
+
+
+def cluster_problems(expr: str, label: str) -> list[str]:
+    """How ``expr`` loses ``label``: each ``by``/``on`` clause without it, each
+    ``without``/``ignoring`` clause with it, each aggregation without a clause (it merges every
+    cluster), outside ``absent()``. Empty when every part keeps it.
+
+    Raises:
+        ValueError: ``expr`` does not parse.
+    """
+    found = []
+    for node, ancestors in promql.walk(promql.parse(expr)):
+        if any(promql.func_name(a) == ABSENT_OK for a in ancestors):
+            continue
+        if isinstance(node, P.AggregateExpr):
+            modifier = node.modifier
+            op = str(node.op)
+            if modifier is None:
+                found.append(f"{op}(…) without by: merges every cluster")
+            elif modifier.type == P.AggModifierType.By and label not in modifier.labels:
+                found.append(f"{op} by ({', '.join(modifier.labels)}) lacks {label}")
+            elif modifier.type == P.AggModifierType.Without and label in modifier.labels:
+                found.append(f"{op} without ({', '.join(modifier.labels)}) drops {label}")
+        elif isinstance(node, P.BinaryExpr) and node.modifier is not None:
+            matching = node.modifier.matching
+            if matching is None:
+                continue
+            labels = list(matching.labels)
+            if matching.type == P.LabelModifierType.Include and label not in labels:
+                found.append(f"{node.op} on ({', '.join(labels)}) lacks {label}")
+            elif matching.type != P.LabelModifierType.Include and label in labels:
+                found.append(f"{node.op} ignoring ({', '.join(labels)}) drops {label}")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        pytest.param("sum by (cluster, namespace) (rate(x[5m]))", [], id="by with the label"),
+        pytest.param(
+            "sum by (namespace) (rate(x[5m]))",
+            ["sum by (namespace) lacks cluster"],
+            id="by without the label",
+        ),
+        pytest.param("sum(rate(x[5m]))", ["sum(…) without by: merges every cluster"], id="no by"),
+        pytest.param(
+            "a / on (namespace) b", ["/ on (namespace) lacks cluster"], id="on without the label"
+        ),
+        pytest.param(
+            "a and ignoring (cluster) b",
+            ["and ignoring (cluster) drops cluster"],
+            id="ignoring the label",
+        ),
+        pytest.param(
+            "max without (cluster) (x)",
+            ["max without (cluster) drops cluster"],
+            id="without the label",
+        ),
+        pytest.param("a or absent(sum(up))", [], id="inside absent()"),
+        pytest.param("a / b", [], id="plain join matches every label"),
+    ],
+)
+def test_the_scan_finds_every_clause_that_loses_the_label(expr: str, expected: list[str]) -> None:
+    assert cluster_problems(expr, CLUSTER) == expected
+
+
+def test_every_rendered_expression_keeps_the_cluster_label(outputs: dict[str, str]) -> None:
+    seen: dict[str, int] = {}
+    problems = []
+    for where, expr in rendered_expressions(outputs):
+        kind = where.split("/")[0]
+        seen[kind] = seen.get(kind, 0) + 1
+        problems += [f"{where}: {p}\n    {expr}" for p in cluster_problems(expr, CLUSTER)]
+    assert not problems, "\n".join(problems)
+    assert seen.get("rules", 0) > 200 and seen.get("dashboards", 0) > 50, seen
+    assert seen.get("docs", 0) > 10, seen
+
+
+def test_unset_renders_byte_identical_outputs(tmp_path: Path) -> None:
+    with_null = set_path(good_spec(), "spec.prometheus.clusterLabel", None)
+    plain = build_outputs(load_plans([write_spec(tmp_path / "a", good_spec())], REPO))
+    nulled = build_outputs(load_plans([write_spec(tmp_path / "b", with_null)], REPO))
+    assert plain == nulled
+
+
+def _plan(data: dict[str, Any]) -> ServicePlan:
+    return resolve(parse_spec(data, "x.yaml"), "x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        pytest.param(
+            "spec.prometheus.clusterLabel", "namespace", "cannot name the cluster", id="namespace"
+        ),
+        pytest.param("spec.prometheus.clusterLabel", "__name__", "cannot name", id="reserved"),
+        pytest.param("spec.prometheus.clusterLabel", "my-cluster", "label name", id="not a label"),
+    ],
+)
+def test_a_cluster_label_obsgen_uses_is_refused(path: str, value: str, message: str) -> None:
+    with pytest.raises(ObsgenError, match=message):
+        _plan(set_path(good_spec(), path, value))
+
+
+def test_a_cluster_label_also_in_group_by_is_refused() -> None:
+    data = set_path(good_spec(), "spec.prometheus.clusterLabel", "region")
+    data["spec"]["groupBy"] = ["region"]
+    with pytest.raises(ObsgenError) as err:
+        _plan(data)
+    assert "spec.groupBy" in str(err.value)
+    assert "clusterLabel" in str(err.value)
