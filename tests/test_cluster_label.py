@@ -21,6 +21,7 @@ import promql_parser as P
 import pytest
 import yaml
 
+from generator import promtool
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.plan import ServicePlan, resolve
@@ -163,9 +164,10 @@ def test_every_rendered_expression_keeps_the_cluster_label(outputs: dict[str, st
 
 def test_unset_renders_byte_identical_outputs(tmp_path: Path) -> None:
     with_null = set_path(good_spec(), "spec.prometheus.clusterLabel", None)
-    plain = build_outputs(load_plans([write_spec(tmp_path / "a", good_spec())], REPO))
-    nulled = build_outputs(load_plans([write_spec(tmp_path / "b", with_null)], REPO))
+    plain = build_outputs(load_plans([write_spec(tmp_path, good_spec())], REPO))
+    nulled = build_outputs(load_plans([write_spec(tmp_path, with_null)], REPO))
     assert plain == nulled
+    assert "cluster" not in plain["rules/o1-preview.rules.yaml"]
 
 
 def _plan(data: dict[str, Any]) -> ServicePlan:
@@ -194,3 +196,48 @@ def test_a_cluster_label_also_in_group_by_is_refused() -> None:
         _plan(data)
     assert "spec.groupBy" in str(err.value)
     assert "clusterLabel" in str(err.value)
+
+
+def _cluster_rules_and_tests(tmp_path: Path, keep: str) -> tuple[Path, Path]:
+    """o1-preview with ``clusterLabel: cluster``: its rule file, and its generated test file cut
+    to the groups whose name contains ``keep``, written under ``tmp_path``."""
+    spec = write_spec(tmp_path, set_path(good_spec(), "spec.prometheus.clusterLabel", CLUSTER))
+    outputs = build_outputs(load_plans([spec], REPO))
+    rules = tmp_path / "rules" / "o1-preview.rules.yaml"
+    rules.parent.mkdir()
+    rules.write_text(outputs["rules/o1-preview.rules.yaml"], encoding="utf-8")
+    tests = yaml.safe_load(outputs["rules/o1-preview.test.yaml"])
+    tests["tests"] = [t for t in tests["tests"] if keep in t["name"]]
+    assert tests["tests"], f"no generated test group named like {keep!r}"
+    test_file = rules.parent / "cut.test.yaml"
+    test_file.write_text(yaml.safe_dump(tests), encoding="utf-8")
+    return rules, test_file
+
+
+def test_generated_alert_tests_pass_with_two_clusters(tmp_path: Path) -> None:
+    """Every alert family's generated firing and quiet cases (series and expected alerts carry
+    the cluster label), and the case where one of two clusters with the same namespace and
+    service fails: only that cluster pages."""
+    _rules, tests = _cluster_rules_and_tests(tmp_path, "")
+    doc = yaml.safe_load(tests.read_text())
+    doc["tests"] = [
+        t
+        for t in doc["tests"]
+        if t["name"].endswith(("fires", "stays quiet", "pages", "tickets", "cluster only"))
+        and "/" not in t["name"]
+    ]
+    names = [t["name"] for t in doc["tests"]]
+    assert "ModelErrorRatioHigh pages for the failing cluster only" in names
+    tests.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    result = promtool.test_rules([tests])
+    assert result.ok, result.output
+
+
+def test_the_two_cluster_case_fails_when_errors_are_summed_over_clusters(tmp_path: Path) -> None:
+    rules, tests = _cluster_rules_and_tests(tmp_path, "failing cluster only")
+    text = rules.read_text()
+    assert "sum by (cluster, namespace)" in text
+    rules.write_text(text.replace("sum by (cluster, namespace)", "sum by (namespace)"))
+    result = promtool.test_rules([tests])
+    assert not result.ok
+    assert "failing cluster only" in result.output

@@ -216,6 +216,10 @@ class Series:
     def gauge(self, name: str, labels: Mapping[str, str], values: str) -> None:
         self.gauges[(name, tuple(sorted(labels.items())))] = values
 
+    def merged(self, other: Series) -> Series:
+        """Both sets of series (``other`` wins where a metric and labels are in both)."""
+        return Series({**self.counters, **other.counters}, {**self.gauges, **other.gauges})
+
     def drop(self, name: str) -> None:
         self.gauges = {k: v for k, v in self.gauges.items() if k[0] != name}
 
@@ -231,6 +235,25 @@ class Series:
         for (name, labels), values in sorted(self.gauges.items()):
             out.append({"series": _series(name, dict(labels)), "values": values})
         return out
+
+
+OTHER_CLUSTER = "test-cluster-b"
+"""The second cluster of the multi-cluster cases (the first is ``test-<clusterLabel>``)."""
+
+
+def in_cluster(series: Series, label: str, value: str) -> Series:
+    """``series`` moved to cluster ``value``: label ``label`` set to it on every series."""
+
+    def moved(
+        key: tuple[str, tuple[tuple[str, str], ...]],
+    ) -> tuple[str, tuple[tuple[str, str], ...]]:
+        name, labels = key
+        return name, tuple(sorted({**dict(labels), label: value}.items()))
+
+    return Series(
+        {moved(k): v for k, v in series.counters.items()},
+        {moved(k): v for k, v in series.gauges.items()},
+    )
 
 
 @dataclass(frozen=True)
@@ -869,6 +892,20 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             healthy(plan, _mix(BASE_PER_MIN, low, Klass(0, True))),
             expected,
         )
+        if plan.cluster_label is not None:
+            # Two clusters run the same service in the same namespace; one fails.
+            other = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
+            failing = healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True)))
+            groups.append(
+                _family_case(
+                    plan,
+                    f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
+                    failing.merged(other),
+                    naming.ALERT_ERROR_RATIO,
+                    expected,
+                    _after_for(plan, "error_ratio"),
+                )
+            )
     for key, gauge, alert, extra in (
         ("queue_depth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH, {}),
         ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": _pod(plan)}),
@@ -887,7 +924,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
     pod = _labels(plan, plan.pod_matchers)
-    pod_out = {k: pod[k] for k in POD_LABELS if k in pod}
+    pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = _limit(plan)
     if "memory_headroom" in alerts:
         min_free = Fraction(str(alerts["memory_headroom"].params["min_free"]))
@@ -934,7 +971,9 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
     if "target_down" in alerts:
         up = _labels(plan, plan.matchers, instance=INSTANCE)
-        keys = {m.label: up[m.label] for m in plan.matchers}
+        keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+        # absent() carries the selector's equality labels only: no cluster label.
+        absent_keys = {m.label: up[m.label] for m in plan.matchers}
         critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
         warning = next(
             r
@@ -966,7 +1005,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 "ModelTargetDown: no target at all pages",
                 absent,
                 naming.ALERT_TARGET_DOWN,
-                [_expect(critical, keys, None)],
+                [_expect(critical, absent_keys, None)],
                 at,
             )
         )
@@ -995,7 +1034,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         )
     if plan.gpu_exporter:
         gpu = _labels(plan, plan.gpu_matchers)
-        gpu_out = {k: gpu[k] for k in GPU_LABELS if k in gpu} | {"uuid": UUID}
+        gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
         total = 80 * 2**30
         if "gpu_memory_headroom" in alerts:
             min_free = Fraction(str(alerts["gpu_memory_headroom"].params["min_free"]))
@@ -1037,7 +1076,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             fire = healthy(plan, base)
             fire.gauge(naming.GPU_EXPORTER_UP, gpu, "0+0x60")
             rule = _rule(plan, naming.ALERT_GPU_EXPORTER_DOWN)
-            out: dict[str, str] = {k: gpu[k] for k in ("namespace", "pod") if k in gpu}
+            out: dict[str, str] = {k: gpu[k] for k in plan.keeping("namespace", "pod") if k in gpu}
             case(
                 "gpu_exporter_down",
                 rule["alert"],
