@@ -160,6 +160,18 @@ def rule_tests_file(service: str, slow_interval: str | None = None) -> str:
     return f"rules/{service}.test.yaml"
 
 
+def mimir_file(service: str) -> str:
+    """Repository path of a service's rule file for Grafana Mimir's ruler (``mimirtool``)."""
+    return f"mimir/{service}.yaml"
+
+
+def mimir_namespace(service: str) -> str:
+    """Mimir ruler namespace of a service's rule groups: ``obsgen-<service>``, the name of its
+    PrometheusRule object too; the ``obsgen-`` prefix lets ``mimirtool rules sync`` keep to
+    obsgen's namespaces (``--namespaces-regex '^obsgen-'``)."""
+    return k8s_name(service)
+
+
 def dashboard_file(service: str) -> str:
     """Repository path of a service's dashboard."""
     return f"dashboards/{service}.json"
@@ -170,17 +182,21 @@ def fleet_dashboard_file() -> str:
     return "dashboards/fleet-overview.json"
 
 
-def dashboard_uid(service: str) -> str:
-    """Stable Grafana uid (≤ 40 chars) derived from the service name."""
+def dashboard_uid(service: str, cluster_label: str | None = None) -> str:
+    """Stable Grafana uid (≤ 40 chars) derived from the service name and, for a multi-cluster
+    spec, its cluster label: that dashboard (a cluster variable, every query filtered by it)
+    never replaces the single-cluster dashboard of the same service in a shared Grafana."""
     import hashlib
 
-    digest = hashlib.sha256(service.encode()).hexdigest()[:8]
+    key = service if cluster_label is None else f"{service}\x1f{cluster_label}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:8]
     return f"obsgen-{service[:24]}-{digest}"
 
 
 def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
     return path.startswith((f"rules/{service}.", f"manifests/{service}/")) or path in (
+        mimir_file(service),
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),

@@ -257,9 +257,13 @@ class ServicePlan:
         return f"{base.rstrip('/')}/{alert}.md"
 
     def dashboard_url(self) -> str:
-        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
+        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
+        with a cluster label, opened on the alert's cluster (a template Prometheus expands)."""
         base = (self.grafana_url or "").rstrip("/")
-        return f"{base}/d/{naming.dashboard_uid(self.name)}/{self.name}"
+        url = f"{base}/d/{naming.dashboard_uid(self.name, self.cluster_label)}/{self.name}"
+        if self.cluster_label:
+            url += f"?var-cluster={{{{ $labels.{self.cluster_label} }}}}"
+        return url
 
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an

@@ -37,6 +37,10 @@ ABSENT_OK = "absent"
 """``absent()`` answers for the whole selector: its series carries no cluster label. obsgen uses
 it only as an ``or`` branch for "no target of this service exists anywhere"
 (docs/scale-out.md says what that means across clusters)."""
+HEATMAP = "heatmap"
+"""A latency heatmap is a distribution: its query adds the buckets of the clusters the
+``cluster`` variable selects (``sum by (le)``, or ``sum`` of a native histogram), which is
+their combined distribution. The one kind of query allowed to aggregate over clusters."""
 
 
 def _spec_files() -> list[Path]:
@@ -77,8 +81,12 @@ def rendered_expressions(outputs: dict[str, str]) -> Iterator[tuple[str, str]]:
                 for rule in group["rules"]:
                     yield f"{path} {rule.get('record') or rule.get('alert')}", rule["expr"]
         elif path.startswith("dashboards/") and path.endswith(".json"):
-            for expr in dashboard_queries(json.loads(content)):
-                yield path, expr
+            board = json.loads(content)
+            yield from ((path, e) for e in dashboard_queries({**board, "panels": []}))
+            for panel in _panels(board):
+                kind = f"{path} {HEATMAP}" if panel.get("type") == HEATMAP else path
+                one = {"templating": board.get("templating", {}), "panels": [panel]}
+                yield from ((kind, e) for e in dashboard_queries(one))
         elif path.startswith("docs/runbooks/") and path.endswith(".md"):
             for block in re.findall(r"```promql\n(.*?)```", content, re.S):
                 for line in block.strip().splitlines():
@@ -86,7 +94,15 @@ def rendered_expressions(outputs: dict[str, str]) -> Iterator[tuple[str, str]]:
                         yield path, line
 
 
-def cluster_problems(expr: str, label: str) -> list[str]:
+def _panels(board: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every panel with queries, rows' nested panels included."""
+    for panel in board.get("panels", []):
+        yield from _panels(panel)
+        if panel.get("targets"):
+            yield {**panel, "panels": []}
+
+
+def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
     """How ``expr`` loses ``label``: each ``by``/``on`` clause without it, each
     ``without``/``ignoring`` clause with it, each aggregation without a clause (it merges every
     cluster), outside ``absent()``. Empty when every part keeps it.
@@ -101,6 +117,9 @@ def cluster_problems(expr: str, label: str) -> list[str]:
         if isinstance(node, P.AggregateExpr):
             modifier = node.modifier
             op = str(node.op)
+            labels = [] if modifier is None else list(modifier.labels)
+            if heatmap and op == "sum" and labels in ([], ["le"]):
+                continue
             if modifier is None:
                 found.append(f"{op}(…) without by: merges every cluster")
             elif modifier.type == P.AggModifierType.By and label not in modifier.labels:
@@ -150,13 +169,23 @@ def test_the_scan_finds_every_clause_that_loses_the_label(expr: str, expected: l
     assert cluster_problems(expr, CLUSTER) == expected
 
 
+def test_only_a_heatmap_adds_buckets_over_clusters() -> None:
+    buckets = "sum by (le) (rate(x_bucket[5m]))"
+    assert cluster_problems(buckets, CLUSTER, heatmap=True) == []
+    assert cluster_problems(buckets, CLUSTER) == ["sum by (le) lacks cluster"]
+    assert cluster_problems("max by (pod) (x)", CLUSTER, heatmap=True) == [
+        "max by (pod) lacks cluster"
+    ]
+
+
 def test_every_rendered_expression_keeps_the_cluster_label(outputs: dict[str, str]) -> None:
     seen: dict[str, int] = {}
     problems = []
     for where, expr in rendered_expressions(outputs):
         kind = where.split("/")[0]
         seen[kind] = seen.get(kind, 0) + 1
-        problems += [f"{where}: {p}\n    {expr}" for p in cluster_problems(expr, CLUSTER)]
+        found = cluster_problems(expr, CLUSTER, heatmap=where.endswith(HEATMAP))
+        problems += [f"{where}: {p}\n    {expr}" for p in found]
     assert not problems, "\n".join(problems)
     assert seen.get("rules", 0) > 200 and seen.get("dashboards", 0) > 50, seen
     assert seen.get("docs", 0) > 10, seen
@@ -241,3 +270,69 @@ def test_the_two_cluster_case_fails_when_errors_are_summed_over_clusters(tmp_pat
     result = promtool.test_rules([tests])
     assert not result.ok
     assert "failing cluster only" in result.output
+
+
+def _raw_queries(board: dict[str, Any]) -> Iterator[str]:
+    """Every panel target and variable query of ``board`` as written (variables unexpanded)."""
+    for panel in _panels(board):
+        for target in panel.get("targets", []):
+            yield target["expr"]
+    for var in board.get("templating", {}).get("list", []):
+        query = var.get("query")
+        text = query.get("query") if isinstance(query, dict) else query
+        if var.get("type") == "query" and isinstance(text, str):
+            yield re.fullmatch(r"label_values\((.*),\s*\w+\)", text.strip(), re.S).group(1)  # type: ignore[union-attr]
+
+
+def test_every_dashboard_has_a_cluster_variable_and_every_query_filters_by_it(
+    outputs: dict[str, str],
+) -> None:
+    boards = {p: json.loads(c) for p, c in outputs.items() if p.startswith("dashboards/")}
+    assert len(boards) > 5
+    unfiltered = []
+    for path, board in sorted(boards.items()):
+        names = [v["name"] for v in board["templating"]["list"]]
+        assert "cluster" in names, f"{path}: variables {names}"
+        cluster = next(v for v in board["templating"]["list"] if v["name"] == "cluster")
+        assert cluster["query"]["query"].endswith(f", {CLUSTER})"), cluster
+        for expr in _raw_queries(board):
+            if expr == cluster["query"]["query"][len("label_values(") : -len(f", {CLUSTER})")]:
+                continue  # the cluster variable's own query lists every cluster
+            tree = promql.parse(expr.replace("$__rate_interval", "5m"))
+            for node, _ in promql.walk(tree):
+                if isinstance(node, P.VectorSelector) and not any(
+                    m.name == CLUSTER and m.value == "$cluster" for m in node.matchers.matchers
+                ):
+                    unfiltered.append(f"{path}: {node} in {expr}")
+    assert not unfiltered, "\n".join(unfiltered)
+
+
+def test_dashboard_uids_differ_with_a_cluster_label(outputs: dict[str, str]) -> None:
+    spec = REPO / "specs" / "o1-preview.yaml"
+    plain = json.loads(build_outputs(load_plans([spec], REPO))["dashboards/o1-preview.json"])
+    clustered = json.loads(outputs["dashboards/o1-preview.json"])
+    assert plain["uid"] != clustered["uid"]
+    assert "cluster" not in [v["name"] for v in plain["templating"]["list"]]
+
+
+def test_runbook_queries_and_silences_select_the_cluster(outputs: dict[str, str]) -> None:
+    page = outputs["docs/runbooks/ModelMemoryHeadroomLow.md"]
+    assert f'{CLUSTER}="<cluster>"' in page
+    assert (
+        f'amtool silence add alertname="ModelMemoryHeadroomLow" service="<service>" {CLUSTER}="<cluster>"'
+        in page
+    )
+    for block in re.findall(r"```promql\n(.*?)```", page, re.S):
+        for line in block.strip().splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                assert f'{CLUSTER}="<cluster>"' in line, line
+
+
+def test_alerts_link_the_dashboard_of_their_cluster(outputs: dict[str, str]) -> None:
+    groups = yaml.safe_load(outputs["rules/o1-preview.rules.yaml"])["groups"]
+    alerts = [r for g in groups for r in g["rules"] if "alert" in r]
+    assert alerts
+    for rule in alerts:
+        assert rule["annotations"]["dashboard_url"].endswith(
+            f"?var-cluster={{{{ $labels.{CLUSTER} }}}}"
+        )

@@ -15,7 +15,7 @@ import grafanalib.core as g
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
-from generator.builders.fleet import fleet_dashboard
+from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
 from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
@@ -41,23 +41,38 @@ def _query_variable(name: str, label: str, query: str) -> g.Template:
     )
 
 
+def cluster_variable(label: str, series: str) -> g.Template:
+    """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
+    return _query_variable("cluster", "Cluster", f"label_values({series}, {label})")
+
+
 def variables(plan: ServicePlan) -> list[g.Template]:
-    """``datasource``, ``namespace``, ``model_name`` (when the preset has a model label), ``pod``.
+    """``datasource``, ``cluster`` (when the spec names a cluster label), ``namespace``,
+    ``model_name`` (when the preset has a model label), ``pod``; each variable's values are
+    those of the clusters (and namespaces) chosen before it.
 
     All but ``datasource`` are multi-value with "All" = ``.*``; panels use them with ``=~``.
     """
-    requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
-    found = [
-        datasource_variable(),
-        _query_variable("namespace", "Namespace", f"label_values({requests}, namespace)"),
-    ]
+    requests = naming.record(plan.group_by, naming.REQUESTS, "rate5m")
+    found = [datasource_variable()]
+    cluster: tuple[Matcher, ...] = ()
+    if plan.cluster_label:
+        found.append(cluster_variable(plan.cluster_label, recorded(plan, requests)))
+        cluster = (Matcher(plan.cluster_label, "=~", "$cluster"),)
+    found.append(
+        _query_variable(
+            "namespace",
+            "Namespace",
+            f"label_values({recorded(plan, requests, *cluster)}, namespace)",
+        )
+    )
     ns = Matcher("namespace", "=~", "$namespace")
     if plan.model_label:
-        series = selector(plan.requests.name, (*plan.requests.matchers, ns))
+        series = selector(plan.requests.name, (*plan.requests.matchers, ns, *cluster))
         found.append(
             _query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
         )
-    pods = selector(naming.CADVISOR_WORKING_SET, (*plan.pod_matchers, ns))
+    pods = selector(naming.CADVISOR_WORKING_SET, (*plan.pod_matchers, ns, *cluster))
     found.append(_query_variable("pod", "Pod", f"label_values({pods}, pod)"))
     return found
 
@@ -83,11 +98,12 @@ def _build(
     return to_modern(dashboard, sources, generated_header(source))
 
 
-def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
-    """The dashboard of one service as a Grafana JSON model (schemaVersion 39)."""
+def service_dashboard(plan: ServicePlan, fleet_label: str | None = None) -> dict[str, Any]:
+    """The dashboard of one service as a Grafana JSON model (schemaVersion 39);
+    ``fleet_label`` is the fleet overview's cluster label (its uid depends on it)."""
     out = _build(
         f"{plan.name} — model service",
-        naming.dashboard_uid(plan.name),
+        naming.dashboard_uid(plan.name, plan.cluster_label),
         service_rows(plan),
         variables(plan),
         plan.source,
@@ -96,7 +112,7 @@ def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
         {
             "title": "Fleet overview",
             "type": "link",
-            "url": f"/d/{naming.dashboard_uid(FLEET_NAME)}/{FLEET_NAME}",
+            "url": f"/d/{naming.dashboard_uid(FLEET_NAME, fleet_label)}/{FLEET_NAME}",
             "icon": "dashboard",
             "keepTime": True,
         }
@@ -127,15 +143,16 @@ def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 for p in clash
             ]
         )
+    fleet_label = fleet_cluster_label(plans)
     outputs = {
-        naming.dashboard_file(p.name): dump_json(service_dashboard(p))
+        naming.dashboard_file(p.name): dump_json(service_dashboard(p, fleet_label))
         for p in sorted(plans, key=lambda p: p.name)
     }
     if plans:
         rows, templates = fleet_dashboard(plans)
         fleet = _build(
             "Model services — fleet overview",
-            naming.dashboard_uid(FLEET_NAME),
+            naming.dashboard_uid(FLEET_NAME, fleet_label),
             rows,
             templates,
             "specs/",

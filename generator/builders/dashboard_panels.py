@@ -29,8 +29,30 @@ SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
 _TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
 
 
-def _ns() -> Matcher:
-    return Matcher("namespace", "=~", "$namespace")
+def _cluster(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The ``cluster`` variable's filter on the cluster label, when the spec names one."""
+    return (Matcher(plan.cluster_label, "=~", "$cluster"),) if plan.cluster_label else ()
+
+
+def _scope(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The filters every query of a service dashboard carries: namespace, and cluster."""
+    return (Matcher("namespace", "=~", "$namespace"), *_cluster(plan))
+
+
+def _by(plan: ServicePlan, *labels: str) -> str:
+    """`` by (labels…)`` with the cluster label kept (``""`` for no labels and no cluster)."""
+    return by(plan.keeping(*labels))
+
+
+def _total(plan: ServicePlan, op: str, expr: str) -> str:
+    """``op(expr)`` over everything the variables select, one per cluster with a cluster label."""
+    grouping = _by(plan)
+    return f"{op}{grouping} ({expr})" if grouping else f"{op}({expr})"
+
+
+def _named(plan: ServicePlan, legend: str) -> str:
+    """``legend`` preceded by the series' cluster when the spec names a cluster label."""
+    return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
 def _pod() -> Matcher:
@@ -44,11 +66,11 @@ def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
 def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
     """A recorded series of this service, filtered by the variables its labels carry."""
     model = _model(plan) if plan.model_label in plan.group_by else ()
-    return recorded(plan, record, _ns(), *model, *extra)
+    return recorded(plan, record, *_scope(plan), *model, *extra)
 
 
 def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: bool = False) -> str:
-    return selector(metric, (*matchers, _ns(), *_model(plan), *((_pod(),) if pod else ())))
+    return selector(metric, (*matchers, *_scope(plan), *_model(plan), *((_pod(),) if pod else ())))
 
 
 def _runbook(plan: ServicePlan, alert: str) -> tuple[str, str]:
@@ -171,8 +193,14 @@ def slo_row(plan: ServicePlan) -> RowDef:
             )
     alerts = selector(
         naming.ALERTS_SERIES,
-        (Matcher("alertstate", "=", "firing"), Matcher(naming.SERVICE, "=", plan.name)),
+        (
+            Matcher("alertstate", "=", "firing"),
+            Matcher(naming.SERVICE, "=", plan.name),
+            *_cluster(plan),
+        ),
     )
+    shown: tuple[str, ...] = ("alertname", "severity", "slo", "indicator", "pod", "uuid")
+    shown += (plan.cluster_label,) if plan.cluster_label else ()
     panels.append(
         PanelDef(
             title="Firing alerts",
@@ -181,7 +209,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
             kind="table",
             queries=(
                 Query(
-                    f"sum by (alertname, severity, slo, indicator, pod, uuid) ({alerts})",
+                    f"sum by ({', '.join(shown)}) ({alerts})",
                     instant=True,
                 ),
             ),
@@ -219,8 +247,8 @@ def traffic_row(plan: ServicePlan) -> RowDef:
         labels = sorted({m.label for m in req.error_matchers})
         queries.append(
             Query(
-                f"sum{by(labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
-                " ".join(f"{label}={{{{{label}}}}}" for label in labels),
+                f"sum{_by(plan, *labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
+                _named(plan, " ".join(f"{label}={{{{{label}}}}}" for label in labels)),
             )
         )
     panels = [
@@ -260,14 +288,14 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             width=10,
         )
     )
-    up = selector("up", (*plan.matchers, _ns()))
+    up = selector("up", (*plan.matchers, *_scope(plan)))
     panels.append(
         PanelDef(
             title="Scrape targets up",
             description=f"Scrape targets of the service that are up (the up series for "
             f"{', '.join(m.render() for m in plan.matchers)}); green at {plan.replicas} replicas.",
             kind="stat",
-            queries=(Query(f"sum({up})", "up"),),
+            queries=(Query(_total(plan, "sum", up), _named(plan, "up")),),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
             runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
@@ -403,7 +431,10 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 + ".",
                 kind="timeseries",
                 queries=tuple(
-                    Query(f"sum(rate({_raw(c.name, c.matchers, plan)}[{RATE}]))", label)
+                    Query(
+                        _total(plan, "sum", f"rate({_raw(c.name, c.matchers, plan)}[{RATE}])"),
+                        _named(plan, label),
+                    )
                     for label, c in tokens
                 ),
                 unit="suffix: tok/s",
@@ -484,26 +515,27 @@ def memory_row(plan: ServicePlan) -> RowDef:
     CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
     pods = plan.pod_matchers
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
-    working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, _ns(), _pod()))
-    ws = f"max by (pod) ({working_set})"
+    working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, *_scope(plan), _pod()))
+    ws = f"max{_by(plan, 'pod')} ({working_set})"
     if recorded_memory:
-        limit = f"max by (pod) ({recorded(plan, LIMIT_RECORD, _ns(), _pod())})"
-        usage = f"max by (pod) ({recorded(plan, USAGE_RECORD, _ns(), _pod())})"
+        limit = f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *_scope(plan), _pod())})"
+        usage = f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *_scope(plan), _pod())})"
         source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
     else:
         limits = selector(
-            naming.KSM_LIMITS, (*pods, _ns(), _pod(), Matcher("resource", "=", "memory"))
+            naming.KSM_LIMITS, (*pods, *_scope(plan), _pod(), Matcher("resource", "=", "memory"))
         )
-        limit = f"max by (pod) ({limits})"
+        limit = f"max{_by(plan, 'pod')} ({limits})"
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    restarts = selector(naming.KSM_RESTARTS, (*pods, _ns(), _pod()))
+    restarts = selector(naming.KSM_RESTARTS, (*pods, *_scope(plan), _pod()))
     oom = selector(
-        naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
+        naming.KSM_LAST_TERMINATED,
+        (*pods, *_scope(plan), _pod(), Matcher("reason", "=", "OOMKilled")),
     )
     labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
-        selector(metric, (*pods, _ns(), _pod()))
+        selector(metric, (*pods, *_scope(plan), _pod()))
         for metric in (
             naming.CADVISOR_CPU,
             naming.CADVISOR_CFS_THROTTLED,
@@ -518,7 +550,10 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
                 f"killer compares) against the memory limit ({source}).",
                 kind="timeseries",
-                queries=(Query(ws, "{{pod}} working set"), Query(limit, "{{pod}} limit")),
+                queries=(
+                    Query(ws, _named(plan, "{{pod}} working set")),
+                    Query(limit, _named(plan, "{{pod}} limit")),
+                ),
                 unit="bytes",
                 min_value=0,
                 runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
@@ -529,7 +564,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 description=f"1 − working set / limit per pod ({labels}); "
                 f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
                 kind="timeseries",
-                queries=(Query(f"1 - {usage}", "{{pod}}"),),
+                queries=(Query(f"1 - {usage}", _named(plan, "{{pod}}")),),
                 unit="percentunit",
                 max_value=1,
                 steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
@@ -543,8 +578,14 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (increase({restarts}[{RATE}]))", "{{pod}} restarts"),
-                    Query(f"max by (pod) ({oom})", "{{pod}} last termination OOMKilled"),
+                    Query(
+                        f"sum{_by(plan, 'pod')} (increase({restarts}[{RATE}]))",
+                        _named(plan, "{{pod}} restarts"),
+                    ),
+                    Query(
+                        f"max{_by(plan, 'pod')} ({oom})",
+                        _named(plan, "{{pod}} last termination OOMKilled"),
+                    ),
                 ),
                 unit="short",
                 min_value=0,
@@ -559,10 +600,13 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (rate({cpu}[{RATE}]))", "{{pod}} cores"),
                     Query(
-                        f"sum by (pod) (rate({throttled}[{RATE}])) / (sum by (pod) (rate({periods}[{RATE}])) > 0)",
-                        "{{pod}} throttled share",
+                        f"sum{_by(plan, 'pod')} (rate({cpu}[{RATE}]))",
+                        _named(plan, "{{pod}} cores"),
+                    ),
+                    Query(
+                        f"sum{_by(plan, 'pod')} (rate({throttled}[{RATE}])) / (sum{_by(plan, 'pod')} (rate({periods}[{RATE}])) > 0)",
+                        _named(plan, "{{pod}} throttled share"),
                     ),
                 ),
                 unit="short",
@@ -599,18 +643,20 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{by(labels)} ({selector(metric, (*plan.gpu_matchers, _ns(), _pod(), *extra))})"
+        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *_scope(plan), _pod(), *extra))})"
 
     def runbook(alert: str) -> tuple[str, str]:
         return _runbook(plan, alert)
 
-    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, _ns(), _pod()))
+    gpu_legend = _named(plan, GPU_LEGEND)
+
+    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *_scope(plan), _pod()))
     panels = (
         PanelDef(
             title="GPU utilisation",
             description=f"Share (0–1) of time a kernel ran on each GPU ({naming.GPU_UTILIZATION}).",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_UTILIZATION), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_UTILIZATION), gpu_legend),),
             unit="percentunit",
             min_value=0,
             max_value=1,
@@ -621,8 +667,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_MEMORY_USED), f"{GPU_LEGEND} used"),
-                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{GPU_LEGEND} total"),
+                Query(gauge(naming.GPU_MEMORY_USED), f"{gpu_legend} used"),
+                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{gpu_legend} total"),
             ),
             unit="bytes",
             min_value=0,
@@ -636,7 +682,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             queries=(
                 Query(
                     f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0)",
-                    GPU_LEGEND,
+                    gpu_legend,
                 ),
             ),
             unit="percentunit",
@@ -650,7 +696,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
             f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_TEMPERATURE), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_TEMPERATURE), gpu_legend),),
             unit="celsius",
             steps=_alert_steps(plan, "gpu_temperature", "max"),
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
@@ -661,8 +707,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_POWER_USAGE), f"{GPU_LEGEND} draw"),
-                Query(gauge(naming.GPU_POWER_LIMIT), f"{GPU_LEGEND} limit"),
+                Query(gauge(naming.GPU_POWER_USAGE), f"{gpu_legend} draw"),
+                Query(gauge(naming.GPU_POWER_LIMIT), f"{gpu_legend} limit"),
             ),
             unit="watt",
             min_value=0,
@@ -673,7 +719,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
             "load with a throttle reason active means the GPU is slowing down.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_SM_CLOCK), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_SM_CLOCK), gpu_legend),),
             unit="hertz",
             min_value=0,
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
@@ -686,7 +732,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             queries=(
                 Query(
                     gauge(naming.GPU_CLOCK_EVENT_ACTIVE, labels=(*GPU_BY, "reason")) + " > 0",
-                    f"{GPU_LEGEND} {{{{reason}}}}",
+                    f"{gpu_legend} {{{{reason}}}}",
                 ),
             ),
             unit="bool",
@@ -700,8 +746,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(
                 Query(
-                    f"sum{by((*GPU_BY, 'xid'))} (increase({xid}[{RATE}]))",
-                    f"{GPU_LEGEND} Xid {{{{xid}}}}",
+                    f"sum{_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
+                    f"{gpu_legend} Xid {{{{xid}}}}",
                 ),
             ),
             unit="short",
@@ -715,8 +761,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="stat",
             queries=(
                 Query(
-                    f"min by (pod) ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, _ns(), _pod()))})",
-                    "{{pod}}",
+                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *_scope(plan), _pod()))})",
+                    _named(plan, "{{pod}}"),
                 ),
             ),
             unit="bool",

@@ -894,13 +894,13 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         )
         if plan.cluster_label is not None:
             # Two clusters run the same service in the same namespace; one fails.
-            other = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
+            second = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
             failing = healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True)))
             groups.append(
                 _family_case(
                     plan,
                     f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
-                    failing.merged(other),
+                    failing.merged(second),
                     naming.ALERT_ERROR_RATIO,
                     expected,
                     _after_for(plan, "error_ratio"),
