@@ -19,6 +19,7 @@ from generator import amtool, naming, promtool
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.dashboard import dashboard_outputs
+from generator.builders.mimir import mimir_outputs
 from generator.builders.overlay import overlay_outputs
 from generator.builders.rule_tests import rule_tests_outputs
 from generator.builders.rulefile import rule_file
@@ -30,7 +31,15 @@ from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
 # Folders whose generated files render owns (stale ones are removed / reported).
-OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks", "alertmanager")
+OUTPUT_DIRS = (
+    "rules",
+    "dashboards",
+    "helm",
+    "manifests",
+    "docs/runbooks",
+    "alertmanager",
+    "mimir",
+)
 
 Outputs = dict[str, str]
 
@@ -102,12 +111,15 @@ def build_outputs(
     plans: Sequence[ServicePlan],
     dashboards_via: str = "configmaps",
     receivers: ReceiversConfig | None = None,
+    mimir: bool = False,
 ) -> Outputs:
     """Render every output of every plan in memory.
 
     The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
     other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
-    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs.
+    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs. With
+    ``mimir``, ``mimir/<service>.yaml`` too: the rule files in the namespace layout of
+    ``mimirtool rules load|sync`` (:mod:`generator.builders.mimir`).
     """
     outputs: Outputs = {}
     for builder in OUTPUT_BUILDERS:
@@ -122,6 +134,8 @@ def build_outputs(
         if path in outputs:
             raise ValueError(f"two builders produce {path}")
         outputs[path] = content
+    if mimir:
+        outputs.update(mimir_outputs(plans, outputs))
     return dict(sorted(outputs.items()))
 
 
@@ -206,6 +220,7 @@ def render(
     run_promtool: bool = True,
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
+    mimir: bool = False,
 ) -> tuple[Outputs, list[str]]:
     """Load, resolve, build and (optionally) check everything with promtool and amtool;
     write nothing.
@@ -232,7 +247,7 @@ def render(
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)
-    outputs = build_outputs(plans, dashboards_via, receivers)
+    outputs = build_outputs(plans, dashboards_via, receivers, mimir)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.

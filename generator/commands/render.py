@@ -30,6 +30,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="install dashboards as sidecar ConfigMaps (manifests/, default) or inline under "
         "grafana.dashboards in helm/values-*.yaml; see docs/install.md",
     )
+    parser.add_argument(
+        "--mimir-rules",
+        action="store_true",
+        help="also write mimir/<service>.yaml: the rule files in the namespace layout "
+        "`mimirtool rules load|sync` reads (namespace obsgen-<service>); pass it to "
+        "`render --check` too; see docs/scale-out.md",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         run_promtool=not args.skip_promtool,
         dashboards_via=args.dashboards_via,
         warn=lambda warning: print(warning, file=sys.stderr),
+        mimir=args.mimir_rules,
     )
     if args.check:
         drift = differences(root, outputs, stale)
