@@ -40,16 +40,23 @@ def _binaries() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def plans(tmp_path_factory: pytest.TempPathFactory) -> list[ServicePlan]:
-    """Every spec the repository renders or tests with, and a per-model (groupBy) variant."""
+    """Every spec the repository renders or tests with, a per-model (groupBy) variant and a
+    multi-cluster (clusterLabel) variant."""
     per_model = good_spec()
     per_model["metadata"]["name"] = "o1-preview-per-model"
     per_model["spec"]["groupBy"] = ["model_name"]
-    extra = write_spec(tmp_path_factory.mktemp("specs"), per_model, "per-model.yaml")
+    folder = tmp_path_factory.mktemp("specs")
+    extra = write_spec(folder, per_model, "per-model.yaml")
+    clustered = good_spec()
+    clustered["metadata"]["name"] = "o1-preview-clusters"
+    clustered["spec"]["prometheus"] = {"clusterLabel": "cluster"}
+    extra_clustered = write_spec(folder, clustered, "clusters.yaml")
     specs = [
         *sorted((REPO / "specs").glob("*.yaml")),
         *sorted((REPO / "tests" / "e2e" / "specs").glob("*.yaml")),
         *sorted((REPO / "tests" / "fixtures").glob("*.yaml")),
         extra,
+        extra_clustered,
     ]
     return load_plans(specs, REPO)
 
