@@ -80,9 +80,7 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
     the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
     """
     g = plan.group_by
-    cluster = (
-        (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
-    )
+    cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
     svc = (Matcher(naming.SERVICE, "=", plan.name), *cluster)
 
     def rec(record: str, *extra: Matcher) -> str:
