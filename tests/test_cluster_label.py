@@ -21,7 +21,8 @@ import promql_parser as P
 import pytest
 import yaml
 
-from generator import promtool
+from generator import amtool, promtool
+from generator.builders.alertmanager import CONFIG_FILE
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.plan import ServicePlan, resolve
@@ -336,3 +337,20 @@ def test_alerts_link_the_dashboard_of_their_cluster(outputs: dict[str, str]) -> 
         assert rule["annotations"]["dashboard_url"].endswith(
             f"?var-cluster={{{{ $labels.{CLUSTER} }}}}"
         )
+
+
+def test_alertmanager_groups_per_cluster_and_never_inhibits_across_clusters(
+    outputs: dict[str, str], tmp_path: Path
+) -> None:
+    config = yaml.safe_load(outputs[CONFIG_FILE])
+    assert CLUSTER in config["route"]["group_by"]
+    assert config["inhibit_rules"]
+    for rule in config["inhibit_rules"]:
+        if rule.get("source_matchers"):  # the chart's InfoInhibitor rules are not obsgen's
+            assert CLUSTER in rule.get("equal", []) or "InfoInhibitor" in str(rule), rule
+    crd = yaml.safe_load(outputs["manifests/o1-preview/alertmanagerconfig.yaml"])
+    assert CLUSTER in crd["spec"]["route"]["groupBy"]
+    assert all(CLUSTER in r["equal"] for r in crd["spec"]["inhibitRules"])
+    path = tmp_path / "alertmanager.yaml"
+    path.write_text(outputs[CONFIG_FILE], encoding="utf-8")
+    assert amtool.check_config([path], [CONFIG_FILE]) == []
