@@ -40,18 +40,19 @@ EARLY_S = 2.0
 """How much earlier than Prometheus another engine may reach an alert state, in seconds (two
 evaluation intervals: the engines evaluate on their own 1 s ticks, and the suite polls every
 0.5 s)."""
-LATE_S = 3.0
+LATE_S = 4.0
 """How much later than Prometheus another engine may reach an alert state when the alert reads
-scraped series directly, in seconds: VictoriaMetrics makes a scraped sample searchable within
-about a second and vmalert reads one ``-search.latencyOffset`` (1 s) in the past, plus one
-evaluation interval."""
-LATE_PER_LEVEL_S = 4.0
+scraped series directly, in seconds: VictoriaMetrics 1.79 makes ingested rows searchable on a
+1 s ticker once they are more than a second old (up to about 3 s), vmalert reads one
+``-search.latencyOffset`` (1 s) in the past, and evaluates on its own 1 s tick."""
+LATE_PER_LEVEL_S = 5.0
 """Further seconds allowed per level of recording rules between the scraped series and the
 alert (:func:`recording_depth`). Prometheus appends a recorded sample to its own TSDB at once,
 so a rule later in the group reads it in the same evaluation; vmalert reads it only after its
-remote write (``-remoteWrite.flushInterval``, 1 s), VictoriaMetrics' ingestion (about 1 s),
-``-search.latencyOffset`` (1 s) and its next evaluation (1 s). docs/scale-out.md gives the
-measured lags and what the production defaults (30 s offset, 5 s flush) make of them."""
+remote write (``-remoteWrite.flushInterval``, 1 s), VictoriaMetrics' ingestion (up to about
+3 s, as above), ``-search.latencyOffset`` (1 s) and its next evaluation (1 s) — about 5 s, of
+which about 2 s on average. docs/scale-out.md gives the measured lags and what the production
+defaults (30 s offset, 5 s flush) make of them."""
 
 
 def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
