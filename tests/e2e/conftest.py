@@ -21,8 +21,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,17 @@ def e2e() -> Iterator[Env]:
         stack.callback(setattr, env, "stopping", True)  # runs first: ends pending waits
         for scenario, run in scenarios.items():
             env.results[scenario] = pool.submit(_run, run, env, services[scenario])
+        # VictoriaMetrics only serves the scenarios: once they are over, stop it, so that its
+        # scrapes of the fakes (served by this process) do not slow the rest of the session.
+        threading.Thread(
+            target=_stop_when_done, args=(env, victoriametrics), daemon=True, name="vm-stop"
+        ).start()
         yield env
+
+
+def _stop_when_done(env: Env, victoriametrics: VictoriaMetricsStack) -> None:
+    wait(env.results.values())
+    victoriametrics.stop()
 
 
 def _run(scenario: Callable[[Env, Service], None], env: Env, service: Service) -> None:

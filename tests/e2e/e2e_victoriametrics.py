@@ -84,6 +84,7 @@ class VictoriaMetricsStack:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.sink: ThreadingHTTPServer | None = None
         self.session = requests.Session()
+        self._stopping = threading.Lock()
 
     @property
     def url(self) -> str:
@@ -173,7 +174,11 @@ class VictoriaMetricsStack:
 
     def stop(self) -> None:
         """Terminate vmalert, then the server (SIGTERM, SIGKILL after 10 s), then the sink;
-        idempotent."""
+        idempotent and safe to call from two threads."""
+        with self._stopping:
+            self._stop()
+
+    def _stop(self) -> None:
         for name in ("vmalert", "victoria-metrics"):
             process = self.processes.pop(name, None)
             if process is not None and process.poll() is None:
