@@ -28,6 +28,12 @@ What it does, per case (``--pods N``):
    compaction (the first one, cold, is dropped).
 6. Compares the firing ``ErrorBudgetBurn`` tiers of both rule sets with the expected ones, and
    the error ratios they record per window.
+7. The same on VictoriaMetrics + vmalert (``--engines``): imports the same TSDB folder (raw and
+   backfilled blocks) with ``vmctl prometheus``, scrapes the same live tail, evaluates the same
+   two rule files at the same interval with vmalert (reading from and remote-writing to
+   VictoriaMetrics, every other flag at its default) and reads each group's time per
+   evaluation from ``vmalert_iteration_duration_seconds`` (a query over HTTP included, as a
+   vmalert pays it), then the same alert decisions and recorded ratios.
 
 Prints markdown tables and the command that produced them.
 """
@@ -57,6 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import Prometheus, command_line, machine, markdown_table
+from _victoriametrics import VictoriaMetrics, VMAlert
 
 from generator import naming
 from generator.builders.rulefile import rule_file
@@ -105,6 +112,9 @@ spec:
 
 USUAL_PREFIX = "usual"
 USUAL_ALERT = "UsualErrorBudgetBurn"
+ENGINES = ("prometheus", "victoriametrics")
+SETTLE_S = 240  # longest wait for vmalert's alert decisions to match Prometheus's, seconds
+PROBE_AGO_S = 30 * 60  # same-data queries run at now − 30 min: inside the history and the burst
 
 
 def cumulative_share(bound: float) -> float:
@@ -434,8 +444,16 @@ def scalar(prom: Prometheus, query: str) -> str:
     return f"{float(result[0]['value'][1]):.5f}" if result else "-"
 
 
-def run_case(pods: int, days: float, samples: int, interval_s: int, keep: bool) -> dict[str, Any]:
-    """Run one case end to end; return timings, per-group durations and the alert comparison."""
+def run_case(
+    pods: int,
+    days: float,
+    samples: int,
+    interval_s: int,
+    keep: bool,
+    engines: tuple[str, ...] = ENGINES,
+) -> dict[str, Any]:
+    """Run one case end to end; return timings, per-group durations and the alert comparison
+    (on VictoriaMetrics too when ``engines`` names it, under ``"victoriametrics"``)."""
     work = Path(tempfile.mkdtemp(prefix=f"obsgen-bench-rules-{pods}-"))
     timings: dict[str, float] = {}
     tail = None
@@ -543,7 +561,31 @@ def run_case(pods: int, days: float, samples: int, interval_s: int, keep: bool) 
                             ),
                         )
                     )
+        vm_case = None
+        if "victoriametrics" in engines:
+            clock = time.monotonic()
+            vm_case = run_victoriametrics(
+                work,
+                data,
+                tail.server_address[1],
+                [obsgen_path, usual_path],
+                plan,
+                samples,
+                interval_s,
+                {
+                    alert: set(tiers)
+                    for alert, tiers in (
+                        (naming.ALERT_ERROR_BUDGET_BURN, obsgen_fired),
+                        (USUAL_ALERT, usual_fired),
+                    )
+                    if tiers
+                },
+                engine_probes(plan, obsgen, backfill_rules(plan, obsgen, usual)),
+                now - PROBE_AGO_S,
+            )
+            timings["VictoriaMetrics import + evaluations"] = time.monotonic() - clock
         return {
+            "victoriametrics": vm_case,
             "pods": pods,
             "days": days,
             "series": pods * (len(BOUNDS) + 4),
@@ -561,6 +603,230 @@ def run_case(pods: int, days: float, samples: int, interval_s: int, keep: bool) 
             tail.shutdown()
         if not keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def engine_probes(
+    plan: ServicePlan, obsgen: dict[str, Any], backfill: dict[str, Any]
+) -> list[tuple[str, str]]:
+    """(what, expression) pairs whose value two engines should agree on over the same data:
+    the functions obsgen's rules use, on raw counters and on the backfilled recorded series."""
+    sel = f'job="{JOB}",namespace="{NAMESPACE}"'
+    errors_1h = _raw(REQUESTS, "1h", ',status=~"5.."')
+    probes = [
+        ("rate() over 5m, requests/s", f"sum(rate({REQUESTS}{{{sel}}}[5m]))"),
+        ("rate() over 30s, one scrape interval", f"sum(rate({REQUESTS}{{{sel}}}[30s]))"),
+        (
+            "increase() over 1h, 5xx requests",
+            f'sum(increase({REQUESTS}{{{sel},status="5xx"}}[1h]))',
+        ),
+        (
+            "error ratio over 1h from raw counters",
+            f"{errors_1h} / {_raw(REQUESTS, '1h')}",
+        ),
+        (
+            "histogram_quantile(0.99) over 5m, seconds",
+            f"histogram_quantile(0.99, sum by (le) (rate({HISTOGRAM}_bucket{{{sel}}}[5m])))",
+        ),
+    ]
+    recorded = sorted({r["record"] for g in backfill["groups"] for r in g["rules"]})
+    for name in recorded:
+        probes.append((f"sum_over_time() of {name} over 6h", f"sum(sum_over_time({name}[6h]))"))
+        probes.append((f"count_over_time() of {name} over 1h", f"sum(count_over_time({name}[1h]))"))
+    ratio_1h = naming.record(plan.group_by, naming.SLI_ERROR, "ratio_rate1h")
+    for g in obsgen["groups"]:
+        for rule in g["rules"]:
+            if rule.get("record") == ratio_1h and rule["labels"].get("slo") == "availability":
+                probes.append(("obsgen's availability error ratio over 1h", rule["expr"]))
+    return probes
+
+
+def vm_firing_tiers(vmalert: VMAlert) -> dict[str, set[tuple[str, str, str]]]:
+    """Per alert name, (slo, long_window, short_window) of every firing burn-rate alert."""
+    fired: dict[str, set[tuple[str, str, str]]] = {}
+    for alert in vmalert.alerts():
+        labels = alert["labels"]
+        if alert["state"] == "firing" and "long_window" in labels:
+            fired.setdefault(labels["alertname"], set()).add(
+                (labels["slo"], labels["long_window"], labels["short_window"])
+            )
+    return fired
+
+
+def run_victoriametrics(
+    work: Path,
+    tsdb: Path,
+    tail_port: int,
+    rule_files: list[Path],
+    plan: ServicePlan,
+    samples: int,
+    interval_s: int,
+    reference: dict[str, set[tuple[str, str, str]]],
+    probes: list[tuple[str, str]],
+    at: int,
+) -> dict[str, Any]:
+    """Step 7: the Prometheus TSDB folder ``tsdb`` imported into VictoriaMetrics, the live tail
+    scraped, ``rule_files`` evaluated by vmalert; per-group durations, then (once vmalert fires
+    the ``reference`` tiers, Prometheus's, or after :data:`SETTLE_S`) firing tiers and ratios.
+    Last, Prometheus restarted over ``tsdb`` without rules and both engines answer each of
+    ``probes`` (what, expression) at the historical time ``at`` (seconds): the same query over
+    the same data, so any difference is the engine's."""
+    scrape = yaml.safe_load(prometheus_config(tail_port, [], interval_s))
+    scrape["global"].pop("evaluation_interval")
+    scrape.pop("rule_files")
+    scrape_path = work / "vm-scrape.yml"
+    scrape_path.write_text(yaml.safe_dump(scrape), encoding="utf-8")
+    log = work / "victoriametrics.log"
+    timings: dict[str, float] = {}
+    with VictoriaMetrics(work / "vm-data", log, scrape_path) as server:
+        clock = time.monotonic()
+        server.import_prometheus(tsdb)
+        timings["vmctl import"] = time.monotonic() - clock
+        with VMAlert(server, rule_files, interval_s, log) as vmalert:
+            clock = time.monotonic()
+            durations = vmalert.collect_durations(
+                samples, timeout_s=max(240, samples * interval_s * 4)
+            )
+            timings["rule evaluations"] = time.monotonic() - clock
+            # Recorded series reach the next rule only after vmalert's remote write (5 s) and
+            # VictoriaMetrics' -search.latencyOffset (30 s): wait for the decisions to settle.
+            clock = time.monotonic()
+            while True:
+                fired = vm_firing_tiers(vmalert)
+                settled = fired == reference
+                if settled or time.monotonic() - clock > SETTLE_S:
+                    break
+                time.sleep(interval_s)
+            timings["alert decisions settled" if settled else "decisions not settled after"] = (
+                time.monotonic() - clock
+            )
+            ratios = []
+            for s in plan.slos:
+                for ms in (300_000, 3_600_000, 21_600_000, 86_400_000, 259_200_000, s.window_ms):
+                    w = format_duration_ms(ms)
+                    ours = naming.record(plan.group_by, naming.SLI_ERROR, f"ratio_rate{w}")
+                    ratios.append(
+                        (
+                            s.name,
+                            w,
+                            scalar(server, f'{ours}{{slo="{s.name}"}}'),  # type: ignore[arg-type]
+                            scalar(
+                                server,  # type: ignore[arg-type]
+                                f'{USUAL_PREFIX}:slo_sli_error:ratio_rate{w}{{slo="{s.name}"}}',
+                            ),
+                        )
+                    )
+        config = work / "prometheus-no-rules.yml"
+        config.write_text(prometheus_config(tail_port, [], interval_s))
+        same_data = []
+        with Prometheus(config, tsdb, work / "prometheus.log") as prom:
+            for what, expr in probes:
+                values = [
+                    engine.api("query", query=expr, time=str(at))["result"]
+                    for engine in (prom, server)
+                ]
+                p_value, v_value = (
+                    float(result[0]["value"][1]) if result else math.nan for result in values
+                )
+                same_data.append((what, expr, p_value, v_value))
+    return {
+        "same_data": same_data,
+        "durations": durations,
+        "obsgen_fired": sorted(fired.get(naming.ALERT_ERROR_BUDGET_BURN, set())),
+        "usual_fired": sorted(fired.get(USUAL_ALERT, set())),
+        "ratios": ratios,
+        "timings": timings,
+    }
+
+
+def report_engines(case: dict[str, Any]) -> str:
+    """Markdown: per-group evaluation time on Prometheus and on VictoriaMetrics + vmalert side
+    by side, VictoriaMetrics' alert decisions and recorded ratios next to Prometheus's."""
+    vm = case.get("victoriametrics")
+    if vm is None:
+        return ""
+    prom = {_group_name(k): v for k, v in case["durations"].items()}
+    rows = []
+    for name in sorted(set(prom) | set(vm["durations"])):
+        p, v = prom.get(name), vm["durations"].get(name)
+        mp = statistics.median(p) * 1000 if p else None
+        mv = statistics.median(v) * 1000 if v else None
+        rows.append(
+            (
+                name,
+                f"{mp:.2f}" if mp is not None else "-",
+                f"{mv:.2f}" if mv is not None else "-",
+                f"{mv / mp:.2f}" if mp and mv is not None else "-",
+            )
+        )
+    same = vm["obsgen_fired"] == case["obsgen_fired"] and vm["usual_fired"] == case["usual_fired"]
+    ratios = [
+        (*prom_row[:2], prom_row[2], vm_row[2], prom_row[3], vm_row[3])
+        for prom_row, vm_row in zip(case["ratios"], vm["ratios"], strict=True)
+    ]
+    return "\n".join(
+        [
+            "#### Prometheus vs VictoriaMetrics + vmalert",
+            "",
+            "Median time per evaluation of each rule group (ms; vmalert's includes its HTTP "
+            "query to VictoriaMetrics, Prometheus's runs in-process):",
+            "",
+            markdown_table(
+                ["rule group", "Prometheus (ms)", "VictoriaMetrics (ms)", "VM / Prometheus"], rows
+            ),
+            "",
+            markdown_table(
+                ["rule set", "firing tiers on Prometheus", "firing tiers on VictoriaMetrics"],
+                [
+                    (
+                        "obsgen `ErrorBudgetBurn`",
+                        _tiers(case["obsgen_fired"]),
+                        _tiers(vm["obsgen_fired"]),
+                    ),
+                    (
+                        f"usual shape `{USUAL_ALERT}`",
+                        _tiers(case["usual_fired"]),
+                        _tiers(vm["usual_fired"]),
+                    ),
+                ],
+            ),
+            "",
+            markdown_table(
+                [
+                    "slo",
+                    "window",
+                    "obsgen Prometheus",
+                    "obsgen VictoriaMetrics",
+                    "usual Prometheus",
+                    "usual VictoriaMetrics",
+                ],
+                ratios,
+            ),
+            "",
+            "The same query over the same imported history, at the same past moment (30 minutes "
+            "before the run, inside the error burst), on both engines:",
+            "",
+            markdown_table(
+                ["what", "Prometheus", "VictoriaMetrics", "VM / Prometheus − 1"],
+                [
+                    (
+                        f"{what}: `{expr}`" if len(expr) < 120 else what,
+                        f"{p:.6g}",
+                        f"{v:.6g}",
+                        f"{v / p - 1:+.2%}" if p and not math.isnan(p + v) else "-",
+                    )
+                    for what, expr, p, v in vm["same_data"]
+                ],
+            ),
+            "",
+            "VictoriaMetrics setup (s): "
+            + ", ".join(f"{k} {v:.1f}" for k, v in vm["timings"].items())
+            + ".",
+            "",
+            "Same alert decisions on both engines: **yes**."
+            if same
+            else "Same alert decisions on both engines: **NO** — see the table above.",
+        ]
+    )
 
 
 def _group_name(key: str) -> str:
@@ -678,14 +944,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temp dir (TSDB, rules)")
     parser.add_argument("--json", type=Path, help="also write raw results to this file")
+    parser.add_argument(
+        "--engines",
+        default=",".join(ENGINES),
+        help="comma-separated engines to measure: prometheus (always), victoriametrics "
+        "(default: both)",
+    )
     args = parser.parse_args(argv)
     cases = []
     print(f"# Rule evaluation cost\n\nMachine: {machine()}\n")
     for pods in args.pods or [100]:
-        case = run_case(pods, args.days, args.samples, args.interval, args.keep)
+        engines = tuple(e.strip() for e in args.engines.split(","))
+        case = run_case(pods, args.days, args.samples, args.interval, args.keep, engines)
         cases.append(case)
         print(report(case, args.interval), flush=True)
         print()
+        if case["victoriametrics"] is not None:
+            print(report_engines(case), flush=True)
+            print()
     print(f"Command: `{command_line()}`")
     if args.json:
         args.json.write_text(json.dumps(cases, indent=1, default=list))

@@ -185,6 +185,18 @@ def rule_tests_file(service: str, slow_interval: str | None = None) -> str:
     return f"rules/{service}.test.yaml"
 
 
+def mimir_file(service: str) -> str:
+    """Repository path of a service's rule file for Grafana Mimir's ruler (``mimirtool``)."""
+    return f"mimir/{service}.yaml"
+
+
+def mimir_namespace(service: str) -> str:
+    """Mimir ruler namespace of a service's rule groups: ``obsgen-<service>``, the name of its
+    PrometheusRule object too; the ``obsgen-`` prefix lets ``mimirtool rules sync`` keep to
+    obsgen's namespaces (``--namespaces-regex '^obsgen-'``)."""
+    return k8s_name(service)
+
+
 def dashboard_file(service: str) -> str:
     """Repository path of a service's dashboard."""
     return f"dashboards/{service}.json"
@@ -256,6 +268,7 @@ def dashboard_sidecar_file(uid: str) -> str:
 def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
     return path.startswith((f"rules/{service}.", f"manifests/{service}/")) or path in (
+        mimir_file(service),
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),

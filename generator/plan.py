@@ -216,6 +216,7 @@ class ServicePlan:
     preset: Preset
     matchers: tuple[Matcher, ...]
     group_by: tuple[str, ...]
+    cluster_label: str | None
     le_version: str
     scrape_interval_ms: int
     evaluation_interval_ms: (
@@ -250,8 +251,16 @@ class ServicePlan:
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
-        """Labels kept when summing a service's series: ``namespace`` plus ``groupBy``."""
-        return tuple(sorted({"namespace", *self.group_by}))
+        """Labels kept when summing a service's series: ``namespace``, ``groupBy`` and the
+        cluster label (``spec.prometheus.clusterLabel``, when set), sorted."""
+        return self.keeping("namespace", *self.group_by)
+
+    def keeping(self, *labels: str) -> tuple[str, ...]:
+        """``labels`` plus the cluster label when the spec sets one, sorted and de-duplicated:
+        the labels of every ``by (…)`` and ``on (…)`` clause, so that no aggregation or join
+        of a multi-cluster engine adds up or matches series of different clusters."""
+        cluster = (self.cluster_label,) if self.cluster_label else ()
+        return tuple(sorted({*labels, *cluster}))
 
     def runbook_url(self, alert: str) -> str:
         """``runbook_url`` annotation for ``alert``."""
@@ -259,9 +268,13 @@ class ServicePlan:
         return f"{base.rstrip('/')}/{alert}.md"
 
     def dashboard_url(self) -> str:
-        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
+        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
+        with a cluster label, opened on the alert's cluster (a template Prometheus expands)."""
         base = (self.grafana_url or "").rstrip("/")
-        return f"{base}/d/{naming.dashboard_uid(self.name, self.namespace)}/{self.name}"
+        url = f"{base}/d/{naming.dashboard_uid(self.name, self.namespace, self.cluster_label)}/{self.name}"
+        if self.cluster_label:
+            url += f"?var-cluster={{{{ $labels.{self.cluster_label} }}}}"
+        return url
 
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
@@ -834,6 +847,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             f"cannot group by {label!r}: the request error matchers tell failures by it, so "
             "every group would be all failures or none",
         )
+    cluster_label = body.prometheus.cluster_label
+    if cluster_label is not None and cluster_label in body.group_by:
+        p.add(
+            "spec.groupBy",
+            f"cannot group by {cluster_label!r}: it is spec.prometheus.clusterLabel, which "
+            "every aggregation keeps already; remove it from groupBy",
+        )
     if p.items:
         raise ObsgenError(p.items)
     if spec.metadata.runbook_base_url is None:
@@ -866,6 +886,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preset=preset,
         matchers=base,
         group_by=tuple(body.group_by),
+        cluster_label=cluster_label,
         le_version=body.prometheus.version,
         scrape_interval_ms=body.prometheus.scrape_interval,
         evaluation_interval_ms=body.prometheus.evaluation_interval,

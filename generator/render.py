@@ -19,6 +19,7 @@ from generator import amtool, naming, promtool
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.dashboard import dashboard_outputs
+from generator.builders.mimir import mimir_outputs
 from generator.builders.overlay import overlay_outputs
 from generator.builders.rule_tests import rule_tests_outputs
 from generator.builders.rulefile import rule_file
@@ -30,7 +31,15 @@ from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
 # Folders whose generated files render owns (stale ones are removed / reported).
-OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks", "alertmanager")
+OUTPUT_DIRS = (
+    "rules",
+    "dashboards",
+    "helm",
+    "manifests",
+    "docs/runbooks",
+    "alertmanager",
+    "mimir",
+)
 
 Outputs = dict[str, str]
 
@@ -108,6 +117,7 @@ def build_outputs(
     receivers: ReceiversConfig | None = None,
     fleet_name: str | None = None,
     warn: Callable[[Diagnostic], None] | None = None,
+    mimir: bool = False,
 ) -> Outputs:
     """Render every output of every plan in memory.
 
@@ -115,7 +125,8 @@ def build_outputs(
     other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
     (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs;
     ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces);
-    ``warn`` receives the overlays' size warnings.
+    ``warn`` receives the overlays' size warnings. With ``mimir``, ``mimir/<service>.yaml`` too: the rule files in the namespace layout of
+    ``mimirtool rules load|sync`` (:mod:`generator.builders.mimir`).
     """
     outputs: Outputs = {}
 
@@ -134,6 +145,8 @@ def build_outputs(
         if path in outputs:
             raise ValueError(f"two builders produce {path}")
         outputs[path] = content
+    if mimir:
+        outputs.update(mimir_outputs(plans, outputs))
     return dict(sorted(outputs.items()))
 
 
@@ -237,6 +250,7 @@ def render(
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
     fleet_name: str | None = None,
+    mimir: bool = False,
 ) -> tuple[Outputs, list[str]]:
     """Load, resolve, build and (optionally) check everything with promtool and amtool;
     write nothing.
@@ -267,7 +281,7 @@ def render(
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)
-    outputs = build_outputs(plans, dashboards_via, receivers, fleet_name, warn)
+    outputs = build_outputs(plans, dashboards_via, receivers, fleet_name, warn, mimir)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.

@@ -423,8 +423,44 @@ class Metadata(StrictModel):
     ) = None
 
 
+# Labels that cannot name the cluster: obsgen, Prometheus or the selectors give them a meaning.
+CLUSTER_LABEL_RESERVED = frozenset(
+    {
+        "le",
+        "quantile",
+        "service",
+        "slo",
+        "indicator",
+        "team",
+        "severity",
+        "alertname",
+        "alertstate",
+        "long_window",
+        "short_window",
+        "burn_rate",
+        "window",
+        "signal",
+        "metric",
+        "namespace",
+        "pod",
+        "container",
+        "job",
+        "instance",
+        "uuid",
+        "xid",
+    }
+)
+
+
 class PrometheusSettings(StrictModel):
-    """``spec.prometheus``: how the target Prometheus stores and scrapes."""
+    """``spec.prometheus``: how the target Prometheus stores and scrapes.
+
+    ``clusterLabel`` names the label that tells clusters apart when one engine evaluates the
+    series of many (Thanos, Mimir, VictoriaMetrics; usually an external label of each
+    cluster's Prometheus or agent, ``cluster`` in the monitoring mixins). When set, every
+    aggregation and join keeps it, alerts carry it and dashboards filter by it; unset (the
+    default) renders exactly as before. docs/scale-out.md.
+    """
 
     version: Literal["2", "3", "compat"] = "compat"
     scrape_interval: DurationMs = 30_000
@@ -433,6 +469,17 @@ class PrometheusSettings(StrictModel):
     retention: DurationMs | None = None
     # kube-prometheus-stack Helm release: its Prometheus selects rules/monitors by `release`.
     release: DnsLabel = "kube-prometheus-stack"
+    cluster_label: LabelName | None = None
+
+    @field_validator("cluster_label")
+    @classmethod
+    def _free_cluster_label(cls, label: str | None) -> str | None:
+        if label is not None and (label in CLUSTER_LABEL_RESERVED or label.startswith("__")):
+            raise ValueError(
+                f"{label!r} cannot name the cluster: obsgen or Prometheus already gives it a "
+                "meaning; use the label your clusters' external labels set, e.g. cluster"
+            )
+        return label
 
     @field_validator("version", mode="before")
     @classmethod

@@ -44,6 +44,7 @@ NOTES = {
     "spec.prometheus.retention": "an SLO window longer than this is refused",
     "spec.prometheus.version": "`le` spelling of the target: `2` (`1`), `3` (`1.0`), `compat` (both)",
     "spec.prometheus.release": "kube-prometheus-stack release label",
+    "spec.prometheus.clusterLabel": "label that tells clusters apart on a multi-cluster engine (`cluster`): kept by every aggregation and join, a dashboard variable; see docs/scale-out.md",
     "spec.metrics.*.buckets": "upper bounds in **seconds**, ascending, finite, no `+Inf`",
     "spec.metrics.*.unit": "unit of the histogram's `le` bounds when its name does not end in one (`_seconds`, `_milliseconds`/`_ms`, `_microseconds`/`_us`, `_nanoseconds`/`_ns`); must agree with the name",
     "spec.metrics.*.errorMatchers": "label → RE2 regex (anchored; `=~`) marking failed requests",

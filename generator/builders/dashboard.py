@@ -15,7 +15,7 @@ import grafanalib.core as g
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
-from generator.builders.fleet import fleet_dashboard
+from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
 from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
 from generator.builders.pods import OWNER_RECORD
 from generator.errors import Diagnostic, ObsgenError
@@ -42,23 +42,38 @@ def _query_variable(name: str, label: str, query: str) -> g.Template:
     )
 
 
+def cluster_variable(label: str, series: str) -> g.Template:
+    """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
+    return _query_variable("cluster", "Cluster", f"label_values({series}, {label})")
+
+
 def variables(plan: ServicePlan) -> list[g.Template]:
-    """``datasource``, ``namespace``, ``model_name`` (when the preset has a model label), ``pod``.
+    """``datasource``, ``cluster`` (when the spec names a cluster label), ``namespace``,
+    ``model_name`` (when the preset has a model label), ``pod``; each variable's values are
+    those of the clusters (and namespaces) chosen before it.
 
     All but ``datasource`` are multi-value with "All" = ``.*``; panels use them with ``=~``.
     """
-    requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
-    found = [
-        datasource_variable(),
-        _query_variable("namespace", "Namespace", f"label_values({requests}, namespace)"),
-    ]
+    requests = naming.record(plan.group_by, naming.REQUESTS, "rate5m")
+    found = [datasource_variable()]
+    cluster: tuple[Matcher, ...] = ()
+    if plan.cluster_label:
+        found.append(cluster_variable(plan.cluster_label, recorded(plan, requests)))
+        cluster = (Matcher(plan.cluster_label, "=~", "$cluster"),)
+    found.append(
+        _query_variable(
+            "namespace",
+            "Namespace",
+            f"label_values({recorded(plan, requests, *cluster)}, namespace)",
+        )
+    )
     ns = Matcher("namespace", "=~", "$namespace")
     if plan.model_label:
-        series = selector(plan.requests.name, (*plan.requests.matchers, ns))
+        series = selector(plan.requests.name, (*plan.requests.matchers, ns, *cluster))
         found.append(
             _query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
         )
-    pods = recorded(plan, OWNER_RECORD, ns)
+    pods = recorded(plan, OWNER_RECORD, ns, *cluster)
     found.append(_query_variable("pod", "Pod", f"label_values({pods}, pod)"))
     return found
 
@@ -117,10 +132,10 @@ def _fleet_link() -> dict[str, Any]:
 
 def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
     """The dashboard of one service as a Grafana JSON model (schemaVersion 39), uid
-    :func:`generator.naming.dashboard_uid` (unique per namespace)."""
+    :func:`generator.naming.dashboard_uid` (unique per cluster label and namespace)."""
     out = _build(
         service_title(plan),
-        naming.dashboard_uid(plan.name, plan.namespace),
+        naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label),
         service_rows(plan),
         variables(plan),
         plan.source,
@@ -137,7 +152,7 @@ def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) 
     rows, templates = fleet_dashboard(plans)
     out = _build(
         fleet_title(fleet),
-        naming.fleet_dashboard_uid(fleet),
+        naming.fleet_dashboard_uid(fleet, fleet_cluster_label(plans)),
         rows,
         templates,
         "specs/",

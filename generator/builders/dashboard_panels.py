@@ -31,8 +31,30 @@ SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
 _TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
 
 
-def _ns() -> Matcher:
-    return Matcher("namespace", "=~", "$namespace")
+def _cluster(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The ``cluster`` variable's filter on the cluster label, when the spec names one."""
+    return (Matcher(plan.cluster_label, "=~", "$cluster"),) if plan.cluster_label else ()
+
+
+def _scope(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The filters every query of a service dashboard carries: namespace, and cluster."""
+    return (Matcher("namespace", "=~", "$namespace"), *_cluster(plan))
+
+
+def _by(plan: ServicePlan, *labels: str) -> str:
+    """`` by (labels…)`` with the cluster label kept (``""`` for no labels and no cluster)."""
+    return by(plan.keeping(*labels))
+
+
+def _total(plan: ServicePlan, op: str, expr: str) -> str:
+    """``op(expr)`` over everything the variables select, one per cluster with a cluster label."""
+    grouping = _by(plan)
+    return f"{op}{grouping} ({expr})" if grouping else f"{op}({expr})"
+
+
+def _named(plan: ServicePlan, legend: str) -> str:
+    """``legend`` preceded by the series' cluster when the spec names a cluster label."""
+    return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
 def _pod() -> Matcher:
@@ -46,11 +68,11 @@ def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
 def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
     """A recorded series of this service, filtered by the variables its labels carry."""
     model = _model(plan) if plan.model_label in plan.group_by else ()
-    return recorded(plan, record, _ns(), *model, *extra)
+    return recorded(plan, record, *_scope(plan), *model, *extra)
 
 
 def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: bool = False) -> str:
-    return selector(metric, (*matchers, _ns(), *_model(plan), *((_pod(),) if pod else ())))
+    return selector(metric, (*matchers, *_scope(plan), *_model(plan), *((_pod(),) if pod else ())))
 
 
 def _runbook(plan: ServicePlan, alert: str) -> tuple[str, str]:
@@ -176,8 +198,23 @@ def slo_row(plan: ServicePlan) -> RowDef:
             )
     alerts = selector(
         naming.ALERTS_SERIES,
-        (Matcher("alertstate", "=", "firing"), Matcher(naming.SERVICE, "=", plan.name)),
+        (
+            Matcher("alertstate", "=", "firing"),
+            Matcher(naming.SERVICE, "=", plan.name),
+            *_cluster(plan),
+        ),
     )
+    shown: tuple[str, ...] = (
+        "alertname",
+        "severity",
+        "slo",
+        "indicator",
+        "signal",
+        "metric",
+        "pod",
+        "uuid",
+    )
+    shown += (plan.cluster_label,) if plan.cluster_label else ()
     panels.append(
         PanelDef(
             title="Firing alerts",
@@ -187,7 +224,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
             kind="table",
             queries=(
                 Query(
-                    f"sum by (alertname, severity, slo, indicator, signal, metric, pod, uuid) ({alerts})",
+                    f"sum by ({', '.join(shown)}) ({alerts})",
                     instant=True,
                 ),
             ),
@@ -225,8 +262,8 @@ def traffic_row(plan: ServicePlan) -> RowDef:
         labels = sorted({m.label for m in req.error_matchers})
         queries.append(
             Query(
-                f"sum{by(labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
-                " ".join(f"{label}={{{{{label}}}}}" for label in labels),
+                f"sum{_by(plan, *labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
+                _named(plan, " ".join(f"{label}={{{{{label}}}}}" for label in labels)),
             )
         )
     panels = [
@@ -268,9 +305,9 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             width=10,
         )
     )
-    up = selector("up", (*plan.matchers, _ns()))
+    up = selector("up", (*plan.matchers, *_scope(plan)))
     desired, available, label = replica_metrics(plan)
-    workload = (_ns(), Matcher(label, "=", plan.deployment_name))
+    workload = (*_scope(plan), Matcher(label, "=", plan.deployment_name))
     panels.append(
         PanelDef(
             title="Scrape targets up",
@@ -281,9 +318,11 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             f"({available}) and desired ({desired}); green at {plan.replicas} replicas.",
             kind="stat",
             queries=(
-                Query(f"sum({up})", "up"),
-                Query(f"sum({selector(available, workload)})", "available"),
-                Query(f"sum({selector(desired, workload)})", "desired"),
+                Query(_total(plan, "sum", up), _named(plan, "up")),
+                Query(
+                    _total(plan, "sum", selector(available, workload)), _named(plan, "available")
+                ),
+                Query(_total(plan, "sum", selector(desired, workload)), _named(plan, "desired")),
             ),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
@@ -429,7 +468,10 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 + ".",
                 kind="timeseries",
                 queries=tuple(
-                    Query(f"sum(rate({_raw(c.name, c.matchers, plan)}[{RATE}]))", label)
+                    Query(
+                        _total(plan, "sum", f"rate({_raw(c.name, c.matchers, plan)}[{RATE}])"),
+                        _named(plan, label),
+                    )
                     for label, c in tokens
                 ),
                 unit="suffix: tok/s",
@@ -514,23 +556,29 @@ def memory_row(plan: ServicePlan) -> RowDef:
 
     def pods(metric: str, *extra: Matcher) -> str:
         # cAdvisor / kube-state-metrics series of the service's pods (owner record).
-        return owned(plan, selector(metric, (*plan.container_matchers, _ns(), _pod(), *extra)))
+        return owned(
+            plan,
+            selector(metric, (*plan.container_matchers, *_scope(plan), _pod(), *extra)),
+            *_cluster(plan),
+        )
 
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
-    ws = f"max by (pod) {pods(naming.CADVISOR_WORKING_SET)}"
+    ws = f"max{_by(plan, 'pod')} {pods(naming.CADVISOR_WORKING_SET)}"
     if recorded_memory:
-        limit = f"max by (pod) ({recorded(plan, LIMIT_RECORD, _ns(), _pod())})"
-        usage = f"max by (pod) ({recorded(plan, USAGE_RECORD, _ns(), _pod())})"
+        limit = f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *_scope(plan), _pod())})"
+        usage = f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *_scope(plan), _pod())})"
         source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
     else:
-        limit = f"max by (pod) {pods(naming.KSM_LIMITS, Matcher('resource', '=', 'memory'))}"
+        limit = (
+            f"max{_by(plan, 'pod')} {pods(naming.KSM_LIMITS, Matcher('resource', '=', 'memory'))}"
+        )
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, _ns(), _pod()))
+    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *_scope(plan), _pod()))
     oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
     labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
-        selector(metric, (*plan.container_matchers, _ns(), _pod()))
+        selector(metric, (*plan.container_matchers, *_scope(plan), _pod()))
         for metric in (
             naming.CADVISOR_CPU,
             naming.CADVISOR_CFS_THROTTLED,
@@ -539,7 +587,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
     )
 
     def rate_by_pod(series: str) -> str:
-        return f"sum by (pod) {owned(plan, f'rate({series}[{RATE}])')}"
+        return f"sum{_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *_cluster(plan))}"
 
     return RowDef(
         "Memory",
@@ -550,7 +598,10 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
                 f"killer compares) against the memory limit ({source}).",
                 kind="timeseries",
-                queries=(Query(ws, "{{pod}} working set"), Query(limit, "{{pod}} limit")),
+                queries=(
+                    Query(ws, _named(plan, "{{pod}} working set")),
+                    Query(limit, _named(plan, "{{pod}} limit")),
+                ),
                 unit="bytes",
                 min_value=0,
                 runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
@@ -562,7 +613,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 description=f"1 − working set / limit per pod ({labels}); "
                 f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
                 kind="timeseries",
-                queries=(Query(f"1 - {usage}", "{{pod}}"),),
+                queries=(Query(f"1 - {usage}", _named(plan, "{{pod}}")),),
                 unit="percentunit",
                 max_value=1,
                 steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
@@ -578,10 +629,13 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 kind="timeseries",
                 queries=(
                     Query(
-                        f"sum by (pod) {owned(plan, f'increase({restarts}[{RATE}])')}",
-                        "{{pod}} restarts",
+                        f"sum{_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *_cluster(plan))}",
+                        _named(plan, "{{pod}} restarts"),
                     ),
-                    Query(f"max by (pod) {oom}", "{{pod}} last termination OOMKilled"),
+                    Query(
+                        f"max{_by(plan, 'pod')} {oom}",
+                        _named(plan, "{{pod}} last termination OOMKilled"),
+                    ),
                 ),
                 unit="short",
                 min_value=0,
@@ -597,10 +651,10 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
                 kind="timeseries",
                 queries=(
-                    Query(rate_by_pod(cpu), "{{pod}} cores"),
+                    Query(rate_by_pod(cpu), _named(plan, "{{pod}} cores")),
                     Query(
                         f"{rate_by_pod(throttled)} / ({rate_by_pod(periods)} > 0)",
-                        "{{pod}} throttled share",
+                        _named(plan, "{{pod}} throttled share"),
                     ),
                 ),
                 unit="short",
@@ -638,19 +692,21 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{by(labels)} ({selector(metric, (*plan.gpu_matchers, _ns(), _pod(), *extra))})"
+        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *_scope(plan), _pod(), *extra))})"
 
     def runbook(alert: str) -> tuple[str, str]:
         return _runbook(plan, alert)
 
-    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, _ns(), _pod()))
+    gpu_legend = _named(plan, GPU_LEGEND)
+
+    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *_scope(plan), _pod()))
     panels = (
         PanelDef(
             title="GPU utilisation",
             key="gpu/utilisation",
             description=f"Share (0–1) of time a kernel ran on each GPU ({naming.GPU_UTILIZATION}).",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_UTILIZATION), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_UTILIZATION), gpu_legend),),
             unit="percentunit",
             min_value=0,
             max_value=1,
@@ -662,8 +718,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_MEMORY_USED), f"{GPU_LEGEND} used"),
-                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{GPU_LEGEND} total"),
+                Query(gauge(naming.GPU_MEMORY_USED), f"{gpu_legend} used"),
+                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{gpu_legend} total"),
             ),
             unit="bytes",
             min_value=0,
@@ -680,10 +736,10 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             queries=(
                 Query(
                     f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0) "
-                    f"unless on (gpu, pod, uuid) {gauge(naming.GPU_MIG_MEMORY_TOTAL)} "
+                    f"unless on ({', '.join(plan.keeping(*GPU_BY))}) {gauge(naming.GPU_MIG_MEMORY_TOTAL)} "
                     f"or {gauge(naming.GPU_MIG_MEMORY_FREE, labels=MIG_BY)} / "
                     f"({gauge(naming.GPU_MIG_MEMORY_TOTAL, labels=MIG_BY)} > 0)",
-                    f"{GPU_LEGEND}{{{{mig_uuid}}}}",
+                    f"{gpu_legend}{{{{mig_uuid}}}}",
                 ),
             ),
             unit="percentunit",
@@ -698,7 +754,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
             f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_TEMPERATURE), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_TEMPERATURE), gpu_legend),),
             unit="celsius",
             steps=_alert_steps(plan, "gpu_temperature", "max"),
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
@@ -710,8 +766,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_POWER_USAGE), f"{GPU_LEGEND} draw"),
-                Query(gauge(naming.GPU_POWER_LIMIT), f"{GPU_LEGEND} limit"),
+                Query(gauge(naming.GPU_POWER_USAGE), f"{gpu_legend} draw"),
+                Query(gauge(naming.GPU_POWER_LIMIT), f"{gpu_legend} limit"),
             ),
             unit="watt",
             min_value=0,
@@ -723,7 +779,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
             "load with a throttle reason active means the GPU is slowing down.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_SM_CLOCK), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_SM_CLOCK), gpu_legend),),
             unit="hertz",
             min_value=0,
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
@@ -737,7 +793,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             queries=(
                 Query(
                     gauge(naming.GPU_CLOCK_EVENT_ACTIVE, labels=(*GPU_BY, "reason")) + " > 0",
-                    f"{GPU_LEGEND} {{{{reason}}}}",
+                    f"{gpu_legend} {{{{reason}}}}",
                 ),
             ),
             unit="bool",
@@ -752,8 +808,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(
                 Query(
-                    f"sum{by((*GPU_BY, 'xid'))} (increase({xid}[{RATE}]))",
-                    f"{GPU_LEGEND} Xid {{{{xid}}}}",
+                    f"sum{_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
+                    f"{gpu_legend} Xid {{{{xid}}}}",
                 ),
             ),
             unit="short",
@@ -768,8 +824,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="stat",
             queries=(
                 Query(
-                    f"min by (pod) ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, _ns(), _pod()))})",
-                    "{{pod}}",
+                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *_scope(plan), _pod()))})",
+                    _named(plan, "{{pod}}"),
                 ),
             ),
             unit="bool",

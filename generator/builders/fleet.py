@@ -5,6 +5,10 @@ label (Grafana "merge" transformation). Record names depend on each service's ``
 a column is the ``or`` of one term per service. GPU series carry no ``service`` label: the
 headroom column adds it with ``label_replace``. A helper query carries each service's
 dashboard uid (uids hold a hash, so Grafana cannot derive them) for the data link.
+
+Services whose spec names a cluster label (``spec.prometheus.clusterLabel``) get one row per
+cluster: every term groups by ``cluster`` too and is filtered by the ``cluster`` variable, and
+the link opens the service dashboard on that cluster.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ import grafanalib.core as g
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step, datasource_variable
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
-from generator.promql import Matcher, quote, regex_escape, selector
+from generator.promql import Matcher, by, quote, regex_escape, selector
 
 # (refId, column title, unit) in table order; refId "A" is the dashboard-uid helper.
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -42,10 +47,24 @@ def _either(terms: Sequence[str]) -> str:
     return " or ".join(terms) if terms else "vector(0) < 0"
 
 
+def _cluster(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The ``cluster`` variable's filter for a service with a cluster label."""
+    return (Matcher(plan.cluster_label, "=~", "$cluster"),) if plan.cluster_label else ()
+
+
+def _rows(plan: ServicePlan) -> str:
+    """One sample per row of the service: ``vector(1)`` tagged with it, or one per cluster."""
+    if not plan.cluster_label:
+        return _tag("vector(1)", plan)
+    requests = naming.record(plan.group_by, naming.REQUESTS, "rate5m")
+    by_cluster = by(plan.keeping(naming.SERVICE))
+    return f"group{by_cluster} ({recorded(plan, requests, *_cluster(plan))})"
+
+
 def _uid_query(plans: Sequence[ServicePlan]) -> str:
     return _either(
         [
-            f'label_replace({_tag("vector(1)", p)}, "dashboard_uid", {quote(naming.dashboard_uid(p.name, p.namespace))}, "dashboard_uid", "")'
+            f'label_replace({_rows(p)}, "dashboard_uid", {quote(naming.dashboard_uid(p.name, p.namespace, p.cluster_label))}, "dashboard_uid", "")'
             for p in plans
         ]
     )
@@ -57,10 +76,17 @@ def _slo_term(plan: ServicePlan, metric: str, window: bool) -> list[str]:
         op = f"ratio_rate{naming.window(s.window_ms)}" if window else "ratio"
         terms.append(
             recorded(
-                plan, naming.record(plan.group_by, metric, op), Matcher(naming.SLO, "=", s.name)
+                plan,
+                naming.record(plan.group_by, metric, op),
+                Matcher(naming.SLO, "=", s.name),
+                *_cluster(plan),
             )
         )
-    return [f"min by (service) ({' or '.join(terms)})"] if terms else []
+    return [f"min{_by_service(plan)} ({' or '.join(terms)})"] if terms else []
+
+
+def _by_service(plan: ServicePlan) -> str:
+    return by(plan.keeping(naming.SERVICE))
 
 
 def _p99(plan: ServicePlan) -> list[str]:
@@ -72,41 +98,54 @@ def _p99(plan: ServicePlan) -> list[str]:
                 naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m"),
                 Matcher(naming.INDICATOR, "=", h.indicator),
                 Matcher(naming.QUANTILE, "=", "0.99"),
+                *_cluster(plan),
             )
-            return [f"max by (service) ({rec})"]
+            return [f"max{_by_service(plan)} ({rec})"]
     return []
 
 
 def _error_ratio(plan: ServicePlan) -> list[str]:
-    errors = recorded(plan, naming.record(plan.group_by, naming.REQUEST_ERRORS, "rate5m"))
-    requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
-    return [f"sum by (service) ({errors}) / (sum by (service) ({requests}) > 0)"]
+    errors = recorded(
+        plan, naming.record(plan.group_by, naming.REQUEST_ERRORS, "rate5m"), *_cluster(plan)
+    )
+    requests = recorded(
+        plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"), *_cluster(plan)
+    )
+    by_service = _by_service(plan)
+    return [f"sum{by_service} ({errors}) / (sum{by_service} ({requests}) > 0)"]
 
 
 def _queue(plan: ServicePlan) -> list[str]:
     if plan.queue_depth is None:
         return []
-    return [
-        f"sum by (service) ({recorded(plan, naming.record(plan.group_by, naming.QUEUE_DEPTH, 'sum'))})"
-    ]
+    queue = recorded(plan, naming.record(plan.group_by, naming.QUEUE_DEPTH, "sum"), *_cluster(plan))
+    return [f"sum{_by_service(plan)} ({queue})"]
 
 
 def _gpu_headroom(plan: ServicePlan) -> list[str]:
     if not plan.gpu_exporter:
         return []
-    free = selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers)
-    total = selector(naming.GPU_MEMORY_TOTAL, plan.gpu_matchers)
-    ratio = f"min(max by (pod, uuid) ({free}) / (max by (pod, uuid) ({total}) > 0))"
+    free = selector(naming.GPU_MEMORY_FREE, (*plan.gpu_matchers, *_cluster(plan)))
+    total = selector(naming.GPU_MEMORY_TOTAL, (*plan.gpu_matchers, *_cluster(plan)))
+    gpus = by(plan.keeping("pod", "uuid"))
+    ratio = f"max{gpus} ({free}) / (max{gpus} ({total}) > 0)"
+    ratio = f"min{by(plan.keeping())} ({ratio})" if plan.cluster_label else f"min({ratio})"
     return [_tag(ratio, plan)]
 
 
 def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     """The services table; the ``service`` cell links to that service's dashboard."""
     names = "|".join(regex_escape(p.name) for p in plans)
+    cluster = fleet_cluster_label(plans)
     alerts = selector(
         naming.ALERTS_SERIES,
-        (Matcher("alertstate", "=", "firing"), Matcher(naming.SERVICE, "=~", names)),
+        (
+            Matcher("alertstate", "=", "firing"),
+            Matcher(naming.SERVICE, "=~", names),
+            *((Matcher(cluster, "=~", "$cluster"),) if cluster else ()),
+        ),
     )
+    by_service = by((naming.SERVICE, *((cluster,) if cluster else ())))
     column_exprs = {
         "B": _either([t for p in plans for t in _slo_term(p, naming.SLO_SLI, True)]),
         "C": _either([t for p in plans for t in _slo_term(p, naming.SLO_BUDGET_REMAINING, False)]),
@@ -114,7 +153,7 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
         "E": _either([t for p in plans for t in _error_ratio(p)]),
         "F": _either([t for p in plans for t in _queue(p)]),
         "G": _either([t for p in plans for t in _gpu_headroom(p)]),
-        "H": f"count by (service) ({alerts})",
+        "H": f"count{by_service} ({alerts})",
     }
     queries = (
         Query(_uid_query(plans), instant=True),
@@ -137,7 +176,8 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
                     "value": [
                         {
                             "title": "Open ${__data.fields.service} dashboard",
-                            "url": "/d/${__data.fields.dashboard_uid}/${__data.fields.service}?${__url_time_range}",
+                            "url": "/d/${__data.fields.dashboard_uid}/${__data.fields.service}?${__url_time_range}"
+                            + (f"&var-cluster=${{__data.fields.{cluster}}}" if cluster else ""),
                         }
                     ],
                 }
@@ -171,7 +211,7 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
                     "id": "organize",
                     "options": {
                         "excludeByName": {"Time": True, "Value #A": True, "dashboard_uid": True},
-                        "indexByName": {"service": 0},
+                        "indexByName": {cluster: 0, "service": 1} if cluster else {"service": 0},
                         "renameByName": rename,
                     },
                 },
@@ -180,7 +220,50 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     )
 
 
+def fleet_cluster_label(plans: Sequence[ServicePlan]) -> str | None:
+    """The cluster label the fleet overview groups by: the one every spec that sets
+    ``clusterLabel`` names (None when none does).
+
+    Raises:
+        ObsgenError: two specs name different cluster labels (one variable cannot filter both).
+    """
+    named = {p.cluster_label: p.source for p in plans if p.cluster_label}
+    if len(named) > 1:
+        shown = ", ".join(f"{label} in {source}" for label, source in sorted(named.items()))
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    source,
+                    "spec.prometheus.clusterLabel",
+                    f"every spec of one fleet must name the same cluster label ({shown}); "
+                    "the fleet overview filters all services by one cluster variable",
+                )
+                for source in sorted(named.values())
+            ]
+        )
+    return next(iter(named), None)
+
+
+def fleet_variables(plans: Sequence[ServicePlan]) -> list[g.Template]:
+    """``datasource``, and ``cluster`` over every clustered service's request rate."""
+    from generator.builders.dashboard import cluster_variable
+
+    cluster = fleet_cluster_label(plans)
+    if cluster is None:
+        return [datasource_variable()]
+    clustered = [p for p in plans if p.cluster_label]
+    names = sorted({naming.record(p.group_by, naming.REQUESTS, "rate5m") for p in clustered})
+    series = selector(
+        "",
+        (
+            Matcher("__name__", "=~", "|".join(regex_escape(n) for n in names)),
+            Matcher(naming.SERVICE, "=~", "|".join(regex_escape(p.name) for p in clustered)),
+        ),
+    )
+    return [datasource_variable(), cluster_variable(cluster, series)]
+
+
 def fleet_dashboard(plans: Sequence[ServicePlan]) -> tuple[list[RowDef], list[g.Template]]:
     """Rows and variables of the fleet overview (``plans`` non-empty)."""
     ordered = sorted(plans, key=lambda p: p.name)
-    return [RowDef("Services", (fleet_panel(ordered),))], [datasource_variable()]
+    return [RowDef("Services", (fleet_panel(ordered),))], fleet_variables(ordered)

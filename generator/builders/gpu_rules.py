@@ -38,12 +38,12 @@ def gpu_memory_headroom_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is None:
         return []
     min_free = decimal_str(float(alert.params["min_free"]))
-    mig = f"group{by(GPU_LABELS)} ({selector(naming.GPU_MIG_MEMORY_TOTAL, plan.gpu_matchers)})"
-    whole = _headroom(plan, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, GPU_LABELS)
-    instance = _headroom(plan, naming.GPU_MIG_MEMORY_FREE, naming.GPU_MIG_MEMORY_TOTAL, MIG_LABELS)
+    gpus, instances = plan.keeping(*GPU_LABELS), plan.keeping(*MIG_LABELS)
+    mig = f"group{by(gpus)} ({selector(naming.GPU_MIG_MEMORY_TOTAL, plan.gpu_matchers)})"
+    whole = _headroom(plan, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, gpus)
+    instance = _headroom(plan, naming.GPU_MIG_MEMORY_FREE, naming.GPU_MIG_MEMORY_TOTAL, instances)
     expr = (
-        f"({whole} < {min_free} unless on ({', '.join(GPU_LABELS)}) {mig})\n"
-        f"or\n{instance} < {min_free}"
+        f"({whole} < {min_free} unless on ({', '.join(gpus)}) {mig})\nor\n{instance} < {min_free}"
     )
     return [
         alert_rule(
@@ -70,7 +70,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
             alert_rule(
                 plan,
                 naming.ALERT_GPU_TEMPERATURE,
-                f"max{by(GPU_LABELS)} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
+                f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
                 alert.for_ms,
                 alert.severity,
                 max=decimal_str(alert.params["max"]),
@@ -79,7 +79,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get("gpu_xid_errors")
     if alert is not None:
         xid = selector(naming.GPU_XID_ERRORS, m)
-        labels = (*GPU_LABELS, "xid")
+        labels = plan.keeping(*GPU_LABELS, "xid")
         # A counter first seen at 1 has no increase(); "unless … offset" catches new series.
         expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({xid} unless {xid} offset 10m) > 0"
         rules.append(alert_rule(plan, naming.ALERT_GPU_XID, expr, alert.for_ms, alert.severity))
@@ -87,10 +87,8 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         nvml_up = selector(naming.GPU_EXPORTER_UP, m)
         up = selector("up", m)
-        expr = (
-            f"max{by(POD_LABELS)} ({nvml_up}) == 0 or max{by(POD_LABELS)} ({up}) == 0 "
-            f"or absent({up})"
-        )
+        pods = plan.keeping(*POD_LABELS)
+        expr = f"max{by(pods)} ({nvml_up}) == 0 or max{by(pods)} ({up}) == 0 or absent({up})"
         rules.append(
             alert_rule(plan, naming.ALERT_GPU_EXPORTER_DOWN, expr, alert.for_ms, alert.severity)
         )
@@ -98,8 +96,9 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         # Only under a working exporter: with NVML down there are no device series at all,
         # and GPUExporterDown says so.
-        device_up = f"max{by(GPU_LABELS)} ({selector(naming.GPU_DEVICE_UP, m)})"
-        nvml_up = f"max{by(POD_LABELS)} ({selector(naming.GPU_EXPORTER_UP, m)})"
-        expr = f"{device_up} == 0 and on ({', '.join(POD_LABELS)}) {nvml_up} == 1"
+        pods = plan.keeping(*POD_LABELS)
+        device_up = f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_DEVICE_UP, m)})"
+        nvml_up = f"max{by(pods)} ({selector(naming.GPU_EXPORTER_UP, m)})"
+        expr = f"{device_up} == 0 and on ({', '.join(pods)}) {nvml_up} == 1"
         rules.append(alert_rule(plan, naming.ALERT_GPU_LOST, expr, alert.for_ms, alert.severity))
     return rules

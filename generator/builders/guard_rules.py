@@ -522,16 +522,17 @@ def _present(
 
 def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
     """``<gate> unless on (<keys>) (<present>)``: 1 per key set where the gate holds and the
-    input has no series."""
-    on = f" and on ({', '.join(item.keys)}) "
+    input has no series. The keys include the cluster label (:meth:`ServicePlan.keeping`)."""
+    keys = plan.keeping(*item.keys)
+    on = f" and on ({', '.join(keys)}) "
 
     def any_of(sources: Sequence[Source], equals: float | None = None) -> str:
-        found = " or ".join(_present(plan, s, item.keys, equals) for s in sources)
+        found = " or ".join(_present(plan, s, keys, equals) for s in sources)
         return f"({found})" if len(sources) > 1 else found  # `or` binds looser than `and`
 
     gate = on.join(any_of(c.sources, c.equals) for c in item.gate)
     present = on.join(any_of(group) for group in item.needs)
-    return f"{gate} unless on ({', '.join(item.keys)}) ({present})"
+    return f"{gate} unless on ({', '.join(keys)}) ({present})"
 
 
 def _readers_text(readers: Sequence[str]) -> str:
@@ -593,15 +594,14 @@ def replicas_unavailable_alerts(plan: ServicePlan) -> list[Rule]:
     desired_name, available_name, _ = replica_metrics(plan)
     ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
     workload = (*ns, _workload_matcher(plan))
-    desired = f"max by (namespace) ({selector(desired_name, workload)})"
-    available = f"max by (namespace) ({selector(available_name, workload)})"
+    keys = ", ".join(plan.keeping("namespace"))
+    desired = f"max by ({keys}) ({selector(desired_name, workload)})"
+    available = f"max by ({keys}) ({selector(available_name, workload)})"
     ksm = f"({desired} - ({available} or 0 * {desired})) > 0"
     up = selector("up", plan.matchers)
     if plan.namespace is None:
-        ksm = f"{ksm} and on (namespace) group by (namespace) ({up})"
-    fallback = (
-        f"({plan.replicas} - count by (namespace) ({up} == 1)) > 0 unless on (namespace) {desired}"
-    )
+        ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
+    fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
     return [
         alert_rule(
             plan,

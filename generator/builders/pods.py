@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from generator.builders.common import Rule, record_rule, recorded
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, by, selector
 
 OWNER_RECORD = "service_pod:model_pod_owner:relabel"
 POD_KEYS = ("namespace", "pod")
@@ -50,8 +50,9 @@ def ksm_owner_selectors(plan: ServicePlan) -> tuple[tuple[str, tuple[Matcher, ..
 def ksm_owner_expr(plan: ServicePlan) -> str:
     """``(namespace, pod)`` of the workload's pods by kube-state-metrics owner series (value 1)."""
     found = ksm_owner_selectors(plan)
+    pods_by_key = by(plan.keeping(*POD_KEYS))
     if plan.workload_kind == "StatefulSet":
-        return f"group by (namespace, pod) ({selector(*found[0])})"
+        return f"group{pods_by_key} ({selector(*found[0])})"
     (pod_owner, pods_by), (rs_owner, replicasets_by) = found
     # kube_pod_owner names the ReplicaSet in owner_name; copy it to kube_replicaset_owner's
     # replicaset label to join (a label copy, not a name pattern).
@@ -59,9 +60,10 @@ def ksm_owner_expr(plan: ServicePlan) -> str:
         f'label_replace({selector(pod_owner, pods_by)}, "replicaset", "$1", "owner_name", "(.+)")'
     )
     replicasets = selector(rs_owner, replicasets_by)
+    replicaset_keys = ", ".join(plan.keeping("namespace", "replicaset"))
     return (
-        f"group by (namespace, pod) ({pods} and on (namespace, replicaset) "
-        f"group by (namespace, replicaset) ({replicasets}))"
+        f"group{pods_by_key} ({pods} and on ({replicaset_keys}) "
+        f"group by ({replicaset_keys}) ({replicasets}))"
     )
 
 
@@ -72,9 +74,7 @@ def target_pods_selector(plan: ServicePlan) -> tuple[str, tuple[Matcher, ...]]:
 
 def target_pods_expr(plan: ServicePlan) -> str:
     """``(namespace, pod)`` of the service's scrape targets that carry a ``pod`` label."""
-    return (
-        f"group by (namespace, pod) ({selector('up', (*plan.matchers, Matcher('pod', '!=', '')))})"
-    )
+    return f"group{by(plan.keeping(*POD_KEYS))} ({selector(*target_pods_selector(plan))})"
 
 
 def owner_expr(plan: ServicePlan) -> str:
@@ -85,7 +85,8 @@ def owner_expr(plan: ServicePlan) -> str:
     """
     ksm = ksm_owner_expr(plan)
     if plan.namespace is None:
-        ksm = f"({ksm} and on (namespace) group by (namespace) ({selector('up', plan.matchers)}))"
+        ns = ", ".join(plan.keeping("namespace"))
+        ksm = f"({ksm} and on ({ns}) group by ({ns}) ({selector('up', plan.matchers)}))"
     return f"{ksm} or {target_pods_expr(plan)}"
 
 
@@ -95,11 +96,13 @@ def owner_record(plan: ServicePlan) -> Rule:
 
 
 def owned(plan: ServicePlan, expr: str, *extra: Matcher) -> str:
-    """``expr`` kept to the service's pods: ``(expr and on (namespace, pod) <owner record>)``.
+    """``expr`` kept to the service's pods: ``(expr and on (namespace, pod) <owner record>)``
+    (plus the cluster label, :meth:`ServicePlan.keeping`).
 
     ``extra`` matchers narrow the owner record (dashboards: ``pod=~"$pod"``).
     """
-    return f"({expr} and on (namespace, pod) {recorded(plan, OWNER_RECORD, *extra)})"
+    on = ", ".join(plan.keeping(*POD_KEYS))
+    return f"({expr} and on ({on}) {recorded(plan, OWNER_RECORD, *extra)})"
 
 
 def owned_selector(plan: ServicePlan, metric: str, *extra: Matcher) -> str:

@@ -224,6 +224,10 @@ class Series:
     def gauge(self, name: str, labels: Mapping[str, str], values: str) -> None:
         self.gauges[(name, tuple(sorted(labels.items())))] = values
 
+    def merged(self, other: Series) -> Series:
+        """Both sets of series (``other`` wins where a metric and labels are in both)."""
+        return Series({**self.counters, **other.counters}, {**self.gauges, **other.gauges})
+
     def drop(self, name: str) -> None:
         self.gauges = {k: v for k, v in self.gauges.items() if k[0] != name}
 
@@ -239,6 +243,25 @@ class Series:
         for (name, labels), values in sorted(self.gauges.items()):
             out.append({"series": _series(name, dict(labels)), "values": values})
         return out
+
+
+OTHER_CLUSTER = "test-cluster-b"
+"""The second cluster of the multi-cluster cases (the first is ``test-<clusterLabel>``)."""
+
+
+def in_cluster(series: Series, label: str, value: str) -> Series:
+    """``series`` moved to cluster ``value``: label ``label`` set to it on every series."""
+
+    def moved(
+        key: tuple[str, tuple[tuple[str, str], ...]],
+    ) -> tuple[str, tuple[tuple[str, str], ...]]:
+        name, labels = key
+        return name, tuple(sorted({**dict(labels), label: value}.items()))
+
+    return Series(
+        {moved(k): v for k, v in series.counters.items()},
+        {moved(k): v for k, v in series.gauges.items()},
+    )
 
 
 @dataclass(frozen=True)
@@ -328,7 +351,7 @@ def _gpu_labels(plan: ServicePlan) -> dict[str, str]:
 def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
     """kube-state-metrics series of a workload at full strength: the owner chain of its pods
     and desired = available replicas."""
-    ns = {k: v for k, v in _pod_labels(plan).items() if k == "namespace"}
+    ns = {k: v for k, v in _pod_labels(plan).items() if k in plan.keeping("namespace")}
     desired, available, workload = replica_metrics(plan)
     for pod, owner in example_pods(plan):
         kind = "StatefulSet" if plan.workload_kind == "StatefulSet" else "ReplicaSet"
@@ -1088,6 +1111,20 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             healthy(plan, _mix(busy, low, Klass(0, True))),
             expected,
         )
+        if plan.cluster_label is not None:
+            # Two clusters run the same service in the same namespace; one fails.
+            second = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
+            failing = healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True)))
+            groups.append(
+                _family_case(
+                    plan,
+                    f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
+                    failing.merged(second),
+                    naming.ALERT_ERROR_RATIO,
+                    expected,
+                    _after_for(plan, "error_ratio"),
+                )
+            )
     for key, gauge, alert, extra in (
         ("queue_depth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH, {}),
         ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": _pod(plan)}),
@@ -1106,7 +1143,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
     pod = _pod_labels(plan)
-    pod_out = {k: pod[k] for k in POD_LABELS if k in pod}
+    pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = _limit(plan)
     if "memory_headroom" in alerts:
         min_free = Fraction(str(alerts["memory_headroom"].params["min_free"]))
@@ -1153,7 +1190,9 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
     if "target_down" in alerts:
         up = _up_labels(plan)
-        keys = {m.label: up[m.label] for m in plan.matchers}
+        keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+        # absent() carries the selector's equality labels only: no cluster label.
+        absent_keys = {m.label: up[m.label] for m in plan.matchers}
         critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
         warning = next(
             r
@@ -1185,7 +1224,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 "ModelTargetDown: no target at all pages",
                 absent,
                 naming.ALERT_TARGET_DOWN,
-                [_expect(critical, keys, None)],
+                [_expect(critical, absent_keys, None)],
                 at,
             )
         )
@@ -1215,7 +1254,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     groups += replicas_groups(plan)
     if plan.gpu_exporter:
         gpu = _gpu_labels(plan)
-        gpu_out = {k: gpu[k] for k in GPU_LABELS if k in gpu} | {"uuid": UUID}
+        gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
         total = 80 * 2**30
         if "gpu_memory_headroom" in alerts:
             min_free = Fraction(str(alerts["gpu_memory_headroom"].params["min_free"]))
@@ -1258,7 +1297,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             fire = healthy(plan, base)
             fire.gauge(naming.GPU_EXPORTER_UP, gpu, "0+0x60")
             rule = _rule(plan, naming.ALERT_GPU_EXPORTER_DOWN)
-            out: dict[str, str] = {k: gpu[k] for k in ("namespace", "pod") if k in gpu}
+            out: dict[str, str] = {k: gpu[k] for k in plan.keeping("namespace", "pod") if k in gpu}
             case(
                 "gpu_exporter_down",
                 rule["alert"],
@@ -1293,7 +1332,7 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     base = [Klass(BASE_PER_MIN)]
     at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
     rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
-    ns = {k: v for k, v in _up_labels(plan).items() if k == "namespace"}
+    ns = {k: v for k, v in _up_labels(plan).items() if k in plan.keeping("namespace")}
     _, available, workload = replica_metrics(plan)
     short = healthy(plan, base)
     short.gauge(available, {**ns, workload: plan.deployment_name}, f"{plan.replicas - 1}+0x60")
@@ -1383,7 +1422,7 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
         return s
 
-    out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in GPU_LABELS}
+    out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in plan.keeping(*GPU_LABELS)}
     return [
         _family_case(
             plan,

@@ -15,10 +15,11 @@ from typing import Any
 from generator import naming
 from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
+from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import replica_metrics, signal_inputs
-from generator.builders.pods import OWNER_RECORD, owned, owned_selector
+from generator.builders.pods import OWNER_RECORD, owned
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, by, selector
 from generator.text import render
 
 # Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
@@ -48,6 +49,9 @@ def runbook_file(alert: str) -> str:
     """Repository path of an alert's runbook page."""
     return f"docs/runbooks/{alert}.md"
 
+
+# Where a runbook query names the cluster: the on-call replaces it with the alert's cluster label.
+CLUSTER_PLACEHOLDER = "<cluster>"
 
 # What resolve() selects pods by when a spec sets no ``deployment.podLabels``.
 DEFAULT_POD_LABEL = "app.kubernetes.io/name"
@@ -81,9 +85,12 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
     server has no such signal) plus raw queries (``up``, ``working_set``, ``trend``, ``oom``,
     ``replicas_desired``, ``replicas_available``, ``gpu_*``). cAdvisor and kube-state-metrics
     queries are kept to the service's pods by the owner record (never a pod-name pattern).
+    With a cluster label, ``cluster_label`` and every query picks ``<cluster>`` (the on-call
+    puts the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
     """
     g = plan.group_by
-    svc = (Matcher(naming.SERVICE, "=", plan.name),)
+    cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
+    svc = (Matcher(naming.SERVICE, "=", plan.name), *cluster)
 
     def rec(record: str, *extra: Matcher) -> str:
         return selector(record, (*svc, *extra))
@@ -99,7 +106,7 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
         *((Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()),
         Matcher(workload_label, "=", plan.deployment_name),
     )
-    working_set = selector(naming.CADVISOR_WORKING_SET, plan.container_matchers)
+    working_set = selector(naming.CADVISOR_WORKING_SET, (*plan.container_matchers, *cluster))
     return {
         "name": plan.name,
         "server": plan.server,
@@ -111,6 +118,8 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
         "metrics_port": plan.install.metrics_port if plan.install is not None else "metrics",
         "metrics_path": plan.install.metrics_path if plan.install is not None else "/metrics",
         "group_by": list(g),
+        "cluster_label": plan.cluster_label,
+        "by_pod": by(plan.keeping("pod")).strip(),
         "model_label": plan.model_label,
         "pod_selector": pod_selector(pod_labels),
         "signals": [
@@ -140,21 +149,26 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
                 naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(burn_window)}")
             ),
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
-            "up": selector("up", plan.matchers),
+            "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
-            "working_set": owned(plan, working_set),
-            "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)"),
-            "oom": owned_selector(
-                plan, naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled")
+            "working_set": owned(plan, working_set, *cluster),
+            "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)", *cluster),
+            "oom": owned(
+                plan,
+                selector(
+                    naming.KSM_LAST_TERMINATED,
+                    (*plan.container_matchers, *cluster, Matcher("reason", "=", "OOMKilled")),
+                ),
+                *cluster,
             ),
-            "replicas_desired": selector(desired, workload),
-            "replicas_available": selector(available, workload),
-            "gpu_device_up": selector(naming.GPU_DEVICE_UP, plan.gpu_matchers),
-            "gpu_mig_free": selector(naming.GPU_MIG_MEMORY_FREE, plan.gpu_matchers),
-            "gpu_free": selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers),
-            "gpu_temp": selector(naming.GPU_TEMPERATURE, plan.gpu_matchers),
-            "gpu_xid": selector(naming.GPU_XID_ERRORS, plan.gpu_matchers),
-            "gpu_up": selector(naming.GPU_EXPORTER_UP, plan.gpu_matchers),
+            "replicas_desired": selector(desired, (*workload, *cluster)),
+            "replicas_available": selector(available, (*workload, *cluster)),
+            "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),
+            "gpu_mig_free": selector(naming.GPU_MIG_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
+            "gpu_free": selector(naming.GPU_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
+            "gpu_temp": selector(naming.GPU_TEMPERATURE, (*plan.gpu_matchers, *cluster)),
+            "gpu_xid": selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *cluster)),
+            "gpu_up": selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *cluster)),
         },
     }
 
@@ -186,6 +200,7 @@ def runbook(
         routes=routes.get(alert, []),
         inhibition=inhibition_note(alert),
         specs=sorted(p.source for p in plans),
+        cluster_label=fleet_cluster_label(plans),
         header=f"Generated by obsgen from templates/runbooks/{alert}.md.j2. "
         "Do not edit: change the template and run `make render`.",
     )

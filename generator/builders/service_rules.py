@@ -298,7 +298,7 @@ def target_down_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is None:
         return []
     up = selector("up", plan.matchers)
-    keys = ", ".join(sorted(m.label for m in plan.matchers))
+    keys = ", ".join(plan.keeping(*(m.label for m in plan.matchers)))
     all_down = f"sum by ({keys}) ({up}) == 0 or absent({up})"
     some_down = f"{up} == 0 unless on ({keys}) (sum by ({keys}) ({up}) == 0)"
     targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)

@@ -48,6 +48,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "grafana.dashboards in helm/values-*.yaml; default: render.dashboardsVia of "
         "obsgen.yaml. A render records a new choice there (docs/config.md)",
     )
+    parser.add_argument(
+        "--mimir-rules",
+        action="store_true",
+        help="also write mimir/<service>.yaml: the rule files in the namespace layout "
+        "`mimirtool rules load|sync` reads (namespace obsgen-<service>); pass it to "
+        "`render --check` too; see docs/scale-out.md",
+    )
 
 
 def _settings(root: Path, flag: str | None, check: bool) -> tuple[RenderConfig, str | None]:
@@ -99,6 +106,7 @@ def _render(args: argparse.Namespace, root: Path) -> int:
         dashboards_via=settings.dashboards_via,
         warn=lambda warning: print(warning, file=sys.stderr),
         fleet_name=settings.fleet_name,
+        mimir=args.mimir_rules,
     )
     if args.check:
         drift = differences(root, outputs, stale)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -18,6 +18,7 @@ from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
 from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
+from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack
 
 SPECS = Path(__file__).resolve().parent / "specs"
 MODEL_SPEC = SPECS / "model.yaml"
@@ -54,10 +55,34 @@ class Service:
     pod: str
 
 
+class Engine(Protocol):
+    """What a scenario needs of a rule engine: its query API and its active alerts."""
+
+    name: str
+
+    def log(self) -> str: ...
+
+    def query(self, expr: str) -> list[dict[str, Any]]: ...
+
+    def alerts(self, service: str) -> list[dict[str, Any]]: ...
+
+    def alert_states(self, service: str) -> dict[str, set[str]]: ...
+
+
+ENGINES = ("prometheus", "victoriametrics")
+"""Engine names; the first is the reference the others' timings are compared with."""
+
+
 @dataclass
 class Env:
-    """What the tests see: Prometheus, the Alertmanager it sends to and the webhook receiving
-    its notifications, the services, rendered outputs, scenario outcomes."""
+    """What the tests see: the engines (Prometheus, and VictoriaMetrics + vmalert scraping the
+    same targets and loading the same rules), the Alertmanager Prometheus sends to and the
+    webhook receiving its notifications, the services, rendered outputs, scenario outcomes.
+
+    A scenario drives each service once and watches every engine: ``failures`` holds, per
+    service and engine, why that engine did not reach an expected state (the scenario goes on
+    for the other engines); ``timings`` the seconds each engine took per awaited event.
+    """
 
     prometheus: PrometheusServer
     alertmanager: AlertmanagerServer
@@ -67,10 +92,25 @@ class Env:
     workdir: Path
     results: dict[str, Future[None]] = field(default_factory=dict)
     stopping: bool = False
+    victoriametrics: VictoriaMetricsStack | None = None
+    failures: dict[str, dict[str, str]] = field(default_factory=dict)
+    timings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
-    def result(self, scenario: str, timeout_s: float = 120) -> None:
-        """Wait for ``scenario`` and re-raise its failure in the calling test."""
+    @property
+    def engines(self) -> list[Engine]:
+        """Every running engine, the reference (Prometheus) first."""
+        found: list[Engine] = [self.prometheus]
+        if self.victoriametrics is not None:
+            found.append(self.victoriametrics)
+        return found
+
+    def result(self, scenario: str, engine: str = "prometheus", timeout_s: float = 120) -> None:
+        """Wait for ``scenario``; re-raise its failure, or the failure it recorded for
+        ``engine``, in the calling test."""
         self.results[scenario].result(timeout=timeout_s)
+        failed = self.failures.get(self.services[scenario].name, {}).get(engine)
+        if failed is not None:
+            raise AssertionError(f"{engine}: {failed}")
 
 
 # scenario name -> spec file; the services of the suite.
