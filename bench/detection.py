@@ -20,7 +20,15 @@ the tier already fired at the first check, ``> x`` that it did not fire by the l
 
 ``--rules-dir DIR`` reads ``DIR/<service>.rules.yaml`` instead of rendering the specs with this
 checkout (e.g. another checkout's committed rules: a "before" column). ``--json`` writes the
-raw figures. Prints one markdown table and the command.
+raw figures, ``--before`` shows an earlier run's beside these, ``--from-json`` prints the table
+from saved figures without measuring again. Beside each measured time the table gives
+``obsgen explain``'s figure for this checkout's rules (:func:`generator.slo.detection_ms`,
+:func:`generator.slo.reset_ms`) and the spec's evaluation / scrape interval. Prints one
+markdown table and the command.
+
+The longest tiers cost the most: promtool evaluates every SLO window at every step, so a 2×
+partial outage on the 3d/6h tier evaluates 4.5 days of 3d windows (BENCHMARKS.md gives the
+wall time); ``--tiers`` and ``--scenarios`` narrow a run.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import REPO, command_line, machine, markdown_table
 
-from generator import naming
+from generator import naming, slo
 from generator.builders.rule_tests import Klass, bad_class, traffic
 from generator.builders.rulefile import rule_file
 from generator.plan import ServicePlan, SLOPlan
@@ -104,19 +112,30 @@ def _ms(ms: int) -> str:
     return seconds_text(Fraction(ms, 1000))
 
 
-def slo_groups_only(doc: dict[str, Any], service: str) -> dict[str, Any]:
+def slo_groups_only(doc: dict[str, Any], service: str, tiers: Sequence[str] = ()) -> dict[str, Any]:
     """The rule file document with only the service's SLO groups (``obsgen.<svc>.slo.*``),
-    each with only its alerts and the records they read, directly or not (the SLO-window
-    ratio, SLI and budget records decide no alert and cost promtool the most)."""
+    each with only its alerts (of ``tiers``, ``1h/5m`` …, when given) and the records they
+    read, directly or not (the SLO-window ratio, SLI and budget records decide no alert and
+    cost promtool the most; so do the 3d windows in a run for a shorter tier). Every rule
+    kept is evaluated exactly as in the full file: a rule reads only the records it names."""
     prefix = naming.group_name(service, "slo.")
+
+    def wanted(rule: dict[str, Any]) -> bool:
+        labels = rule.get("labels", {})
+        return not tiers or f"{labels.get('long_window')}/{labels.get('short_window')}" in tiers
+
     groups = []
     for g in doc["groups"]:
         if not g["name"].startswith(prefix):
             continue
-        needed = " ".join(r["expr"] for r in g["rules"] if "alert" in r)
+        alerts = [r for r in g["rules"] if "alert" in r and wanted(r)]
+        needed = " ".join(r["expr"] for r in alerts)
         kept: list[dict[str, Any]] = []
         for r in reversed(g["rules"]):
-            if "alert" in r or re.search(re.escape(r["record"]) + r"\b", needed):
+            if "alert" in r:
+                if wanted(r):
+                    kept.append(r)
+            elif re.search(re.escape(r["record"]) + r"\b", needed):
                 kept.append(r)
                 needed += " " + r["expr"]
         groups.append({**g, "rules": kept[::-1]})
@@ -291,7 +310,7 @@ def measure(
 ) -> list[Figure]:
     """Run the cases of ``plan`` (:func:`cases`) against rule document ``doc``; one Figure per
     tier and scenario."""
-    slo_doc = slo_groups_only(doc, plan.name)
+    slo_doc = slo_groups_only(doc, plan.name, tiers)
     e = evaluation_interval_ms(slo_doc)
     all_cases = cases(plan, e, tiers, scenarios)
     rules = work / f"{plan.name}.rules.yaml"
@@ -352,19 +371,67 @@ def run(
     tiers: Sequence[str] = (),
     scenarios: Sequence[str] = SCENARIOS,
 ) -> list[Figure]:
-    """Figures for every spec, rendering rules with this checkout unless ``rules_dir`` is given."""
-    plans = load_plans(find_specs([str(p) for p in specs], REPO), REPO)
+    """Figures for every spec, rendering rules with this checkout unless ``rules_dir`` is given.
 
-    def one(plan: ServicePlan) -> list[Figure]:
-        if rules_dir is None:
-            doc = rule_file(plan)
-        else:
-            doc = yaml.safe_load((rules_dir / f"{plan.name}.rules.yaml").read_text())
+    One promtool run per service and tier (``jobs`` at once, longest windows first), each
+    with only that tier's alerts: a 1h/5m case then evaluates no 3d window. Figures come
+    back in spec, SLO and tier order."""
+    plans = load_plans(find_specs([str(p) for p in specs], REPO), REPO)
+    docs = {
+        plan.name: rule_file(plan)
+        if rules_dir is None
+        else yaml.safe_load((rules_dir / f"{plan.name}.rules.yaml").read_text())
+        for plan in plans
+    }
+    work = []
+    for plan in plans:
+        keys = {_tier_key(t): t.long_window_ms for s in plan.slos for t in s.tiers}
+        work += [(plan, k, ms) for k, ms in keys.items() if not tiers or k in tiers]
+    work.sort(key=lambda w: -w[2])
+
+    def one(item: tuple[ServicePlan, str, int]) -> list[Figure]:
+        plan, key, _ = item
         with tempfile.TemporaryDirectory(prefix=f"obsgen-detect-{plan.name}-") as tmp:
-            return measure(plan, doc, Path(tmp), tiers, scenarios)
+            return measure(plan, docs[plan.name], Path(tmp), [key], scenarios)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return [f for figures in pool.map(one, plans) for f in figures]
+        found = [f for figures in pool.map(one, work) for f in figures]
+    order = {
+        (plan.name, s.name, _tier_key(t)): i
+        for i, (plan, s, t) in enumerate(
+            (plan, s, t) for plan in plans for s in plan.slos for t in s.tiers
+        )
+    }
+    order_scenario = {x: i for i, x in enumerate(SCENARIOS)}
+    return sorted(
+        found, key=lambda f: (order[(f.service, f.slo, f.tier)], order_scenario[f.scenario])
+    )
+
+
+def explain_figures(plans: Sequence[ServicePlan]) -> dict[tuple[str, str, str, str], int | None]:
+    """``obsgen explain``'s times (ms) for this checkout's rules, keyed like the measured
+    figures: (service, slo, tier, scenario); None where the tier never fires (or, for ``2x``,
+    where twice the threshold is over 100 %)."""
+    out: dict[tuple[str, str, str, str], int | None] = {}
+    for plan in plans:
+        how = slo.Sampling(plan.evaluation_interval_ms, plan.scrape_interval_ms)
+        for s in plan.slos:
+            for t in s.tiers:
+                key = (plan.name, s.name, _tier_key(t))
+                double = 2 * t.threshold
+                out[(*key, "total")] = slo.detection_ms(t, Fraction(1), how)
+                out[(*key, "2x")] = slo.detection_ms(t, double, how) if double <= 1 else None
+                out[(*key, "reset")] = slo.reset_ms(t, how)
+    return out
+
+
+def intervals(plans: Sequence[ServicePlan]) -> dict[str, str]:
+    """Per service its ``evaluation / scrape`` interval, e.g. ``1m / 15s``."""
+    return {
+        p.name: f"{format_duration_ms(p.evaluation_interval_ms)} / "
+        f"{format_duration_ms(p.scrape_interval_ms)}"
+        for p in plans
+    }
 
 
 def _workbook_text(ms: float | None) -> str:
@@ -377,35 +444,62 @@ def _workbook_text(ms: float | None) -> str:
     )
 
 
-def report(figures: Sequence[Figure], before: Sequence[Figure] = ()) -> str:
-    """One markdown row per tier: per scenario the Workbook's figure, the ``before`` figure
-    (when given) and the measured one; then whether every measured time lies within
-    [Workbook, Workbook + one evaluation interval]."""
+def report(
+    figures: Sequence[Figure],
+    before: Sequence[Figure] = (),
+    explain: dict[tuple[str, str, str, str], int | None] | None = None,
+    every: dict[str, str] | None = None,
+) -> str:
+    """One markdown row per tier: the service's evaluation / scrape interval (``every``, when
+    given), then per scenario the Workbook's figure, the ``before`` figure (when given),
+    ``obsgen explain``'s figure (``explain``, when given) and the measured one; then whether
+    every measured time lies within [Workbook, Workbook + one evaluation interval] and equals
+    explain's."""
     rows: dict[tuple[str, str, str], dict[str, Figure]] = {}
     for f in figures:
         rows.setdefault((f.service, f.slo, f.tier), {})[f.scenario] = f
     old = {(f.service, f.slo, f.tier, f.scenario): f for f in before}
-    table, misses = [], []
+    scenarios = [x for x in SCENARIOS if any(x in by for by in rows.values())]
+    table, misses, differ = [], [], []
     for (service, slo_name, tier), by in rows.items():
         cells: list[str] = [service, slo_name, tier]
-        for scenario in SCENARIOS:
+        if every is not None:
+            cells.append(every.get(service, "-"))
+        for scenario in scenarios:
             f = by.get(scenario)
             was = old.get((service, slo_name, tier, scenario))
             cells.append("-" if f is None else _seconds(f.workbook_ms))
             if before:
                 cells.append("-" if was is None else was.text())
+            if explain is not None:
+                predicted = explain.get((service, slo_name, tier, scenario))
+                cells.append("n/a" if predicted is None else _ms(predicted))
+                if f is not None and f.workbook_ms is not None and predicted != f.measured_ms:
+                    differ.append(f"{service} {slo_name} {tier} {scenario}")
             cells.append("-" if f is None else f.text())
             if f is not None and not f.within_one_evaluation():
                 misses.append(f"{service} {slo_name} {tier} {scenario}")
         table.append(cells)
-    headers = ["service", "slo", "tier"]
-    for scenario in ("total outage", "2× factor", "reset"):
-        headers += [f"{scenario}: Workbook", *(["before"] if before else []), "measured"]
+    headers = ["service", "slo", "tier", *(["evaluation / scrape"] if every is not None else [])]
+    names = {"total": "total outage", "2x": "2× factor", "reset": "reset"}
+    for scenario in scenarios:
+        headers += [
+            f"{names[scenario]}: Workbook",
+            *(["before"] if before else []),
+            *(["explain"] if explain is not None else []),
+            "measured",
+        ]
     verdict = (
         "Every measured time is within [Workbook, Workbook + one evaluation interval]: **yes**."
         if not misses
         else "Outside [Workbook, Workbook + one evaluation interval]: " + ", ".join(misses)
     )
+    if explain is not None:
+        verdict += (
+            " Measured = `obsgen explain`: **yes**."
+            if not differ
+            else " Measured ≠ `obsgen explain`: " + ", ".join(differ)
+        )
     return markdown_table(headers, table) + "\n\n" + verdict
 
 
@@ -427,16 +521,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--scenarios", default=",".join(SCENARIOS), help="a subset of total,2x,reset"
     )
+    parser.add_argument(
+        "--from-json", type=Path, help="print the table from these figures (--json), no run"
+    )
     args = parser.parse_args(argv)
     tiers = [x for x in args.tiers.split(",") if x]
-    figures = run(args.specs, args.rules_dir, args.jobs, tiers, args.scenarios.split(","))
+    if args.from_json:
+        figures = [Figure(**f) for f in json.loads(args.from_json.read_text())]
+    else:
+        figures = run(args.specs, args.rules_dir, args.jobs, tiers, args.scenarios.split(","))
     if args.json:
         args.json.write_text(json.dumps([asdict(f) for f in figures], indent=1))
     print(f"# Time to page\n\nMachine: {machine()}\n")
     before = []
     if args.before:
         before = [Figure(**f) for f in json.loads(args.before.read_text())]
-    print(report(figures, before))
+    plans = load_plans(find_specs([str(p) for p in args.specs], REPO), REPO)
+    # explain's figures describe this checkout's rules, not those of another --rules-dir.
+    explain = explain_figures(plans) if args.rules_dir is None else None
+    print(report(figures, before, explain, intervals(plans)))
     print(f"\nCommand: `{command_line()}`")
     return 0
 

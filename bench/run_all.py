@@ -23,7 +23,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 KNOWN_ORDER = ("rule_eval", "render_scale", "exporter_scrape", "lint_corpus")
-# Days of 1m promtool evaluations per tier: far over the 10-minute budget (BENCHMARKS.md).
+# Run only when named (``--only detection --budget 3600``): days of 1m promtool evaluations
+# per tier, about half an hour on 2 cores (BENCHMARKS.md, "Time to page").
 ALONE = ("detection",)
 BUDGET_S = 600
 
