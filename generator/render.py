@@ -4,35 +4,36 @@ Nothing is written until every spec has loaded and resolved and every rendered r
 passed ``promtool check rules`` and every generated test file ``promtool test rules`` (each run
 once over all files), and the Alertmanager configurations ``amtool check-config`` and their
 route tests ``amtool config routes test``. Then :mod:`generator.writer` replaces files
-atomically.
+atomically. Building is :mod:`generator.build`'s (per service, cached, in parallel), reuse
+:mod:`generator.cache`'s.
 """
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from generator import amtool, naming, promtool
+from generator.build import Outputs, build_outputs, build_services, fleet_outputs
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
-from generator.builders.dashboard import dashboard_outputs
-from generator.builders.overlay import overlay_outputs
-from generator.builders.rule_tests import rule_tests_outputs
-from generator.builders.rulefile import rule_file
-from generator.builders.runbooks import runbook_outputs
+from generator.builders.dashboard import check_dashboard_names
+from generator.builders.overlay import check_overlay
+from generator.cache import OutputCache, proof_key
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
-from generator.receivers import ReceiversConfig, load_receivers
+from generator.progress import Progress
+from generator.receivers import load_receivers
 from generator.spec import find_spec_files, load_spec
-from generator.yamlio import dump_yaml, generated_header
+
+__all__ = ["Bundle", "build_outputs", "find_specs", "load_plans", "render", "render_bundle"]
 
 # Folders whose generated files render owns (stale ones are removed / reported).
 OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks", "alertmanager")
-
-Outputs = dict[str, str]
 
 
 # Spec discovery lives with the spec loader; kept here under its pipeline name.
@@ -47,8 +48,12 @@ def display_path(path: Path, root: Path) -> str:
         return str(path)
 
 
-def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
+def load_plans(
+    spec_paths: Iterable[Path], root: Path, progress: Callable[[int], None] | None = None
+) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
+
+    ``progress`` is called with 1 after each spec.
 
     Raises:
         ObsgenError: every problem in every file (exit code 2), including two specs that
@@ -75,94 +80,113 @@ def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
             continue
         owners[plan.name] = shown
         plans.append(plan)
+        if progress is not None:
+            progress(1)
     if problems:
         raise ObsgenError(problems)
     return sorted(plans, key=lambda p: p.name)
 
 
-def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
-    """``rules/<service>.rules.yaml`` for each plan."""
-    return {
-        naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
-        for p in plans
-    }
+@dataclass
+class Bundle:
+    """What a render produced, before anything is written.
 
-
-# Each builder turns all plans into {repository path: file content}. Order does not matter:
-# paths are unique per builder.
-OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
-    rules_outputs,
-    rule_tests_outputs,
-    runbook_outputs,
-    dashboard_outputs,
-]
-
-
-def build_outputs(
-    plans: Sequence[ServicePlan],
-    dashboards_via: str = "configmaps",
-    receivers: ReceiversConfig | None = None,
-) -> Outputs:
-    """Render every output of every plan in memory.
-
-    The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
-    other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
-    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs.
+    Attributes:
+        outputs: every rendered file by repository path, sorted.
+        stale: generated files on disk that no spec produces any more.
+        services: each service's own files by service name (a subset of ``outputs``).
+        keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
+        partial: only named spec files were rendered (no fleet-wide files, nothing stale).
     """
-    outputs: Outputs = {}
-    for builder in OUTPUT_BUILDERS:
-        for path, content in builder(plans).items():
-            if path in outputs:
-                raise ValueError(f"two builders produce {path}")
-            outputs[path] = content
-    for path, content in {
-        **overlay_outputs(plans, outputs, dashboards_via),
-        **alertmanager.alertmanager_outputs(plans, receivers),
-    }.items():
-        if path in outputs:
-            raise ValueError(f"two builders produce {path}")
-        outputs[path] = content
-    return dict(sorted(outputs.items()))
+
+    outputs: Outputs
+    stale: list[str]
+    services: dict[str, Outputs]
+    keys: dict[str, str] = field(default_factory=dict)
+    partial: bool = False
 
 
-def _unchanged_on_disk(outputs: Outputs, root: Path, service: str) -> bool:
-    """True when every ``rules/<service>.*`` output equals the file on disk."""
-    mine = [p for p in outputs if p.startswith(f"rules/{service}.")]
-    for rel in mine:
-        path = root / rel
-        if not path.is_file() or path.read_text(encoding="utf-8") != outputs[rel]:
-            return False
-    return bool(mine)
-
-
-def promtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnostic]:
+def promtool_problems(
+    outputs: Outputs,
+    root: Path | None = None,
+    services: Mapping[str, Outputs] | None = None,
+    cache: OutputCache | None = None,
+    progress: Progress | None = None,
+) -> list[Diagnostic]:
     """Run ``promtool check rules`` over all rule files, then ``promtool test rules`` over the
     generated test files, in a temp copy of the outputs. Returns the problems found.
 
-    With ``root``, a service whose rule and test files are byte-identical to those on disk is
-    not re-tested: they passed ``promtool test rules`` when that render wrote them (the test
-    suite re-runs every committed test file). ``promtool check rules`` always runs.
+    A service's tests are not run again when its rule and test files are byte-identical to
+    those on disk under ``root`` (they passed when that render wrote them; the test suite
+    re-runs every committed test file), or when ``cache`` holds a passed proof of exactly
+    these files (:func:`generator.cache.proof_key`); proofs that pass are recorded there.
+    ``services`` (each service's own files by name) saves finding them in ``outputs``.
+    ``promtool check rules`` always runs.
 
     Raises:
         ObsgenError: promtool is missing.
     """
     rules = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".rules.yaml"))
-    tests = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".test.yaml"))
-    if root is not None:
-        tests = [t for t in tests if not _unchanged_on_disk(outputs, root, t[6:].split(".")[0])]
+    if services is None:
+        services = _by_service(outputs)
+    tool = promtool.find_promtool() if cache is not None else ""
+    tests: list[str] = []
+    proofs: dict[str, str] = {}
+    for name, own in sorted(services.items()):
+        mine = sorted(p for p in own if p.startswith("rules/") and p.endswith(".test.yaml"))
+        if not mine or (root is not None and _unchanged_on_disk(own, root, name)):
+            continue
+        if cache is not None:
+            proofs[name] = proof_key(own, name, tool)
+            if cache.proven(name, proofs[name]):
+                continue
+        tests.extend(mine)
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(outputs[rel], encoding="utf-8")
+        if progress is not None:
+            progress.phase("promtool check rules", 1)
         checked = promtool.check_rules([base / r for r in rules], rules)
         if not checked.ok:
             return list(checked.diagnostics)
-        tested = promtool.test_rules([base / t for t in tests], tests)
+        if progress is not None:
+            progress.phase("promtool test rules", len(tests))
+        tested = promtool.test_rules(
+            [base / t for t in tests],
+            tests,
+            on_done=(lambda n: progress.advance(n)) if progress is not None else None,
+        )
+        if tested.ok and cache is not None:
+            for name, key in proofs.items():
+                cache.prove(name, key)
         return list(tested.diagnostics)
 
 
-def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnostic]:
+def _by_service(outputs: Outputs) -> dict[str, Outputs]:
+    """Each service's rule and test files, by the service name in ``rules/<service>.…``."""
+    found: dict[str, Outputs] = {}
+    for path, text in outputs.items():
+        if path.startswith("rules/") and path.endswith(".yaml"):
+            found.setdefault(path[6:].split(".")[0], {})[path] = text
+    return found
+
+
+def _unchanged_on_disk(own: Outputs, root: Path, service: str) -> bool:
+    """True when every ``rules/<service>.*`` file of ``own`` equals the file on disk."""
+    mine = [p for p in own if p.startswith(f"rules/{service}.")]
+    for rel in mine:
+        path = root / rel
+        try:
+            if path.read_text(encoding="utf-8") != own[rel]:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return bool(mine)
+
+
+def amtool_problems(outputs: Mapping[str, str], root: Path | None = None) -> list[Diagnostic]:
     """Run ``amtool check-config`` over the Alertmanager configurations among ``outputs`` (the
     standalone file and the kube-prometheus-stack values' ``alertmanager.config``), then
     ``amtool config routes test`` for every case of ``alertmanager/routes.test.yaml``.
@@ -200,22 +224,22 @@ def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnost
         )
 
 
-def render(
+def render_bundle(
     root: Path,
     spec_args: Sequence[str],
     run_promtool: bool = True,
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
-) -> tuple[Outputs, list[str]]:
-    """Load, resolve, build and (optionally) check everything with promtool and amtool;
-    write nothing.
+    cache: OutputCache | None = None,
+    progress: Progress | None = None,
+    jobs: int | None = None,
+) -> Bundle:
+    """Load, resolve, build and (optionally) promtool-check everything; write nothing.
 
     ``warn`` receives each spec's warnings (alerts left out, relative links) and the
-    receivers' (teams without receivers) before building.
-
-    Returns:
-        ``(outputs, stale)``: rendered files by repository path, and generated files on disk
-        that no spec produces any more.
+    receivers' (teams without receivers) before building. Spec *files* named in ``spec_args`` render those services' own files only. ``cache``
+    reuses unchanged services' outputs and proofs (:mod:`generator.cache`); ``progress``
+    shows the phases on a terminal; ``jobs`` caps the worker processes.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
@@ -223,8 +247,14 @@ def render(
     """
     from generator.writer import stale_outputs
 
-    plans = load_plans(find_specs(spec_args, root), root)
+    paths = find_specs(spec_args, root)
+    if progress is not None:
+        progress.phase("loading specs", len(paths))
+    plans = load_plans(paths, root, progress.advance if progress is not None else None)
     receivers = load_receivers(root)
+    # Spec *files* named on the command line render those services' own files only: fleet-wide
+    # files (overview dashboard, values-observability, runbooks) and other services' outputs
+    # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     if warn is not None:
         for plan in plans:
@@ -232,15 +262,51 @@ def render(
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)
-    outputs = build_outputs(plans, dashboards_via, receivers)
-    # Spec *files* named on the command line render those services' own files only: fleet-wide
-    # files (overview dashboard, values-observability, runbooks) and other services' outputs
-    # must not be rewritten from a partial set of specs, nor deleted as stale.
+    check_dashboard_names(plans)
+    check_overlay(plans, dashboards_via)
+    if progress is not None:
+        progress.phase("building services", len(plans))
+    services = build_services(
+        plans, dashboards_via, cache, progress.advance if progress is not None else None, jobs
+    )
+    outputs: Outputs = {}
+    for plan in plans:
+        outputs.update(services[plan.name])
+    if progress is not None:
+        progress.phase("building fleet files", 1)
+    fleet = alertmanager.alertmanager_outputs(plans, receivers)
     if partial:
+        # A service's AlertmanagerConfig is its own file, built from receivers.yaml too.
         names = [plan.name for plan in plans]
-        outputs = {p: c for p, c in outputs.items() if any(naming.owned_by(p, n) for n in names)}
+        fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
+    else:
+        fleet.update(fleet_outputs(plans, services, dashboards_via))
+    for path, content in fleet.items():
+        if path in outputs:
+            raise ValueError(f"two builders produce {path}")
+        outputs[path] = content
+    outputs = dict(sorted(outputs.items()))
+    keys = {p.name: cache.key(p, dashboards_via) for p in plans} if cache is not None else {}
     if run_promtool:
-        problems = promtool_problems(outputs, root) + amtool_problems(outputs, root)
+        problems = promtool_problems(outputs, root, services, cache, progress)
+        problems += amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
-    return outputs, [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
+    stale = [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
+    return Bundle(outputs, stale, services, keys, partial)
+
+
+def render(
+    root: Path,
+    spec_args: Sequence[str],
+    run_promtool: bool = True,
+    dashboards_via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> tuple[Outputs, list[str]]:
+    """:func:`render_bundle` without a cache: ``(outputs, stale)``.
+
+    Raises:
+        ObsgenError: bad specs (exit 2) or promtool failures on the outputs (exit 1).
+    """
+    bundle = render_bundle(root, spec_args, run_promtool, dashboards_via, warn)
+    return bundle.outputs, bundle.stale

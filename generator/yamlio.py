@@ -45,7 +45,53 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+class YamlText:
+    """A non-empty list or mapping serialised once by :func:`dump_yaml`, to be placed as a
+    mapping value inside bigger documents without serialising it again (a service's rule
+    groups go into its rule file, its PrometheusRule and two Helm values files).
+
+    Block YAML of a subtree is the same text at any depth, each line indented further, so
+    :func:`dump_yaml` splices :attr:`text` in. ``data`` is only needed when the enclosing
+    document falls back to PyYAML; without it the text is parsed back (lossless for what
+    dump_yaml writes).
+    """
+
+    __slots__ = ("_data", "spliceable", "text")
+
+    def __init__(self, text: str, data: Any = None) -> None:
+        if not text or text[0] in " \n":
+            raise ValueError("YamlText needs the block YAML of a non-empty list or mapping")
+        self.text = text
+        self._data = data
+        # Lines near the width would fold elsewhere when indented further; a document-end
+        # marker (after a kept-breaks literal block) belongs to a whole document only.
+        lines = text.split("\n")
+        self.spliceable = max(map(len, lines)) < _MAX_FAST_LINE and "..." not in lines
+
+    @classmethod
+    def of(cls, data: list[Any] | dict[Any, Any]) -> YamlText:
+        """Serialise ``data`` (a non-empty list or mapping) once."""
+        return cls(dump_yaml(data), data)
+
+    @property
+    def data(self) -> Any:
+        """The list or mapping (parsed from :attr:`text` when not given)."""
+        if self._data is None:
+            self._data = yaml.load(self.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return self._data
+
+    @property
+    def is_sequence(self) -> bool:
+        """True for a list (its lines start with ``-`` at the left margin)."""
+        return self.text.startswith("-")
+
+
+def _yaml_text(dumper: yaml.SafeDumper, value: YamlText) -> yaml.Node:
+    return dumper.represent_data(value.data)
+
+
 _Dumper.add_representer(str, _str)
+_Dumper.add_representer(YamlText, _yaml_text)
 
 
 def _pyyaml(data: Any) -> str:
@@ -176,6 +222,13 @@ class _Emitter:
             else:
                 out.append(" ")
                 self.sequence(value, inner, True)
+        elif kind is YamlText:
+            if not after or not value.spliceable:
+                raise _Unsupported
+            # A sequence under a key is not indented (libyaml's block layout), a mapping is.
+            pad = " " * (indent if value.is_sequence else inner)
+            out.append(":\n")
+            out.append(indent_lines(value.text, pad))
         elif kind is str and "\n" in value:
             out.append(after + self.block(value, inner) + "\n")
         else:
@@ -183,6 +236,12 @@ class _Emitter:
             if inner + len(text) > _MAX_FAST_LINE:
                 raise _Unsupported
             out.append(after + " " + text + "\n")
+
+
+def indent_lines(text: str, pad: str) -> str:
+    """``text`` (lines ending in ``\\n``) with ``pad`` before every line but empty ones, which
+    stay empty as libyaml writes them (inside literal blocks)."""
+    return "\n".join(pad + line if line else line for line in text.split("\n"))
 
 
 def _fast(data: Any) -> str | None:

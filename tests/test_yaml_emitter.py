@@ -154,3 +154,17 @@ def test_fast_path_is_taken_for_rendered_files() -> None:
     """The speed comes from the fast path: a rendered rule file does not fall back."""
     plan = load_plans(find_specs([], REPO), REPO)[0]
     assert yamlio._fast(rule_file(plan)) == yamlio._pyyaml(rule_file(plan))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_documents.filter(lambda d: isinstance(d, list | dict) and bool(d)))
+def test_spliced_text_is_the_same_as_the_whole_document(subtree: Any) -> None:
+    """A subtree serialised once (YamlText) and placed at any depth reads as dumping it there."""
+    text = yamlio.YamlText.of(subtree)
+    for wrap in (
+        lambda x: {"k": x},
+        lambda x: {"a": 1, "k": {"j": x, "z": [x]}},
+        lambda x: [{"k": x}, [{"m": {"n": x}}]],
+    ):
+        assert yamlio.dump_yaml(wrap(text)) == yamlio._pyyaml(wrap(subtree))
+    assert yamlio.YamlText(text.text).data == yaml.safe_load(yamlio._pyyaml(subtree))

@@ -108,12 +108,11 @@ def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
 FLEET_NAME = "fleet-overview"
 
 
-def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
+    """Refuse a service named ``fleet-overview`` (its dashboard would replace the overview).
 
     Raises:
-        ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
-            fleet overview).
+        ObsgenError: one diagnostic per such spec.
     """
     clash = [p for p in plans if p.name == FLEET_NAME]
     if clash:
@@ -127,18 +126,38 @@ def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
                 for p in clash
             ]
         )
-    outputs = {
-        naming.dashboard_file(p.name): dump_json(service_dashboard(p))
-        for p in sorted(plans, key=lambda p: p.name)
-    }
-    if plans:
-        rows, templates = fleet_dashboard(plans)
-        fleet = _build(
-            "Model services — fleet overview",
-            naming.dashboard_uid(FLEET_NAME),
-            rows,
-            templates,
-            "specs/",
-        )
-        outputs[naming.fleet_dashboard_file()] = dump_json(fleet)
+
+
+def service_dashboard_output(plan: ServicePlan) -> dict[str, str]:
+    """``{dashboards/<service>.json: text}`` of one plan."""
+    return {naming.dashboard_file(plan.name): dump_json(service_dashboard(plan))}
+
+
+def fleet_dashboard_output(plans: Sequence[ServicePlan]) -> dict[str, str]:
+    """``{dashboards/fleet-overview.json: text}`` for ``plans`` (nothing without plans)."""
+    if not plans:
+        return {}
+    rows, templates = fleet_dashboard(plans)
+    fleet = _build(
+        "Model services — fleet overview",
+        naming.dashboard_uid(FLEET_NAME),
+        rows,
+        templates,
+        "specs/",
+    )
+    return {naming.fleet_dashboard_file(): dump_json(fleet)}
+
+
+def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
+    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+
+    Raises:
+        ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
+            fleet overview).
+    """
+    check_dashboard_names(plans)
+    outputs: dict[str, str] = {}
+    for plan in sorted(plans, key=lambda p: p.name):
+        outputs.update(service_dashboard_output(plan))
+    outputs.update(fleet_dashboard_output(plans))
     return outputs

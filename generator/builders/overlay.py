@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from generator import naming
 from generator.builders import kube
@@ -27,7 +28,10 @@ from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
-from generator.yamlio import dump_yaml, generated_header
+from generator.yamlio import YamlText, dump_yaml, generated_header
+
+# A service's rule groups: built (a list of groups) or already serialised.
+Groups = list[Any] | YamlText
 
 DASHBOARDS_VIA = ("configmaps", "values")
 # A ConfigMap (the whole object) must stay under 1 MiB; leave room for its metadata.
@@ -76,6 +80,19 @@ class Dashboard:
         )
 
 
+def dashboard_too_large(path: str, text: str) -> Diagnostic | None:
+    """The problem with dashboard file ``path`` when ``text`` does not fit a ConfigMap."""
+    size = len(text.encode("utf-8"))
+    if size <= MAX_DASHBOARD_BYTES:
+        return None
+    return Diagnostic(
+        path,
+        "",
+        f"{size} bytes is over the {MAX_DASHBOARD_BYTES}-byte limit of a ConfigMap; "
+        "split the dashboard",
+    )
+
+
 def find_dashboards(
     plans: Sequence[ServicePlan], outputs: Mapping[str, str]
 ) -> tuple[dict[str, Dashboard], list[Dashboard]]:
@@ -94,15 +111,9 @@ def find_dashboards(
             continue
         stem = file.removesuffix(".json")
         text = outputs[path]
-        if len(text.encode("utf-8")) > MAX_DASHBOARD_BYTES:
-            problems.append(
-                Diagnostic(
-                    path,
-                    "",
-                    f"{len(text.encode('utf-8'))} bytes is over the {MAX_DASHBOARD_BYTES}-byte "
-                    "limit of a ConfigMap; split the dashboard",
-                )
-            )
+        problem = dashboard_too_large(path, text)
+        if problem is not None:
+            problems.append(problem)
             continue
         plan = by_name.get(stem)
         if plan is None:
@@ -114,9 +125,13 @@ def find_dashboards(
     return per_service, shared
 
 
-def rules_entry(plan: ServicePlan) -> Obj:
-    """``additionalPrometheusRulesMap.<obsgen-service>``: labels and the rule file's groups."""
-    return {"additionalLabels": kube.common_labels(plan), "groups": rule_groups(plan)}
+def rules_entry(plan: ServicePlan, groups: Groups | None = None) -> Obj:
+    """``additionalPrometheusRulesMap.<obsgen-service>``: labels and the rule file's groups
+    (``groups``, when already built or serialised, else built here)."""
+    return {
+        "additionalLabels": kube.common_labels(plan),
+        "groups": rule_groups(plan) if groups is None else groups,
+    }
 
 
 def pod_monitor_entry(monitor: Obj) -> Obj:
@@ -176,10 +191,21 @@ def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
     }
 
 
-def kps_values(plans: Sequence[ServicePlan], dashboards: Sequence[Dashboard], via: str) -> Obj:
-    """kube-prometheus-stack values for ``plans``: rules, PodMonitors and ``dashboards``."""
+def kps_values(
+    plans: Sequence[ServicePlan],
+    dashboards: Sequence[Dashboard],
+    via: str,
+    groups: Mapping[str, Groups] | None = None,
+) -> Obj:
+    """kube-prometheus-stack values for ``plans``: rules, PodMonitors and ``dashboards``.
+
+    ``groups``: each service's rule groups by service name, when already built (else built).
+    """
+    groups = groups or {}
     values: Obj = {
-        "additionalPrometheusRulesMap": {naming.k8s_name(p.name): rules_entry(p) for p in plans},
+        "additionalPrometheusRulesMap": {
+            naming.k8s_name(p.name): rules_entry(p, groups.get(p.name)) for p in plans
+        },
         "prometheus": {
             "additionalPodMonitors": [
                 pod_monitor_entry(m) for p in plans for m in kube.pod_monitors(p)
@@ -219,6 +245,86 @@ def _check_names(plans: Sequence[ServicePlan]) -> None:
         )
 
 
+def service_overlay(
+    plan: ServicePlan,
+    dashboard: Dashboard | None,
+    dashboards_via: str = "configmaps",
+    groups: Groups | None = None,
+) -> dict[str, str]:
+    """The ``helm/`` and ``manifests/`` files of one service (:func:`naming.owned_by` it).
+
+    ``dashboard``: its own dashboard, if any; ``groups``: its rule groups when already built
+    or serialised (:class:`~generator.yamlio.YamlText`), else built here.
+    """
+    groups = rule_groups(plan) if groups is None else groups
+    own = [dashboard] if dashboard is not None else []
+    files: dict[str, str] = {}
+    header = generated_header(plan.source)
+    path = naming.values_file(plan.name)
+    files[path] = dump_yaml(
+        kps_values([plan], own, dashboards_via, {plan.name: groups}),
+        header=_header([plan.source], KPS_USAGE.format(file=path)),
+    )
+    if plan.gpu_exporter:
+        path = naming.sidecar_values_file(plan.name)
+        files[path] = dump_yaml(
+            kube.sidecar_values(plan),
+            header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
+        )
+    files[naming.manifest_file(plan.name, "prometheusrule")] = dump_yaml(
+        kube.prometheus_rule(plan, groups), header=header
+    )
+    for monitor in kube.pod_monitors(plan):
+        part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
+        files[naming.manifest_file(plan.name, f"podmonitor-{part}")] = dump_yaml(
+            monitor, header=header
+        )
+    for own_dashboard in own:
+        files[naming.manifest_file(plan.name, "dashboard")] = dump_yaml(
+            own_dashboard.configmap(), header=header
+        )
+    return files
+
+
+def fleet_overlay(
+    plans: Sequence[ServicePlan],
+    per_service: Mapping[str, Dashboard],
+    shared: Sequence[Dashboard],
+    dashboards_via: str = "configmaps",
+    groups: Mapping[str, Groups] | None = None,
+) -> dict[str, str]:
+    """The files of every service together: :data:`naming.ALL_SERVICES_VALUES` and the
+    manifests of ``shared`` dashboards (those of no one service, e.g. the fleet overview).
+
+    ``per_service``: each service's dashboard by name; ``groups``: rule groups by name.
+    """
+    files: dict[str, str] = {}
+    sources = sorted(p.source for p in plans)
+    for dashboard in shared:
+        files[f"manifests/{dashboard.stem}.yaml"] = dump_yaml(
+            dashboard.configmap(), header=generated_header(", ".join(sources))
+        )
+    path = naming.ALL_SERVICES_VALUES
+    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
+    files[path] = dump_yaml(
+        kps_values(plans, everything, dashboards_via, groups),
+        header=_header(sources, KPS_USAGE.format(file=path)),
+    )
+    return files
+
+
+def check_overlay(plans: Sequence[ServicePlan], dashboards_via: str) -> None:
+    """Refuse an unknown ``dashboards_via`` and a service named like the all-services file.
+
+    Raises:
+        ValueError: an unknown ``dashboards_via``.
+        ObsgenError: a service named like :data:`naming.ALL_SERVICES_VALUES`.
+    """
+    if dashboards_via not in DASHBOARDS_VIA:
+        raise ValueError(f"dashboards_via must be one of {DASHBOARDS_VIA}, got {dashboards_via!r}")
+    _check_names(plans)
+
+
 def overlay_outputs(
     plans: Sequence[ServicePlan], outputs: Mapping[str, str], dashboards_via: str = "configmaps"
 ) -> dict[str, str]:
@@ -233,48 +339,12 @@ def overlay_outputs(
         ValueError: an unknown ``dashboards_via``.
         ObsgenError: a service named like the all-services file, or an oversized dashboard.
     """
-    if dashboards_via not in DASHBOARDS_VIA:
-        raise ValueError(f"dashboards_via must be one of {DASHBOARDS_VIA}, got {dashboards_via!r}")
+    check_overlay(plans, dashboards_via)
     if not plans:
         return {}
-    _check_names(plans)
     per_service, shared = find_dashboards(plans, outputs)
     files: dict[str, str] = {}
     for plan in plans:
-        own = [per_service[plan.name]] if plan.name in per_service else []
-        header = generated_header(plan.source)
-        path = naming.values_file(plan.name)
-        files[path] = dump_yaml(
-            kps_values([plan], own, dashboards_via),
-            header=_header([plan.source], KPS_USAGE.format(file=path)),
-        )
-        if plan.gpu_exporter:
-            path = naming.sidecar_values_file(plan.name)
-            files[path] = dump_yaml(
-                kube.sidecar_values(plan),
-                header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
-            )
-        files[naming.manifest_file(plan.name, "prometheusrule")] = dump_yaml(
-            kube.prometheus_rule(plan), header=header
-        )
-        for monitor in kube.pod_monitors(plan):
-            part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
-            files[naming.manifest_file(plan.name, f"podmonitor-{part}")] = dump_yaml(
-                monitor, header=header
-            )
-        for dashboard in own:
-            files[naming.manifest_file(plan.name, "dashboard")] = dump_yaml(
-                dashboard.configmap(), header=header
-            )
-    sources = sorted(p.source for p in plans)
-    for dashboard in shared:
-        files[f"manifests/{dashboard.stem}.yaml"] = dump_yaml(
-            dashboard.configmap(), header=generated_header(", ".join(sources))
-        )
-    path = naming.ALL_SERVICES_VALUES
-    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
-    files[path] = dump_yaml(
-        kps_values(plans, everything, dashboards_via),
-        header=_header(sources, KPS_USAGE.format(file=path)),
-    )
+        files.update(service_overlay(plan, per_service.get(plan.name), dashboards_via))
+    files.update(fleet_overlay(plans, per_service, shared, dashboards_via))
     return dict(sorted(files.items()))

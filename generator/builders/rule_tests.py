@@ -1091,25 +1091,33 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
     return out
 
 
+def service_rule_tests(plan: ServicePlan) -> dict[str, str]:
+    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one plan.
+
+    Raises:
+        ObsgenError: an error matcher with no printable example value.
+    """
+    header = generated_header(plan.source)
+    skipped = native_note(plan)
+    if skipped:
+        header += (
+            "\nNative-histogram SLOs "
+            + ", ".join(skipped)
+            + ": promtool 2.42 test series cannot express native histograms,\n"
+            "so only the zero-traffic case covers them; their burn cases are not generated."
+        )
+    try:
+        files = rule_test_files(plan)
+    except ValueError as err:  # an error matcher with no printable example value
+        raise ObsgenError(
+            [Diagnostic(plan.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
+        ) from None
+    return {path: dump_yaml(doc, header=header) for path, doc in files.items()}
+
+
 def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
     """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) per plan."""
     out = {}
     for p in plans:
-        header = generated_header(p.source)
-        skipped = native_note(p)
-        if skipped:
-            header += (
-                "\nNative-histogram SLOs "
-                + ", ".join(skipped)
-                + ": promtool 2.42 test series cannot express native histograms,\n"
-                "so only the zero-traffic case covers them; their burn cases are not generated."
-            )
-        try:
-            files = rule_test_files(p)
-        except ValueError as err:  # an error matcher with no printable example value
-            raise ObsgenError(
-                [Diagnostic(p.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
-            ) from None
-        for path, doc in files.items():
-            out[path] = dump_yaml(doc, header=header)
+        out.update(service_rule_tests(p))
     return out

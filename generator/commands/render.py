@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.errors import Diagnostic, ObsgenError
-from generator.render import render
+from generator.cache import OutputCache
+from generator.errors import Diagnostic, ObsgenError, summarise
+from generator.progress import Progress
+from generator.render import render_bundle
 from generator.writer import differences, write_all
 
 
@@ -30,18 +32,49 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="install dashboards as sidecar ConfigMaps (manifests/, default) or inline under "
         "grafana.dashboards in helm/values-*.yaml; see docs/install.md",
     )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress line (it shows only on a terminal)"
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build every service and run every changed promtool proof, ignoring what earlier "
+        "renders recorded (see docs/ci.md: the cache lives in $OBSGEN_CACHE_DIR)",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes for building many services (default: one per core)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool), 2 (bad spec)."""
     root = Path(args.out)
-    outputs, stale = render(
-        root,
-        args.specs,
-        run_promtool=not args.skip_promtool,
-        dashboards_via=args.dashboards_via,
-        warn=lambda warning: print(warning, file=sys.stderr),
-    )
+    progress = Progress(enabled=False if args.quiet else None)
+    cache = None if args.no_cache else OutputCache(root)
+    warnings: list[Diagnostic] = []
+    try:
+        bundle = render_bundle(
+            root,
+            args.specs,
+            run_promtool=not args.skip_promtool,
+            dashboards_via=args.dashboards_via,
+            warn=warnings.append,
+            cache=cache,
+            progress=progress,
+            jobs=args.jobs,
+        )
+    finally:
+        progress.clear()
+        for line in summarise(warnings):
+            print(line, file=sys.stderr)
+        if cache is not None:
+            cache.save()  # proofs that passed stay recorded even when another one failed
+    outputs, stale = bundle.outputs, bundle.stale
     if args.check:
         drift = differences(root, outputs, stale)
         for line in drift:
@@ -63,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
             ],
             exit_code=1,
         ) from None
+    if cache is not None:
+        cache.remember(bundle.keys, bundle.services)
+        if not bundle.partial:
+            cache.forget_others(bundle.services)
+        cache.save()
     print(f"rendered {len(outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")
