@@ -185,3 +185,14 @@ def owned_by(path: str, service: str) -> bool:
         values_file(service),
         sidecar_values_file(service),
     )
+
+
+# Fleet overview (issue 19): one series per service under the same names for every service, so
+# the overview queries each name once instead of one term per service.
+FLEET_INFO = "service:fleet_info:static"  # value 1; labels dashboard_uid, team, server
+FLEET_SLI = "service:fleet_slo_sli:min"  # worst SLO's SLI over its window (ratio 0–1)
+FLEET_BUDGET = "service:fleet_slo_error_budget_remaining:min"  # worst SLO's budget left
+FLEET_P99 = "service:fleet_latency_p99_seconds:max"  # p99 of the preferred indicator (s)
+FLEET_ERROR_RATIO = "service:fleet_error_ratio:rate5m"  # errors / requests over 5m
+FLEET_QUEUE = "service:fleet_queue_depth:sum"
+FLEET_GPU_HEADROOM = "service:fleet_gpu_memory_headroom:min"  # lowest free / total
