@@ -14,8 +14,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generator import naming
@@ -37,6 +38,7 @@ from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
 from generator.builders.runbooks import runbook_outputs
 from generator.errors import ObsgenError
+from generator.filebacked import FileBacked, spool
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
 from generator.yamlio import YamlText, dump_yaml, generated_header
@@ -93,7 +95,7 @@ def rule_groups_text(rules_file: str) -> YamlText | list[object]:
 
 
 def fleet_outputs(
-    plans: Sequence[ServicePlan], services: Mapping[str, Outputs], dashboards_via: str
+    plans: Sequence[ServicePlan], services: Mapping[str, Mapping[str, str]], dashboards_via: str
 ) -> Outputs:
     """Files of every service together: runbooks, the fleet overview (dashboard and its
     manifest) and :data:`naming.ALL_SERVICES_VALUES`, given each service's own files.
@@ -116,9 +118,13 @@ def fleet_outputs(
     return out
 
 
-def _build_one(job: tuple[ServicePlan, str]) -> tuple[str, Outputs]:
-    plan, dashboards_via = job
-    return plan.name, service_outputs(plan, dashboards_via)
+def _build_one(job: tuple[ServicePlan, str, Path | None]) -> tuple[str, Mapping[str, str]]:
+    plan, dashboards_via, spool_to = job
+    outputs = service_outputs(plan, dashboards_via)
+    if spool_to is None:
+        return plan.name, outputs
+    spooled = spool(spool_to, outputs)  # only the paths travel back to the parent
+    return plan.name, spooled
 
 
 def _workers(jobs: int | None) -> int:
@@ -136,17 +142,20 @@ def build_services(
     cache: OutputCache | None = None,
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
-) -> dict[str, Outputs]:
-    """Each plan's own files by service name: read back through ``cache`` when the plan is
-    unchanged since they were written, else built (in ``jobs`` worker processes, default one
-    per usable core, when :data:`PARALLEL_FROM` or more need building).
+    spool_to: Path | None = None,
+) -> dict[str, Mapping[str, str]]:
+    """Each plan's own files by service name: the files in the repository when ``cache``
+    recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
+    built (in ``jobs`` worker processes, default one per usable core, when
+    :data:`PARALLEL_FROM` or more need building). With ``spool_to``, many services built are
+    written under that folder and held as files, not in memory.
 
     ``progress`` is called with the number of services finished since its last call.
 
     Raises:
         ObsgenError: from :func:`service_outputs` (the first failing service's).
     """
-    done: dict[str, Outputs] = {}
+    done: dict[str, Mapping[str, str]] = {}
     todo: list[ServicePlan] = []
     keys: dict[str, str] = {}
     for plan in plans:
@@ -159,17 +168,19 @@ def build_services(
         todo.append(plan)
     if progress is not None and done:
         progress(len(done))
+    many = len(todo) >= PARALLEL_FROM
     workers = min(_workers(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
-    built: Iterable[tuple[str, Outputs]]
-    if workers >= 2 and len(todo) >= PARALLEL_FROM:
+    jobs_args = [(p, dashboards_via, spool_to if many else None) for p in todo]
+    built: Iterable[tuple[str, Mapping[str, str]]]
+    if workers >= 2 and many:
         # fork: workers inherit the imported modules instead of importing them again.
         context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
         chunk = max(1, min(16, len(todo) // (workers * 4)))
-        built = pool.map(_build_one, [(p, dashboards_via) for p in todo], chunksize=chunk)
+        built = pool.map(_build_one, jobs_args, chunksize=chunk)
     else:
         pool = None
-        built = (_build_one((p, dashboards_via)) for p in todo)
+        built = map(_build_one, jobs_args)
     try:
         for name, outputs in built:
             done[name] = outputs
@@ -219,3 +230,39 @@ def build_outputs(
                 raise ValueError(f"two builders produce {path}")
             outputs[path] = content
     return dict(sorted(outputs.items()))
+
+
+class BundleFiles(Mapping[str, str]):
+    """Every file of a render by repository path (sorted), over the services' own files
+    (in memory or :class:`FileBacked`) and the fleet-wide ones.
+
+    Raises (on construction):
+        ValueError: two parts produce the same path.
+    """
+
+    def __init__(self, parts: Iterable[Mapping[str, str]]) -> None:
+        self._parts = list(parts)
+        self._where: dict[str, Mapping[str, str]] = {}
+        for part in self._parts:
+            for rel in part:
+                if rel in self._where:
+                    raise ValueError(f"two builders produce {rel}")
+                self._where[rel] = part
+        self._order = sorted(self._where)
+
+    def __getitem__(self, rel: str) -> str:
+        return self._where[rel][rel]
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def to_write(self) -> BundleFiles:
+        """The files that may differ from the repository: all but those reused in place
+        (:meth:`generator.cache.OutputCache.get` found them unchanged on disk)."""
+        return BundleFiles(p for p in self._parts if not (isinstance(p, FileBacked) and p.on_disk))

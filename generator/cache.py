@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
+from generator.filebacked import FileBacked, identity
 from generator.plan import ServicePlan
 
 FORMAT = 1
@@ -64,23 +65,21 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
-def _identity(path: Path) -> list[int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-
-
 def proof_key(outputs: Mapping[str, str], service: str, promtool: str) -> str:
     """Hash of ``service``'s rule and test files in ``outputs`` and of the ``promtool`` binary
     (path, size, mtime) that tests them."""
     digest = hashlib.sha256(code_digest().encode())
-    identity = _identity(Path(promtool))
-    digest.update(f"{promtool}\0{identity}\0".encode())
+    digest.update(f"{promtool}\0{identity(Path(promtool))}\0".encode())
     for path in sorted(p for p in outputs if p.startswith(f"rules/{service}.")):
         digest.update(path.encode() + b"\0" + outputs[path].encode() + b"\0")
     return digest.hexdigest()
+
+
+def _size(outputs: Mapping[str, str], rel: str) -> int:
+    """Size in bytes of output ``rel`` (without reading a spooled file)."""
+    if isinstance(outputs, FileBacked):
+        return (outputs.base / rel).stat().st_size
+    return len(outputs[rel].encode("utf-8"))
 
 
 class OutputCache:
@@ -112,24 +111,17 @@ class OutputCache:
         text = f"{code_digest()}\0{dashboards_via}\0{plan!r}"
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def get(self, service: str, key: str) -> dict[str, str] | None:
-        """``service``'s outputs recorded under ``key``, read back from the repository, or
-        None when there is no such record or one of its files changed since."""
+    def get(self, service: str, key: str) -> FileBacked | None:
+        """``service``'s outputs recorded under ``key``, as the files in the repository (read
+        when asked for), or None when there is no such record or one of its files changed
+        since."""
         entry = self._services.get(service)
         if entry is None or entry.get("key") != key:
             return None
-        out: dict[str, str] = {}
-        for rel, identity in entry["files"].items():
-            path = self.root / rel
-            if _identity(path) != identity:
-                return None
-            try:
-                out[rel] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return None
-            if _identity(path) != identity:  # written while we read it
-                return None
-        return out
+        files = entry["files"]
+        if any(identity(self.root / rel) != recorded for rel, recorded in files.items()):
+            return None
+        return FileBacked(self.root, files, on_disk=True)
 
     def remember(self, keys: Mapping[str, str], outputs: Mapping[str, Mapping[str, str]]) -> None:
         """Record each service's key with its files as now on disk (call after writing).
@@ -138,13 +130,16 @@ class OutputCache:
         service whose files are not all on disk with the rendered content is forgotten.
         """
         for name, key in keys.items():
+            own = outputs[name]
+            if isinstance(own, FileBacked) and own.on_disk:
+                continue  # reused as recorded
             files: dict[str, list[int]] = {}
-            for rel in outputs[name]:
-                identity = _identity(self.root / rel)
-                if identity is None or identity[0] != len(outputs[name][rel].encode("utf-8")):
+            for rel in own:
+                found = identity(self.root / rel)
+                if found is None or found[0] != _size(own, rel):
                     files = {}
                     break
-                files[rel] = identity
+                files[rel] = found
             if files:
                 self._services[name] = {"key": key, "files": files}
             else:

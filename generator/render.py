@@ -18,13 +18,14 @@ from pathlib import Path
 import yaml
 
 from generator import amtool, naming, promtool
-from generator.build import Outputs, build_outputs, build_services, fleet_outputs
+from generator.build import BundleFiles, Outputs, build_outputs, build_services, fleet_outputs
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
 from generator.cache import OutputCache, proof_key
 from generator.errors import Diagnostic, ObsgenError
+from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.receivers import load_receivers
@@ -92,24 +93,25 @@ class Bundle:
     """What a render produced, before anything is written.
 
     Attributes:
-        outputs: every rendered file by repository path, sorted.
+        outputs: every rendered file by repository path, sorted (services reused or spooled
+            are read from their files when asked for).
         stale: generated files on disk that no spec produces any more.
         services: each service's own files by service name (a subset of ``outputs``).
         keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
         partial: only named spec files were rendered (no fleet-wide files, nothing stale).
     """
 
-    outputs: Outputs
+    outputs: BundleFiles
     stale: list[str]
-    services: dict[str, Outputs]
+    services: dict[str, Mapping[str, str]]
     keys: dict[str, str] = field(default_factory=dict)
     partial: bool = False
 
 
 def promtool_problems(
-    outputs: Outputs,
+    outputs: Mapping[str, str],
     root: Path | None = None,
-    services: Mapping[str, Outputs] | None = None,
+    services: Mapping[str, Mapping[str, str]] | None = None,
     cache: OutputCache | None = None,
     progress: Progress | None = None,
 ) -> list[Diagnostic]:
@@ -134,7 +136,9 @@ def promtool_problems(
     proofs: dict[str, str] = {}
     for name, own in sorted(services.items()):
         mine = sorted(p for p in own if p.startswith("rules/") and p.endswith(".test.yaml"))
-        if not mine or (root is not None and _unchanged_on_disk(own, root, name)):
+        if not mine or (isinstance(own, FileBacked) and own.on_disk):
+            continue  # the files on disk, unchanged since a render wrote them
+        if root is not None and _unchanged_on_disk(own, root, name):
             continue
         if cache is not None:
             proofs[name] = proof_key(own, name, tool)
@@ -164,16 +168,16 @@ def promtool_problems(
         return list(tested.diagnostics)
 
 
-def _by_service(outputs: Outputs) -> dict[str, Outputs]:
+def _by_service(outputs: Mapping[str, str]) -> dict[str, Mapping[str, str]]:
     """Each service's rule and test files, by the service name in ``rules/<service>.…``."""
-    found: dict[str, Outputs] = {}
+    found: dict[str, dict[str, str]] = {}
     for path, text in outputs.items():
         if path.startswith("rules/") and path.endswith(".yaml"):
             found.setdefault(path[6:].split(".")[0], {})[path] = text
-    return found
+    return dict(found)
 
 
-def _unchanged_on_disk(own: Outputs, root: Path, service: str) -> bool:
+def _unchanged_on_disk(own: Mapping[str, str], root: Path, service: str) -> bool:
     """True when every ``rules/<service>.*`` file of ``own`` equals the file on disk."""
     mine = [p for p in own if p.startswith(f"rules/{service}.")]
     for rel in mine:
@@ -233,13 +237,15 @@ def render_bundle(
     cache: OutputCache | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    spool_to: Path | None = None,
 ) -> Bundle:
     """Load, resolve, build and (optionally) promtool-check everything; write nothing.
 
     ``warn`` receives each spec's warnings (alerts left out, relative links) and the
     receivers' (teams without receivers) before building. Spec *files* named in ``spec_args`` render those services' own files only. ``cache``
     reuses unchanged services' outputs and proofs (:mod:`generator.cache`); ``progress``
-    shows the phases on a terminal; ``jobs`` caps the worker processes.
+    shows the phases on a terminal; ``jobs`` caps the worker processes; ``spool_to`` (a
+    folder that outlives the bundle) keeps many built services as files, not in memory.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
@@ -267,11 +273,14 @@ def render_bundle(
     if progress is not None:
         progress.phase("building services", len(plans))
     services = build_services(
-        plans, dashboards_via, cache, progress.advance if progress is not None else None, jobs
+        plans,
+        dashboards_via,
+        cache,
+        progress.advance if progress is not None else None,
+        jobs,
+        spool_to,
     )
-    outputs: Outputs = {}
-    for plan in plans:
-        outputs.update(services[plan.name])
+    parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
     if progress is not None:
         progress.phase("building fleet files", 1)
     fleet = alertmanager.alertmanager_outputs(plans, receivers)
@@ -281,11 +290,8 @@ def render_bundle(
         fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
     else:
         fleet.update(fleet_outputs(plans, services, dashboards_via))
-    for path, content in fleet.items():
-        if path in outputs:
-            raise ValueError(f"two builders produce {path}")
-        outputs[path] = content
-    outputs = dict(sorted(outputs.items()))
+    parts.append(fleet)
+    outputs = BundleFiles(parts)
     keys = {p.name: cache.key(p, dashboards_via) for p in plans} if cache is not None else {}
     if run_promtool:
         problems = promtool_problems(outputs, root, services, cache, progress)
@@ -309,4 +315,4 @@ def render(
         ObsgenError: bad specs (exit 2) or promtool failures on the outputs (exit 1).
     """
     bundle = render_bundle(root, spec_args, run_promtool, dashboards_via, warn)
-    return bundle.outputs, bundle.stale
+    return dict(bundle.outputs), bundle.stale

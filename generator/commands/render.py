@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from generator.cache import OutputCache
 from generator.errors import Diagnostic, ObsgenError, summarise
 from generator.progress import Progress
-from generator.render import render_bundle
+from generator.render import Bundle, render_bundle
 from generator.writer import differences, write_all
 
 
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []
+    spool = tempfile.TemporaryDirectory(prefix="obsgen-spool-")
     try:
         bundle = render_bundle(
             root,
@@ -67,14 +69,22 @@ def run(args: argparse.Namespace) -> int:
             cache=cache,
             progress=progress,
             jobs=args.jobs,
+            spool_to=Path(spool.name),
         )
+        return _finish(args, root, bundle, cache)
     finally:
+        spool.cleanup()
         progress.clear()
         for line in summarise(warnings):
             print(line, file=sys.stderr)
         if cache is not None:
             cache.save()  # proofs that passed stay recorded even when another one failed
-    outputs, stale = bundle.outputs, bundle.stale
+
+
+def _finish(args: argparse.Namespace, root: Path, bundle: Bundle, cache: OutputCache | None) -> int:
+    """Compare (``--check``) or write the bundle; record what was written in ``cache``."""
+    # Files reused in place are on disk unchanged: nothing to compare or write.
+    outputs, stale = bundle.outputs.to_write(), bundle.stale
     if args.check:
         drift = differences(root, outputs, stale)
         for line in drift:
@@ -82,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if drift:
             print("run `make render` and commit the result", file=sys.stderr)
             return 1
-        print(f"{len(outputs)} files up to date")
+        print(f"{len(bundle.outputs)} files up to date")
         return 0
     try:
         changed = write_all(root, outputs, stale)
@@ -101,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if not bundle.partial:
             cache.forget_others(bundle.services)
         cache.save()
-    print(f"rendered {len(outputs)} files, {len(changed)} changed")
+    print(f"rendered {len(bundle.outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")
     return 0
