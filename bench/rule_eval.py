@@ -614,8 +614,9 @@ def report(case: dict[str, Any], interval_s: int) -> str:
     out += [
         markdown_table(["SLO group", "obsgen (ms)", "usual shape (ms)", "obsgen / usual"], compare),
         "",
-        f"obsgen's other groups read the raw series directly ({case['series']:,} here), so they "
-        "cost in proportion to them; the usual shape has the same recording rules:",
+        f"obsgen's other groups (traffic and latency quantiles, memory, targets, fleet) read "
+        f"raw series ({case['series']:,} here) and cost in proportion to them; the usual shape "
+        "has no such groups (it would need the same records), so they are not compared:",
         "",
         markdown_table(
             ["obsgen group", "median last_duration (ms)", "ms per 1,000 raw series"], others
