@@ -36,7 +36,7 @@ from generator.builders.overlay import (
 )
 from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
-from generator.builders.runbooks import runbook_outputs
+from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import ObsgenError
 from generator.filebacked import FileBacked, spool
 from generator.plan import ServicePlan
@@ -60,8 +60,8 @@ def _dashboard_problem(outputs: Mapping[str, str], path: str) -> None:
 
 
 def service_outputs(plan: ServicePlan, dashboards_via: str = "configmaps") -> Outputs:
-    """Every file of ``plan`` alone: rule file, promtool tests, dashboard, Helm values,
-    sidecar values and manifests, by repository path.
+    """Every file of ``plan`` alone: rule file, promtool tests, its runbook pages, dashboard,
+    Helm values, sidecar values and manifests, by repository path.
 
     Raises:
         ObsgenError: no test can be generated for a matcher (exit 2), or the dashboard is too
@@ -72,6 +72,7 @@ def service_outputs(plan: ServicePlan, dashboards_via: str = "configmaps") -> Ou
     header = generated_header(plan.source)
     out: Outputs = {naming.rules_file(plan.name): dump_yaml({"groups": text or []}, header=header)}
     out.update(service_rule_tests(plan))
+    out.update(service_runbook_outputs(plan))
     out.update(service_dashboard_output(plan))
     path = naming.dashboard_file(plan.name)
     _dashboard_problem(out, path)

@@ -178,9 +178,21 @@ def dashboard_uid(service: str) -> str:
     return f"obsgen-{service[:24]}-{digest}"
 
 
+RUNBOOKS_DIR = "docs/runbooks"
+
+
+def runbook_file(alert: str, service: str | None = None) -> str:
+    """Repository path of an alert's runbook page: ``docs/runbooks/<Alert>.md`` for every
+    service, ``docs/runbooks/<service>/<Alert>.md`` for one (its checks first)."""
+    if service is None:
+        return f"{RUNBOOKS_DIR}/{alert}.md"
+    return f"{RUNBOOKS_DIR}/{service}/{alert}.md"
+
+
 def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
-    return path.startswith((f"rules/{service}.", f"manifests/{service}/")) or path in (
+    own = (f"rules/{service}.", f"manifests/{service}/", f"{RUNBOOKS_DIR}/{service}/")
+    return path.startswith(own) or path in (
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),
