@@ -71,7 +71,7 @@ def service_outputs(plan: ServicePlan, dashboards_via: str = "configmaps") -> Ou
     text = YamlText.of(groups) if groups else None
     header = generated_header(plan.source)
     out: Outputs = {naming.rules_file(plan.name): dump_yaml({"groups": text or []}, header=header)}
-    out.update(service_rule_tests(plan))
+    out.update(service_rule_tests(plan, groups))
     out.update(service_runbook_outputs(plan))
     out.update(service_dashboard_output(plan))
     path = naming.dashboard_file(plan.name)

@@ -49,10 +49,11 @@ from typing import Any
 import rstr
 
 from generator import naming, slo
-from generator.builders.common import Rule
+from generator.builders.common import Group, Rule
 from generator.builders.gpu_rules import GPU_LABELS
 from generator.builders.memory_rules import POD_LABELS
 from generator.builders.rulefile import rule_groups
+from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
@@ -1091,8 +1092,10 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
     return out
 
 
-def service_rule_tests(plan: ServicePlan) -> dict[str, str]:
-    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one plan.
+def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> dict[str, str]:
+    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one
+    plan, cases that can share an input block merged (:mod:`generator.builders.test_merge`).
+    ``groups``: the plan's rule groups when already built.
 
     Raises:
         ObsgenError: an error matcher with no printable example value.
@@ -1112,6 +1115,9 @@ def service_rule_tests(plan: ServicePlan) -> dict[str, str]:
         raise ObsgenError(
             [Diagnostic(plan.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
         ) from None
+    alert_reads = reads(rule_groups(plan) if groups is None else groups)
+    for doc in files.values():
+        doc["tests"] = merge_cases(doc["tests"], alert_reads)
     return {path: dump_yaml(doc, header=header) for path, doc in files.items()}
 
 
