@@ -407,7 +407,7 @@ def expected_tiers(
             return SLOW_SHARE
         end = time.time()
         t0 = end - window_ms / 1000
-        old = events(t0, scenario.now)
+        old = events(max(t0, scenario.origin), scenario.now)  # no data before the history
         new = events(max(t0, live_from), end)
         return (old[1] + new[1]) / (old[0] + new[0])  # live_from is "now" but for seconds
 
