@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: render test lint check golden bench fmt clean prometheus alertmanager
+.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ prometheus:
 alertmanager:
 	@scripts/ensure-alertmanager.sh
 
+# VictoriaMetrics + vmalert: the second engine of the e2e suite, vmalert -dryRun, the bench.
+victoriametrics:
+	@scripts/ensure-victoriametrics.sh
+
 render: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render
 
@@ -28,8 +32,14 @@ golden: render
 check: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render --check
 
-test: $(STAMP) prometheus alertmanager
+test: $(STAMP) prometheus alertmanager victoriametrics
 	$(BIN)/pytest -q
+
+# The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of
+# `make test`, with fresh random draws on every run (`make test` replays fixed ones).
+fuzz: $(STAMP) prometheus alertmanager
+	OBSGEN_FUZZ_SCALE=$${OBSGEN_FUZZ_SCALE:-40} $(BIN)/pytest -q -p no:cacheprovider \
+		tests/test_fuzz_specs.py tests/test_fuzz_rule_files.py
 
 lint: $(STAMP) prometheus
 	$(BIN)/ruff check .
@@ -41,7 +51,7 @@ fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP) prometheus alertmanager
+bench: $(STAMP) prometheus alertmanager victoriametrics
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -30,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from generator import __version__
+from generator.errors import Diagnostic, Level
 from generator.filebacked import FileBacked, identity
 from generator.plan import ServicePlan
 
-FORMAT = 1
+FORMAT = 2
 # Libraries whose output obsgen writes verbatim: a new release may change a byte.
 _LIBRARIES = ("PyYAML", "grafanalib", "Jinja2", "pydantic")
 
@@ -106,9 +107,10 @@ class OutputCache:
         self._dirty = False
 
     @staticmethod
-    def key(plan: ServicePlan, dashboards_via: str) -> str:
-        """The cache key of ``plan``'s own outputs."""
-        text = f"{code_digest()}\0{dashboards_via}\0{plan!r}"
+    def key(plan: ServicePlan, variant: str) -> str:
+        """The cache key of ``plan``'s own outputs rendered with options ``variant``
+        (:func:`generator.build.variant`)."""
+        text = f"{code_digest()}\0{variant}\0{plan!r}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, service: str, key: str) -> FileBacked | None:
@@ -123,11 +125,28 @@ class OutputCache:
             return None
         return FileBacked(self.root, files, on_disk=True)
 
-    def remember(self, keys: Mapping[str, str], outputs: Mapping[str, Mapping[str, str]]) -> None:
+    def warnings(self, service: str) -> list[Diagnostic]:
+        """The warnings recorded with ``service``'s outputs (a reused service repeats them)."""
+        entry = self._services.get(service) or {}
+        try:
+            return [
+                Diagnostic(file, path, message, Level(level))
+                for file, path, message, level in entry.get("warnings", [])
+            ]
+        except (TypeError, ValueError):
+            return []
+
+    def remember(
+        self,
+        keys: Mapping[str, str],
+        outputs: Mapping[str, Mapping[str, str]],
+        warnings: Mapping[str, list[Diagnostic]] | None = None,
+    ) -> None:
         """Record each service's key with its files as now on disk (call after writing).
 
-        ``keys``: key by service name; ``outputs``: each service's own files by name. A
-        service whose files are not all on disk with the rendered content is forgotten.
+        ``keys``: key by service name; ``outputs``: each service's own files by name;
+        ``warnings``: each service's warnings, given again when it is reused. A service whose
+        files are not all on disk with the rendered content is forgotten.
         """
         for name, key in keys.items():
             own = outputs[name]
@@ -141,7 +160,12 @@ class OutputCache:
                     break
                 files[rel] = found
             if files:
-                self._services[name] = {"key": key, "files": files}
+                found_warnings = (warnings or {}).get(name, [])
+                self._services[name] = {
+                    "key": key,
+                    "files": files,
+                    "warnings": [[w.file, w.path, w.message, str(w.level)] for w in found_warnings],
+                }
             else:
                 self._services.pop(name, None)
             self._dirty = True

@@ -7,9 +7,13 @@ all diagnostics, print them, and exit once at the end — never with a traceback
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+
+# Exit code of an unexpected exception (a bug in obsgen): sysexits.h EX_SOFTWARE.
+EXIT_INTERNAL_ERROR = 70
 
 
 class Level(StrEnum):
@@ -38,7 +42,23 @@ class Diagnostic:
     def __str__(self) -> str:
         where = f"{self.file}: {self.path}" if self.path else self.file
         prefix = "" if self.level is Level.ERROR else "warning: "
-        return f"{where}: {prefix}{self.message}"
+        # File names, keys and server answers are untrusted: no control characters reach the
+        # terminal (a message may span lines: promtool's test failures do).
+        return f"{printable(where)}: {prefix}{printable(self.message, keep_newlines=True)}"
+
+
+def printable(text: str, keep_newlines: bool = False) -> str:
+    """``text`` with control and other non-printable characters escaped (``\\x1b``), so that
+    untrusted text (a file name, a key, a server's answer) cannot move the cursor or recolour
+    the terminal it is printed to. ``keep_newlines`` keeps ``\\n`` for multi-line messages."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c
+        if c.isprintable() or (keep_newlines and c == "\n")
+        else c.encode("unicode_escape").decode("ascii")
+        for c in text
+    )
 
 
 class ObsgenError(Exception):
@@ -80,3 +100,24 @@ def summarise(diagnostics: Iterable[Diagnostic], named: int = 3) -> list[str]:
         more = f" and {len(files) - named:,} more" if len(files) > named else ""
         lines.append(f"{where}{prefix}{message} (in {len(files):,} specs: {listed}{more})")
     return lines
+
+
+@contextlib.contextmanager
+def processing(file: str) -> Iterator[None]:
+    """Work on input ``file``: an unexpected exception raised inside is tagged with it, so the
+    CLI's last-resort handler can name the input (:func:`input_of`)."""
+    try:
+        yield
+    except ObsgenError:
+        raise
+    except Exception as err:
+        if input_of(err) is None:
+            with contextlib.suppress(AttributeError):  # a few builtins refuse new attributes
+                err.obsgen_input = file  # type: ignore[attr-defined]
+        raise
+
+
+def input_of(err: BaseException) -> str | None:
+    """The input an unexpected exception was raised on (see :func:`processing`), or None."""
+    found = getattr(err, "obsgen_input", None)
+    return found if isinstance(found, str) else None

@@ -3,10 +3,14 @@
 Recording rules follow ``level:metric:operations`` (prometheus.io, "Recording rules"): the level
 is the aggregation (``service`` plus any ``groupBy`` labels), the metric is a server-neutral
 name so dashboards and alerts read the same series whatever the preset, and the operations
-say what was applied (``rate5m``, ``ratio_rate1h``). Builders hard-code none of these.
+say what was applied (``rate5m``, ``ratio_rate1h``, ``increase1m``: events since the previous
+evaluation). Builders hard-code none of these.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 from generator.units import format_duration_ms
 
@@ -24,7 +28,7 @@ WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
 
-# Alert names (DESIGN §4, contract).
+# Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
@@ -60,14 +64,23 @@ KSM_RESTARTS = "kube_pod_container_status_restarts_total"
 CADVISOR_CPU = "container_cpu_usage_seconds_total"
 CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
 CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
+# kube-state-metrics: desired and available replicas of the workload (capacity guard).
+KSM_DEPLOYMENT_DESIRED = "kube_deployment_spec_replicas"
+KSM_DEPLOYMENT_AVAILABLE = "kube_deployment_status_replicas_available"
+KSM_STATEFULSET_DESIRED = "kube_statefulset_replicas"
+KSM_STATEFULSET_READY = "kube_statefulset_status_replicas_ready"
 
-# NVML sidecar exporter metrics (DESIGN §5, contract).
+# NVML sidecar exporter metrics: a contract (nvml_exporter/README.md, Metrics).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"
 GPU_MEMORY_FREE = "gpu_memory_free_bytes"
 GPU_MEMORY_USED = "gpu_memory_used_bytes"
 GPU_TEMPERATURE = "gpu_temperature_celsius"
 GPU_XID_ERRORS = "gpu_xid_errors_total"
 GPU_EXPORTER_UP = "gpu_exporter_nvml_up"
+GPU_DEVICE_UP = "gpu_device_up"  # 0: NVML reports the GPU lost
+# MIG: memory of each GPU instance (labels mig_uuid, gpu_instance_id besides uuid).
+GPU_MIG_MEMORY_TOTAL = "gpu_mig_memory_total_bytes"
+GPU_MIG_MEMORY_FREE = "gpu_mig_memory_free_bytes"
 # Read by the dashboards only.
 GPU_UTILIZATION = "gpu_utilization_ratio"
 GPU_POWER_USAGE = "gpu_power_usage_watts"
@@ -85,7 +98,8 @@ DASHBOARD_LABEL_VALUE = "1"
 DASHBOARD_FOLDER_ANNOTATION = "grafana_folder"
 DASHBOARD_FOLDER = "Model serving"
 DASHBOARD_PROVIDER = "obsgen"  # grafana.dashboards provider (--dashboards-via values)
-PART_OF = "obsgen"  # app.kubernetes.io/part-of on every object
+PART_OF = "obsgen"  # app.kubernetes.io/part-of on every plain manifest
+SERVICE_OBJECT_LABEL = "obsgen/service"  # names the service on every object, chart ones too
 ALL_SERVICES_VALUES = "helm/values-observability.yaml"
 
 
@@ -142,6 +156,17 @@ SLO_SLI = "slo_sli"
 SLO_OBJECTIVE = "slo_objective"
 
 
+def increase(ms: int) -> str:
+    """Operations part of a per-evaluation increment: ``increase1m`` (events since the
+    evaluation ``ms`` earlier, see :func:`generator.promql.sum_increments`)."""
+    return f"increase{window(ms)}"
+
+
+def ratio_rate(ms: int) -> str:
+    """Operations part of a ratio of event counts over a window: ``ratio_rate1h``."""
+    return f"ratio_rate{window(ms)}"
+
+
 def group_name(service: str, part: str) -> str:
     """Rule group name: ``obsgen.<service>.<part>`` (unique per service)."""
     return f"obsgen.{service}.{part}"
@@ -160,6 +185,18 @@ def rule_tests_file(service: str, slow_interval: str | None = None) -> str:
     return f"rules/{service}.test.yaml"
 
 
+def mimir_file(service: str) -> str:
+    """Repository path of a service's rule file for Grafana Mimir's ruler (``mimirtool``)."""
+    return f"mimir/{service}.yaml"
+
+
+def mimir_namespace(service: str) -> str:
+    """Mimir ruler namespace of a service's rule groups: ``obsgen-<service>``, the name of its
+    PrometheusRule object too; the ``obsgen-`` prefix lets ``mimirtool rules sync`` keep to
+    obsgen's namespaces (``--namespaces-regex '^obsgen-'``)."""
+    return k8s_name(service)
+
+
 def dashboard_file(service: str) -> str:
     """Repository path of a service's dashboard."""
     return f"dashboards/{service}.json"
@@ -170,12 +207,62 @@ def fleet_dashboard_file() -> str:
     return "dashboards/fleet-overview.json"
 
 
-def dashboard_uid(service: str) -> str:
-    """Stable Grafana uid (≤ 40 chars) derived from the service name."""
+# Grafana keeps one dashboard per uid (at most 40 characters) and its dashboard sidecar one file
+# per name in a folder, so both must tell apart what a repository cannot see: the same service
+# name in two namespaces, or two repositories' fleet overviews in one Grafana. The hash covers
+# the whole identity; the readable part is only a hint and may be cut short.
+UID_MAX = 40
+_UID_PREFIX = "obsgen-"
+_UID_HASH_CHARS = 8
+
+
+def _scoped_uid(kind: str, *identity: str | None) -> str:
+    """``obsgen-<readable>-<8 hex>``: the hash of ``kind`` and every identity part (``None``
+    and ``""`` count as distinct from any name), the readable part their names, cut to fit."""
     import hashlib
 
-    digest = hashlib.sha256(service.encode()).hexdigest()[:8]
-    return f"obsgen-{service[:24]}-{digest}"
+    key = "\x1f".join((kind, *(part or "" for part in identity)))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:_UID_HASH_CHARS]
+    room = UID_MAX - len(_UID_PREFIX) - 1 - _UID_HASH_CHARS
+    readable = re.sub(r"[^a-z0-9-]+", "-", "-".join(part for part in identity if part).lower())
+    readable = readable[:room].strip("-")
+    return f"{_UID_PREFIX}{readable}-{digest}" if readable else f"{_UID_PREFIX}{digest}"
+
+
+def dashboard_uid(service: str, namespace: str | None, cluster: str | None = None) -> str:
+    """Grafana uid of a service's dashboard (≤ 40 characters, deterministic).
+
+    Unique per (cluster, namespace, service): two teams' services both named ``chat`` in
+    namespaces ``team-a`` and ``team-b`` get different uids. ``namespace`` is the one of
+    ``spec.selector`` (``None`` when the selector names none). ``cluster`` is the hook for
+    ``clusterLabel`` (issue 17): pass the cluster's value once specs carry it.
+    """
+    return _scoped_uid("service", service, namespace, cluster)
+
+
+def fleet_dashboard_uid(fleet: str, cluster: str | None = None) -> str:
+    """Grafana uid of a fleet overview (≤ 40 characters, deterministic), unique per ``fleet``
+    name (``render.fleetName`` of obsgen.yaml, see :func:`fleet_name`) and ``cluster``."""
+    return _scoped_uid("fleet", f"fleet-{fleet}", cluster)
+
+
+def fleet_name(configured: str | None, namespaces: Iterable[str | None]) -> str:
+    """The fleet overview's identity: ``configured`` (``render.fleetName``) when set, else the
+    sorted namespaces of its services joined by ``+`` (``all`` when none names one).
+
+    Two repositories rendering into one Grafana differ by their namespaces or by the name
+    each configures; set ``render.fleetName`` to keep the uid when a namespace is added.
+    """
+    if configured:
+        return configured
+    return "+".join(sorted({n for n in namespaces if n})) or "all"
+
+
+def dashboard_sidecar_file(uid: str) -> str:
+    """File name of a dashboard in Grafana's provisioning folder (the ConfigMap data key for
+    the dashboard sidecar, the key under ``grafana.dashboards.<provider>``): ``<uid>.json``,
+    so it is as unique as the uid."""
+    return f"{uid}.json"
 
 
 RUNBOOKS_DIR = "docs/runbooks"
@@ -193,6 +280,7 @@ def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
     own = (f"rules/{service}.", f"manifests/{service}/", f"{RUNBOOKS_DIR}/{service}/")
     return path.startswith(own) or path in (
+        mimir_file(service),
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),

@@ -1,6 +1,7 @@
 """Resolve a validated spec into a :class:`ServicePlan`: presets, defaults and checks applied.
 
-This is the only place presets and defaults apply (DESIGN §2). Everything a builder needs is
+This is the only place presets and defaults apply: builders read plans, never specs or presets,
+so two builders cannot resolve a default differently. Everything a builder needs is
 decided here: metric names, selectors (per-metric overrides merged over ``spec.selector``),
 bucket bounds, burn-rate tiers with their factors, alert thresholds. Cross-field checks that
 pydantic cannot express (a threshold that is not a bucket bound, an impossible tier) raise
@@ -20,7 +21,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
-from generator.promql import Matcher, equals, regex_escape
+from generator.promql import Matcher, equals
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -200,6 +201,12 @@ class ServicePlan:
     ``warnings`` (level WARNING) are things the spec probably did not mean but that do not
     stop a render: a default alert left out because it could never fire, an alert configured
     for a signal the server does not export, relative runbook links.
+
+    Pods: ``container_matchers`` (namespace and container) select the model's containers in
+    cAdvisor and kube-state-metrics series; which pods belong to the service is decided by
+    :mod:`generator.builders.pods` from the owner series of ``workload_kind`` /
+    ``deployment_name`` (or the scrape targets' ``pod`` label), never from pod names.
+    ``gpu_matchers`` select the NVML sidecar's series by the ``job`` label its PodMonitor sets.
     """
 
     name: str
@@ -209,8 +216,12 @@ class ServicePlan:
     preset: Preset
     matchers: tuple[Matcher, ...]
     group_by: tuple[str, ...]
+    cluster_label: str | None
     le_version: str
     scrape_interval_ms: int
+    evaluation_interval_ms: (
+        int  # the SLO rule groups' interval (spec.prometheus.evaluationInterval)
+    )
     histograms: Mapping[str, HistogramPlan]
     requests: RequestsPlan
     queue_depth: GaugePlan | None
@@ -226,10 +237,11 @@ class ServicePlan:
     gpu_values_path: str
     gpu_matchers: tuple[Matcher, ...]
     deployment_name: str
+    workload_kind: str
     container: str
     replicas: int
     memory_limit_bytes: int | None
-    pod_matchers: tuple[Matcher, ...]
+    container_matchers: tuple[Matcher, ...]
     namespace: str | None
     runbook_base_url: str | None
     grafana_url: str | None
@@ -239,8 +251,16 @@ class ServicePlan:
 
     @property
     def agg_labels(self) -> tuple[str, ...]:
-        """Labels kept when summing a service's series: ``namespace`` plus ``groupBy``."""
-        return tuple(sorted({"namespace", *self.group_by}))
+        """Labels kept when summing a service's series: ``namespace``, ``groupBy`` and the
+        cluster label (``spec.prometheus.clusterLabel``, when set), sorted."""
+        return self.keeping("namespace", *self.group_by)
+
+    def keeping(self, *labels: str) -> tuple[str, ...]:
+        """``labels`` plus the cluster label when the spec sets one, sorted and de-duplicated:
+        the labels of every ``by (…)`` and ``on (…)`` clause, so that no aggregation or join
+        of a multi-cluster engine adds up or matches series of different clusters."""
+        cluster = (self.cluster_label,) if self.cluster_label else ()
+        return tuple(sorted({*labels, *cluster}))
 
     def runbook_url(self, alert: str) -> str:
         """``runbook_url`` annotation for ``alert``: this service's page of it (its checks
@@ -250,9 +270,13 @@ class ServicePlan:
         return f"{base.rstrip('/')}/{self.name}/{alert}.md"
 
     def dashboard_url(self) -> str:
-        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL)."""
+        """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
+        with a cluster label, opened on the alert's cluster (a template Prometheus expands)."""
         base = (self.grafana_url or "").rstrip("/")
-        return f"{base}/d/{naming.dashboard_uid(self.name)}/{self.name}"
+        url = f"{base}/d/{naming.dashboard_uid(self.name, self.namespace, self.cluster_label)}/{self.name}"
+        if self.cluster_label:
+            url += f"?var-cluster={{{{ $labels.{self.cluster_label} }}}}"
+        return url
 
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
@@ -279,6 +303,11 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "gpu_temperature": (600_000, "warning", {"max": 85.0}),
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
+    "gpu_device_lost": (120_000, "critical", {}),
+    # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
+    "replicas_unavailable": (900_000, "warning", {}),
+    # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
+    "signal_missing": (900_000, "warning", {"ignore": ()}),
 }
 # spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
 _NOT_HISTOGRAMS = (
@@ -289,7 +318,15 @@ _NOT_HISTOGRAMS = (
     "promptTokens",
     "generationTokens",
 )
-_GPU_ALERTS = {"gpu_memory_headroom", "gpu_temperature", "gpu_xid_errors", "gpu_exporter_down"}
+_GPU_ALERTS = {
+    "gpu_memory_headroom",
+    "gpu_temperature",
+    "gpu_xid_errors",
+    "gpu_exporter_down",
+    "gpu_device_lost",
+}
+# A series must be gone for this many scrape intervals before a guard may call it absent.
+SIGNAL_MISSING_MIN_SCRAPES = 4
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
     "max_ratio": "max_ratio",
@@ -299,6 +336,7 @@ _SPEC_PARAM = {
     "min_free": "min_free",
     "horizon": "horizon_ms",
     "lookback": "lookback_ms",
+    "ignore": "ignore",
 }
 
 
@@ -476,6 +514,14 @@ def _resolve_slos(
                 p.add(f"{path}.indicator", _no_histogram(body.server, key, histograms))
             else:
                 bound = _check_bound(histogram, threshold_s, f"{path}.threshold", p)
+        evaluation = body.prometheus.evaluation_interval
+        if item.window % evaluation:
+            p.add(
+                f"{path}.window",
+                f"SLO window {format_duration_ms(item.window)} is not a multiple of "
+                f"spec.prometheus.evaluationInterval {format_duration_ms(evaluation)}; the SLI "
+                "sums one increment per evaluation",
+            )
         retention = body.prometheus.retention
         if retention is not None and item.window > retention:
             p.add(
@@ -487,7 +533,11 @@ def _resolve_slos(
             explicit = item.alerting.tiers is not None
             for j, tier in enumerate(_bind_tiers(item.alerting.tiers, item.objective, item.window)):
                 for problem in slo.tier_problems(
-                    tier, item.objective, item.window, body.prometheus.scrape_interval
+                    tier,
+                    item.objective,
+                    item.window,
+                    body.prometheus.scrape_interval,
+                    body.prometheus.evaluation_interval,
                 ):
                     if explicit:
                         remedy = (
@@ -576,6 +626,8 @@ def _default_tier_fix(cause: str, slo_path: str, example: str | None) -> tuple[s
     )
     if cause == "scrape_interval":
         return "spec.prometheus.scrapeInterval", f" — scrape more often, or {custom}"
+    if cause == "evaluation_interval":
+        return "spec.prometheus.evaluationInterval", f" — use a divisor of 5m, or {custom}"
     if cause == "slo_window":
         return f"{slo_path}.window", f" — lengthen the SLO window, or {custom}"
     return f"{slo_path}.objective", f" — raise the objective, or {custom}"
@@ -722,6 +774,9 @@ def _resolve_alerts(
                     )
         if key in ("memory_headroom", "memory_exhaustion", "oom_killed") and not body.deployment:
             continue
+        if key == "signal_missing":
+            for_ms = _signal_missing_for(given, for_ms, body.prometheus.scrape_interval, p)
+            merged["ignore"] = tuple(merged["ignore"])
         alerts[key] = AlertPlan(
             key=key,
             for_ms=given.for_ if given is not None and given.for_ is not None else for_ms,
@@ -731,6 +786,20 @@ def _resolve_alerts(
             params=merged,
         )
     return alerts
+
+
+def _signal_missing_for(given: Any, default_ms: int, scrape_ms: int, p: _Problems) -> int:
+    """Default ``for`` of the input guards: ``default_ms``, raised to 4 scrape intervals; a
+    spec's own ``for`` shorter than 4 scrape intervals is reported."""
+    least = SIGNAL_MISSING_MIN_SCRAPES * scrape_ms
+    if given is not None and given.for_ is not None and given.for_ < least:
+        p.add(
+            "spec.alerts.signalMissing.for",
+            f"{format_duration_ms(given.for_)} is shorter than {SIGNAL_MISSING_MIN_SCRAPES} × "
+            f"spec.prometheus.scrapeInterval ({format_duration_ms(least)}); a series is only "
+            f"absent once it missed several scrapes — expected at least {format_duration_ms(least)}",
+        )
+    return max(default_ms, least)
 
 
 def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
@@ -773,6 +842,20 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)
+    requests = _requests(preset, metrics.requests, base)
+    for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
+        p.add(
+            "spec.groupBy",
+            f"cannot group by {label!r}: the request error matchers tell failures by it, so "
+            "every group would be all failures or none",
+        )
+    cluster_label = body.prometheus.cluster_label
+    if cluster_label is not None and cluster_label in body.group_by:
+        p.add(
+            "spec.groupBy",
+            f"cannot group by {cluster_label!r}: it is spec.prometheus.clusterLabel, which "
+            "every aggregation keeps already; remove it from groupBy",
+        )
     if p.items:
         raise ObsgenError(p.items)
     if spec.metadata.runbook_base_url is None:
@@ -784,14 +867,18 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
-    pod_matchers = (
-        *((Matcher("namespace", "=", namespace),) if namespace else ()),
-        Matcher("container", "=", deployment.container),
-        Matcher("pod", "=~", regex_escape(deployment.name) + "-[a-z0-9]+-[a-z0-9]+"),
-    )
-    pod_level = tuple(m for m in pod_matchers if m.label != "container")
+    # No pod-name pattern: pods are attributed to the workload by kube-state-metrics owner
+    # series or their scrape targets' labels (generator/builders/pods.py).
+    namespaced = (Matcher("namespace", "=", namespace),) if namespace else ()
+    container_matchers = (*namespaced, Matcher("container", "=", deployment.container))
+    # The sidecar is scraped by obsgen's own PodMonitor, which sets this job label.
     gpu_base = _merge(
-        tuple(sorted(pod_level)), {"container": "nvml-exporter", **(body.gpu.selector or {})}
+        namespaced,
+        {
+            "container": naming.GPU_EXPORTER_CONTAINER,
+            "job": naming.k8s_name(spec.metadata.name, "gpu"),
+            **(body.gpu.selector or {}),
+        },
     )
     return ServicePlan(
         name=spec.metadata.name,
@@ -801,10 +888,12 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preset=preset,
         matchers=base,
         group_by=tuple(body.group_by),
+        cluster_label=cluster_label,
         le_version=body.prometheus.version,
         scrape_interval_ms=body.prometheus.scrape_interval,
+        evaluation_interval_ms=body.prometheus.evaluation_interval,
         histograms=histograms,
-        requests=_requests(preset, metrics.requests, base),
+        requests=requests,
         queue_depth=_gauge(preset.queue_depth, metrics.queue_depth, base),
         running_requests=_gauge(preset.running_requests, metrics.running_requests, base),
         kv_cache_usage=_gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
@@ -818,10 +907,11 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         gpu_values_path=body.gpu.values_path,
         gpu_matchers=gpu_base,
         deployment_name=deployment.name,
+        workload_kind=deployment.kind,
         container=deployment.container,
         replicas=deployment.replicas,
         memory_limit_bytes=deployment.memory_limit,
-        pod_matchers=tuple(sorted(pod_matchers)),
+        container_matchers=tuple(sorted(container_matchers)),
         namespace=namespace,
         runbook_base_url=spec.metadata.runbook_base_url,
         grafana_url=spec.metadata.grafana_url,

@@ -1,7 +1,7 @@
 """PromQL building blocks: escaping, selectors, ``le`` spellings and rate expressions.
 
 Every value that reaches PromQL from a spec goes through :func:`quote` (string literals) or
-:func:`regex_escape` (literal text inside a regex). Expressions follow the rules in DESIGN §6.3:
+:func:`regex_escape` (literal text inside a regex). Expressions follow docs/contracts.md, rule 3:
 rate first, then sum; ``histogram_quantile`` keeps ``le`` in ``sum by (le, …)``; ratios divide
 a summed numerator by a summed denominator.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -89,7 +89,31 @@ def sum_rate_any(
     return f"sum{by(group)} ({rates})"
 
 
-# --- `le` spellings (DESIGN §6.1) ---------------------------------------------------------
+def increments(at: Callable[[str], str], interval: str) -> str:
+    """Events each series of a counter gained over the last ``interval``, exactly (unsummed).
+
+    ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
+    now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
+    series: ``now − then`` while the counter did not drop; ``now`` when it did (a reset:
+    counting restarted from 0); nothing for a series that did not exist ``interval`` ago (as
+    ``rate`` ignores a series' first sample). Unlike ``increase(x[interval])`` nothing is
+    extrapolated, so increments recorded every ``interval`` add up exactly (they telescope)
+    over any window that holds a whole number of them.
+    """
+    now, then = at(""), at(f" offset {interval}")
+    return f"({now} - {then}) >= 0 or ({now} and {then})"
+
+
+def sum_increments(ats: Sequence[Callable[[str], str]], interval: str, group: Iterable[str]) -> str:
+    """``sum by (group)`` of :func:`increments` of a counter known by several names (a
+    rename): per series the first name's, later names' only where it has none (as
+    :func:`sum_rate_any`), so pods on either side of the rename all count, once."""
+    parts = [increments(at, interval) for at in ats]
+    inner = parts[0] if len(parts) == 1 else " or ".join(f"({x})" for x in parts)
+    return f"sum{by(group)} ({inner})"
+
+
+# --- `le` spellings (docs/contracts.md, rule 1) ---------------------------------------------------------
 
 
 @functools.cache
@@ -142,7 +166,7 @@ def le_spellings(value: float) -> tuple[str, ...]:
 
 
 def le_matcher(value: float, version: str) -> Matcher:
-    """The ``le`` matcher for bound ``value`` (DESIGN §6.1).
+    """The ``le`` matcher for bound ``value`` (docs/contracts.md, rule 1).
 
     Args:
         value: bucket upper bound in the metric's unit.

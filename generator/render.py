@@ -10,6 +10,7 @@ atomically. Building is :mod:`generator.build`'s (per service, cached, in parall
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,23 +19,49 @@ from pathlib import Path
 import yaml
 
 from generator import amtool, naming, promtool
-from generator.build import BundleFiles, Outputs, build_outputs, build_services, fleet_outputs
+from generator.build import (
+    BundleFiles,
+    Outputs,
+    build_outputs,
+    build_services,
+    fleet_outputs,
+    variant,
+)
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
+from generator.builders.rulefile import rule_file
+from generator.builders.runbooks import runbook_outputs
 from generator.cache import OutputCache, proof_key
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.receivers import load_receivers
 from generator.spec import find_spec_files, load_spec
+from generator.yamlio import dump_yaml, generated_header
 
-__all__ = ["Bundle", "build_outputs", "find_specs", "load_plans", "render", "render_bundle"]
+__all__ = [
+    "Bundle",
+    "build_outputs",
+    "find_specs",
+    "load_plans",
+    "render",
+    "render_bundle",
+    "rules_outputs",
+]
 
 # Folders whose generated files render owns (stale ones are removed / reported).
-OUTPUT_DIRS = ("rules", "dashboards", "helm", "manifests", "docs/runbooks", "alertmanager")
+OUTPUT_DIRS = (
+    "rules",
+    "dashboards",
+    "helm",
+    "manifests",
+    "docs/runbooks",
+    "alertmanager",
+    "mimir",
+)
 
 
 # Spec discovery lives with the spec loader; kept here under its pipeline name.
@@ -42,11 +69,14 @@ find_specs = find_spec_files
 
 
 def display_path(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` when inside it (how errors and headers name a spec)."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    """How errors and headers name a spec: relative to ``root`` (the output repository) when
+    inside it, else relative to the working directory when inside that, else as given."""
+    for base in (root, Path.cwd()):
+        try:
+            return path.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def load_plans(
@@ -66,7 +96,8 @@ def load_plans(
     for path in spec_paths:
         shown = display_path(path, root)
         try:
-            plan = resolve(load_spec(path, shown), shown)
+            with processing(shown):
+                plan = resolve(load_spec(path, shown), shown)
         except ObsgenError as err:
             problems.extend(err.diagnostics)
             continue
@@ -88,6 +119,15 @@ def load_plans(
     return sorted(plans, key=lambda p: p.name)
 
 
+def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
+    """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
+    of each service's files, :func:`generator.build.service_outputs`)."""
+    return {
+        naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
+        for p in plans
+    }
+
+
 @dataclass
 class Bundle:
     """What a render produced, before anything is written.
@@ -99,6 +139,7 @@ class Bundle:
         services: each service's own files by service name (a subset of ``outputs``).
         keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
         partial: only named spec files were rendered (no fleet-wide files, nothing stale).
+        warnings: each service's size warnings by name (recorded with it in the cache).
     """
 
     outputs: BundleFiles
@@ -106,6 +147,7 @@ class Bundle:
     services: dict[str, Mapping[str, str]]
     keys: dict[str, str] = field(default_factory=dict)
     partial: bool = False
+    warnings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
 
 def promtool_problems(
@@ -228,6 +270,36 @@ def amtool_problems(outputs: Mapping[str, str], root: Path | None = None) -> lis
         )
 
 
+# A link from a service's runbook page to a page of every service (``](../ModelTargetDown.md)``).
+_FLEET_PAGE_LINK = re.compile(r"\]\(\.\./([A-Za-z0-9]+\.md)\)")
+
+
+def linked_runbooks(
+    plans: Sequence[ServicePlan], services: Mapping[str, Mapping[str, str]], root: Path
+) -> Outputs:
+    """The pages of every service (``docs/runbooks/<Alert>.md``) that the runbook pages of
+    ``plans`` link to and that do not exist under ``root`` yet.
+
+    A render of some spec files owns no fleet-wide file, but a page must not link to one that
+    is missing: a new repository's first ``obsgen render specs/x.yaml`` gets them. A page that
+    exists is the full render's (it lists every service) and is left alone.
+    """
+    linked: set[str] = set()
+    for plan in plans:
+        own = services[plan.name]
+        prefix = f"{naming.RUNBOOKS_DIR}/{plan.name}/"
+        for rel in own:
+            if rel.startswith(prefix) and rel.endswith(".md"):
+                linked.update(
+                    f"{naming.RUNBOOKS_DIR}/{page}" for page in _FLEET_PAGE_LINK.findall(own[rel])
+                )
+    missing = sorted(p for p in linked if not (root / p).exists())
+    if not missing:
+        return {}
+    pages = runbook_outputs(plans)
+    return {p: pages[p] for p in missing if p in pages}
+
+
 def render_bundle(
     root: Path,
     spec_args: Sequence[str],
@@ -238,14 +310,22 @@ def render_bundle(
     progress: Progress | None = None,
     jobs: int | None = None,
     spool_to: Path | None = None,
+    fleet_name: str | None = None,
+    mimir: bool = False,
 ) -> Bundle:
-    """Load, resolve, build and (optionally) promtool-check everything; write nothing.
+    """Load, resolve, build and (optionally) check everything with promtool and amtool;
+    write nothing.
 
-    ``warn`` receives each spec's warnings (alerts left out, relative links) and the
-    receivers' (teams without receivers) before building. Spec *files* named in ``spec_args`` render those services' own files only. ``cache``
-    reuses unchanged services' outputs and proofs (:mod:`generator.cache`); ``progress``
-    shows the phases on a terminal; ``jobs`` caps the worker processes; ``spool_to`` (a
-    folder that outlives the bundle) keeps many built services as files, not in memory.
+    ``root`` is the repository the outputs belong to (``--out``); specs named in
+    ``spec_args`` are paths as given (relative to the working directory), and without any the
+    working directory's ``specs/`` folder is read. Spec *files* named in ``spec_args`` render
+    those services' own files only. ``warn`` receives each spec's warnings (alerts left out,
+    relative links) and the receivers' (teams without receivers) before building, then the
+    install overlays' size warnings. ``cache`` reuses unchanged services' outputs and proofs
+    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``jobs`` caps the
+    worker processes; ``spool_to`` (a folder that outlives the bundle) keeps many built
+    services as files, not in memory. ``fleet_name``: ``render.fleetName`` of obsgen.yaml;
+    ``mimir``: also ``mimir/<service>.yaml``.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
@@ -253,7 +333,7 @@ def render_bundle(
     """
     from generator.writer import stale_outputs
 
-    paths = find_specs(spec_args, root)
+    paths = find_specs(spec_args, Path("."))
     if progress is not None:
         progress.phase("loading specs", len(paths))
     plans = load_plans(paths, root, progress.advance if progress is not None else None)
@@ -272,6 +352,7 @@ def render_bundle(
     check_overlay(plans, dashboards_via)
     if progress is not None:
         progress.phase("building services", len(plans))
+    service_warnings: dict[str, list[Diagnostic]] = {}
     services = build_services(
         plans,
         dashboards_via,
@@ -279,7 +360,13 @@ def render_bundle(
         progress.advance if progress is not None else None,
         jobs,
         spool_to,
+        mimir,
+        service_warnings,
     )
+    if warn is not None:
+        for plan in plans:
+            for warning in service_warnings.get(plan.name, []):
+                warn(warning)
     parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
     if progress is not None:
         progress.phase("building fleet files", 1)
@@ -288,18 +375,20 @@ def render_bundle(
         # A service's AlertmanagerConfig is its own file, built from receivers.yaml too.
         names = [plan.name for plan in plans]
         fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
+        fleet.update(linked_runbooks(plans, services, root))
     else:
-        fleet.update(fleet_outputs(plans, services, dashboards_via))
+        fleet.update(fleet_outputs(plans, services, dashboards_via, fleet_name, warn))
     parts.append(fleet)
     outputs = BundleFiles(parts)
-    keys = {p.name: cache.key(p, dashboards_via) for p in plans} if cache is not None else {}
+    key_variant = variant(dashboards_via, mimir)
+    keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
     if run_promtool:
         problems = promtool_problems(outputs, root, services, cache, progress)
         problems += amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
     stale = [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
-    return Bundle(outputs, stale, services, keys, partial)
+    return Bundle(outputs, stale, services, keys, partial, service_warnings)
 
 
 def render(
@@ -308,11 +397,17 @@ def render(
     run_promtool: bool = True,
     dashboards_via: str = "configmaps",
     warn: Callable[[Diagnostic], None] | None = None,
+    fleet_name: str | None = None,
+    mimir: bool = False,
 ) -> tuple[Outputs, list[str]]:
-    """:func:`render_bundle` without a cache: ``(outputs, stale)``.
+    """:func:`render_bundle` without a cache: ``(outputs, stale)``: rendered files by
+    repository path, and generated files on disk that no spec produces any more.
 
     Raises:
-        ObsgenError: bad specs (exit 2) or promtool failures on the outputs (exit 1).
+        ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
+            outputs (exit 1).
     """
-    bundle = render_bundle(root, spec_args, run_promtool, dashboards_via, warn)
+    bundle = render_bundle(
+        root, spec_args, run_promtool, dashboards_via, warn, fleet_name=fleet_name, mimir=mimir
+    )
     return dict(bundle.outputs), bundle.stale

@@ -13,7 +13,8 @@ with :func:`generator.units.decimal_str`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -83,14 +84,15 @@ class Tier:
     threshold: Fraction
     raised_from: Fraction | None = None
 
-    def detection_seconds(self) -> Fraction:
-        """Seconds from the start of a total outage (100 % bad) until the tier fires.
+    def detection_seconds(self, bad_ratio: Fraction = Fraction(1)) -> Fraction:
+        """The Workbook's time to fire (s) after a step from no bad events to ``bad_ratio`` (0–1).
 
-        The long window's ratio after ``t`` seconds of outage is ``t / long``; it crosses the
-        threshold at ``t = threshold × long`` (the short window crosses first). 14.4× at
-        99.9 % over 1h: 0.0144 × 3600 s = 51.84 s.
+        The long window's ratio ``t`` seconds after the step is ``bad_ratio × t / long``; it
+        crosses the threshold at ``t = threshold × long / bad_ratio`` (the short window
+        crosses first). Total outage, 14.4× at 99.9 % over 1h: 0.0144 × 3600 s = 51.84 s; at
+        twice the factor any tier needs half its long window.
         """
-        return self.threshold * Fraction(self.long_window_ms, 1000)
+        return self.threshold * Fraction(self.long_window_ms, 1000) / bad_ratio
 
     def reset_seconds(self) -> Fraction:
         """Seconds after full recovery (following a long outage) until the alert resolves.
@@ -146,8 +148,9 @@ class TierProblem:
 
     Attributes:
         cause: ``objective`` (can never fire), ``scrape_interval`` (a window shorter than 4
-            scrapes), ``slo_window`` (long window longer than the SLO window), ``windows``
-            (short ≥ long) or ``factor`` (burn rate below 1×).
+            scrapes), ``evaluation_interval`` (a window not a multiple of it), ``slo_window``
+            (long window longer than the SLO window), ``windows`` (short ≥ long) or
+            ``factor`` (burn rate below 1×).
         message: one user-facing sentence.
     """
 
@@ -156,13 +159,18 @@ class TierProblem:
 
 
 def tier_problems(
-    tier: Tier, objective_percent: float, slo_window_ms: int, scrape_interval_ms: int
+    tier: Tier,
+    objective_percent: float,
+    slo_window_ms: int,
+    scrape_interval_ms: int,
+    evaluation_interval_ms: int = 60_000,
 ) -> list[TierProblem]:
     """Reasons ``tier`` cannot work (empty when it is fine).
 
-    Checks (DESIGN §6.5, §6.6): threshold > 1 (can never fire), factor < 1 (fires while the
+    Checks (docs/contracts.md, rules 5 and 6): threshold > 1 (can never fire), factor < 1 (fires while the
     budget would last the window), short ≥ long window, windows shorter than 4 × scrape
-    interval, long window longer than the SLO window.
+    interval, windows that are not a whole number of evaluation intervals (each window sums
+    one increment per evaluation), long window longer than the SLO window.
     """
     from generator.units import format_duration_ms as fmt
 
@@ -205,7 +213,15 @@ def tier_problems(
                 TierProblem(
                     "scrape_interval",
                     f"{name} {fmt(window)} is shorter than 4 × scrapeInterval "
-                    f"({fmt(4 * scrape_interval_ms)}); rate() needs at least 4 samples",
+                    f"({fmt(4 * scrape_interval_ms)}); a window needs at least 4 scrapes",
+                )
+            )
+        if window % evaluation_interval_ms:
+            problems.append(
+                TierProblem(
+                    "evaluation_interval",
+                    f"{name} {fmt(window)} is not a multiple of evaluationInterval "
+                    f"{fmt(evaluation_interval_ms)}; the window sums one increment per evaluation",
                 )
             )
     if tier.long_window_ms > slo_window_ms:
@@ -219,161 +235,168 @@ def tier_problems(
     return problems
 
 
-# --- detection time of obsgen's recording rules ------------------------------------------
+# --- what obsgen's rules record, and when they fire -----------------------------------------
+#
+# Every SLO records, at each evaluation, the events its counters gained since the previous
+# evaluation (``x - x offset <interval>``, per series, reset-aware, then summed); a window's
+# error ratio sums the increments of the window's evaluations. Evaluation timestamps are exact
+# multiples of the group's interval, so a window holds exactly window / interval increments
+# and they telescope: the window covers the scraped events between two scrapes one window
+# apart, with no ramp and no extrapolation. What remains between the Workbook's instant ratio
+# and these rules is when evaluations and scrapes happen; the functions below model exactly
+# that, in exact arithmetic.
 
-RATE_WINDOW_MS = 300_000  # the recorded SLI rates are rate(...[5m])
 DEFAULT_EVALUATION_INTERVAL_MS = 60_000  # Prometheus' default global evaluation_interval
 
 
-def _ramp(u_ms: int) -> Fraction:
-    """Share of its final value the recorded 5m rate of a step shows ``u_ms`` after the step."""
-    return Fraction(min(max(u_ms, 0), RATE_WINDOW_MS), RATE_WINDOW_MS)
+@dataclass(frozen=True)
+class Sampling:
+    """When Prometheus scrapes and evaluates, as the model assumes it.
 
-
-def _ramp_sum(last_ms: int, count: int, e: int) -> Fraction:
-    """Σ ramp(last − k·e) for k in [0, count): the 5m-rate shares of ``count`` evaluations."""
-    if count <= 0:
-        return Fraction(0)
-    full = min(max((last_ms - RATE_WINDOW_MS) // e + 1, 0), count)  # ≥ 5m after the step
-    stop = min(count, max(-(-last_ms // e), 0))  # terms after the step
-    return full + sum((_ramp(last_ms - k * e) for k in range(full, stop)), Fraction(0))
-
-
-def _samples(since_onset_ms: int, window_ms: int, e: int, history_ms: int | None) -> int:
-    """Recorded samples in the closed window: none at or before the series' first scrape."""
-    n = window_ms // e + 1
-    if history_ms is None:
-        return n
-    return min(n, max(-(-(history_ms + since_onset_ms) // e), 0))
-
-
-def recorded_window_ratio(
-    bad_ratio: Fraction,
-    since_onset_ms: int,
-    window_ms: int,
-    evaluation_interval_ms: int,
-    history_ms: int | None = None,
-) -> Fraction:
-    """Error ratio obsgen's rules record over ``window_ms``, ``since_onset_ms`` after a step.
-
-    Model: constant traffic whose bad share jumps from 0 to ``bad_ratio`` at the onset. The
-    recorded 5m rate of bad events ramps linearly to its final value over the 5 minutes after
-    the onset (``rate`` over ``[t−5m, t]`` of a counter that bends there, scraped at a divisor
-    of 5m, onset on a scrape); likewise the total rate ramps up over the first 5 minutes of
-    the series when counters start at 0 ``history_ms`` before the onset (None: a history of
-    at least ``window_ms`` + 5m). Rules are evaluated every ``evaluation_interval_ms``, one
-    evaluation at the onset; the first scrape records nothing (``rate`` needs two samples). A
-    window ratio is ``Σ bad rate / Σ total rate`` over the recorded samples in
-    ``[t − window, t]`` (both ends, as in Prometheus 2; Prometheus 3's left-open ranges drop the
-    oldest sample and can fire one evaluation earlier). ``since_onset_ms`` and ``history_ms``
-    must be multiples of ``evaluation_interval_ms``.
-
-    Returns:
-        The ratio (0–1), exact (:class:`~fractions.Fraction`); 0 when nothing is recorded.
+    Counters start at 0 at time 0 and are scraped at 0, ``scrape_interval_ms``, 2 × … .
+    Rules are evaluated at 0, ``step_ms``, 2 × … ; each evaluation records the increments since
+    ``evaluation_interval_ms`` earlier (the ``offset`` in the rule: the group's interval).
+    ``step_ms`` is the evaluation interval itself in Prometheus, and a coarser one in promtool
+    test files that evaluate every group at the file's ``evaluation_interval``; None = the same.
+    All in ms.
     """
-    e = evaluation_interval_ms
-    m = _samples(since_onset_ms, window_ms, e, history_ms)
-    total = Fraction(m) if history_ms is None else _ramp_sum(history_ms + since_onset_ms, m, e)
-    if total == 0:
-        return Fraction(0)
-    return bad_ratio * _ramp_sum(since_onset_ms, m, e) / total
+
+    evaluation_interval_ms: int = DEFAULT_EVALUATION_INTERVAL_MS
+    scrape_interval_ms: int = DEFAULT_EVALUATION_INTERVAL_MS
+    step_ms: int | None = None
+
+    @property
+    def step(self) -> int:
+        """Milliseconds between two evaluations."""
+        return self.step_ms or self.evaluation_interval_ms
+
+    def aligned(self, at_least_ms: int) -> int:
+        """The first time ≥ ``at_least_ms`` that is both a scrape and an evaluation."""
+        both = math.lcm(self.step, self.scrape_interval_ms)
+        return -(-at_least_ms // both) * both
 
 
-def profile_window_ratio(
-    phases: Sequence[tuple[int, Fraction]],
-    at_ms: int,
-    window_ms: int,
-    evaluation_interval_ms: int,
-) -> Fraction:
-    """Recorded error ratio over ``window_ms`` for traffic whose bad share changes in steps.
+# A bad-event profile: (start in ms since the counters began, bad share 0–1 from then on),
+# sorted; the share is 0 before the first start. Total traffic is constant.
+Profile = Sequence[tuple[int, Fraction]]
 
-    ``phases`` are ``(start, bad share from then on)`` in ms since the counters began at 0
-    (sorted; the share is 0 before the first). Same model as :func:`recorded_window_ratio`
-    (constant total traffic, 5m rate ramps, closed windows, evaluations every
-    ``evaluation_interval_ms`` from the start); steps add up because ``rate`` is linear in the
-    counter, so each change contributes its own ramp.
+
+def _bad_events(profile: Profile, since_ms: int, until_ms: int) -> Fraction:
+    """Bad events in (since, until] at one event per ms (the bad share integrated)."""
+    bad = Fraction(0)
+    for i, (start, share) in enumerate(profile):
+        end = profile[i + 1][0] if i + 1 < len(profile) else until_ms
+        overlap = min(end, until_ms) - max(start, since_ms)
+        if overlap > 0:
+            bad += share * overlap
+    return bad
+
+
+def covered_intervals(at_ms: int, window_ms: int, sampling: Sampling) -> list[tuple[int, int]]:
+    """Scrape-to-scrape intervals ``(since, until]`` (ms) whose events a window record sums.
+
+    The record at ``at_ms`` (an evaluation) sums the increments of the evaluations ``t`` in
+    ``(at − window + interval/2, at]`` (the rule's range is half an interval short of the
+    window, so Prometheus 2's closed and 3's left-open ranges both hold window / interval
+    samples). Each increment is ``x(t) − x(t − interval)``, both read at the last scrape at or
+    before their time, and exists once ``t − interval`` is at or after the first scrape.
+    Consecutive increments join up (telescope) when evaluations are ``interval`` apart.
     """
-    e = evaluation_interval_ms
-    m = _samples(at_ms, window_ms, e, 0)
-    total = _ramp_sum(at_ms, m, e)
-    if total == 0:
+    c, e, s = sampling.evaluation_interval_ms, sampling.step, sampling.scrape_interval_ms
+    lowest = max(at_ms - window_ms + c // 2, c - 1)  # t must exceed this
+    times = range(at_ms, lowest, -e)
+    pieces = [((t - c) // s * s, t // s * s) for t in times]
+    if e == c and pieces:
+        return [(pieces[-1][0], pieces[0][1])]
+    return pieces
+
+
+def window_ratio(profile: Profile, at_ms: int, window_ms: int, sampling: Sampling) -> Fraction:
+    """Error ratio (0–1) the rules record over ``window_ms`` at evaluation ``at_ms``; 0 when
+    the window holds no events (as the rules record at zero traffic)."""
+    pieces = covered_intervals(at_ms, window_ms, sampling)
+    total = sum((u - v for v, u in pieces), 0)
+    if total <= 0:
         return Fraction(0)
-    bad, previous = Fraction(0), Fraction(0)
-    for start, share in phases:
-        bad += (share - previous) * _ramp_sum(at_ms - start, m, e)
-        previous = share
-    return bad / total
+    return sum((_bad_events(profile, v, u) for v, u in pieces), Fraction(0)) / total
 
 
 def recorded_events(
-    per_second: Fraction, since_start_ms: int, window_ms: int, evaluation_interval_ms: int
+    per_second: Fraction, since_start_ms: int, window_ms: int, sampling: Sampling
 ) -> Fraction:
-    """Events the minimum-events guard sees ``since_start_ms`` after a series began at 0.
-
-    The guard takes the smaller of two estimates over the long window ``W``:
-    ``avg_over_time(total_rate5m[W]) × W`` (extrapolates a window holding less history than
-    ``W``: a service 10 minutes old would be credited with 6 times its events in 1h) and
-    ``sum_over_time(total_rate5m[W]) × 300 / count_over_time(total_rate5m[5m])`` (Σ rate ×
-    the evaluation interval, read off the sample count; no extrapolation, and under
-    Prometheus 2's closed ranges 5m/(5m + interval) of the events). Same sampling model as
-    :func:`recorded_window_ratio`, at constant ``per_second`` traffic.
-    """
-    e = evaluation_interval_ms
-    m = _samples(since_start_ms, window_ms, e, 0)
-    count_5m = _samples(since_start_ms, RATE_WINDOW_MS, e, 0)
-    if m == 0 or count_5m == 0:
-        return Fraction(0)
-    rates = per_second * _ramp_sum(since_start_ms, m, e)
-    mean = rates / m * Fraction(window_ms, 1000)
-    summed = rates * Fraction(RATE_WINDOW_MS, 1000) / count_5m
-    return min(mean, summed)
+    """Events the minimum-events guard counts over ``window_ms``, ``since_start_ms`` after a
+    series began at 0 with constant ``per_second`` traffic: the sum of the increments in the
+    window (:func:`covered_intervals`), which never credits history the series does not have."""
+    pieces = covered_intervals(since_start_ms, window_ms, sampling)
+    return per_second * Fraction(sum((u - v for v, u in pieces), 0), 1000)
 
 
-def tier_fires(
-    tier: Tier,
-    bad_ratio: Fraction,
-    since_onset_ms: int,
-    evaluation_interval_ms: int,
-    history_ms: int | None = None,
-) -> bool:
-    """Whether ``tier``'s ratio condition holds ``since_onset_ms`` after a step to ``bad_ratio``.
-
-    Both windows' recorded ratios (:func:`recorded_window_ratio`) must exceed the threshold.
-    The minimum-events guard is not part of it (see :func:`recorded_events`).
-    """
+def tier_fires(tier: Tier, profile: Profile, at_ms: int, sampling: Sampling) -> bool:
+    """Whether ``tier``'s ratio condition holds at evaluation ``at_ms``: both windows'
+    recorded ratios exceed the threshold (the minimum-events guard is not part of it)."""
     return all(
-        recorded_window_ratio(bad_ratio, since_onset_ms, w, evaluation_interval_ms, history_ms)
-        > tier.threshold
+        window_ratio(profile, at_ms, w, sampling) > tier.threshold
         for w in (tier.long_window_ms, tier.short_window_ms)
     )
 
 
-def recorded_detection_ms(
-    tier: Tier,
-    bad_ratio: Fraction = Fraction(1),
-    evaluation_interval_ms: int = DEFAULT_EVALUATION_INTERVAL_MS,
-) -> int | None:
-    """Time (ms) from a step to ``bad_ratio`` until obsgen's rules fire ``tier``; None if never.
-
-    The first evaluation at which :func:`tier_fires` holds. Unlike the Workbook's
-    :meth:`Tier.detection_seconds` (instant ratios: ``threshold × long`` for a total outage),
-    our windows are sums of recorded 5m rates, so the long window lags by up to 5 minutes and
-    moves in evaluation steps: a total outage at 99.9 % fires the 1h/5m tier after 3m at a 1m
-    evaluation interval, not 51.84 s. The ratios stop growing once the long window is all
-    outage (``long + 5m``), so the search ends there.
-    """
-    if bad_ratio <= tier.threshold:
+def _first(holds: Callable[[int], bool], count: int) -> int | None:
+    """The smallest k in [0, count] with ``holds(k)``, for a predicate monotone in k."""
+    if not holds(count):
         return None
-    e = evaluation_interval_ms
-    last = tier.long_window_ms + RATE_WINDOW_MS + e
-    # The condition is monotone in time (both ratios only grow), so bisect over evaluations.
-    lo, hi = 0, last // e + 1
-    if not tier_fires(tier, bad_ratio, hi * e, e):
-        return None
+    lo, hi = -1, count
     while lo + 1 < hi:
         mid = (lo + hi) // 2
-        if tier_fires(tier, bad_ratio, mid * e, e):
+        if holds(mid):
             hi = mid
         else:
             lo = mid
-    return hi * e
+    return hi
+
+
+def detection_ms(
+    tier: Tier, bad_ratio: Fraction = Fraction(1), sampling: Sampling = Sampling()
+) -> int | None:
+    """Time (ms) from a step to ``bad_ratio`` (0–1) until obsgen's rules fire ``tier``; None
+    if they never do.
+
+    Derivation (SRE Workbook ch. 5, "Alerting on SLOs", §6 "Multiwindow, multi-burn-rate
+    alerts"): the Workbook's long-window ratio ``t`` after the onset is ``bad_ratio × t / long``
+    and crosses the threshold at ``T = threshold × long / bad_ratio``
+    (:meth:`Tier.detection_seconds`); the short window crosses first. Our long window sums
+    increments between scrapes exactly one window apart (:func:`covered_intervals`), so at an
+    evaluation ``t`` that is also a scrape its ratio *is* ``bad_ratio × t / long``: the rules
+    fire at the first evaluation strictly after ``T``, never before it and at most one
+    evaluation interval after it (51.84 s → 1m for 14.4× at 99.9 %). The onset is on a scrape
+    that is also an evaluation, after a healthy history of at least the long window; when the
+    last scrape before an evaluation lags it by δ (scrapes not aligned with evaluations, or a
+    scrape interval that does not divide the evaluation interval), δ adds to the delay.
+    Bisects over evaluations: the condition only grows after the onset.
+    """
+    if bad_ratio <= tier.threshold:
+        return None
+    onset = sampling.aligned(tier.long_window_ms + sampling.evaluation_interval_ms)
+    profile = [(0, Fraction(0)), (onset, bad_ratio)]
+    e = sampling.step
+    last = (tier.long_window_ms + sampling.evaluation_interval_ms) // e + 2
+    found = _first(lambda k: tier_fires(tier, profile, onset + k * e, sampling), last)
+    return None if found is None else found * e
+
+
+def reset_ms(tier: Tier, sampling: Sampling = Sampling()) -> int | None:
+    """Time (ms) from full recovery after a total outage (that filled the long window) until
+    ``tier`` stops firing; None if it never fires.
+
+    The Workbook's short-window ratio ``t`` after recovery is ``(short − t) / short``, at or
+    below the threshold from ``short × (1 − threshold)`` (:meth:`Tier.reset_seconds`); our
+    windows cover whole scrape intervals, so the alert resolves at the first evaluation at or
+    after that time (plus any scrape lag, as in :func:`detection_ms`).
+    """
+    if tier.threshold >= 1:
+        return None
+    recovery = sampling.aligned(tier.long_window_ms + sampling.evaluation_interval_ms)
+    profile = [(0, Fraction(1)), (recovery, Fraction(0))]
+    e = sampling.step
+    last = (tier.short_window_ms + sampling.evaluation_interval_ms) // e + 2
+    found = _first(lambda k: not tier_fires(tier, profile, recovery + k * e, sampling), last)
+    return None if found is None else found * e

@@ -10,13 +10,14 @@ decided here; :func:`generator.plan.resolve` does that.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -32,7 +33,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from generator.errors import Diagnostic, ObsgenError
+from generator import naming, regexes
+from generator.errors import Diagnostic, ObsgenError, printable
 from generator.units import (
     decimal_str,
     format_duration_ms,
@@ -40,6 +42,7 @@ from generator.units import (
     parse_memory_bytes,
 )
 from generator.versions import check_release
+from generator.yamlio import BoundedLoader, InputLimitExceeded, InputLimits
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -56,6 +59,28 @@ PLAIN_ALLOWED = "letters (any language), digits, spaces and _ . , / ( ) + - : %"
 # Longest duration accepted: promtool rejects durations that overflow (for: 99999999999d).
 MAX_DURATION_MS = 10 * 365 * 86_400_000
 
+# Size bounds of a spec (docs/limits.md). Render time and output size grow with each (SLOs the
+# most: every burn-rate test case expects every SLO's alerts), so each is set well above real
+# services and well below what makes `obsgen render` take minutes.
+MAX_SLOS = 10
+MAX_TIERS = 8
+MAX_BUCKETS = 100
+MAX_GROUP_BY = 8
+MAX_MATCHERS = 16
+MAX_LABEL_VALUE_CHARS = 1024
+MAX_MIN_EVENTS = 1_000_000_000
+# An error budget below one in a million cannot be told from zero in the float64 ratios of the
+# rules and tests (1 − 99.99999999999999 % is 1e-16, under the float spacing at 1).
+MAX_OBJECTIVE = 99.9999
+MAX_ALERT_RATIO = 0.999999
+MIN_FREE_SHARE = 0.000001
+MAX_FOR_MS = 6 * 3_600_000  # alert `for`, trend look-back: generated tests step through them
+MAX_SLO_WINDOW_MS = 365 * 86_400_000
+# Memory sizes: a model container below 1Mi cannot exist; above 1Pi the byte counts lose
+# integer precision in float64.
+MIN_MEMORY_BYTES = 1 << 20
+MAX_MEMORY_BYTES = 1 << 50
+
 Server = Literal["vllm", "tgi", "triton", "openai-http"]
 Severity = Literal["critical", "warning", "info"]
 
@@ -70,14 +95,22 @@ INDICATOR_ALIASES = {
 }
 
 
-# Longest input value quoted back in a message.
+# Longest input value quoted back in a message, and most problems listed per file.
 MAX_SHOWN = 80
+MAX_DIAGNOSTICS = 50
 
 
 def _shown(value: Any) -> str:
     """``repr(value)``, cut to :data:`MAX_SHOWN` characters (never echo huge input back)."""
     text = repr(value)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
+def _number(value: float) -> str:
+    """``value`` as written in a spec: plain decimals, or ``repr`` where those would round
+    (99.99999999999999) or run long (1e-300)."""
+    text = decimal_str(value)
+    return text if float(text) == value and len(text) <= 20 else repr(float(value))
 
 
 def _duration(value: Any) -> int:
@@ -120,9 +153,12 @@ def _memory(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValueError("expected a memory size such as 32Gi or 512Mi")
     try:
-        return parse_memory_bytes(value)
+        size = parse_memory_bytes(value)
     except ValueError as err:
         raise ValueError(str(err).replace(repr(value), _shown(value))) from None
+    if not MIN_MEMORY_BYTES <= size <= MAX_MEMORY_BYTES:
+        raise ValueError(f"{_shown(value)} is out of range; expected a memory size from 1Mi to 1Pi")
+    return size
 
 
 def _pattern(regex: re.Pattern[str], what: str) -> Any:
@@ -135,10 +171,9 @@ def _pattern(regex: re.Pattern[str], what: str) -> Any:
 
 
 def _valid_regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as err:
-        raise ValueError(f"{_shown(value)} is not a valid regular expression: {err}") from None
+    why = regexes.problem(value)
+    if why is not None:
+        raise ValueError(f"{_shown(value)} {why}")
     return value
 
 
@@ -148,6 +183,45 @@ DurationText = Annotated[
 ]
 MemoryText = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")] | int
 DurationMs = Annotated[int, BeforeValidator(_duration, json_schema_input_type=DurationText)]
+
+
+def _within(least_ms: int, most_ms: int, why: str) -> AfterValidator:
+    """A duration bound: ``least_ms`` ≤ value ≤ ``most_ms``, refused saying ``why``."""
+
+    def check(value: int) -> int:
+        if not least_ms <= value <= most_ms:
+            expected = (
+                f"{format_duration_ms(least_ms)} to {format_duration_ms(most_ms)}"
+                if least_ms
+                else f"at most {format_duration_ms(most_ms)}"
+            )
+            raise ValueError(
+                f"{format_duration_ms(value)} is out of range; expected {expected}: {why}"
+            )
+        return value
+
+    return AfterValidator(check)
+
+
+# An alert's `for` and a trend's look-back: each generated test runs that long in 1m steps.
+AlertFor = Annotated[
+    DurationMs,
+    _within(
+        0, MAX_FOR_MS, "a condition held longer than 6h before notifying is a report, not an alert"
+    ),
+]
+Lookback = Annotated[
+    DurationMs,
+    _within(60_000, MAX_FOR_MS, "predict_linear fits at least a minute of samples, at most 6h"),
+]
+Horizon = Annotated[
+    DurationMs,
+    _within(60_000, MAX_DURATION_MS, "a prediction less than a minute ahead is no warning"),
+]
+SLOWindow = Annotated[
+    DurationMs,
+    _within(60_000, MAX_SLO_WINDOW_MS, "the longest SLO window obsgen tests is a year"),
+]
 MemoryBytes = Annotated[int, BeforeValidator(_memory, json_schema_input_type=MemoryText)]
 LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
 MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
@@ -166,28 +240,79 @@ def _below_one(value: float) -> float:
             f"{decimal_str(value)} can never be exceeded: the measured ratio is at most 1, so "
             "the alert could never fire; expected 0 ≤ value < 1 (e.g. 0.05)"
         )
-    return value
-
-
-def _above_zero(value: float) -> float:
-    if value <= 0:
+    if value > MAX_ALERT_RATIO:
         raise ValueError(
-            "0 free can never be undercut, so the alert could never fire; "
-            "expected 0 < minFree ≤ 1 (e.g. 0.1)"
+            f"{_number(value)} is within one in a million of 1, which float64 rates cannot "
+            f"tell apart from 1; expected at most {decimal_str(MAX_ALERT_RATIO)}"
         )
     return value
 
 
+def _free_share(value: float) -> float:
+    if value <= 0:
+        raise ValueError(
+            "0 free can never be undercut, so the alert could never fire; "
+            f"expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1 (e.g. 0.1)"
+        )
+    if value >= 1:
+        raise ValueError(
+            f"{_number(value)}: less than all memory free is always true, so the alert "
+            f"would never stop firing; expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1 "
+            "(e.g. 0.1)"
+        )
+    if value < MIN_FREE_SHARE:
+        raise ValueError(
+            f"{_number(value)} is under one in a million of the memory, which float64 "
+            f"ratios cannot tell from 0; expected {decimal_str(MIN_FREE_SHARE)} ≤ minFree < 1"
+        )
+    return value
+
+
+# Events a window must hold before an alert may fire.
+MinEvents = Annotated[int, Field(ge=0, le=MAX_MIN_EVENTS)]
 # A ratio an alert must exceed (< 1), and a free share it must fall below (> 0).
 AlertRatio = Annotated[float, Field(ge=0), AfterValidator(_below_one)]
-FreeShare = Annotated[float, Field(le=1), AfterValidator(_above_zero)]
+FreeShare = Annotated[float, AfterValidator(_free_share)]
 Regex = Annotated[str, AfterValidator(_valid_regex)]
+
+
+# Labels obsgen writes on its own recorded series and alerts: a matcher on one selects input
+# series by a label the output then overwrites.
+OWN_LABELS = (
+    naming.SERVICE,
+    naming.TEAM,
+    naming.SEVERITY,
+    naming.SLO,
+    naming.INDICATOR,
+    naming.QUANTILE,
+    naming.LONG_WINDOW,
+    naming.SHORT_WINDOW,
+    naming.BURN_RATE,
+    naming.WINDOW,
+    naming.SIGNAL,
+    naming.METRIC,
+    "threshold",
+    "alertname",
+)
+# Labels a service or metric selector cannot fix, and why.
+SELECTOR_RESERVED = {
+    **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
+    "le": "it is the histogram bucket label; fixing it selects one bucket",
+    "instance": "it names one scrape target (and changes with pod IPs); ModelTargetDown counts "
+    "targets by it — select the service by job and namespace",
+    "pod": "pod names change with every rollout; obsgen selects pods from spec.deployment",
+}
 
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
         if not LABEL_NAME.match(key) or key.startswith("__"):
             raise ValueError(f"{_shown(key)} is not a usable label name")
+        if len(value) > MAX_LABEL_VALUE_CHARS:
+            raise ValueError(
+                f"label {key}: a value of {len(value)} characters; expected at most "
+                f"{MAX_LABEL_VALUE_CHARS}"
+            )
         if value == "":
             raise ValueError(
                 f"label {key}: an empty value matches series *without* the label; "
@@ -210,7 +335,25 @@ def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-Matchers = Annotated[dict[str, str], AfterValidator(_labels_ok)]
+def _selector_labels_ok(labels: dict[str, str]) -> dict[str, str]:
+    for key in labels:
+        why = SELECTOR_RESERVED.get(key)
+        if why is not None:
+            raise ValueError(f"cannot select by label {key!r}: {why}")
+    return labels
+
+
+def _own_labels_free(labels: dict[str, str]) -> dict[str, str]:
+    for key in labels:
+        if key in OWN_LABELS:
+            raise ValueError(f"cannot select by label {key!r}: obsgen sets it on its own alerts")
+    return labels
+
+
+LabelMap = Annotated[dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_labels_ok)]
+# spec.selector and metrics.*.selector; the GPU selector may name the sidecar's pod/container.
+Matchers = Annotated[LabelMap, AfterValidator(_selector_labels_ok)]
+GPUMatchers = Annotated[LabelMap, AfterValidator(_own_labels_free)]
 
 # Kubernetes label keys ([prefix/]name) and values, and named ports (IANA_SVC_NAME).
 K8S_LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
@@ -232,7 +375,9 @@ def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
     return labels
 
 
-PodLabels = Annotated[dict[str, str], AfterValidator(_pod_labels_ok)]
+PodLabels = Annotated[
+    dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_pod_labels_ok)
+]
 PortName = Annotated[
     str, _pattern(PORT_NAME, "a container port name (up to 15 of a-z, 0-9, '-') or number")
 ]
@@ -241,7 +386,12 @@ ContainerImage = Annotated[
     Field(max_length=255),
     _pattern(re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$"), "a container image reference"),
 ]
-RegexMatchers = Annotated[dict[str, Regex], AfterValidator(_labels_ok)]
+RegexMatchers = Annotated[
+    dict[str, Regex],
+    Field(max_length=MAX_MATCHERS),
+    AfterValidator(_labels_ok),
+    AfterValidator(_selector_labels_ok),
+]
 
 
 class StrictModel(BaseModel):
@@ -273,19 +423,78 @@ class Metadata(StrictModel):
     ) = None
 
 
+# Labels that cannot name the cluster: obsgen, Prometheus or the selectors give them a meaning.
+CLUSTER_LABEL_RESERVED = frozenset(
+    {
+        "le",
+        "quantile",
+        "service",
+        "slo",
+        "indicator",
+        "team",
+        "severity",
+        "alertname",
+        "alertstate",
+        "long_window",
+        "short_window",
+        "burn_rate",
+        "window",
+        "signal",
+        "metric",
+        "namespace",
+        "pod",
+        "container",
+        "job",
+        "instance",
+        "uuid",
+        "xid",
+    }
+)
+
+
 class PrometheusSettings(StrictModel):
-    """``spec.prometheus``: how the target Prometheus stores and scrapes."""
+    """``spec.prometheus``: how the target Prometheus stores and scrapes.
+
+    ``clusterLabel`` names the label that tells clusters apart when one engine evaluates the
+    series of many (Thanos, Mimir, VictoriaMetrics; usually an external label of each
+    cluster's Prometheus or agent, ``cluster`` in the monitoring mixins). When set, every
+    aggregation and join keeps it, alerts carry it and dashboards filter by it; unset (the
+    default) renders exactly as before. docs/scale-out.md.
+    """
 
     version: Literal["2", "3", "compat"] = "compat"
     scrape_interval: DurationMs = 30_000
+    # The SLO rule groups' `interval`: their increments span exactly one evaluation.
+    evaluation_interval: DurationMs = 60_000
     retention: DurationMs | None = None
     # kube-prometheus-stack Helm release: its Prometheus selects rules/monitors by `release`.
     release: DnsLabel = "kube-prometheus-stack"
+    cluster_label: LabelName | None = None
+
+    @field_validator("cluster_label")
+    @classmethod
+    def _free_cluster_label(cls, label: str | None) -> str | None:
+        if label is not None and (label in CLUSTER_LABEL_RESERVED or label.startswith("__")):
+            raise ValueError(
+                f"{label!r} cannot name the cluster: obsgen or Prometheus already gives it a "
+                "meaning; use the label your clusters' external labels set, e.g. cluster"
+            )
+        return label
 
     @field_validator("version", mode="before")
     @classmethod
     def _version_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("evaluation_interval")
+    @classmethod
+    def _divides_five_minutes(cls, ms: int) -> int:
+        # Recorded series go stale after 5m; the 5m error ratio must be whole increments.
+        if ms < 1000 or 300_000 % ms:
+            raise ValueError(
+                "expected a duration of at least 1s that divides 5m (e.g. 15s, 30s, 1m, 5m)"
+            )
+        return ms
 
 
 class MetricOverride(StrictModel):
@@ -300,7 +509,9 @@ class MetricOverride(StrictModel):
     """
 
     name: MetricName | None = None
-    buckets: list[Annotated[float, Field(gt=0)]] | None = None
+    buckets: (
+        Annotated[list[Annotated[float, Field(gt=0)]], Field(max_length=MAX_BUCKETS)] | None
+    ) = None
     unit: Literal["seconds", "milliseconds", "microseconds", "nanoseconds"] | None = None
     histogram: Literal["classic", "native"] | None = None
     selector: Matchers | None = None
@@ -319,8 +530,14 @@ class MetricOverride(StrictModel):
     @field_validator("error_matchers")
     @classmethod
     def _not_everything(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        if matchers == {}:
+            raise ValueError(
+                "no matcher marks a request as failed, so availability SLOs and the errorRatio "
+                'alert could never fire; expected at least one (e.g. {status: "5.."}), or leave '
+                "errorMatchers out to use the preset's"
+            )
         for label, pattern in (matchers or {}).items():
-            if re.fullmatch(pattern, ""):
+            if regexes.fullmatch(pattern, ""):
                 raise ValueError(
                     f"{label}=~{pattern!r} also matches requests without a {label} label, so "
                     'every request would count as an error; match failures only (e.g. "5..")'
@@ -359,8 +576,8 @@ class SLOAlerting(StrictModel):
     """``spec.slos[].alerting``: burn-rate tiers and the minimum-events guard."""
 
     enabled: bool = True
-    tiers: list[BurnRateTier] | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    tiers: Annotated[list[BurnRateTier], Field(max_length=MAX_TIERS)] | None = None
+    min_events: MinEvents | None = None
 
 
 class SLO(StrictModel):
@@ -376,7 +593,7 @@ class SLO(StrictModel):
     indicator: str | None = None
     threshold: DurationMs | None = None
     objective: float
-    window: DurationMs = 30 * 86_400_000
+    window: SLOWindow = 30 * 86_400_000
     alerting: SLOAlerting = SLOAlerting()
     description: PlainText | None = None
 
@@ -386,6 +603,12 @@ class SLO(StrictModel):
         if not 0 < value < 100:
             raise ValueError(
                 f"{decimal_str(value)} is out of range; expected a percentage with 0 < objective < 100 (e.g. 99.9)"
+            )
+        if value > MAX_OBJECTIVE:
+            raise ValueError(
+                f"{_number(value)} leaves an error budget under one in a million, which "
+                "float64 ratios cannot tell from zero; expected at most "
+                f"{decimal_str(MAX_OBJECTIVE)}"
             )
         return value
 
@@ -416,7 +639,7 @@ class AlertBase(StrictModel):
     """Common alert switches: ``enabled``, ``for`` and ``severity``."""
 
     enabled: bool = True
-    for_: Annotated[DurationMs | None, Field(alias="for")] = None
+    for_: Annotated[AlertFor | None, Field(alias="for")] = None
     severity: Severity | None = None
 
 
@@ -433,14 +656,14 @@ class SlowRequestsAlert(AlertBase):
     threshold: DurationMs | None = None
     max_ratio: AlertRatio | None = None
     indicator: str | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    min_events: MinEvents | None = None
 
 
 class ErrorRatioAlert(AlertBase):
     """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
 
     max_ratio: AlertRatio | None = None
-    min_events: Annotated[int, Field(ge=0)] | None = None
+    min_events: MinEvents | None = None
 
 
 class QueueDepthAlert(AlertBase):
@@ -464,8 +687,8 @@ class MemoryHeadroomAlert(AlertBase):
 class MemoryExhaustionAlert(AlertBase):
     """``alerts.memoryExhaustion``: working-set trend reaches the limit within ``horizon``."""
 
-    horizon: DurationMs | None = None
-    lookback: DurationMs | None = None
+    horizon: Horizon | None = None
+    lookback: Lookback | None = None
 
 
 class GPUMemoryHeadroomAlert(AlertBase):
@@ -478,6 +701,43 @@ class GPUTemperatureAlert(AlertBase):
     """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
 
     max: Annotated[float, Field(gt=0, le=150)] | None = None
+
+
+# Inputs the guards (``ModelSignalMissing``) can watch: the ``signal`` label values. The
+# server's metrics are named by their ``spec.metrics`` key; the rest by what they are.
+Signal = Literal[
+    "requests",
+    "requestDuration",
+    "timeToFirstToken",
+    "interTokenLatency",
+    "queueDepth",
+    "kvCacheUsage",
+    "pods",
+    "memoryWorkingSet",
+    "memoryLimit",
+    "containerRestarts",
+    "gpuExporter",
+    "gpuDevices",
+    "gpuMemory",
+    "gpuTemperature",
+]
+SIGNALS: tuple[str, ...] = get_args(Signal)
+
+
+class SignalMissingAlert(AlertBase):
+    """``alerts.signalMissing``: input guards. ``ModelSignalMissing`` fires when the service's
+    targets are up but a series an enabled alert or SLO reads has been absent for ``for``
+    (default 15m, at least 4 × ``spec.prometheus.scrapeInterval``). ``ignore`` lists signals
+    not to guard (a series you know is absent on purpose)."""
+
+    ignore: list[Signal] | None = None
+
+    @field_validator("ignore")
+    @classmethod
+    def _unique(cls, ignore: list[str] | None) -> list[str] | None:
+        if ignore is not None and len(set(ignore)) != len(ignore):
+            raise ValueError("a signal is listed twice; list each once")
+        return ignore
 
 
 class Alerts(StrictModel):
@@ -496,6 +756,9 @@ class Alerts(StrictModel):
     gpu_temperature: GPUTemperatureAlert | None = None
     gpu_xid_errors: AlertBase | None = None
     gpu_exporter_down: AlertBase | None = None
+    gpu_device_lost: AlertBase | None = None
+    replicas_unavailable: AlertBase | None = None
+    signal_missing: SignalMissingAlert | None = None
 
 
 class GPU(StrictModel):
@@ -503,7 +766,7 @@ class GPU(StrictModel):
 
     exporter: Literal["none", "sidecar"] = "none"
     visibility: Literal["shared-claim", "visible-devices"] = "visible-devices"
-    selector: Matchers | None = None
+    selector: GPUMatchers | None = None
     values_path: Annotated[
         str, _pattern(re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$"), "a dotted values path")
     ] = "extraContainers"
@@ -521,9 +784,13 @@ class GPU(StrictModel):
 
 
 class Deployment(StrictModel):
-    """``spec.deployment``: the Kubernetes workload serving the model."""
+    """``spec.deployment``: the Kubernetes workload serving the model.
+
+    Pods are attributed to it through kube-state-metrics' owner series (``kind``/``name``),
+    or through the labels its PodMonitor attaches, never by their names."""
 
     name: DnsLabel
+    kind: Literal["Deployment", "StatefulSet"] = "Deployment"
     container: DnsLabel
     replicas: Annotated[int, Field(ge=1)] = 1
     memory_limit: MemoryBytes | None = None
@@ -536,6 +803,7 @@ class Deployment(StrictModel):
 
 # groupBy labels that cannot work, and why.
 GROUP_BY_RESERVED = {
+    **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
     "le": "it is the histogram bucket label; grouping by it splits every series per bucket",
     "quantile": "it is the summary quantile label; grouping by it mixes quantiles",
     "service": "obsgen sets it on every recorded series",
@@ -573,10 +841,10 @@ class ServiceSpec(StrictModel):
     ) = None
     server_variant: Literal["v1", "v0"] | None = None
     selector: Matchers
-    group_by: list[LabelName] = []
+    group_by: Annotated[list[LabelName], Field(max_length=MAX_GROUP_BY)] = []
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: Metrics = Metrics()
-    slos: list[SLO] = []
+    slos: Annotated[list[SLO], Field(max_length=MAX_SLOS)] = []
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()
     deployment: Deployment
@@ -669,15 +937,20 @@ def _message(error: Any) -> str:
 
 
 def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
-    """Turn a pydantic error into one diagnostic per problem, with the user's field path."""
+    """Turn a pydantic error into one diagnostic per problem, with the user's field path;
+    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest."""
     diagnostics = []
-    for error in err.errors():
+    errors = err.errors()
+    for error in errors[:MAX_DIAGNOSTICS]:
         loc = tuple(
             p
             for p in error["loc"]
             if not (isinstance(p, str) and "[" in p and p.startswith(("function", "constrained")))
         )
         diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
+    if len(errors) > MAX_DIAGNOSTICS:
+        more = len(errors) - MAX_DIAGNOSTICS
+        diagnostics.append(Diagnostic(file, "", f"… and {more} more problems not listed"))
     return diagnostics
 
 
@@ -708,71 +981,36 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
         raise ObsgenError(validation_diagnostics(file, err)) from None
 
 
-# More aliases than any real spec uses; a "billion laughs" document needs far more.
-MAX_ALIASES = 32
-
-# YAML 1.2 core schema floats: YAML 1.1 (PyYAML) reads 5e-2 and 1e308 as strings.
-_YAML12_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+$")
+# Bounds on a spec file as YAML (docs/limits.md): a real spec is a few KB, 6 levels deep.
+SPEC_LIMITS = InputLimits()
 
 
-class SpecLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` for specs: duplicate keys are errors, aliases are capped, and
-    scientific notation (``5e-2``) is a float as in YAML 1.2.
+class SpecLoader(BoundedLoader):
+    """The YAML loader of spec files: :class:`~generator.yamlio.BoundedLoader` with
+    :data:`SPEC_LIMITS`."""
 
-    Raises (while loading):
-        yaml.MarkedYAMLError: a duplicate key (with the line of both), more than
-            :data:`MAX_ALIASES` aliases.
-    """
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.alias_count = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            self.alias_count += 1
-            if self.alias_count > MAX_ALIASES:
-                raise yaml.composer.ComposerError(
-                    None,
-                    None,
-                    f"too many YAML aliases (more than {MAX_ALIASES}); write the values out",
-                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
-                )
-        return super().compose_node(parent, index)
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                    continue
-                key = self.construct_object(key_node)
-                line = key_node.start_mark.line + 1
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {_shown(key)} (first on line {seen[key]}); "
-                        "each key may appear once per mapping",
-                        key_node.start_mark,
-                    )
-                seen[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+    limits = SPEC_LIMITS
 
 
 def parse_yaml(text: str, file: str) -> Any:
     """Parse one YAML document with :class:`SpecLoader`.
 
     Raises:
-        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, too many
-            aliases.
+        ObsgenError: invalid YAML (with its line), several documents, duplicate keys, or a
+            broken :data:`SPEC_LIMITS` bound (with the field path and line).
     """
-    loader = SpecLoader(text)
+    loader: SpecLoader | None = None
     try:
+        loader = SpecLoader(text)  # the reader refuses control characters here already
         return loader.get_single_data()
+    except yaml.reader.ReaderError as err:
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        message = f"invalid YAML: character U+{code:04X} at offset {err.position} is not allowed"
+        raise ObsgenError([Diagnostic(file, "", message)]) from None
+    except InputLimitExceeded as err:
+        raise ObsgenError(
+            [Diagnostic(file, err.path, f"{err.message} (line {err.line})")]
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else ""
@@ -780,10 +1018,11 @@ def parse_yaml(text: str, file: str) -> Any:
             message = "expected one YAML document, found a second one (---); put one spec per file"
         else:
             problem = getattr(err, "problem", None) or str(err)
-            message = f"invalid YAML: {problem}"
+            message = f"invalid YAML: {printable(problem)}"
         raise ObsgenError([Diagnostic(file, where, message)]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def find_spec_files(paths: Sequence[str], root: Path) -> list[Path]:
@@ -833,10 +1072,21 @@ def load_spec(path: Path, display: str | None = None) -> ModelServiceSpec:
             or invalid spec.
     """
     file = display or str(path)
+    limit = SPEC_LIMITS.max_bytes
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise ObsgenError([Diagnostic(file, "", "not a regular file; expected a YAML spec")])
-        text = path.read_text(encoding="utf-8")
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat of the open file: the
+        # file checked is the file read.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ObsgenError(
+                    [Diagnostic(file, "", "not a regular file; expected a YAML spec")]
+                )
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise ObsgenError(
+                [Diagnostic(file, "", f"larger than {limit} bytes; expected a spec of a few KB")]
+            )
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ObsgenError(
             [Diagnostic(file, "", "not a UTF-8 text file; expected a YAML spec")]

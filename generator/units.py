@@ -80,6 +80,22 @@ def format_duration_ms(ms: int) -> str:
     return "".join(parts)
 
 
+def seconds_text(seconds: Fraction | float) -> str:
+    """A duration for people: ``51.84s``, ``8m38.4s``, ``1h``, ``0s``, with at most 2 decimals."""
+    total = round(float(seconds), 2)
+    whole = int(total)
+    rest = round(total - whole, 2)
+    text = format_duration_ms(whole * 1000) if whole else ""
+    if rest:
+        if text.endswith("s") and not text.endswith("ms"):
+            head, _, secs = text.rpartition("m") if "m" in text else ("", "", text)
+            secs_value = float(secs.rstrip("s")) + rest
+            text = (f"{head}m" if head else "") + f"{decimal_str(secs_value)}s"
+        else:
+            text += f"{decimal_str(rest)}s"
+    return text or "0s"
+
+
 def parse_memory_bytes(text: str | int) -> int:
     """Parse a Kubernetes memory quantity (``"32Gi"``, ``"512Mi"``, ``"1G"``, or bytes) into bytes.
 

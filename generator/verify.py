@@ -5,7 +5,7 @@
 
 * ``target``: ``up`` under the spec's selector exists and is 1 somewhere;
 * ``scrape interval``: the targets' ``scrapeInterval``; every window the rules use (the fixed
-  5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (DESIGN §6.6), and
+  5m rate window and each burn-rate tier's windows) must be ≥ 4 × it (docs/contracts.md, rule 6), and
   ``spec.prometheus.scrapeInterval`` should say the same;
 * ``series``: each request counter, gauge and token counter the plan reads exists under its
   selector; each error matcher's label exists on the request counter. A missing request
@@ -16,10 +16,13 @@
   the plan assumes, lies where latency histograms' medians do (0.5 ms–100 s);
 * ``buckets`` / ``le spelling`` / ``threshold``: the ``le`` values each latency histogram
   really has, whether they are the spec's buckets, how they are spelled (``1`` as Go clients
-  write it, ``1.0`` as client_python and Prometheus 3 store it; DESIGN §6.1), whether the
+  write it, ``1.0`` as client_python and Prometheus 3 store it; docs/contracts.md, rule 1), whether the
   ``le`` matchers the rules use match them under ``prometheus.version``, and whether each SLO /
-  slow-request threshold is one of them (DESIGN §6.2);
-* ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read;
+  slow-request threshold is one of them (rule 2);
+* ``pods``: which pods are attributed to the workload (kube-state-metrics owner series, the
+  targets' ``pod`` label), whether the two agree — "pods not attributed" when neither finds one;
+* ``kubernetes``: the cAdvisor / kube-state-metrics series the memory alerts read, kept to
+  those pods;
 * ``gpu``: the NVML sidecar's series, when the spec has one.
 
 Status ``missing`` and ``wrong`` fail the check; ``warning`` does not.
@@ -27,8 +30,11 @@ Status ``missing`` and ``wrong`` fail the check; ``warning`` does not.
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,7 +43,8 @@ from typing import Any
 import requests
 
 from generator import naming
-from generator.errors import Diagnostic, ObsgenError
+from generator.builders import pods
+from generator.errors import Diagnostic, ObsgenError, printable
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
@@ -76,34 +83,128 @@ class PrometheusUnreachable(ObsgenError):
     """The server could not be reached or did not answer in time (exit code 2)."""
 
 
+DEADLINE_S = 60.0
+"""Default overall deadline of one ``obsgen verify`` run, in seconds (every request)."""
+MAX_RESPONSE_BYTES = 32 << 20
+"""Default cap on one response body, decoded, in bytes (a large cluster's targets list is a
+few MB)."""
+MAX_SHOWN = 200
+"""Characters of a server's text quoted back in a message."""
+
+
+def _shown(value: Any) -> str:
+    """Server text for a message: control characters escaped, cut to :data:`MAX_SHOWN`."""
+    text = printable(value if isinstance(value, str) else repr(value))
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
+
+
 class PrometheusAPI:
-    """A minimal client of the Prometheus HTTP API.
+    """A minimal, bounded client of the Prometheus HTTP API.
+
+    Every request must finish (headers and body) within ``timeout_s`` and within the overall
+    deadline of ``deadline_s`` counted from construction: a server that drips bytes cannot
+    hold the run longer. Bodies are read in chunks and refused beyond ``max_bytes`` (decoded).
+    Answers are checked for the Prometheus API shape; anything else is a clear error.
 
     Args:
         url: base URL, e.g. ``http://127.0.0.1:9090`` (a trailing ``/`` is ignored).
-        timeout_s: per-request timeout in seconds.
+        timeout_s: per-request limit in seconds.
+        deadline_s: limit in seconds on all requests together (:data:`DEADLINE_S`).
+        max_bytes: largest response body in bytes (:data:`MAX_RESPONSE_BYTES`).
     """
 
-    def __init__(self, url: str, timeout_s: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 10.0,
+        deadline_s: float = DEADLINE_S,
+        max_bytes: int = MAX_RESPONSE_BYTES,
+    ) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        self.deadline_s = deadline_s
+        self.deadline = time.monotonic() + deadline_s
+        self.max_bytes = max_bytes
         self.session = requests.Session()
+
+    def _fetch(self, url: str, params: dict[str, str]) -> tuple[int, bytes]:
+        """(HTTP status, body) of a GET, within the request's and the run's time limits.
+
+        The request runs in a daemon thread: socket timeouts bound each read, not the whole
+        answer, so only waiting for the thread with a timeout bounds a server that drips.
+        An abandoned thread ends with its connection (and never outlives the process).
+        """
+        remaining = self.deadline - time.monotonic()
+        limit = min(self.timeout_s, remaining)
+        if limit <= 0:
+            raise self._timed_out(url, overall=True)
+        done, cancel = threading.Event(), threading.Event()
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                box["answer"] = self._read(url, params, limit, cancel)
+            except BaseException as err:  # handed to the waiting thread
+                box["error"] = err
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="obsgen-verify-http", daemon=True).start()
+        overall = remaining < self.timeout_s  # the run's deadline is the nearer limit
+        if not done.wait(limit):
+            cancel.set()
+            raise self._timed_out(url, overall)
+        if isinstance(box.get("error"), requests.Timeout):
+            raise self._timed_out(url, overall)
+        if "error" in box:
+            raise box["error"]
+        answer: tuple[int, bytes] = box["answer"]
+        return answer
+
+    def _read(
+        self, url: str, params: dict[str, str], limit: float, cancel: threading.Event
+    ) -> tuple[int, bytes]:
+        response = self.session.get(url, params=params, timeout=limit, stream=True)
+        with response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                raise self._too_large(url)
+            body = bytearray()
+            for chunk in response.iter_content(chunk_size=64 << 10):
+                if cancel.is_set():  # the caller gave up: stop reading
+                    raise self._timed_out(url, overall=False)
+                body += chunk
+                if len(body) > self.max_bytes:
+                    raise self._too_large(url)
+            return response.status_code, bytes(body)
+
+    def _timed_out(self, url: str, overall: bool) -> PrometheusUnreachable:
+        what = (
+            f"the run's deadline of {self.deadline_s:g}s passed"
+            if overall
+            else f"no complete answer within {self.timeout_s:g}s"
+        )
+        return PrometheusUnreachable([Diagnostic(self.url, "", f"{what} from {url}")])
+
+    def _too_large(self, url: str) -> ObsgenError:
+        return self._error(
+            f"{url} answered with more than {self.max_bytes} bytes; is --prometheus-url "
+            "the server's base URL?"
+        )
 
     def get(self, path: str, **params: str) -> Any:
         """GET ``/api/v1/<path>``; return its ``data``.
 
         Raises:
             PrometheusUnreachable: the server cannot be reached or times out (exit code 2).
-        ObsgenError: it answers with an error or with something that is not the
-            Prometheus API (exit code 2).
+            ObsgenError: it answers with an error, too much, or with something that is not
+                the Prometheus API (exit code 2).
         """
         url = f"{self.url}/api/v1/{path}"
         try:
-            response = self.session.get(url, params=params, timeout=self.timeout_s)
+            status, raw = self._fetch(url, params)
         except requests.Timeout:
-            raise PrometheusUnreachable(
-                [Diagnostic(self.url, "", f"no answer within {self.timeout_s:g}s from {url}")]
-            ) from None
+            raise self._timed_out(url, overall=False) from None
         except requests.RequestException as err:
             message = (
                 f"cannot connect to Prometheus at {self.url} ({type(err).__name__}); "
@@ -111,25 +212,50 @@ class PrometheusAPI:
             )
             raise PrometheusUnreachable([Diagnostic(self.url, "", message)]) from None
         try:
-            body = response.json()
-        except ValueError:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
             raise self._error(
-                f"{url} answered HTTP {response.status_code} without Prometheus API JSON; "
+                f"{url} answered HTTP {status} without Prometheus API JSON "
+                f"({_shown(raw[:MAX_SHOWN].decode('utf-8', 'replace'))}); "
                 "is --prometheus-url the server's base URL?"
             ) from None
         if not isinstance(body, dict) or body.get("status") != "success":
             detail = body.get("error", body) if isinstance(body, dict) else body
-            raise self._error(f"{url} answered HTTP {response.status_code}: {detail}")
+            raise self._error(f"{url} answered HTTP {status}: {_shown(detail)}")
         return body.get("data")
 
     def _error(self, message: str) -> ObsgenError:
         return ObsgenError([Diagnostic(self.url, "", message)])
 
     def query(self, expr: str) -> list[dict[str, Any]]:
-        """Instant query; the result vector (empty when there is no data)."""
+        """Instant query; the result vector (empty when there is no data), every sample
+        checked to be ``{"metric": {label: text}, "value": [time, "<finite number>"]}``.
+
+        Raises:
+            ObsgenError: the answer has another shape (exit code 2).
+        """
         data = self.get("query", query=expr)
-        result = data.get("result", []) if isinstance(data, dict) else []
-        return result if isinstance(result, list) else []
+        result = data.get("result") if isinstance(data, dict) else None
+        if not isinstance(result, list):
+            raise self._shape(expr, "data.result", "a list of samples", result)
+        for i, sample in enumerate(result):
+            where = f"data.result[{i}]"
+            if not isinstance(sample, dict):
+                raise self._shape(expr, where, "a sample object", sample)
+            metric = sample.get("metric")
+            if not isinstance(metric, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in metric.items()
+            ):
+                raise self._shape(expr, f"{where}.metric", "a map of label texts", metric)
+            value = sample.get("value")
+            if not (isinstance(value, list) and len(value) == 2 and _finite(value[1])):
+                raise self._shape(expr, f"{where}.value", '[time, "<finite number>"]', value)
+        return result
+
+    def _shape(self, asked: str, where: str, expected: str, got: Any) -> ObsgenError:
+        return self._error(
+            f"unexpected answer to {_shown(asked)}: {where}: expected {expected} (got {_shown(got)})"
+        )
 
     def version(self) -> str | None:
         """The server's version (``2.42.0``), or None when it does not say."""
@@ -139,13 +265,41 @@ class PrometheusAPI:
             raise
         except ObsgenError:  # e.g. a query frontend without this endpoint
             return None
-        return str(data.get("version")) if isinstance(data, dict) else None
+        version = data.get("version") if isinstance(data, dict) else None
+        return _shown(version) if isinstance(version, str) else None
 
     def active_targets(self) -> list[dict[str, Any]]:
-        """``activeTargets`` of ``/api/v1/targets``."""
+        """``activeTargets`` of ``/api/v1/targets``, each checked to be an object whose
+        ``labels`` (when present) map label names to texts.
+
+        Raises:
+            ObsgenError: the answer has another shape (exit code 2).
+        """
         data = self.get("targets", state="active")
-        targets = data.get("activeTargets", []) if isinstance(data, dict) else []
-        return [t for t in targets if isinstance(t, dict)]
+        targets = data.get("activeTargets", []) if isinstance(data, dict) else None
+        if not isinstance(targets, list):
+            raise self._shape("targets", "data.activeTargets", "a list of targets", targets)
+        for i, target in enumerate(targets):
+            if not isinstance(target, dict):
+                raise self._shape("targets", f"data.activeTargets[{i}]", "a target object", target)
+            labels = target.get("labels", {})
+            if not isinstance(labels, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in labels.items()
+            ):
+                raise self._shape(
+                    "targets", f"data.activeTargets[{i}].labels", "a map of label texts", labels
+                )
+        return targets
+
+
+def _finite(text: Any) -> bool:
+    """Whether ``text`` is a sample value string holding a finite number."""
+    if not isinstance(text, str):
+        return False
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _matches(matchers: Iterable[Matcher], labels: dict[str, str]) -> bool:
@@ -184,6 +338,7 @@ class _Report:
         self.plan = plan
         self.api = api
         self.rows: list[Row] = []
+        self.pods_attributed = False  # set by _pods; _kubernetes reads it
 
     def add(self, check: str, subject: str, status: Status, detail: str) -> None:
         self.rows.append(Row(self.plan.name, check, subject, status, detail))
@@ -191,13 +346,21 @@ class _Report:
     def series(
         self, check: str, metric: str, matchers: Sequence[Matcher], missing: Status, why: str
     ) -> bool:
-        expr = selector(metric, matchers)
+        return self.exists(check, selector(metric, matchers), missing, why)
+
+    def count(self, expr: str) -> int:
+        """Number of series ``expr`` returns now."""
         found = self.api.query(f"count({expr})")
-        count = int(float(found[0]["value"][1])) if found else 0
+        return int(float(found[0]["value"][1])) if found else 0
+
+    def exists(
+        self, check: str, expr: str, missing: Status, why: str, subject: str | None = None
+    ) -> bool:
+        count = self.count(expr)
         if count:
-            self.add(check, expr, Status.OK, f"{count} series")
+            self.add(check, subject or expr, Status.OK, f"{count} series")
         else:
-            self.add(check, expr, missing, f"no series; {why}")
+            self.add(check, subject or expr, missing, f"no series; {why}")
         return bool(count)
 
 
@@ -548,25 +711,77 @@ def _spelling(r: _Report, expr: str, server: list[tuple[str, float]]) -> None:
         )
 
 
+def _pods(r: _Report) -> None:
+    """Pods attributed to the workload: by kube-state-metrics owner series, by the targets'
+    ``pod`` label, both (and whether they agree), or neither ("pods not attributed").
+    Records in ``r.pods_attributed`` whether any pod is attributed."""
+    plan = r.plan
+    workload = f"{plan.workload_kind}/{plan.deployment_name}"
+    by_owner = r.count(pods.ksm_owner_expr(plan))
+    targets = pods.target_pods_expr(plan)
+    by_target = r.count(targets)
+    subject = f"{pods.KSM_POD_OWNER} → {workload}"
+    if by_owner == 0 and by_target == 0:
+        r.add(
+            "pods",
+            subject,
+            Status.MISSING,
+            f"pods not attributed: no {pods.KSM_POD_OWNER} series names {workload} and no target "
+            f"of {selector('up', plan.matchers)} has a pod label; memory alerts and panels see "
+            "no pod — scrape kube-state-metrics, or fix spec.deployment.name/kind",
+        )
+        return
+    if by_owner == 0:
+        r.add(
+            "pods",
+            subject,
+            Status.WARNING,
+            f"{by_target} pods attributed by their targets' pod label only: no "
+            f"{pods.KSM_POD_OWNER} series names {workload} (kube-state-metrics not scraped, or "
+            "spec.deployment.name/kind wrong); pods whose target is down drop out",
+        )
+        r.pods_attributed = True
+        return
+    strays = r.count(f"{targets} unless on (namespace, pod) {pods.ksm_owner_expr(plan)}")
+    if strays:
+        r.add(
+            "pods",
+            subject,
+            Status.WRONG,
+            f"{strays} of the service's scraped pods are not owned by {workload}: "
+            "spec.deployment.name/kind name another workload",
+        )
+    else:
+        r.add("pods", subject, Status.OK, f"{by_owner} pods owned by {workload}")
+    r.pods_attributed = True
+
+
 def _kubernetes(r: _Report) -> None:
     plan = r.plan
     memory = {"memory_headroom", "memory_exhaustion", "oom_killed"} & set(plan.alerts)
-    if not memory:
+    if not memory or not r.pods_attributed:
         return
-    pods = plan.pod_matchers
-    r.series(
+    # Kept to the attributed pods, as the rules read them.
+    owner = pods.owner_expr(plan)
+
+    def owned(metric: str, *extra: Matcher) -> tuple[str, str]:
+        sel = selector(metric, (*plan.container_matchers, *extra))
+        return f"({sel} and on (namespace, pod) ({owner}))", sel
+
+    expr, subject = owned(naming.CADVISOR_WORKING_SET)
+    r.exists(
         "kubernetes",
-        naming.CADVISOR_WORKING_SET,
-        pods,
+        expr,
         Status.MISSING,
-        "cAdvisor (kubelet) is not scraped or deployment.name/container do not match",
+        "cAdvisor (kubelet) is not scraped or deployment.container does not match",
+        subject,
     )
     if {"memory_headroom", "memory_exhaustion"} & memory:
         has_fallback = plan.memory_limit_bytes is not None
-        r.series(
+        expr, subject = owned(naming.KSM_LIMITS, Matcher("resource", "=", "memory"))
+        r.exists(
             "kubernetes",
-            naming.KSM_LIMITS,
-            [*pods, Matcher("resource", "=", "memory")],
+            expr,
             Status.WARNING if has_fallback else Status.MISSING,
             "kube-state-metrics is not scraped"
             + (
@@ -574,21 +789,24 @@ def _kubernetes(r: _Report) -> None:
                 if has_fallback
                 else " and the spec has no deployment.memoryLimit"
             ),
+            subject,
         )
     if "oom_killed" in memory:
-        r.series(
+        expr, subject = owned(naming.KSM_RESTARTS)
+        r.exists(
             "kubernetes",
-            naming.KSM_RESTARTS,
-            pods,
+            expr,
             Status.MISSING,
             "kube-state-metrics is not scraped; ModelContainerOOMKilled reads it",
+            subject,
         )
-        r.series(
+        expr, subject = owned(naming.KSM_LAST_TERMINATED)
+        r.exists(
             "kubernetes",
-            naming.KSM_LAST_TERMINATED,
-            pods,
+            expr,
             Status.WARNING,
             "kube-state-metrics shows it only after a container terminated",
+            subject,
         )
 
 
@@ -613,11 +831,12 @@ CHECKS: tuple[Check, ...] = (
     _requests,
     _gauges,
     _histograms,
+    _pods,
     _kubernetes,
     _gpu,
 )
-"""The checks, in report order; each adds its rows to the report. A new check (e.g. whether
-the service's pods are attributed to its workload) is one function added here."""
+"""The checks, in report order; each adds its rows to the report (``_pods`` before
+``_kubernetes``, which reads only the attributed pods)."""
 
 
 def verify_plan(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
@@ -635,7 +854,14 @@ def verify_plan(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
 def format_table(rows: Sequence[Row]) -> str:
     """Rows as an aligned text table with a header (``SERVICE CHECK STATUS SUBJECT DETAIL``)."""
     header = ("SERVICE", "CHECK", "STATUS", "SUBJECT", "DETAIL")
-    cells = [header, *((r.service, r.check, r.status.value, r.subject, r.detail) for r in rows)]
+    # Subjects and details quote the server's label values: no control characters echoed.
+    cells = [
+        header,
+        *(
+            (r.service, r.check, r.status.value, printable(r.subject), printable(r.detail))
+            for r in rows
+        ),
+    ]
     widths = [max(len(c[i]) for c in cells) for i in range(4)]
     lines = ["  ".join([*(c[i].ljust(widths[i]) for i in range(4)), c[4]]).rstrip() for c in cells]
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """NVML sidecar exporter: GPU metrics for a model pod that never fail a scrape.
 
-See ``nvml_exporter/README.md`` for the metrics and deployment, DESIGN.md §5 for the contract.
+``nvml_exporter/README.md`` gives the metrics (a contract: docs/contracts.md) and deployment.
 """
 
 from nvml_exporter.collector import NvmlCollector

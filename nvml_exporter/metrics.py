@@ -1,6 +1,6 @@
 """Every metric the exporter emits: name, type, HELP text and labels, in one table.
 
-The names are a contract (DESIGN.md §5): device metrics are prefixed ``gpu_``, in base units
+The names are a contract (nvml_exporter/README.md, Metrics; docs/contracts.md): device metrics are prefixed ``gpu_``, in base units
 (bytes, ratio 0-1, celsius, watts, joules, hertz, seconds) and keyed by ``uuid`` plus ``gpu``
 (the NVML index as this process sees it); identity labels appear only on ``gpu_info``. Self
 metrics are prefixed ``gpu_exporter_``. Counter names here carry their ``_total`` suffix as

@@ -37,12 +37,14 @@ NOTES = {
     "spec.server": "metric preset (see Server presets below)",
     "spec.serverVersion": "the release the pods run, as published (`0.10.1.1`, `0.8.5.post1`, `v0.11.0`, `0.11.0rc1`; Triton `2.49.0` or `24.08`); picks the newest preset entry not after it, newest when unset; in quotes",
     "spec.serverVariant": "runtime variant: vLLM engine `v1` (default) or `v0` (0.8 ≤ release < 0.11; no HTTP metrics)",
-    "spec.selector": "label matchers of every series of the service (at least one; values non-empty, no `$`, `{{`, `}}`)",
-    "spec.groupBy": "extra labels kept in every service aggregation; not `le`, `quantile`, `service`, `slo`, `indicator`, `namespace` or a selector label",
+    "spec.selector": "label matchers of every series of the service (at least one; values non-empty, at most 1024 characters, no `$`, `{{`, `}}`; not `le`, `instance`, `pod` or a label obsgen sets, such as `service`, `severity`, `team`)",
+    "spec.groupBy": "extra labels kept in every service aggregation; not `le`, `namespace`, a selector label or a label obsgen sets (`service`, `slo`, `indicator`, `quantile`, `severity`, `team`, …)",
     "spec.prometheus.scrapeInterval": "every rate window and tier window must be ≥ 4 × this",
+    "spec.prometheus.evaluationInterval": "`interval` of the SLO rule groups (1s–5m); must divide 5m, every tier window and the SLO window. Shorter pages sooner (within one interval of the Workbook) but stores more samples per window",
     "spec.prometheus.retention": "an SLO window longer than this is refused",
     "spec.prometheus.version": "`le` spelling of the target: `2` (`1`), `3` (`1.0`), `compat` (both)",
     "spec.prometheus.release": "kube-prometheus-stack release label",
+    "spec.prometheus.clusterLabel": "label that tells clusters apart on a multi-cluster engine (`cluster`): kept by every aggregation and join, a dashboard variable; see docs/scale-out.md",
     "spec.metrics.*.buckets": "upper bounds in **seconds**, ascending, finite, no `+Inf`",
     "spec.metrics.*.unit": "unit of the histogram's `le` bounds when its name does not end in one (`_seconds`, `_milliseconds`/`_ms`, `_microseconds`/`_us`, `_nanoseconds`/`_ns`); must agree with the name",
     "spec.metrics.*.errorMatchers": "label → RE2 regex (anchored; `=~`) marking failed requests",
@@ -58,10 +60,12 @@ NOTES = {
     "spec.gpu.valuesPath": "dotted Helm values path the sidecar is added under",
     "spec.gpu.visibleDevices": "`NVIDIA_VISIBLE_DEVICES` of the sidecar (`visible-devices`)",
     "spec.gpu.claim": "the pod's resource claim shared with the model (`shared-claim`)",
-    "spec.deployment.replicas": "expected pods",
+    "spec.deployment.replicas": "expected pods (`ModelReplicasUnavailable` counts the targets up against it without kube-state-metrics)",
+    "spec.deployment.kind": "workload kind: pods are attributed by kube-state-metrics owner series (`kube_pod_owner`), never by name",
+    "spec.deployment.name": "the workload's name (kube-state-metrics `owner_name`, `deployment`/`statefulset` labels)",
     "spec.deployment.podLabels": "Kubernetes labels selecting the pods (default `app.kubernetes.io/name: <name>`)",
     "spec.deployment.metricsPort": "metrics port, by name or number",
-    "spec.slos[].objective": "percent, 0 < objective < 100 (99.9)",
+    "spec.slos[].objective": "percent, 0 < objective ≤ 99.9999 (99.9)",
     "spec.slos[].window": "SLO window",
     "spec.slos[].indicator": "`requestDuration`/`e2e`, `timeToFirstToken`/`ttft`, `interTokenLatency`/`itl`; unset: availability SLO",
     "spec.slos[].threshold": "latency SLO: a bucket bound of the indicator's histogram",
@@ -69,21 +73,24 @@ NOTES = {
     "spec.slos[].alerting.minEvents": f"events a tier's long window needs before it fires (default {slo.DEFAULT_MIN_EVENTS})",
     "spec.slos[].alerting.tiers[].budget": "share (0–1] of the window's error budget burnt in longWindow when it fires",
     "spec.gpu.exporter": "`sidecar` adds the NVML exporter and the GPU alerts",
-    "spec.deployment.memoryLimit": "the container's memory limit (Kubernetes quantity or bytes)",
+    "spec.deployment.memoryLimit": "the container's memory limit (Kubernetes quantity or bytes; 1Mi to 1Pi)",
 }
 ALERT_NOTES = {
-    "maxRatio": "ratio, < 1",
-    "minFree": "ratio, > 0",
+    "maxRatio": "ratio, ≤ 0.999999",
+    "minFree": "ratio, 0.000001 ≤ minFree < 1",
     "latencyP99.threshold": "below the largest bucket bound",
     "slowRequests.threshold": "a bucket bound",
     "queueDepth.max": "requests, summed over pods",
-    "kvCache.max": "ratio, < 1",
+    "kvCache.max": "ratio, ≤ 0.999999",
     "gpuTemperature.max": "°C",
     "indicator": "e2e, ttft or itl",
     "minEvents": "requests needed in the window before it fires",
     "horizon": "how far ahead the working-set trend is projected",
     "lookback": "history the trend is fitted on",
+    "signalMissing.ignore": "signals not to guard: series absent on purpose",
 }
+# Alert defaults the table cannot show as a plain duration.
+ALERT_FOR_NOTES = {"signal_missing": "15m, at least 4 × `scrapeInterval`"}
 
 
 def _durations(model: type[BaseModel]) -> set[str]:
@@ -153,9 +160,11 @@ def _one_type(p: dict[str, Any], defs: dict[str, Any]) -> str:
     if kind == "string" and "Gi" in pattern:
         return "memory (`32Gi`)"
     if kind == "array":
-        return f"list of {_one_type(p.get('items', {}), defs)}"
+        most = f" (max {p['maxItems']})" if "maxItems" in p else ""
+        return f"list of {_one_type(p.get('items', {}), defs)}{most}"
     if kind == "object":
-        return "map label → value"
+        most = f" (max {p['maxProperties']})" if "maxProperties" in p else ""
+        return f"map label → value{most}"
     if kind in ("number", "integer"):
         bounds = []
         for key, sign in (
@@ -267,7 +276,8 @@ def _alert_table(schema: dict[str, Any]) -> list[str]:
         "(`critical` \\| `warning` \\| `info`); leave an alert out to get the defaults below. GPU",
         "alerts exist only with `spec.gpu.exporter: sidecar`; `queueDepth` and `kvCache` only when",
         "the server (or `spec.metrics`) has that gauge; a default that could never fire is left out",
-        "with a warning.",
+        "with a warning. `signalMissing` guards the inputs of every other enabled alert and SLO",
+        "(see [Input guards](#input-guards-modelsignalmissing) below).",
         "",
         "| alert | fields (besides enabled, for, severity) | default for | default severity | default parameters |",
         "|---|---|---|---|---|",
@@ -297,13 +307,18 @@ def _alert_table(schema: dict[str, Any]) -> list[str]:
         )
         shown = []
         for param, value in params.items():
+            if value == ():
+                continue  # an empty list: nothing to show
             attr = spec_names.get(param, param)
             camel = "".join(w if i == 0 else w.title() for i, w in enumerate(attr.split("_")))
             shown.append(f"`{camel}: {_param_text(param, value)}`")
         if snake == "slow_requests":
             shown.append("`threshold`: the first latency SLO's (off without one)")
+        shown_for = ALERT_FOR_NOTES.get(snake) or (
+            format_duration_ms(for_ms) if for_ms else "0 (at once)"
+        )
         lines.append(
-            f"| `{key}` | {fields or '—'} | {format_duration_ms(for_ms) if for_ms else '0 (at once)'} "
+            f"| `{key}` | {fields or '—'} | {shown_for} "
             f"| `{severity}` | {', '.join(shown) or '—'} |"
         )
     return lines

@@ -15,10 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def promtool() -> str:
-    """Path of promtool; skips the test when it is not installed."""
+    """Path of promtool; fails the test, naming the install command, when it is missing
+    (``make test`` installs it, so a test that needs it never skips)."""
     found = shutil.which("promtool")
     if found is None:
-        pytest.skip("promtool is not installed (apt-get install prometheus)")
+        pytest.fail("promtool is not installed; run `make prometheus` (make test does)")
     return found
 
 

@@ -25,14 +25,19 @@ def test_explain_o1_preview_prints_the_workbook_tier_table(
         "14.4×",
         "0.0144",
         "2%",
-        "3m",
+        "1m",
         "51.84s",
+        "31m",
+        "30m",
+        "5m",
         "4m55.68s",
     ]
     assert rows["6h/30m/availability"][2:5] == ["6×", "0.006", "5%"]
     assert rows["3d/6h/latency"][2:5] == ["1×", "0.01", "10%"]
-    # Our rules lag the Workbook's instant ratio: the 5m rates ramp, the long window sums them.
-    assert rows["1h/5m/latency"][5:7] == ["11m", "8m38.4s"]
+    # Within one 1m evaluation of the Workbook's instant ratio, never before it.
+    assert rows["1h/5m/latency"][5:] == ["9m", "8m38.4s", "31m", "30m", "5m", "4m16.8s"]
+    assert rows["3d/6h/latency"][5:] == ["44m", "43m12s", "1d12h1m", "1d12h", "5h57m", "5h56m24s"]
+    assert "1m evaluation and 30s scrape interval" in out.replace("\n", " ")
 
 
 def test_explain_refuses_a_bad_spec(
@@ -53,3 +58,14 @@ def test_explain_shows_a_default_tier_raised_to_one_times(
     assert main(["explain", str(ROOT / "tests" / "fixtures" / "slo-28d.yaml")]) == 0
     out = capsys.readouterr().out
     assert "3d/6h   warning   1×      0.005      10.71% (raised from 10% to reach 1×)" in out
+
+
+def test_explain_says_when_twice_the_factor_is_over_a_total_outage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 95 %: the 14.4× tier needs 72 % bad events, twice that cannot happen.
+    assert main(["explain", str(ROOT / "specs" / "triton-trtllm.yaml")]) == 0
+    out = capsys.readouterr().out
+    latency = out[out.index("SLO latency-ttft") :]
+    row = next(line.split() for line in latency.splitlines() if line.startswith("  1h/5m"))
+    assert row[3:] == ["0.72", "2%", "44m", "43m12s", "n/a", "n/a", "2m", "1m24s"]

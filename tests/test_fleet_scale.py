@@ -11,6 +11,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,10 +71,10 @@ def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
     plans = load_plans(_clone_specs(tmp_path / "specs", parallel_from_4), tmp_path)
     original = build.service_rule_tests
 
-    def failing(plan: ServicePlan) -> dict[str, str]:
+    def failing(plan: ServicePlan, groups: Any = None) -> dict[str, str]:
         if plan.name == "svc-03":
             raise ObsgenError([Diagnostic(plan.source, "spec.metrics", "no example value")])
-        return original(plan)
+        return original(plan, groups)
 
     monkeypatch.setattr(build, "service_rule_tests", failing)  # inherited by forked workers
     with pytest.raises(ObsgenError) as caught:
@@ -88,16 +89,21 @@ def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
 
 
 def _render(root: Path, *args: str) -> int:
-    return main(["render", "--skip-promtool", "--out", str(root), *args])
+    """Render ``root``'s specs (its ``specs/`` folder unless ``args`` name specs) into it."""
+    named = [a for a in args if not a.startswith("-")]
+    specs = [] if named else [str(root / "specs")]
+    return main(["render", "--skip-promtool", "--out", str(root), *args, *specs])
 
 
 def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     built: list[str] = []
     original = build.service_outputs
 
-    def counting(plan: ServicePlan, dashboards_via: str = "configmaps") -> dict[str, str]:
+    def counting(
+        plan: ServicePlan, dashboards_via: str = "configmaps", mimir: bool = False, warn: Any = None
+    ) -> dict[str, str]:
         built.append(plan.name)
-        return original(plan, dashboards_via)
+        return original(plan, dashboards_via, mimir, warn)
 
     monkeypatch.setattr(build, "service_outputs", counting)
     return built
@@ -132,7 +138,7 @@ def test_unchanged_services_are_read_back_and_changed_ones_rebuilt(
     # The whole bundle is what a render without the cache writes.
     again = tmp_path.parent / f"{tmp_path.name}-again"
     shutil.copytree(tmp_path / "specs", again / "specs")
-    assert main(["render", "--skip-promtool", "--no-cache", "--out", str(again)]) == 0
+    assert _render(again, "--no-cache") == 0
 
     def files(root: Path) -> dict[Path, bytes]:
         return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
@@ -185,20 +191,20 @@ def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
     spec = repo / "specs" / "small.yaml"
     spec.parent.mkdir(parents=True)
     spec.write_text(_SMALL_SPEC, encoding="utf-8")  # few generated tests: a short proof
-    assert main(["render", "--out", str(repo)]) == 0
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert "test rules" in log.read_text()
 
     # Outputs gone (a fresh checkout of another branch): rebuilt, but the proof is reused.
     for path in (repo / "rules").iterdir():
         path.unlink()
     log.write_text("")
-    assert main(["render", "--out", str(repo)]) == 0
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert log.read_text() == "check rules\n"
 
     # Other rules: proved again.
     spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
     log.write_text("")
-    assert main(["render", "--out", str(repo)]) == 0
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert "test rules" in log.read_text()
 
 

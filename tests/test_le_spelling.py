@@ -1,4 +1,4 @@
-"""``le`` spellings per Prometheus version, and the compat regex (DESIGN §6.1)."""
+"""``le`` spellings per Prometheus version, and the compat regex (docs/contracts.md, rule 1)."""
 
 from __future__ import annotations
 

@@ -3,25 +3,27 @@ sidecar as a Kubernetes Container, dashboards both ways, YAML round trips.
 
 Every spec in specs/ is rendered in memory, with a stand-in dashboard for each service and a
 fleet dashboard, so the dashboard paths are exercised whether or not the dashboard builder is
-present. Schemas come from tests/data/schemas (the prometheus-operator CRDs).
+present. Schemas come from tests/data/schemas: the prometheus-operator CRDs of the newest
+release and of v0.65.0, the oldest one obsgen supports; every object validates against both.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import os
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import kubernetes_validate
 import pytest
 import yaml
 
 from generator import naming, promtool
-from generator.builders import kube, overlay
+from generator.builders import install_limits, kube, overlay
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.promql import Matcher
@@ -41,19 +43,13 @@ CHART_NAMESPACE = "monitoring"
 CHART_LABELS = {"app": "kube-prometheus-stack", "release": "kube-prometheus-stack"}
 
 
-def _schemas_dir() -> Path:
-    return data_path("schemas")
+# prometheus-operator releases whose CRDs every generated object must satisfy: the newest
+# (tests/data/schemas/) and the oldest supported one (docs/install.md, Supported versions).
+OPERATOR_RELEASES = {"newest": (), "v0.65.0": ("v0.65.0",)}
 
 
-def _kubernetes_validate() -> Any:
-    """The ``kubernetes-validate`` package (Kubernetes JSON schemas, offline)."""
-    try:
-        import kubernetes_validate
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("kubernetes-validate is not installed; it is a dev dependency")
-        pytest.skip("kubernetes-validate is not installed (pip install kubernetes-validate)")
-    return kubernetes_validate
+def _schemas_dir(release: str = "newest") -> Path:
+    return data_path("schemas", *OPERATOR_RELEASES[release])
 
 
 def _strict(schema: Any) -> Any:
@@ -88,8 +84,8 @@ def _fix_go_pattern(schema: Any) -> int:
     return count
 
 
-def _crd_validator(file: str) -> jsonschema.protocols.Validator:
-    crd = yaml.safe_load((_schemas_dir() / file).read_text(encoding="utf-8"))
+def _crd_validator(file: str, release: str = "newest") -> jsonschema.protocols.Validator:
+    crd = yaml.safe_load((_schemas_dir(release) / file).read_text(encoding="utf-8"))
     schema = copy.deepcopy(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
     _fix_go_pattern(schema)
     schema = _strict(schema)
@@ -98,14 +94,19 @@ def _crd_validator(file: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-@pytest.fixture(scope="module")
-def rule_validator() -> jsonschema.protocols.Validator:
-    return _crd_validator("monitoring.coreos.com_prometheusrules.yaml")
+@pytest.fixture(scope="module", params=list(OPERATOR_RELEASES))
+def operator_release(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @pytest.fixture(scope="module")
-def monitor_validator() -> jsonschema.protocols.Validator:
-    return _crd_validator("monitoring.coreos.com_podmonitors.yaml")
+def rule_validator(operator_release: str) -> jsonschema.protocols.Validator:
+    return _crd_validator("monitoring.coreos.com_prometheusrules.yaml", operator_release)
+
+
+@pytest.fixture(scope="module")
+def monitor_validator(operator_release: str) -> jsonschema.protocols.Validator:
+    return _crd_validator("monitoring.coreos.com_podmonitors.yaml", operator_release)
 
 
 def _errors(validator: jsonschema.protocols.Validator, obj: Any) -> list[str]:
@@ -119,13 +120,22 @@ def plans() -> list[ServicePlan]:
     return load_plans(find_specs([], ROOT), ROOT)
 
 
+FLEET_UID = naming.fleet_dashboard_uid("stand-in")
+
+
 def _with_dashboards(plans: list[ServicePlan]) -> dict[str, str]:
     """Stand-in dashboards: one per service and a fleet one, with Grafana templating inside."""
     outputs = {
-        naming.dashboard_file(p.name): dump_json({"title": p.name, "legend": "{{pod}}"})
+        naming.dashboard_file(p.name): dump_json(
+            {
+                "title": p.name,
+                "uid": naming.dashboard_uid(p.name, p.namespace),
+                "legend": "{{pod}}",
+            }
+        )
         for p in plans
     }
-    outputs["dashboards/fleet-overview.json"] = dump_json({"title": "fleet"})
+    outputs["dashboards/fleet-overview.json"] = dump_json({"title": "fleet", "uid": FLEET_UID})
     return outputs
 
 
@@ -178,9 +188,10 @@ def _values_files(outputs: dict[str, str]) -> list[tuple[str, Any]]:
 # --- CRD schemas --------------------------------------------------------------------------
 
 
-def test_go_pattern_override_finds_the_one_go_regex() -> None:
+@pytest.mark.parametrize("release", list(OPERATOR_RELEASES))
+def test_go_pattern_override_finds_the_one_go_regex(release: str) -> None:
     crd = yaml.safe_load(
-        (_schemas_dir() / "monitoring.coreos.com_prometheusrules.yaml").read_text("utf-8")
+        (_schemas_dir(release) / "monitoring.coreos.com_prometheusrules.yaml").read_text("utf-8")
     )
     assert _fix_go_pattern(crd) == 1
 
@@ -208,6 +219,19 @@ def test_every_pod_monitor_validates_against_the_crd(
     assert len(objects) >= 4
     for where, obj in objects:
         assert _errors(monitor_validator, obj) == [], where
+
+
+def test_every_core_object_validates_against_kubernetes_schemas(rendered: dict[str, str]) -> None:
+    # The rest of what manifests/ holds: the dashboard ConfigMaps (core/v1, strict); the
+    # AlertmanagerConfigs are checked against both CRD releases in tests/test_alertmanager.py.
+    version = kubernetes_validate.latest_version()
+    kinds = {"PrometheusRule", "PodMonitor", "AlertmanagerConfig"}
+    core = [(p, d) for p, d in _docs(rendered, "manifests/") if d["kind"] not in kinds]
+    assert {d["kind"] for _, d in core} == {"ConfigMap"}
+    for _, obj in core:
+        kubernetes_validate.validate(obj, version, strict=True)  # raises on a bad object
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate({**core[0][1], "data": {"x.json": 1}}, version, strict=True)
 
 
 @pytest.mark.parametrize(
@@ -331,7 +355,6 @@ def test_sidecar_validates_as_a_kubernetes_container(visibility: str) -> None:
     plan = _plan(visibility)
     values = kube.sidecar_values(plan)
     (container,) = values["model"]["sidecars"]
-    kubernetes_validate = _kubernetes_validate()
     version = kubernetes_validate.latest_version()
     kubernetes_validate.validate(_pod(container), version, strict=True)
     security = container["securityContext"]
@@ -351,7 +374,6 @@ def test_sidecar_validates_as_a_kubernetes_container(visibility: str) -> None:
 
 
 def test_kubernetes_validate_rejects_a_broken_container() -> None:
-    kubernetes_validate = _kubernetes_validate()
     container = kube.sidecar_container(_plan("visible-devices"))
     container["securityContext"]["readOnlyRootFS"] = True
     with pytest.raises(kubernetes_validate.ValidationError):
@@ -377,11 +399,27 @@ def test_pod_monitors_follow_the_spec(monitor_validator: jsonschema.protocols.Va
         }
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["ai"]}
         assert _errors(monitor_validator, monitor) == []
-    assert model["spec"]["podMetricsEndpoints"][0]["portNumber"] == 8000
+    # issue 21 case 2: targetPort, which every supported operator declares (not portNumber)
+    assert model["spec"]["podMetricsEndpoints"][0]["targetPort"] == 8000
+    assert "portNumber" not in model["spec"]["podMetricsEndpoints"][0]
     assert model["spec"]["podMetricsEndpoints"][0]["relabelings"] == [
         {"action": "replace", "targetLabel": "job", "replacement": "demo"}
     ]
     assert gpu["spec"]["podMetricsEndpoints"][0]["port"] == naming.GPU_EXPORTER_PORT_NAME
+
+
+def test_a_numeric_port_as_portnumber_is_what_old_operators_reject() -> None:
+    # Issue 21, case 2: the old output (portNumber) fails v0.65's strict validation; the new
+    # one (targetPort) passes both releases, and keeps scraping that one port.
+    (model, _) = kube.pod_monitors(_plan("shared-claim"))
+    old_style = copy.deepcopy(model)
+    endpoint = old_style["spec"]["podMetricsEndpoints"][0]
+    endpoint["portNumber"] = endpoint.pop("targetPort")
+    oldest = _crd_validator("monitoring.coreos.com_podmonitors.yaml", "v0.65.0")
+    assert any("portNumber" in e for e in _errors(oldest, old_style))
+    for release in OPERATOR_RELEASES:
+        validator = _crd_validator("monitoring.coreos.com_podmonitors.yaml", release)
+        assert _errors(validator, model) == [], release
 
 
 def test_without_a_namespace_the_monitors_select_any_namespace(
@@ -438,16 +476,20 @@ def test_dashboards_as_configmaps(plans: list[ServicePlan]) -> None:
         assert cm["metadata"]["labels"][naming.DASHBOARD_LABEL] == "1"
         assert cm["metadata"]["annotations"] == {"grafana_folder": naming.DASHBOARD_FOLDER}
         assert cm["metadata"]["namespace"] == plan.namespace
-        assert cm["data"] == {
-            f"obsgen-{plan.name}.json": dashboards[f"dashboards/{plan.name}.json"]
-        }
+        assert cm["metadata"]["name"] == f"obsgen-dashboard-{plan.name}"
+        uid = naming.dashboard_uid(plan.name, plan.namespace)
+        assert cm["data"] == {f"{uid}.json": dashboards[f"dashboards/{plan.name}.json"]}
     fleet = yaml.safe_load(files["manifests/fleet-overview.yaml"])
-    assert fleet["data"] == {
-        "obsgen-fleet-overview.json": dashboards["dashboards/fleet-overview.json"]
-    }
+    assert fleet["data"] == {f"{FLEET_UID}.json": dashboards["dashboards/fleet-overview.json"]}
+    assert fleet["metadata"]["name"] == f"obsgen-dashboard-{FLEET_UID.removeprefix('obsgen-')}"
+    assert "namespace" not in fleet["metadata"]
     grafana = yaml.safe_load(files[naming.ALL_SERVICES_VALUES])["grafana"]
     assert "dashboards" not in grafana
-    assert grafana["sidecar"]["dashboards"]["folderAnnotation"] == "grafana_folder"
+    # only what kube-prometheus-stack leaves unset (tests/test_install_paths.py checks the chart)
+    assert grafana["sidecar"]["dashboards"] == {
+        "folderAnnotation": "grafana_folder",
+        "provider": {"foldersFromFilesStructure": True},
+    }
 
 
 def test_dashboards_via_values(plans: list[ServicePlan]) -> None:
@@ -456,8 +498,7 @@ def test_dashboards_via_values(plans: list[ServicePlan]) -> None:
     grafana = yaml.safe_load(files[naming.ALL_SERVICES_VALUES])["grafana"]
     inline = grafana["dashboards"][naming.DASHBOARD_PROVIDER]
     assert {k: v["json"] for k, v in inline.items()} == {
-        f"obsgen-{path.removeprefix('dashboards/').removesuffix('.json')}": text
-        for path, text in dashboards.items()
+        json.loads(text)["uid"]: text for text in dashboards.values()
     }
     (provider_file,) = grafana["dashboardProviders"].values()
     assert provider_file["providers"][0]["options"]["path"].endswith(naming.DASHBOARD_PROVIDER)
@@ -470,10 +511,15 @@ def test_no_grafana_values_without_dashboards(plans: list[ServicePlan]) -> None:
     assert not any(p.endswith("/dashboard.yaml") for p in files)
 
 
-def test_an_oversized_dashboard_is_an_error(plans: list[ServicePlan]) -> None:
-    huge = {naming.dashboard_file(plans[0].name): "x" * (overlay.MAX_DASHBOARD_BYTES + 1)}
-    with pytest.raises(ObsgenError, match="limit of a ConfigMap"):
+def test_a_dashboard_too_large_for_a_configmap_is_an_error(plans: list[ServicePlan]) -> None:
+    plan = plans[0]
+    uid = naming.dashboard_uid(plan.name, plan.namespace)
+    filler = "x" * (install_limits.CONFIGMAP_DATA_LIMIT + 1)
+    huge = {naming.dashboard_file(plan.name): dump_json({"uid": uid, "description": filler})}
+    with pytest.raises(ObsgenError, match="a ConfigMap holds at most 1,048,576") as err:
         overlay.overlay_outputs(plans, huge)
+    assert err.value.exit_code == 1
+    assert {d.file for d in err.value.diagnostics} == {naming.manifest_file(plan.name, "dashboard")}
 
 
 def test_render_command_puts_dashboards_under_values(tmp_path: Path) -> None:

@@ -299,8 +299,8 @@ def test_group_by_adds_the_model_label_to_every_service_aggregation() -> None:
     )
     checked = 0
     for group, expr in all_exprs(plan_of(data)):
-        if group.endswith((".memory", ".targets", ".gpu")):
-            continue  # per pod / per target / per GPU by design
+        if group.endswith((".memory", ".targets", ".gpu", ".guards")):
+            continue  # per pod / per target / per GPU / per namespace (input guards) by design
         for match in _BY.finditer(expr):
             labels = {x.strip() for x in (match.group(1) or match.group(2)).split(",")}
             assert "model_name" in labels, (group, expr)
@@ -321,7 +321,8 @@ _ALL = {
     "ErrorBudgetBurn", "ModelLatencyP99High", "ModelSlowRequestsHigh", "ModelErrorRatioHigh",
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelTargetDown", "GPUMemoryHeadroomLow",
-    "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown",
+    "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost",
+    "ModelReplicasUnavailable", "ModelSignalMissing",
 }  # fmt: skip
 
 
@@ -366,7 +367,11 @@ def test_vllm_errors_come_from_http_5xx_on_v1_handlers_only() -> None:
 
 
 def test_trtllm_kv_usage_is_used_over_max_blocks() -> None:
-    (kv,) = [e for _, e in all_exprs(plan_of(base_spec("triton"))) if "kv_cache_block_metrics" in e]
+    (kv,) = [
+        e
+        for g, e in all_exprs(plan_of(base_spec("triton")))
+        if "kv_cache_block_metrics" in e and not g.endswith(".guards")
+    ]
     assert textwrap.dedent(kv) == (
         'max by (namespace, pod) (nv_trt_llm_kv_cache_block_metrics{job="svc",kv_cache_block_type="used",namespace="ns"})'
         ' / (max by (namespace, pod) (nv_trt_llm_kv_cache_block_metrics{job="svc",kv_cache_block_type="max",namespace="ns"}) > 0)'

@@ -7,12 +7,16 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
 
 SPECS = [
     pytest.param(ROOT / "specs" / "o1-preview.yaml", id="o1-preview 30-day SLOs, compat le"),
-    pytest.param(ROOT / "tests" / "fixtures" / "slo-28d.yaml", id="28-day SLOs, Prometheus 3 le"),
+    pytest.param(
+        ROOT / "tests" / "fixtures" / "slo-28d.yaml",
+        id="28-day SLOs, Prometheus 3 le, 30s SLO evaluations under 1m test steps",
+    ),
     pytest.param(
         ROOT / "tests" / "fixtures" / "slo-7d.yaml",
         id="7-day SLOs with custom tiers, Prometheus 2 le",
@@ -31,6 +35,18 @@ def test_generated_rules_and_tests_pass_promtool(spec: Path, tmp_path: Path) -> 
     assert rules and tests
     assert_ok(run_promtool("check", "rules", "--lint=all", "--lint-fatal", *rules))
     assert_ok(run_promtool("test", "rules", *tests))
+
+
+def test_slo_groups_evaluate_at_the_spec_interval_and_sum_whole_increments(tmp_path: Path) -> None:
+    files = render_to(ROOT / "tests" / "fixtures" / "slo-28d.yaml", tmp_path)
+    doc = yaml.safe_load(files["rules/chat-28d.rules.yaml"].read_text())
+    slo_groups = [g for g in doc["groups"] if ".slo." in g["name"]]
+    assert slo_groups and all(g["interval"] == "30s" for g in slo_groups)
+    assert all("interval" not in g for g in doc["groups"] if g not in slo_groups)
+    text = files["rules/chat-28d.rules.yaml"].read_text()
+    # 30s increments; each window half an evaluation short: 120 increments in 1h, 80640 in 28d.
+    assert "service:slo_total_events:increase30s" in text and " offset 30s)" in text
+    assert "[59m45s]" in text and "[27d23h59m45s]" in text and "[1h]" not in text
 
 
 def test_native_histogram_limits_are_stated_in_the_test_file(tmp_path: Path) -> None:
@@ -96,10 +112,40 @@ MAIN, SLOW_10M, SLOW_3H = "", "slow-10m.", "slow-3h."
         ),
         pytest.param("> 0.9\n", "> 0.97\n", MAIN, id="memory headroom threshold raised"),
         pytest.param(
+            '(group by (namespace) (inference_queue_depth{job="o1-preview-jobs"',
+            '(group by (namespace) (inference_queue_depth_total{job="o1-preview-jobs"',
+            MAIN,
+            id="input guard reads a misspelled series (fires on a healthy service)",
+        ),
+        pytest.param(
+            'group by (namespace) (up{job="o1-preview",namespace="ai-inference"} == 1) unless on (namespace) (group by (namespace) (inference_queue_depth',
+            'group by (namespace) (up{job="o1-preview",namespace="ai-inference"}) unless on (namespace) (group by (namespace) (inference_queue_depth',
+            MAIN,
+            id="input guard without its up == 1 gate (fires with the target down)",
+        ),
+        pytest.param(
             r"\n\s*and on \([^)]*\) sum_over_time\([^\n]*",
             "",
             MAIN,
-            id="min-events guard without its recorded-events count (extrapolates a new service)",
+            id="min-events guard removed (a new service's few events page)",
+        ),
+        pytest.param(
+            r" or \(([^()]*) and \1 offset 1m\)",
+            "",
+            MAIN,
+            id="increments without the reset branch (a restarted pod's first minute is lost)",
+        ),
+        pytest.param(
+            r"\) >= 0 or \(",
+            ") or (",
+            MAIN,
+            id="increments keep a reset's negative difference",
+        ),
+        pytest.param(
+            "[59m30s]",
+            "[1h]",
+            MAIN,
+            id="1h window over [1h]: 61 increments in Prometheus 2's closed range (fires late)",
         ),
     ],
 )
@@ -109,7 +155,8 @@ def test_generated_tests_fail_on_a_broken_threshold(
     files = render_to(ROOT / "specs" / "o1-preview.yaml", tmp_path)
     rules = files["rules/o1-preview.rules.yaml"]
     text = rules.read_text()
-    broken = re.sub(old, new, text) if old.startswith("\\n") else text.replace(old, new)
+    regex = old.startswith(("\\n", " or", "\\)"))
+    broken = re.sub(old, new, text) if regex else text.replace(old, new)
     assert broken != text
     rules.write_text(broken)
     result = run_promtool("test", "rules", files[f"rules/o1-preview.{suffix}test.yaml"])

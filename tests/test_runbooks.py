@@ -1,5 +1,5 @@
-"""Runbook pages: one per DESIGN §4 alert for every service and one per alert of each service
-(where runbook_url points: its checks first), naming real recorded series."""
+"""Runbook pages (docs/contracts.md, Alerts): one per alert for every service and one per alert
+of each service (where runbook_url points: its checks first), naming real recorded series."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def outputs() -> dict[str, str]:
 def test_every_design_alert_has_exactly_one_page(outputs: dict[str, str]) -> None:
     pages = sorted(p for p in outputs if re.fullmatch(r"docs/runbooks/[^/]+", p))
     assert pages == sorted(runbook_file(a) for a in ALERTS)
-    assert len(pages) == 14
+    assert len(pages) == 17
 
 
 def _service_pages(outputs: dict[str, str], service: str) -> dict[str, str]:

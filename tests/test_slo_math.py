@@ -7,6 +7,8 @@ from fractions import Fraction
 import pytest
 
 from generator import slo
+from generator.render import load_plans
+from tests.helpers_promtool import ROOT
 
 DAY = slo.DAY_MS
 
@@ -98,61 +100,107 @@ def test_default_tiers_below_one_are_raised_to_one(
 
 
 FAST = slo.bind_tier(slo.DEFAULT_TIERS[0], 99.9, 30 * DAY)
+ONE_MINUTE = slo.Sampling(60_000, 30_000)
 
 
 @pytest.mark.parametrize(
-    ("ratio", "interval_ms", "expected_ms"),
+    ("ratio", "sampling", "expected_ms"),
     [
-        # Long window at t = 180 s: samples 0.2+0.4+0.6 of 61 (both ends) = 0.0197 > 0.0144;
-        # at 120 s: 0.6 / 61 = 0.0098. The Workbook's instant ratio says 51.84 s.
+        # The long window is exact at each evaluation: 60 s of 3600 = 0.0167 > 0.0144; the
+        # Workbook's instant ratio crosses at 51.84 s, the next evaluation is at 1m.
         pytest.param(
-            Fraction(1), 60_000, 180_000, id="total outage at 99.9 fires the 1h tier after 3m"
+            Fraction(1), ONE_MINUTE, 60_000, id="total outage at 99.9 fires the 1h tier after 1m"
         ),
-        # 0.01512 × (57 full + 0.8+0.6+0.4+0.2 of ramp) / 61 = 0.014624 > 0.0144 at 61m;
-        # at 60m 58/61 gives 0.014376. The Workbook's instant ratio says 1h / 1.05 = 57m8.6s.
-        pytest.param(Fraction("0.01512"), 60_000, 61 * 60_000, id="5% above 14.4x fires after 61m"),
-        pytest.param(Fraction("0.0144"), 60_000, None, id="exactly at the threshold never fires"),
-        # At a 1h interval the 1h window holds two samples; both must be full.
-        pytest.param(Fraction(1), 3_600_000, 3_600_000, id="1h evaluation interval fires at 1h"),
+        # 0.01512 × t / 1h > 0.0144 from t = 1h / 1.05 = 57m8.6s: the 58m evaluation.
+        pytest.param(Fraction("0.01512"), ONE_MINUTE, 58 * 60_000, id="5% above 14.4x: 58m"),
+        # 2 × 0.0144 × 30m / 1h is exactly the threshold, not above it: one evaluation later.
+        pytest.param(Fraction("0.0288"), ONE_MINUTE, 31 * 60_000, id="2x the factor: 31m"),
+        pytest.param(Fraction("0.0144"), ONE_MINUTE, None, id="exactly at the threshold never"),
+        # Scrapes every 45 s lag a 1m evaluation by up to 45 s: at 1m the window holds 45 s of
+        # the outage (0.0125), at 2m 90 s (0.025).
+        pytest.param(
+            Fraction(1),
+            slo.Sampling(60_000, 45_000),
+            120_000,
+            id="a scrape interval that does not divide the evaluation adds its lag",
+        ),
+        pytest.param(Fraction(1), slo.Sampling(15_000, 15_000), 60_000, id="15s evaluations: 1m"),
     ],
 )
 def test_detection_time_of_our_rules(
-    ratio: Fraction, interval_ms: int, expected_ms: int | None
+    ratio: Fraction, sampling: slo.Sampling, expected_ms: int | None
 ) -> None:
-    assert slo.recorded_detection_ms(FAST, ratio, interval_ms) == expected_ms
+    assert slo.detection_ms(FAST, ratio, sampling) == expected_ms
 
 
-def test_recorded_ratio_follows_the_5m_rate_ramp() -> None:
-    # 5m window, 1m evaluations, 2 min after a step to 0.5: samples 0, 0, 0, 0, 0.2, 0.4 (×0.5).
-    assert slo.recorded_window_ratio(Fraction(1, 2), 120_000, 300_000, 60_000) == Fraction(1, 20)
+def test_window_ratio_is_exact_at_each_evaluation() -> None:
+    # 5m window, 2 min after a step to 0.5 (counters from 0 long before): 0.5 × 2 / 5.
+    profile = [(0, Fraction(0)), (3_600_000, Fraction(1, 2))]
+    assert slo.window_ratio(profile, 3_720_000, 300_000, ONE_MINUTE) == Fraction(1, 5)
     # Steady state: the ratio is the bad share itself.
-    assert slo.recorded_window_ratio(Fraction(1, 2), 3_600_000, 300_000, 60_000) == Fraction(1, 2)
+    assert slo.window_ratio(profile, 7_200_000, 300_000, ONE_MINUTE) == Fraction(1, 2)
 
 
-def test_recorded_ratio_with_short_history_is_over_the_samples_present() -> None:
-    # 10 min of healthy history, 10 min of 10 %: 1h window holds 20 samples; total ramps
-    # (0.2..0.8 then 16 full = 18), bad 0.2..0.8 then 6 full = 8: 0.1 × 8 / 18.
-    got = slo.recorded_window_ratio(Fraction(1, 10), 600_000, 3_600_000, 60_000, 600_000)
-    assert got == Fraction(2, 45)
+def test_window_ratio_with_short_history_is_over_the_events_present() -> None:
+    # 10 min healthy, 10 min at 10 %: the 1h window covers the 20 minutes there are.
+    profile = [(0, Fraction(0)), (600_000, Fraction(1, 10))]
+    assert slo.window_ratio(profile, 1_200_000, 3_600_000, ONE_MINUTE) == Fraction(1, 20)
 
 
-def test_detection_never_beats_the_workbook() -> None:
-    for spec in slo.DEFAULT_TIERS:
-        tier = slo.bind_tier(spec, 99.9, 30 * DAY)
-        ours = slo.recorded_detection_ms(tier)
-        assert ours is not None and Fraction(ours, 1000) > tier.detection_seconds()
+def test_coarse_test_steps_cover_one_scrape_before_each_evaluation() -> None:
+    # promtool evaluating every 1h, rules with 1m increments, scrapes every 2m30s: a 3h window
+    # holds the increments of 3 evaluations, each the 2m30s scraped before it.
+    how = slo.Sampling(60_000, 150_000, 3_600_000)
+    assert slo.covered_intervals(36_000_000, 10_800_000, how) == [
+        (35_850_000, 36_000_000),
+        (32_250_000, 32_400_000),
+        (28_650_000, 28_800_000),
+    ]
+
+
+def _spec_tiers() -> list[tuple[str, slo.Tier, slo.Sampling]]:
+    plans = load_plans(sorted((ROOT / "specs").glob("*.yaml")), ROOT)
+    return [
+        (
+            f"{p.name} {s.name} {t.long_window_ms // 60_000}m",
+            t,
+            slo.Sampling(p.evaluation_interval_ms, p.scrape_interval_ms),
+        )
+        for p in plans
+        for s in p.slos
+        for t in s.tiers
+    ]
+
+
+@pytest.mark.parametrize(("where", "tier", "sampling"), _spec_tiers())
+def test_every_example_tier_pages_within_one_evaluation_of_the_workbook(
+    where: str, tier: slo.Tier, sampling: slo.Sampling
+) -> None:
+    """Issue 20's target for every default tier of every spec in specs/: total outage and a
+    partial one at 2× the factor fire no earlier than the Workbook's ideal and at most one
+    evaluation interval later; the alert resolves as promptly after recovery."""
+    e = Fraction(sampling.evaluation_interval_ms, 1000)
+    for share in (Fraction(1), 2 * tier.threshold):
+        if share > 1:
+            continue
+        ours = slo.detection_ms(tier, share, sampling)
+        assert ours is not None, where
+        ideal = tier.detection_seconds(share)
+        assert ideal <= Fraction(ours, 1000) <= ideal + e, (where, share)
+    reset = slo.reset_ms(tier, sampling)
+    assert reset is not None
+    assert tier.reset_seconds() <= Fraction(reset, 1000) <= tier.reset_seconds() + e, where
 
 
 @pytest.mark.parametrize(
     ("since_start_ms", "expected"),
     [
-        # 1 event/min, 5 min old: recorded rates 0.2..1.0 of 1/60 sum to 3/60, × 300 s / 5
-        # samples = 3 events (5 happened); the mean-rate estimate alone would say 36 in 1h.
-        pytest.param(300_000, Fraction(3), id="a 5-minute-old service is not extrapolated"),
-        # 2h old: 61 samples of 1/60 × 300 / 6 = 50.83 (60 happened: 5m/(5m+1m) of them).
-        pytest.param(7_200_000, Fraction(61 * 300, 60 * 6), id="steady: 5/6 of the events at 1m"),
+        # 1 event/min, 5 min old: the increments hold the 5 events there were; a mean-rate
+        # estimate would credit the 1h window with 60.
+        pytest.param(300_000, Fraction(5), id="a 5-minute-old service is not extrapolated"),
+        pytest.param(7_200_000, Fraction(60), id="steady: exactly the events of the window"),
     ],
 )
 def test_min_events_guard_counts_recorded_events(since_start_ms: int, expected: Fraction) -> None:
-    got = slo.recorded_events(Fraction(1, 60), since_start_ms, 3_600_000, 60_000)
+    got = slo.recorded_events(Fraction(1, 60), since_start_ms, 3_600_000, ONE_MINUTE)
     assert got == expected

@@ -1,4 +1,4 @@
-"""Every SLO policy that cannot work is refused with its reason (DESIGN §6.2, §6.5, §6.6)."""
+"""Every SLO policy that cannot work is refused with its reason (docs/contracts.md, rules 2, 5 and 6)."""
 
 from __future__ import annotations
 
@@ -68,6 +68,36 @@ def _refused(tmp_path: Path, old: str, new: str) -> str:
             "  prometheus: {retention: 15d}\n  gpu: {exporter: sidecar}",
             ["spec.slos[0].window", "SLO window 30d is longer than spec.prometheus.retention 15d"],
             id="SLO window longer than retention",
+        ),
+        pytest.param(
+            "  gpu: {exporter: sidecar}",
+            "  prometheus: {evaluationInterval: 45s}\n  gpu: {exporter: sidecar}",
+            ["spec.prometheus.evaluationInterval", "divides 5m"],
+            id="evaluation interval that does not divide 5m",
+        ),
+        pytest.param(
+            "  gpu: {exporter: sidecar}",
+            "  prometheus: {evaluationInterval: 10m}\n  gpu: {exporter: sidecar}",
+            ["spec.prometheus.evaluationInterval", "divides 5m"],
+            id="evaluation interval longer than 5m",
+        ),
+        pytest.param(
+            LATENCY,
+            "{name: latency, indicator: requestDuration, threshold: 30s, objective: 99, alerting: {tiers: [{budget: 0.02, longWindow: 1h, shortWindow: 5m30s, severity: critical}]}}",
+            [
+                "spec.slos[1].alerting.tiers[0]",
+                "shortWindow 5m30s is not a multiple of evaluationInterval 1m",
+            ],
+            id="tier window that is not a whole number of evaluations",
+        ),
+        pytest.param(
+            "objective: 99.9, window: 30d",
+            "objective: 99.9, window: 7d30s",
+            [
+                "spec.slos[0].window",
+                "7d30s is not a multiple of spec.prometheus.evaluationInterval 1m",
+            ],
+            id="SLO window that is not a whole number of evaluations",
         ),
         pytest.param(
             "threshold: 30s, objective: 99",

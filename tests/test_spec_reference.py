@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
@@ -48,7 +49,6 @@ def test_no_reference_to_design_notes_users_do_not_have() -> None:
 
 
 def _validator() -> object:
-    jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((REPO / "docs" / "spec.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 

@@ -31,6 +31,7 @@ from generator.builders.alertmanager_routing import (
     InhibitRule,
     NamedReceiver,
     Route,
+    cluster_labels,
     default_receiver,
     group_by_labels,
     inhibit_rules,
@@ -64,10 +65,10 @@ def _timing(timing: Timing, keys: tuple[str, str, str]) -> Obj:
     return {k: format_duration_ms(v) for k, v in zip(keys, values, strict=True)}
 
 
-def _route(route: Route, root: bool = False) -> Obj:
+def _route(route: Route, root: bool = False, clusters: Sequence[str] = ()) -> Obj:
     obj: Obj = {"receiver": route.receiver}
     if root:
-        obj["group_by"] = list(GROUP_BY)
+        obj["group_by"] = [*GROUP_BY, *clusters]
     if route.matchers:
         obj["matchers"] = [m.render() for m in route.matchers]
     obj.update(_timing(route.timing, ("group_wait", "group_interval", "repeat_interval")))
@@ -117,9 +118,12 @@ def config(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> Obj:
     inhibit rules index :func:`inhibit_rules`; :func:`with_reasons` turns them into comments)."""
     return {
         "global": {"resolve_timeout": "5m"},
-        "route": _route(root_route(plans, receivers), root=True),
+        "route": _route(root_route(plans, receivers), root=True, clusters=cluster_labels(plans)),
         "inhibit_rules": [
-            _inhibit(rule, i) for i, rule in enumerate(inhibit_rules(group_by_labels(plans)))
+            _inhibit(rule, i)
+            for i, rule in enumerate(
+                inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
+            )
         ],
         "receivers": [
             _receiver(r, receivers.secrets_dir) for r in _all_receivers(plans, receivers)
@@ -147,7 +151,9 @@ def with_reasons(text: str, reasons: Sequence[str]) -> str:
 def config_text(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> str:
     """``alertmanager/alertmanager.yaml``: header, then the configuration with the reason of
     each inhibit rule as a comment."""
-    reasons = [r.why for r in inhibit_rules(group_by_labels(plans))]
+    reasons = [
+        r.why for r in inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
+    ]
     sources = ", ".join(sorted(p.source for p in plans))
     header = (
         f"{generated_header(sources + ', alertmanager/receivers.yaml')}\n"
@@ -213,7 +219,13 @@ CHART_REASONS = (
 
 def values_text(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> str:
     """``alertmanager/values-kube-prometheus-stack.yaml`` with its header and comments."""
-    reasons = [*(r.why for r in inhibit_rules(group_by_labels(plans))), *CHART_REASONS]
+    reasons = [
+        *(
+            r.why
+            for r in inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
+        ),
+        *CHART_REASONS,
+    ]
     sources = ", ".join(sorted(p.source for p in plans))
     header = (
         f"{generated_header(sources + ', alertmanager/receivers.yaml')}\n"
@@ -232,10 +244,10 @@ def _crd_matcher(m: Matcher) -> Obj:
     return {"name": m.label, "value": m.value, "matchType": m.op}
 
 
-def _crd_route(route: Route, top: bool = False) -> Obj:
+def _crd_route(route: Route, top: bool = False, clusters: Sequence[str] = ()) -> Obj:
     obj: Obj = {"receiver": route.receiver}
     if top:
-        obj["groupBy"] = list(GROUP_BY)
+        obj["groupBy"] = [*GROUP_BY, *clusters]
     if route.matchers:
         obj["matchers"] = [_crd_matcher(m) for m in route.matchers]
     obj.update(_timing(route.timing, ("groupWait", "groupInterval", "repeatInterval")))
@@ -258,7 +270,8 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
     receiver; the inhibit rules scoped to the service. ``__why__`` markers as in :func:`config`.
     """
     route = team_route(plan.team, receivers, (Matcher(naming.SERVICE, "=", plan.name),))
-    rules = inhibit_rules(plan.group_by, service=plan.name)
+    clusters = cluster_labels([plan])
+    rules = inhibit_rules(plan.group_by, service=plan.name, cluster_labels=clusters)
     return {
         "apiVersion": API_ALERTMANAGER_CONFIG,
         "kind": "AlertmanagerConfig",
@@ -268,7 +281,7 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
             "labels": common_labels(plan),
         },
         "spec": {
-            "route": _crd_route(route, top=True),
+            "route": _crd_route(route, top=True, clusters=clusters),
             "inhibitRules": [
                 {
                     "__why__": i,
@@ -285,7 +298,8 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
 
 def alertmanager_config_text(plan: ServicePlan, receivers: ReceiversConfig) -> str:
     """``manifests/<service>/alertmanagerconfig.yaml`` with its header and comments."""
-    reasons = [r.why for r in inhibit_rules(plan.group_by, service=plan.name)]
+    rules = inhibit_rules(plan.group_by, service=plan.name, cluster_labels=cluster_labels([plan]))
+    reasons = [r.why for r in rules]
     header = generated_header(f"{plan.source}, alertmanager/receivers.yaml")
     return with_reasons(dump_yaml(alertmanager_config(plan, receivers), header=header), reasons)
 

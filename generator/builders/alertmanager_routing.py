@@ -177,11 +177,17 @@ def team_route(team: str, receivers: ReceiversConfig, scope: tuple[Matcher, ...]
     return Route(ticket_receiver(team), scope, receivers.timing.ticket, (page,))
 
 
-def inhibit_rules(group_by_labels: Sequence[str], service: str | None = None) -> list[InhibitRule]:
+def inhibit_rules(
+    group_by_labels: Sequence[str],
+    service: str | None = None,
+    cluster_labels: Sequence[str] = (),
+) -> list[InhibitRule]:
     """The inhibit rules; with ``service``, each side also matches ``service=<service>``.
 
     ``group_by_labels`` are the specs' ``groupBy`` labels (per-model series), added to the
-    labels that must be equal for the severity rule.
+    labels that must be equal for the severity rule. ``cluster_labels`` (the specs'
+    ``clusterLabel``) must be equal in every rule: one cluster's outage never holds back
+    another cluster's alerts.
     """
     scope = (Matcher(naming.SERVICE, "=", service),) if service else ()
     symptoms = alerts_with(Role.SYMPTOM, Role.GUARD)
@@ -200,7 +206,7 @@ def inhibit_rules(group_by_labels: Sequence[str], service: str | None = None) ->
                 Matcher(naming.SEVERITY, "=", PAGE_SEVERITY),
             ),
             (*scope, Matcher("alertname", "=~", _names_regex(symptoms))),
-            ("namespace", naming.SERVICE),
+            ("namespace", naming.SERVICE, *cluster_labels),
         ),
         InhibitRule(
             "The pod's NVML sidecar is down or cannot read NVML (GPUExporterDown): that pod's "
@@ -208,7 +214,7 @@ def inhibit_rules(group_by_labels: Sequence[str], service: str | None = None) ->
             "alerts are not (equal pod).",
             (*scope, Matcher("alertname", "=", naming.ALERT_GPU_EXPORTER_DOWN)),
             (*scope, Matcher("alertname", "=~", _names_regex(gpu))),
-            ("namespace", naming.SERVICE, "pod"),
+            ("namespace", naming.SERVICE, "pod", *cluster_labels),
         ),
         InhibitRule(
             "A critical alert holds back the warning and info alerts of the same alert name, "
@@ -216,13 +222,13 @@ def inhibit_rules(group_by_labels: Sequence[str], service: str | None = None) ->
             "already covers the slow-burn ticket of the same SLO.",
             (*scope, Matcher(naming.SEVERITY, "=", "critical")),
             (*scope, Matcher(naming.SEVERITY, "=~", "warning|info")),
-            ("alertname", "namespace", naming.SERVICE, *instance),
+            ("alertname", "namespace", naming.SERVICE, *instance, *cluster_labels),
         ),
         InhibitRule(
             "A warning holds back the info alert of the same alert name, service and instance.",
             (*scope, Matcher(naming.SEVERITY, "=", "warning")),
             (*scope, Matcher(naming.SEVERITY, "=", "info")),
-            ("alertname", "namespace", naming.SERVICE, *instance),
+            ("alertname", "namespace", naming.SERVICE, *instance, *cluster_labels),
         ),
     ]
 
@@ -250,6 +256,12 @@ def default_receiver(receivers: ReceiversConfig) -> NamedReceiver:
 def group_by_labels(plans: Sequence[ServicePlan]) -> list[str]:
     """Every ``groupBy`` label of ``plans``, sorted."""
     return sorted({label for p in plans for label in p.group_by})
+
+
+def cluster_labels(plans: Sequence[ServicePlan]) -> list[str]:
+    """Every ``spec.prometheus.clusterLabel`` of ``plans``, sorted: notifications are grouped
+    per cluster too, and inhibition never crosses clusters."""
+    return sorted({p.cluster_label for p in plans if p.cluster_label})
 
 
 @dataclass(frozen=True)

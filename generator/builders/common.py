@@ -45,7 +45,7 @@ def alert_rule(
     labels: Mapping[str, str] | None = None,
     **text: Any,
 ) -> Rule:
-    """An alerting rule with the contract labels and annotations (DESIGN §4).
+    """An alerting rule with the contract labels and annotations (docs/contracts.md, Alerts).
 
     Labels: ``service``, ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),
@@ -81,6 +81,11 @@ def alert_rule(
     return rule
 
 
-def group(plan: ServicePlan, part: str, rules: list[Rule]) -> Group:
-    """A rule group named ``obsgen.<service>.<part>`` (no group-level labels: 2.42-safe)."""
-    return {"name": naming.group_name(plan.name, part), "rules": rules}
+def group(plan: ServicePlan, part: str, rules: list[Rule], interval_ms: int | None = None) -> Group:
+    """A rule group named ``obsgen.<service>.<part>`` (no group-level labels: 2.42-safe), with
+    its own ``interval`` when ``interval_ms`` is given (else Prometheus' global one)."""
+    out: Group = {"name": naming.group_name(plan.name, part)}
+    if interval_ms is not None:
+        out["interval"] = format_duration_ms(interval_ms)
+    out["rules"] = rules
+    return out

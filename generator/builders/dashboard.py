@@ -15,8 +15,9 @@ import grafanalib.core as g
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
-from generator.builders.fleet import fleet_dashboard
+from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
 from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
+from generator.builders.pods import OWNER_RECORD
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
@@ -25,7 +26,8 @@ from generator.yamlio import dump_json, generated_header
 TAGS = ("generated", "obsgen")
 
 
-def _query_variable(name: str, label: str, query: str) -> g.Template:
+def query_variable(name: str, label: str, query: str) -> g.Template:
+    """A multi-value query variable ``name`` over ``query`` (``label_values(…)``), "All" first."""
     # allValue ".*" keeps `label=~"$var"` true for series without the label when "All" is chosen.
     return g.Template(
         name=name,
@@ -41,24 +43,39 @@ def _query_variable(name: str, label: str, query: str) -> g.Template:
     )
 
 
+def cluster_variable(label: str, series: str) -> g.Template:
+    """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
+    return query_variable("cluster", "Cluster", f"label_values({series}, {label})")
+
+
 def variables(plan: ServicePlan) -> list[g.Template]:
-    """``datasource``, ``namespace``, ``model_name`` (when the preset has a model label), ``pod``.
+    """``datasource``, ``cluster`` (when the spec names a cluster label), ``namespace``,
+    ``model_name`` (when the preset has a model label), ``pod``; each variable's values are
+    those of the clusters (and namespaces) chosen before it.
 
     All but ``datasource`` are multi-value with "All" = ``.*``; panels use them with ``=~``.
     """
-    requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
-    found = [
-        datasource_variable(),
-        _query_variable("namespace", "Namespace", f"label_values({requests}, namespace)"),
-    ]
+    requests = naming.record(plan.group_by, naming.REQUESTS, "rate5m")
+    found = [datasource_variable()]
+    cluster: tuple[Matcher, ...] = ()
+    if plan.cluster_label:
+        found.append(cluster_variable(plan.cluster_label, recorded(plan, requests)))
+        cluster = (Matcher(plan.cluster_label, "=~", "$cluster"),)
+    found.append(
+        query_variable(
+            "namespace",
+            "Namespace",
+            f"label_values({recorded(plan, requests, *cluster)}, namespace)",
+        )
+    )
     ns = Matcher("namespace", "=~", "$namespace")
     if plan.model_label:
-        series = selector(plan.requests.name, (*plan.requests.matchers, ns))
+        series = selector(plan.requests.name, (*plan.requests.matchers, ns, *cluster))
         found.append(
-            _query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
+            query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
         )
-    pods = selector(naming.CADVISOR_WORKING_SET, (*plan.pod_matchers, ns))
-    found.append(_query_variable("pod", "Pod", f"label_values({pods}, pod)"))
+    pods = recorded(plan, OWNER_RECORD, ns, *cluster)
+    found.append(query_variable("pod", "Pod", f"label_values({pods}, pod)"))
     return found
 
 
@@ -79,33 +96,70 @@ def _build(
         editable=False,
         links=[],
     )
-    sources = [p for row in rows for p in row.panels]
-    return to_modern(dashboard, sources, generated_header(source))
+    return to_modern(dashboard, rows, generated_header(source))
+
+
+FLEET_NAME = "fleet-overview"
+# Tag of every fleet overview; a service dashboard links to them by tag, not by uid, so it does
+# not depend on which fleet (repository) it belongs to and renders alone from its own spec.
+FLEET_TAG = "obsgen-fleet"
+
+
+def service_title(plan: ServicePlan) -> str:
+    """``<service> (<namespace>) — model service``: Grafana refuses two dashboards of one title
+    in one folder, and two teams may both name a service ``chat``."""
+    where = f" ({plan.namespace})" if plan.namespace else ""
+    return f"{plan.name}{where} — model service"
+
+
+def fleet_title(fleet: str) -> str:
+    """Title of the fleet overview named ``fleet`` (see :func:`generator.naming.fleet_name`)."""
+    return f"Model services — fleet overview ({fleet})"
+
+
+def _fleet_link() -> dict[str, Any]:
+    return {
+        "asDropdown": False,
+        "icon": "dashboard",
+        "includeVars": False,
+        "keepTime": True,
+        "tags": [FLEET_TAG],
+        "targetBlank": False,
+        "title": "Fleet overview",
+        "tooltip": "",
+        "type": "dashboards",
+    }
 
 
 def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
-    """The dashboard of one service as a Grafana JSON model (schemaVersion 39)."""
+    """The dashboard of one service as a Grafana JSON model (schemaVersion 39), uid
+    :func:`generator.naming.dashboard_uid` (unique per cluster label and namespace)."""
     out = _build(
-        f"{plan.name} — model service",
-        naming.dashboard_uid(plan.name),
+        service_title(plan),
+        naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label),
         service_rows(plan),
         variables(plan),
         plan.source,
     )
-    out["links"] = [
-        {
-            "title": "Fleet overview",
-            "type": "link",
-            "url": f"/d/{naming.dashboard_uid(FLEET_NAME)}/{FLEET_NAME}",
-            "icon": "dashboard",
-            "keepTime": True,
-        }
-    ]
+    out["links"] = [_fleet_link()]
     out["tags"] = [*TAGS, plan.team, plan.server]
     return out
 
 
-FLEET_NAME = "fleet-overview"
+def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) -> dict[str, Any]:
+    """The fleet overview of ``plans`` (non-empty): uid and title from
+    :func:`generator.naming.fleet_name` (``render.fleetName`` or the services' namespaces)."""
+    fleet = naming.fleet_name(fleet_name, (p.namespace for p in plans))
+    rows, templates = fleet_dashboard(plans)
+    out = _build(
+        fleet_title(fleet),
+        naming.fleet_dashboard_uid(fleet, fleet_cluster_label(plans)),
+        rows,
+        templates,
+        "specs/",
+    )
+    out["tags"] = [*TAGS, FLEET_TAG]
+    return out
 
 
 def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
@@ -133,23 +187,22 @@ def service_dashboard_output(plan: ServicePlan) -> dict[str, str]:
     return {naming.dashboard_file(plan.name): dump_json(service_dashboard(plan))}
 
 
-def fleet_dashboard_output(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``{dashboards/fleet-overview.json: text}`` for ``plans`` (nothing without plans)."""
+def fleet_dashboard_output(
+    plans: Sequence[ServicePlan], fleet_name: str | None = None
+) -> dict[str, str]:
+    """``{dashboards/fleet-overview.json: text}`` for ``plans`` (nothing without plans);
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces)."""
     if not plans:
         return {}
-    rows, templates = fleet_dashboard(plans)
-    fleet = _build(
-        "Model services — fleet overview",
-        naming.dashboard_uid(FLEET_NAME),
-        rows,
-        templates,
-        "specs/",
-    )
-    return {naming.fleet_dashboard_file(): dump_json(fleet)}
+    return {naming.fleet_dashboard_file(): dump_json(fleet_overview(plans, fleet_name))}
 
 
-def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
+def dashboard_outputs(
+    plans: Sequence[ServicePlan], fleet_name: str | None = None
+) -> dict[str, str]:
     """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces).
 
     Raises:
         ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
@@ -159,5 +212,5 @@ def dashboard_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
     outputs: dict[str, str] = {}
     for plan in sorted(plans, key=lambda p: p.name):
         outputs.update(service_dashboard_output(plan))
-    outputs.update(fleet_dashboard_output(plans))
+    outputs.update(fleet_dashboard_output(plans, fleet_name))
     return outputs

@@ -15,7 +15,9 @@ from fractions import Fraction
 from generator import naming
 from generator.builders.common import recorded
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
+from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
+from generator.builders.pods import owned
 from generator.builders.slo_rules import error_ratio_record
 from generator.plan import HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
@@ -29,8 +31,30 @@ SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
 _TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
 
 
-def _ns() -> Matcher:
-    return Matcher("namespace", "=~", "$namespace")
+def _cluster(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The ``cluster`` variable's filter on the cluster label, when the spec names one."""
+    return (Matcher(plan.cluster_label, "=~", "$cluster"),) if plan.cluster_label else ()
+
+
+def _scope(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """The filters every query of a service dashboard carries: namespace, and cluster."""
+    return (Matcher("namespace", "=~", "$namespace"), *_cluster(plan))
+
+
+def _by(plan: ServicePlan, *labels: str) -> str:
+    """`` by (labels…)`` with the cluster label kept (``""`` for no labels and no cluster)."""
+    return by(plan.keeping(*labels))
+
+
+def _total(plan: ServicePlan, op: str, expr: str) -> str:
+    """``op(expr)`` over everything the variables select, one per cluster with a cluster label."""
+    grouping = _by(plan)
+    return f"{op}{grouping} ({expr})" if grouping else f"{op}({expr})"
+
+
+def _named(plan: ServicePlan, legend: str) -> str:
+    """``legend`` preceded by the series' cluster when the spec names a cluster label."""
+    return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
 def _pod() -> Matcher:
@@ -44,11 +68,11 @@ def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
 def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
     """A recorded series of this service, filtered by the variables its labels carry."""
     model = _model(plan) if plan.model_label in plan.group_by else ()
-    return recorded(plan, record, _ns(), *model, *extra)
+    return recorded(plan, record, *_scope(plan), *model, *extra)
 
 
 def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: bool = False) -> str:
-    return selector(metric, (*matchers, _ns(), *_model(plan), *((_pod(),) if pod else ())))
+    return selector(metric, (*matchers, *_scope(plan), *_model(plan), *((_pod(),) if pod else ())))
 
 
 def _runbook(plan: ServicePlan, alert: str) -> tuple[str, str]:
@@ -99,6 +123,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"SLO {s.name}: SLI over {w} (objective {decimal_str(s.objective)}%)",
+                key=f"slo/{s.name}/sli",
                 description=f"Share of {what} over the last {w}, from the recording rule "
                 f"{naming.record(g, naming.SLO_SLI, f'ratio_rate{w}')} (traffic-weighted sums of 5m rates). "
                 f"Green at or above the objective {decimal_str(s.objective)}%.",
@@ -119,6 +144,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"SLO {s.name}: error budget remaining ({w})",
+                key=f"slo/{s.name}/budget",
                 description="Share (0–1) of the error budget left in the SLO window: "
                 f"1 − error ratio / {decimal_str(s.error_budget)}, from "
                 f"{naming.record(g, naming.SLO_BUDGET_REMAINING, 'ratio')}. Below 0 the budget is spent.",
@@ -154,6 +180,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
             panels.append(
                 PanelDef(
                     title=f"SLO {s.name}: burn rate per tier",
+                    key=f"slo/{s.name}/burn-rate",
                     description="Error ratio over each tier's long window divided by the error "
                     f"budget {budget} (1× spends the budget exactly over {w}), from "
                     f"{naming.record(g, naming.SLI_ERROR, 'ratio_rate<window>')}. Threshold lines are the tier "
@@ -171,17 +198,33 @@ def slo_row(plan: ServicePlan) -> RowDef:
             )
     alerts = selector(
         naming.ALERTS_SERIES,
-        (Matcher("alertstate", "=", "firing"), Matcher(naming.SERVICE, "=", plan.name)),
+        (
+            Matcher("alertstate", "=", "firing"),
+            Matcher(naming.SERVICE, "=", plan.name),
+            *_cluster(plan),
+        ),
     )
+    shown: tuple[str, ...] = (
+        "alertname",
+        "severity",
+        "slo",
+        "indicator",
+        "signal",
+        "metric",
+        "pod",
+        "uuid",
+    )
+    shown += (plan.cluster_label,) if plan.cluster_label else ()
     panels.append(
         PanelDef(
             title="Firing alerts",
+            key="firing-alerts",
             description=f"Alerts of service {plan.name} firing now, from the ALERTS series "
             "Prometheus writes for every active alert.",
             kind="table",
             queries=(
                 Query(
-                    f"sum by (alertname, severity, slo, indicator, pod, uuid) ({alerts})",
+                    f"sum by ({', '.join(shown)}) ({alerts})",
                     instant=True,
                 ),
             ),
@@ -219,13 +262,14 @@ def traffic_row(plan: ServicePlan) -> RowDef:
         labels = sorted({m.label for m in req.error_matchers})
         queries.append(
             Query(
-                f"sum{by(labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
-                " ".join(f"{label}={{{{{label}}}}}" for label in labels),
+                f"sum{_by(plan, *labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
+                _named(plan, " ".join(f"{label}={{{{{label}}}}}" for label in labels)),
             )
         )
     panels = [
         PanelDef(
             title="Requests/s by outcome",
+            key="requests",
             description=f"Finished requests per second, ok and failed, from "
             f"{naming.record(g, naming.REQUESTS, 'rate5m')} and {naming.record(g, naming.REQUEST_ERRORS, 'rate5m')}"
             + (
@@ -243,6 +287,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
     panels.append(
         PanelDef(
             title="Error ratio",
+            key="error-ratio",
             description="Failed / all requests over 5m, from "
             f"{naming.record(g, naming.REQUEST_ERRORS, 'ratio_rate5m')} — the series "
             f"{naming.ALERT_ERROR_RATIO} compares with its threshold (line).",
@@ -260,17 +305,33 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             width=10,
         )
     )
-    up = selector("up", (*plan.matchers, _ns()))
+    up = selector("up", (*plan.matchers, *_scope(plan)))
+    desired, available, label = replica_metrics(plan)
+    workload = (*_scope(plan), Matcher(label, "=", plan.deployment_name))
     panels.append(
         PanelDef(
             title="Scrape targets up",
+            key="targets-up",
             description=f"Scrape targets of the service that are up (the up series for "
-            f"{', '.join(m.render() for m in plan.matchers)}); green at {plan.replicas} replicas.",
+            f"{', '.join(m.render() for m in plan.matchers)}), and the replicas of "
+            f"{plan.workload_kind}/{plan.deployment_name} kube-state-metrics reports available "
+            f"({available}) and desired ({desired}); green at {plan.replicas} replicas.",
             kind="stat",
-            queries=(Query(f"sum({up})", "up"),),
+            queries=(
+                Query(_total(plan, "sum", up), _named(plan, "up")),
+                Query(
+                    _total(plan, "sum", selector(available, workload)), _named(plan, "available")
+                ),
+                Query(_total(plan, "sum", selector(desired, workload)), _named(plan, "desired")),
+            ),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
-            runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
+            runbook=_runbook(
+                plan,
+                naming.ALERT_REPLICAS_UNAVAILABLE
+                if "replicas_unavailable" in plan.alerts
+                else naming.ALERT_TARGET_DOWN,
+            ),
             width=4,
         )
     )
@@ -325,6 +386,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"{name} latency p50 / p90 / p99",
+                key=f"latency/{h.indicator}/quantiles",
                 description=f'Quantiles of {h.metric} over 5m in seconds, from {record}{{indicator="{h.indicator}"}}. '
                 + (
                     "Lines: " + "; ".join(notes) + "."
@@ -343,6 +405,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"{name} latency distribution",
+                key=f"latency/{h.indicator}/heatmap",
                 description=f"Requests per second in each latency bucket of {h.metric}"
                 + ("" if h.native else "_bucket")
                 + ", rate over $__rate_interval (buckets are cumulative counters: rate first, then sum by le).",
@@ -359,6 +422,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title=f"Requests slower than {decimal_str(slow.params['threshold_seconds'])}s ({h.indicator})",
+                key=f"latency/{h.indicator}/slow-ratio",
                 description=f"Share of requests slower than {decimal_str(slow.params['threshold_seconds'])}s over 5m, "
                 f"from {record} (1 − bucket rate / count rate of {h.metric}); "
                 f"{naming.ALERT_SLOW_REQUESTS} fires above the line.",
@@ -398,12 +462,16 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Tokens/s",
+                key="tokens",
                 description="Tokens processed per second, rate over $__rate_interval of "
                 + " and ".join(c.name for _, c in tokens)
                 + ".",
                 kind="timeseries",
                 queries=tuple(
-                    Query(f"sum(rate({_raw(c.name, c.matchers, plan)}[{RATE}]))", label)
+                    Query(
+                        _total(plan, "sum", f"rate({_raw(c.name, c.matchers, plan)}[{RATE}])"),
+                        _named(plan, label),
+                    )
                     for label, c in tokens
                 ),
                 unit="suffix: tok/s",
@@ -429,6 +497,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Running vs waiting requests",
+                key="running-waiting",
                 description="Requests being served and requests queued, summed over pods, from "
                 f"{naming.record(g, naming.RUNNING_REQUESTS, 'sum')} / {naming.record(g, naming.QUEUE_DEPTH, 'sum')} "
                 f"(gauges {' and '.join(names)}).",
@@ -445,6 +514,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="KV-cache usage per pod",
+                key="kv-cache",
                 description=f"Share (0–1) of the KV cache in use per pod, from {record} "
                 f"(gauge {plan.kv_cache_usage.name}); {naming.ALERT_KV_CACHE} fires above the line.",
                 kind="timeseries",
@@ -462,6 +532,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
         panels.append(
             PanelDef(
                 title="Queue depth",
+                key="queue-depth",
                 description=f"Queued requests summed over pods, from {record} "
                 f"(gauge {plan.queue_depth.name}); {naming.ALERT_QUEUE_DEPTH} fires above the line.",
                 kind="timeseries",
@@ -482,43 +553,55 @@ def saturation_row(plan: ServicePlan) -> RowDef:
 def memory_row(plan: ServicePlan) -> RowDef:
     """Working set vs limit per pod, headroom against the alert, OOM kills and restarts, and
     CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
-    pods = plan.pod_matchers
+
+    def pods(metric: str, *extra: Matcher) -> str:
+        # cAdvisor / kube-state-metrics series of the service's pods (owner record).
+        return owned(
+            plan,
+            selector(metric, (*plan.container_matchers, *_scope(plan), _pod(), *extra)),
+            *_cluster(plan),
+        )
+
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
-    working_set = selector(naming.CADVISOR_WORKING_SET, (*pods, _ns(), _pod()))
-    ws = f"max by (pod) ({working_set})"
+    ws = f"max{_by(plan, 'pod')} {pods(naming.CADVISOR_WORKING_SET)}"
     if recorded_memory:
-        limit = f"max by (pod) ({recorded(plan, LIMIT_RECORD, _ns(), _pod())})"
-        usage = f"max by (pod) ({recorded(plan, USAGE_RECORD, _ns(), _pod())})"
+        limit = f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *_scope(plan), _pod())})"
+        usage = f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *_scope(plan), _pod())})"
         source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
     else:
-        limits = selector(
-            naming.KSM_LIMITS, (*pods, _ns(), _pod(), Matcher("resource", "=", "memory"))
+        limit = (
+            f"max{_by(plan, 'pod')} {pods(naming.KSM_LIMITS, Matcher('resource', '=', 'memory'))}"
         )
-        limit = f"max by (pod) ({limits})"
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    restarts = selector(naming.KSM_RESTARTS, (*pods, _ns(), _pod()))
-    oom = selector(
-        naming.KSM_LAST_TERMINATED, (*pods, _ns(), _pod(), Matcher("reason", "=", "OOMKilled"))
-    )
+    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *_scope(plan), _pod()))
+    oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
     labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
-        selector(metric, (*pods, _ns(), _pod()))
+        selector(metric, (*plan.container_matchers, *_scope(plan), _pod()))
         for metric in (
             naming.CADVISOR_CPU,
             naming.CADVISOR_CFS_THROTTLED,
             naming.CADVISOR_CFS_PERIODS,
         )
     )
+
+    def rate_by_pod(series: str) -> str:
+        return f"sum{_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *_cluster(plan))}"
+
     return RowDef(
         "Memory",
         (
             PanelDef(
                 title="Working set vs limit per pod",
+                key="working-set",
                 description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
                 f"killer compares) against the memory limit ({source}).",
                 kind="timeseries",
-                queries=(Query(ws, "{{pod}} working set"), Query(limit, "{{pod}} limit")),
+                queries=(
+                    Query(ws, _named(plan, "{{pod}} working set")),
+                    Query(limit, _named(plan, "{{pod}} limit")),
+                ),
                 unit="bytes",
                 min_value=0,
                 runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
@@ -526,10 +609,11 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="Memory headroom per pod",
+                key="memory-headroom",
                 description=f"1 − working set / limit per pod ({labels}); "
                 f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
                 kind="timeseries",
-                queries=(Query(f"1 - {usage}", "{{pod}}"),),
+                queries=(Query(f"1 - {usage}", _named(plan, "{{pod}}")),),
                 unit="percentunit",
                 max_value=1,
                 steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
@@ -538,13 +622,20 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="Restarts and OOM kills",
+                key="restarts",
                 description=f"Container restarts per pod (increase of {naming.KSM_RESTARTS} over "
                 f"$__rate_interval) and whether the last termination was OOMKilled "
                 f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (increase({restarts}[{RATE}]))", "{{pod}} restarts"),
-                    Query(f"max by (pod) ({oom})", "{{pod}} last termination OOMKilled"),
+                    Query(
+                        f"sum{_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *_cluster(plan))}",
+                        _named(plan, "{{pod}} restarts"),
+                    ),
+                    Query(
+                        f"max{_by(plan, 'pod')} {oom}",
+                        _named(plan, "{{pod}} last termination OOMKilled"),
+                    ),
                 ),
                 unit="short",
                 min_value=0,
@@ -554,15 +645,16 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
             PanelDef(
                 title="CPU per pod",
+                key="cpu",
                 description=f"CPU cores used per pod (rate of {naming.CADVISOR_CPU}) and the share "
                 f"of CFS periods in which the container was throttled ({naming.CADVISOR_CFS_THROTTLED} / "
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
                 kind="timeseries",
                 queries=(
-                    Query(f"sum by (pod) (rate({cpu}[{RATE}]))", "{{pod}} cores"),
+                    Query(rate_by_pod(cpu), _named(plan, "{{pod}} cores")),
                     Query(
-                        f"sum by (pod) (rate({throttled}[{RATE}])) / (sum by (pod) (rate({periods}[{RATE}])) > 0)",
-                        "{{pod}} throttled share",
+                        f"{rate_by_pod(throttled)} / ({rate_by_pod(periods)} > 0)",
+                        _named(plan, "{{pod}} throttled share"),
                     ),
                 ),
                 unit="short",
@@ -588,29 +680,33 @@ def memory_row(plan: ServicePlan) -> RowDef:
 # --- GPU ---------------------------------------------------------------------------------
 
 GPU_BY = ("gpu", "pod", "uuid")
+MIG_BY = (*GPU_BY, "mig_uuid")
 GPU_LEGEND = "{{pod}} GPU {{gpu}}"
 
 
 def gpu_row(plan: ServicePlan) -> RowDef:
-    """NVML sidecar exporter panels (DESIGN §5 names); empty unless ``gpu.exporter`` is set."""
+    """NVML sidecar exporter panels (metric names: nvml_exporter/README.md); empty unless ``gpu.exporter`` is set."""
     if not plan.gpu_exporter:
         return RowDef("GPU", ())
 
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{by(labels)} ({selector(metric, (*plan.gpu_matchers, _ns(), _pod(), *extra))})"
+        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *_scope(plan), _pod(), *extra))})"
 
     def runbook(alert: str) -> tuple[str, str]:
         return _runbook(plan, alert)
 
-    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, _ns(), _pod()))
+    gpu_legend = _named(plan, GPU_LEGEND)
+
+    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *_scope(plan), _pod()))
     panels = (
         PanelDef(
             title="GPU utilisation",
+            key="gpu/utilisation",
             description=f"Share (0–1) of time a kernel ran on each GPU ({naming.GPU_UTILIZATION}).",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_UTILIZATION), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_UTILIZATION), gpu_legend),),
             unit="percentunit",
             min_value=0,
             max_value=1,
@@ -618,11 +714,12 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU memory used vs total",
+            key="gpu/memory",
             description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_MEMORY_USED), f"{GPU_LEGEND} used"),
-                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{GPU_LEGEND} total"),
+                Query(gauge(naming.GPU_MEMORY_USED), f"{gpu_legend} used"),
+                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{gpu_legend} total"),
             ),
             unit="bytes",
             min_value=0,
@@ -630,13 +727,19 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU memory headroom",
+            key="gpu/memory-headroom",
             description=f"Free / total device memory ({naming.GPU_MEMORY_FREE} / {naming.GPU_MEMORY_TOTAL}), "
-            f"as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; it fires below the line.",
+            f"per MIG instance on GPUs with MIG instances ({naming.GPU_MIG_MEMORY_FREE} / "
+            f"{naming.GPU_MIG_MEMORY_TOTAL}), as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; "
+            "it fires below the line.",
             kind="timeseries",
             queries=(
                 Query(
-                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0)",
-                    GPU_LEGEND,
+                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0) "
+                    f"unless on ({', '.join(plan.keeping(*GPU_BY))}) {gauge(naming.GPU_MIG_MEMORY_TOTAL)} "
+                    f"or {gauge(naming.GPU_MIG_MEMORY_FREE, labels=MIG_BY)} / "
+                    f"({gauge(naming.GPU_MIG_MEMORY_TOTAL, labels=MIG_BY)} > 0)",
+                    f"{gpu_legend}{{{{mig_uuid}}}}",
                 ),
             ),
             unit="percentunit",
@@ -647,22 +750,24 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU temperature",
+            key="gpu/temperature",
             description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
             f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_TEMPERATURE), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_TEMPERATURE), gpu_legend),),
             unit="celsius",
             steps=_alert_steps(plan, "gpu_temperature", "max"),
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
         PanelDef(
             title="GPU power vs limit",
+            key="gpu/power",
             description=f"Power draw ({naming.GPU_POWER_USAGE}) against the enforced limit "
             f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
             kind="timeseries",
             queries=(
-                Query(gauge(naming.GPU_POWER_USAGE), f"{GPU_LEGEND} draw"),
-                Query(gauge(naming.GPU_POWER_LIMIT), f"{GPU_LEGEND} limit"),
+                Query(gauge(naming.GPU_POWER_USAGE), f"{gpu_legend} draw"),
+                Query(gauge(naming.GPU_POWER_LIMIT), f"{gpu_legend} limit"),
             ),
             unit="watt",
             min_value=0,
@@ -670,23 +775,25 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU SM clock",
+            key="gpu/sm-clock",
             description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
             "load with a throttle reason active means the GPU is slowing down.",
             kind="timeseries",
-            queries=(Query(gauge(naming.GPU_SM_CLOCK), GPU_LEGEND),),
+            queries=(Query(gauge(naming.GPU_SM_CLOCK), gpu_legend),),
             unit="hertz",
             min_value=0,
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
         PanelDef(
             title="GPU throttle reasons active",
+            key="gpu/throttle",
             description=f"Clock event (throttle) reasons currently active per GPU "
             f"({naming.GPU_CLOCK_EVENT_ACTIVE}{{reason}} = 1); idle and application-clock reasons are normal.",
             kind="timeseries",
             queries=(
                 Query(
                     gauge(naming.GPU_CLOCK_EVENT_ACTIVE, labels=(*GPU_BY, "reason")) + " > 0",
-                    f"{GPU_LEGEND} {{{{reason}}}}",
+                    f"{gpu_legend} {{{{reason}}}}",
                 ),
             ),
             unit="bool",
@@ -695,13 +802,14 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU Xid errors",
+            key="gpu/xid",
             description=f"Xid errors reported by the driver per GPU and code (increase of "
             f"{naming.GPU_XID_ERRORS} over $__rate_interval); any is worth a look, 48/79/94/95 mean the GPU needs attention.",
             kind="timeseries",
             queries=(
                 Query(
-                    f"sum{by((*GPU_BY, 'xid'))} (increase({xid}[{RATE}]))",
-                    f"{GPU_LEGEND} Xid {{{{xid}}}}",
+                    f"sum{_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
+                    f"{gpu_legend} Xid {{{{xid}}}}",
                 ),
             ),
             unit="short",
@@ -711,17 +819,29 @@ def gpu_row(plan: ServicePlan) -> RowDef:
         ),
         PanelDef(
             title="GPU exporter NVML up",
+            key="gpu/exporter-up",
             description=f"1 when the sidecar reads NVML ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
             kind="stat",
             queries=(
                 Query(
-                    f"min by (pod) ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, _ns(), _pod()))})",
-                    "{{pod}}",
+                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *_scope(plan), _pod()))})",
+                    _named(plan, "{{pod}}"),
                 ),
             ),
             unit="bool",
             steps=(Step(None, RED), Step(1, GREEN)),
             runbook=runbook(naming.ALERT_GPU_EXPORTER_DOWN),
+        ),
+        PanelDef(
+            title="GPUs up",
+            key="gpu/device-up",
+            description=f"1 per GPU that answers NVML, 0 for a GPU NVML reports lost "
+            f"({naming.GPU_DEVICE_UP}); {naming.ALERT_GPU_LOST} fires on a 0.",
+            kind="stat",
+            queries=(Query(gauge(naming.GPU_DEVICE_UP), GPU_LEGEND),),
+            unit="bool",
+            steps=(Step(None, RED), Step(1, GREEN)),
+            runbook=runbook(naming.ALERT_GPU_LOST),
         ),
     )
     return RowDef("GPU", panels)

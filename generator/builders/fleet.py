@@ -6,6 +6,11 @@ label (Grafana "merge" transformation); ``team`` and ``service`` variables narro
 No query names a service, so the dashboard's size does not grow with the fleet (at 1,000
 services the per-service form was over the 1 MB ConfigMap limit). The info record carries
 each service's dashboard uid (uids hold a hash, so Grafana cannot derive them) for the link.
+
+When the specs name a cluster label (``spec.prometheus.clusterLabel``, one for the whole
+fleet), the records keep it: one row per service and cluster, a ``cluster`` variable filters
+every query, joins match on it, and the link opens the service dashboard on that cluster.
+Services without the label have no cluster value: they show while "All" clusters are chosen.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ import grafanalib.core as g
 
 from generator import naming
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step, datasource_variable
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, by, selector
 
 # (refId, column title, unit, record) in table order; refId "A" is the info helper.
 COLUMNS: tuple[tuple[str, str, str, str], ...] = (
@@ -35,25 +41,17 @@ _TEAM = Matcher(naming.TEAM, "=~", "$team")
 _VISIBLE_ROWS = 20
 
 
-def _in_selection(expr: str) -> str:
-    """``expr`` (per ``service``) kept for the services the ``team`` variable selects."""
-    return f"{expr} and on ({naming.SERVICE}) {selector(naming.FLEET_INFO, (_TEAM,))}"
+def _cluster(cluster: str | None) -> tuple[Matcher, ...]:
+    """The ``cluster`` variable's filter, when the fleet has a cluster label."""
+    return (Matcher(cluster, "=~", "$cluster"),) if cluster else ()
 
 
-def _variable(name: str, label: str, query: str) -> g.Template:
-    # allValue ".*" keeps `label=~"$var"` true for every series when "All" is chosen.
-    return g.Template(
-        name=name,
-        label=label,
-        query=query,
-        dataSource="${datasource}",
-        multi=True,
-        includeAll=True,
-        allValue=".*",
-        default="$__all",
-        refresh=2,
-        sort=1,
-    )
+def _in_selection(expr: str, cluster: str | None) -> str:
+    """``expr`` (per ``service``, and cluster) kept for the services the ``team`` variable
+    selects."""
+    info = selector(naming.FLEET_INFO, (_TEAM, *_cluster(cluster)))
+    keys = (naming.SERVICE, *((cluster,) if cluster else ()))
+    return f"{expr} and on{by(keys).removeprefix(' by')} {info}"
 
 
 def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
@@ -62,14 +60,19 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     Every column is one query over a fleet record (:mod:`generator.builders.fleet_rules`),
     so the panel is the same size for 4 services or 1,000.
     """
-    alerts = selector(naming.ALERTS_SERIES, (Matcher("alertstate", "=", "firing"), _SERVICE))
+    cluster = fleet_cluster_label(plans)
+    where = _cluster(cluster)
+    alerts = selector(
+        naming.ALERTS_SERIES, (Matcher("alertstate", "=", "firing"), _SERVICE, *where)
+    )
+    by_service = by((naming.SERVICE, *((cluster,) if cluster else ())))
     queries = (
-        Query(selector(naming.FLEET_INFO, (_SERVICE, _TEAM)), instant=True),
+        Query(selector(naming.FLEET_INFO, (_SERVICE, _TEAM, *where)), instant=True),
         *(
-            Query(_in_selection(selector(record, (_SERVICE,))), instant=True)
+            Query(_in_selection(selector(record, (_SERVICE, *where)), cluster), instant=True)
             for _, _, _, record in COLUMNS
         ),
-        Query(_in_selection(f"count by ({naming.SERVICE}) ({alerts})"), instant=True),
+        Query(_in_selection(f"count{by_service} ({alerts})", cluster), instant=True),
     )
     titles = [
         *((ref, title, unit) for ref, title, unit, _ in COLUMNS),
@@ -92,7 +95,8 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
                     "value": [
                         {
                             "title": "Open ${__data.fields.service} dashboard",
-                            "url": "/d/${__data.fields.dashboard_uid}/${__data.fields.service}?${__url_time_range}",
+                            "url": "/d/${__data.fields.dashboard_uid}/${__data.fields.service}?${__url_time_range}"
+                            + (f"&var-cluster=${{__data.fields.{cluster}}}" if cluster else ""),
                         }
                     ],
                 }
@@ -101,6 +105,7 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     )
     return PanelDef(
         title="Model services",
+        key="services",
         description="One row per service of the selected teams and services, from the fleet "
         f"recording rules every service's rule file holds: worst SLI over its SLO window "
         f"({naming.FLEET_SLI}), worst error budget left ({naming.FLEET_BUDGET}), p99 of the "
@@ -131,7 +136,11 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
                             "dashboard_uid": True,
                             "server": True,
                         },
-                        "indexByName": {"service": 0, naming.TEAM: 1},
+                        "indexByName": (
+                            {cluster: 0, "service": 1, naming.TEAM: 2}
+                            if cluster
+                            else {"service": 0, naming.TEAM: 1}
+                        ),
                         "renameByName": rename,
                     },
                 },
@@ -140,18 +149,53 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     )
 
 
+def fleet_cluster_label(plans: Sequence[ServicePlan]) -> str | None:
+    """The cluster label the fleet overview groups by: the one every spec that sets
+    ``clusterLabel`` names (None when none does).
+
+    Raises:
+        ObsgenError: two specs name different cluster labels (one variable cannot filter both).
+    """
+    named = {p.cluster_label: p.source for p in plans if p.cluster_label}
+    if len(named) > 1:
+        shown = ", ".join(f"{label} in {source}" for label, source in sorted(named.items()))
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    source,
+                    "spec.prometheus.clusterLabel",
+                    f"every spec of one fleet must name the same cluster label ({shown}); "
+                    "the fleet overview filters all services by one cluster variable",
+                )
+                for source in sorted(named.values())
+            ]
+        )
+    return next(iter(named), None)
+
+
 def fleet_dashboard(plans: Sequence[ServicePlan]) -> tuple[list[RowDef], list[g.Template]]:
-    """Rows and variables (``datasource``, ``team``, ``service``) of the fleet overview
-    (``plans`` non-empty)."""
+    """Rows and variables (``datasource``, ``cluster`` when the fleet has a cluster label,
+    ``team``, ``service``) of the fleet overview (``plans`` non-empty)."""
+    from generator.builders.dashboard import cluster_variable
+    from generator.builders.dashboard import query_variable as variable
+
     ordered = sorted(plans, key=lambda p: p.name)
+    cluster = fleet_cluster_label(ordered)
+    where = _cluster(cluster)
     info = naming.FLEET_INFO
-    templates = [
-        datasource_variable(),
-        _variable("team", "Team", f"label_values({info}, {naming.TEAM})"),
-        _variable(
+    templates = [datasource_variable()]
+    if cluster:
+        templates.append(cluster_variable(cluster, info))
+    templates += [
+        variable(
+            "team",
+            "Team",
+            f"label_values({selector(info, where) if where else info}, {naming.TEAM})",
+        ),
+        variable(
             "service",
             "Service",
-            f"label_values({selector(info, (_TEAM,))}, {naming.SERVICE})",
+            f"label_values({selector(info, (_TEAM, *where))}, {naming.SERVICE})",
         ),
     ]
     return [RowDef("Services", (fleet_panel(ordered),))], templates

@@ -8,7 +8,9 @@ filtered by the ``service`` and ``team`` variables), instead of one ``or`` term 
 at 1,000 services that dashboard was over the 1 MB ConfigMap limit.
 
 Record names of a service's own rules depend on its ``groupBy``; these expressions read them
-through :func:`generator.builders.common.recorded`, so they never spell a record name.
+through :func:`generator.builders.common.recorded`, so they never spell a record name. With a
+cluster label (``spec.prometheus.clusterLabel``) every aggregation keeps it
+(:meth:`ServicePlan.keeping`): one series per service and cluster.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from generator import naming
 from generator.builders.common import Rule, record_rule, recorded
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, by, selector
 
 # Latency indicator the overview shows, in order of preference.
 INDICATOR_PREFERENCE = ("requestDuration", "timeToFirstToken", "interTokenLatency")
@@ -28,7 +30,7 @@ def _worst_slo(plan: ServicePlan, metric: str, window: bool) -> str | None:
         op = f"ratio_rate{naming.window(s.window_ms)}" if window else "ratio"
         rec = naming.record(plan.group_by, metric, op)
         terms.append(recorded(plan, rec, Matcher(naming.SLO, "=", s.name)))
-    return f"min({' or '.join(terms)})" if terms else None
+    return f"min{by(plan.keeping())} ({' or '.join(terms)})" if terms else None
 
 
 def _p99(plan: ServicePlan) -> str | None:
@@ -41,20 +43,22 @@ def _p99(plan: ServicePlan) -> str | None:
                 Matcher(naming.INDICATOR, "=", h.indicator),
                 Matcher(naming.QUANTILE, "=", "0.99"),
             )
-            return f"max({rec})"
+            return f"max{by(plan.keeping())} ({rec})"
     return None
 
 
 def _error_ratio(plan: ServicePlan) -> str:
     errors = recorded(plan, naming.record(plan.group_by, naming.REQUEST_ERRORS, "rate5m"))
     requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
-    return f"sum({errors}) / (sum({requests}) > 0)"
+    keep = by(plan.keeping())
+    return f"sum{keep} ({errors}) / (sum{keep} ({requests}) > 0)"
 
 
 def _queue(plan: ServicePlan) -> str | None:
     if plan.queue_depth is None:
         return None
-    return f"sum({recorded(plan, naming.record(plan.group_by, naming.QUEUE_DEPTH, 'sum'))})"
+    queue = recorded(plan, naming.record(plan.group_by, naming.QUEUE_DEPTH, "sum"))
+    return f"sum{by(plan.keeping())} ({queue})"
 
 
 def _gpu_headroom(plan: ServicePlan) -> str | None:
@@ -62,7 +66,17 @@ def _gpu_headroom(plan: ServicePlan) -> str | None:
         return None
     free = selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers)
     total = selector(naming.GPU_MEMORY_TOTAL, plan.gpu_matchers)
-    return f"min(max by (pod, uuid) ({free}) / (max by (pod, uuid) ({total}) > 0))"
+    gpus = by(plan.keeping("pod", "uuid"))
+    return f"min{by(plan.keeping())} (max{gpus} ({free}) / (max{gpus} ({total}) > 0))"
+
+
+def _info(plan: ServicePlan) -> str:
+    """Value 1 per row of the service: ``vector(1)``, or one per cluster its requests come
+    from (a ``vector(1)`` has no cluster label to join on)."""
+    if not plan.cluster_label:
+        return "vector(1)"
+    requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
+    return f"group{by(plan.keeping())} ({requests})"
 
 
 def fleet_records(plan: ServicePlan) -> list[Rule]:
@@ -71,9 +85,11 @@ def fleet_records(plan: ServicePlan) -> list[Rule]:
         record_rule(
             plan,
             naming.FLEET_INFO,
-            "vector(1)",
+            _info(plan),
             {
-                "dashboard_uid": naming.dashboard_uid(plan.name),
+                "dashboard_uid": naming.dashboard_uid(
+                    plan.name, plan.namespace, plan.cluster_label
+                ),
                 naming.TEAM: plan.team,
                 "server": plan.server,
             },

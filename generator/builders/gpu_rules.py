@@ -1,4 +1,10 @@
-"""GPU alerts over the NVML sidecar exporter's metrics (DESIGN §5 names)."""
+"""GPU alerts over the NVML sidecar exporter's metrics (names: nvml_exporter/README.md, Metrics).
+
+Series are selected by ``plan.gpu_matchers``: the sidecar's container and the ``job`` label
+that obsgen's own GPU PodMonitor sets, so no pod-name pattern is involved. Device series carry
+``uuid`` and ``gpu``; MIG instance series add ``mig_uuid`` and ``gpu_instance_id``; a lost GPU
+keeps only ``gpu_info``, ``gpu_device_up`` (0) and its Xid series.
+"""
 
 from __future__ import annotations
 
@@ -9,36 +15,62 @@ from generator.promql import by, selector
 from generator.units import decimal_str
 
 GPU_LABELS = ("namespace", "pod", "uuid")
+MIG_LABELS = (*GPU_LABELS, "mig_uuid", "gpu_instance_id")
+POD_LABELS = ("namespace", "pod")
+
+
+def _headroom(plan: ServicePlan, free: str, total: str, labels: tuple[str, ...]) -> str:
+    """Free / total memory (ratio 0–1) per ``labels``; nothing where total is 0 or absent."""
+    m = plan.gpu_matchers
+    return f"max{by(labels)} ({selector(free, m)}) / (max{by(labels)} ({selector(total, m)}) > 0)"
+
+
+def gpu_memory_headroom_alerts(plan: ServicePlan) -> list[Rule]:
+    """``GPUMemoryHeadroomLow``: free / total memory below ``minFree`` per whole GPU, or per MIG
+    GPU instance on a GPU that has ``gpu_mig_memory_*`` series (one rule; MIG alerts carry
+    ``mig_uuid`` and ``gpu_instance_id``).
+
+    A GPU with MIG instances is judged by its instances: a pod that sees only its instance
+    cannot read the parent's memory, and the parent's total says nothing about the instance
+    the model is confined to.
+    """
+    alert = plan.alerts.get("gpu_memory_headroom")
+    if alert is None:
+        return []
+    min_free = decimal_str(float(alert.params["min_free"]))
+    gpus, instances = plan.keeping(*GPU_LABELS), plan.keeping(*MIG_LABELS)
+    mig = f"group{by(gpus)} ({selector(naming.GPU_MIG_MEMORY_TOTAL, plan.gpu_matchers)})"
+    whole = _headroom(plan, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, gpus)
+    instance = _headroom(plan, naming.GPU_MIG_MEMORY_FREE, naming.GPU_MIG_MEMORY_TOTAL, instances)
+    expr = (
+        f"({whole} < {min_free} unless on ({', '.join(gpus)}) {mig})\nor\n{instance} < {min_free}"
+    )
+    return [
+        alert_rule(
+            plan,
+            naming.ALERT_GPU_MEMORY_HEADROOM,
+            expr,
+            alert.for_ms,
+            alert.severity,
+            min_free=min_free,
+        )
+    ]
 
 
 def gpu_alerts(plan: ServicePlan) -> list[Rule]:
-    """``GPUMemoryHeadroomLow``, ``GPUTemperatureHigh``, ``GPUXidErrors``, ``GPUExporterDown``."""
+    """``GPUMemoryHeadroomLow``, ``GPUTemperatureHigh``, ``GPUXidErrors``, ``GPUExporterDown``,
+    ``GPUDeviceLost``: those the plan enables (none without the sidecar)."""
     if not plan.gpu_exporter:
         return []
-    rules: list[Rule] = []
+    rules: list[Rule] = gpu_memory_headroom_alerts(plan)
     m = plan.gpu_matchers
-    alert = plan.alerts.get("gpu_memory_headroom")
-    if alert is not None:
-        free = f"max{by(GPU_LABELS)} ({selector(naming.GPU_MEMORY_FREE, m)})"
-        total = f"max{by(GPU_LABELS)} ({selector(naming.GPU_MEMORY_TOTAL, m)})"
-        min_free = float(alert.params["min_free"])
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_GPU_MEMORY_HEADROOM,
-                f"{free} / ({total} > 0) < {decimal_str(min_free)}",
-                alert.for_ms,
-                alert.severity,
-                min_free=decimal_str(min_free),
-            )
-        )
     alert = plan.alerts.get("gpu_temperature")
     if alert is not None:
         rules.append(
             alert_rule(
                 plan,
                 naming.ALERT_GPU_TEMPERATURE,
-                f"max{by(GPU_LABELS)} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
+                f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
                 alert.for_ms,
                 alert.severity,
                 max=decimal_str(alert.params["max"]),
@@ -47,7 +79,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get("gpu_xid_errors")
     if alert is not None:
         xid = selector(naming.GPU_XID_ERRORS, m)
-        labels = (*GPU_LABELS, "xid")
+        labels = plan.keeping(*GPU_LABELS, "xid")
         # A counter first seen at 1 has no increase(); "unless … offset" catches new series.
         expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({xid} unless {xid} offset 10m) > 0"
         rules.append(alert_rule(plan, naming.ALERT_GPU_XID, expr, alert.for_ms, alert.severity))
@@ -55,9 +87,18 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         nvml_up = selector(naming.GPU_EXPORTER_UP, m)
         up = selector("up", m)
-        pods = ("namespace", "pod")
+        pods = plan.keeping(*POD_LABELS)
         expr = f"max{by(pods)} ({nvml_up}) == 0 or max{by(pods)} ({up}) == 0 or absent({up})"
         rules.append(
             alert_rule(plan, naming.ALERT_GPU_EXPORTER_DOWN, expr, alert.for_ms, alert.severity)
         )
+    alert = plan.alerts.get("gpu_device_lost")
+    if alert is not None:
+        # Only under a working exporter: with NVML down there are no device series at all,
+        # and GPUExporterDown says so.
+        pods = plan.keeping(*POD_LABELS)
+        device_up = f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_DEVICE_UP, m)})"
+        nvml_up = f"max{by(pods)} ({selector(naming.GPU_EXPORTER_UP, m)})"
+        expr = f"{device_up} == 0 and on ({', '.join(pods)}) {nvml_up} == 1"
+        rules.append(alert_rule(plan, naming.ALERT_GPU_LOST, expr, alert.for_ms, alert.severity))
     return rules

@@ -5,11 +5,16 @@ threshold steps whose base value is the *string* ``"null"``, targets with ``inte
 and ``step``, and the legacy heatmap. :func:`to_modern` turns its output into what Grafana 10/11
 saves itself (``schemaVersion`` 39): every panel and target reads the ``datasource`` variable
 as ``{"type": "prometheus", "uid": "${datasource}"}``, every panel has an explicit ``gridPos``,
-the base threshold step is JSON ``null``, and ``id`` is ``null`` so Grafana assigns one on import.
+the base threshold step is JSON ``null``, and every panel and row has a stable integer ``id``
+derived from its key (:func:`panel_ids`), so adding a panel renumbers no other one.
+
+Every dashboard is checked against Grafana's published dashboard schema, oldest and newest
+supported release (tests/test_grafana_schema.py; docs/dashboards.md says what it flags and why).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -91,6 +96,8 @@ class PanelDef:
 
     Attributes:
         title, description: shown in Grafana; the description names the metric read.
+        key: stable identity of the panel within its row (``slo/<name>/sli``), from which its
+            ``id`` is derived: keep it when the title changes, or bookmarked links break.
         kind: ``timeseries``, ``stat``, ``heatmap`` or ``table``.
         queries: targets, given refIds ``A``, ``B``, … in order.
         unit: Grafana unit id (``s``, ``bytes``, ``percentunit``, ``reqps``, ``suffix:…``).
@@ -105,6 +112,7 @@ class PanelDef:
     queries: tuple[Query, ...]
     unit: str
     runbook: tuple[str, str]
+    key: str
     steps: tuple[Step, ...] = (Step(None, "green"),)
     width: int = 8
     height: int = 8
@@ -117,10 +125,60 @@ class PanelDef:
 
 @dataclass(frozen=True)
 class RowDef:
-    """A dashboard row: a title and its panels, laid out left to right."""
+    """A dashboard row: a title and its panels, laid out left to right. ``key`` (default: the
+    title) is the row's stable identity; its panels' ids derive from it and their own keys."""
 
     title: str
     panels: tuple[PanelDef, ...]
+    key: str = ""
+
+    @property
+    def ident(self) -> str:
+        """The row's key, or its title when it has none."""
+        return self.key or self.title
+
+
+# Grafana types panel ids as integers unique within a dashboard (its schema; the old CUE schema
+# said uint32). Ids stay below 2**31 so every consumer (int32 included) reads them exactly.
+PANEL_ID_LIMIT = 2**31 - 1
+
+
+def panel_ids(keys: Sequence[str]) -> list[int]:
+    """A stable id in ``1 … 2**31 - 1`` for each key: the first 4 bytes of its SHA-256, so a
+    panel keeps its id whatever is added or removed around it (viewPanel= links, embedded
+    panels and panel-linked alerts stay valid). Two keys whose hashes collide (about one
+    dashboard in 10⁶) are told apart by rehashing the later one with a counter.
+
+    Raises:
+        ValueError: the same key twice (two panels would claim one identity).
+    """
+    if len(set(keys)) != len(keys):
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        raise ValueError(f"panel keys must be unique within a dashboard: {dupes}")
+    taken: set[int] = set()
+    ids = []
+    for key in keys:
+        salt = 0
+        while True:
+            seed = key if salt == 0 else f"{key}#{salt}"
+            digest = hashlib.sha256(seed.encode("utf-8")).digest()
+            candidate = int.from_bytes(digest[:4], "big") % PANEL_ID_LIMIT + 1
+            if candidate not in taken:
+                break
+            salt += 1
+        taken.add(candidate)
+        ids.append(candidate)
+    return ids
+
+
+def layout_keys(rows: Sequence[RowDef]) -> list[str]:
+    """The key of every panel :func:`layout` emits, rows included, in its order."""
+    keys = []
+    for row in rows:
+        if row.panels:
+            keys.append(f"row/{row.ident}")
+            keys.extend(f"{row.ident}/{p.key}" for p in row.panels)
+    return keys
 
 
 def datasource_variable() -> g.Template:
@@ -240,9 +298,9 @@ def _fix_thresholds(defaults: dict[str, Any]) -> None:
     }
 
 
-def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, Any]:
+def _modern_panel(panel: dict[str, Any], source: PanelDef | None, panel_id: int) -> dict[str, Any]:
     panel = _drop_nulls(panel)
-    panel["id"] = None
+    panel["id"] = panel_id
     if panel.get("type") == "row":
         for key in ("targets", "links", "transformations", "fieldConfig", "maxDataPoints"):
             panel.pop(key, None)
@@ -264,6 +322,8 @@ def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, A
     if source.decimals is not None:
         defaults["decimals"] = source.decimals
     _fix_thresholds(defaults)
+    if panel["type"] == "timeseries":
+        panel["options"]["legend"]["showLegend"] = True
     if panel["type"] == "stat":
         defaults.pop("noValue", None)
         defaults["color"] = {"mode": "thresholds"}
@@ -275,7 +335,15 @@ def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, A
         panel["options"] = {
             "calculate": False,
             "cellGap": 1,
-            "color": {"mode": "scheme", "scheme": "Oranges", "steps": 64, "exponent": 0.5},
+            "color": {
+                "mode": "scheme",
+                "scheme": "Oranges",
+                "fill": "dark-orange",
+                "scale": "exponential",
+                "exponent": 0.5,
+                "steps": 64,
+                "reverse": False,
+            },
             "filterValues": {"le": 1e-9},
             "legend": {"show": True},
             "rowsFrame": {"layout": "le"},
@@ -292,37 +360,41 @@ def _modern_panel(panel: dict[str, Any], source: PanelDef | None) -> dict[str, A
     return panel
 
 
-def to_modern(
-    dashboard: g.Dashboard, sources: Sequence[PanelDef], generated_by: str
-) -> dict[str, Any]:
+def to_modern(dashboard: g.Dashboard, rows: Sequence[RowDef], generated_by: str) -> dict[str, Any]:
     """Serialise a grafanalib dashboard and normalise it to Grafana ``schemaVersion`` 39.
 
     Args:
-        dashboard: built with :func:`layout` panels, in the same order as ``sources``.
-        sources: the :class:`PanelDef` of each non-row panel, in order.
+        dashboard: built with ``layout(rows)`` as its panels.
+        rows: the rows it was laid out from (their panel definitions and keys).
         generated_by: the "generated, do not edit" sentence, written as the first key
             (``description``) so the writer's stale-file check finds it in the first bytes.
 
     Returns:
-        The dashboard as JSON-ready dict, keys ordered for stable output.
+        The dashboard as JSON-ready dict, keys ordered for stable output. It has no
+        dashboard ``id`` (that is the database key of one Grafana instance; ``uid`` names it).
+
+    Raises:
+        ValueError: two panels share a key.
     """
     raw = json.loads(json.dumps(dashboard.to_json_data(), cls=DashboardEncoder))
-    remaining = list(sources)
+    remaining = [p for row in rows for p in row.panels]
+    ids = iter(panel_ids(layout_keys(rows)))
     panels = []
     for panel in raw.get("panels", []):
         source = None if panel.get("type") == "row" else remaining.pop(0)
-        panels.append(_modern_panel(panel, source))
+        panels.append(_modern_panel(panel, source, next(ids)))
     templating = []
     for var in raw.get("templating", {}).get("list", []):
         var = _drop_nulls(var)
         for key in ("useTags", "auto", "auto_min", "auto_count", "tags"):
             var.pop(key, None)
         var.get("current", {}).pop("tags", None)
+        if "value" not in var.get("current", {}):
+            var.pop("current", None)  # Grafana picks the default; no value is no valid option
         if var["type"] == "datasource":
             var.pop("datasource", None)
         else:
             var["datasource"] = dict(DATASOURCE)
-            var["definition"] = var["query"]
             var["query"] = {"query": var["query"], "refId": "PrometheusVariableQueryEditor"}
         templating.append(var)
     body = _drop_nulls(raw)
@@ -333,11 +405,10 @@ def to_modern(
     timepicker.pop("nowDelay", None)
     # "editable" is dropped from panels as legacy, but on the dashboard it still counts.
     body["editable"] = bool(raw.get("editable", True))
+    body.pop("id", None)
     out: dict[str, Any] = {"description": generated_by}
-    for key in sorted({*body, "id", "panels", "templating", "schemaVersion"} - {"description"}):
-        if key == "id":
-            out["id"] = None
-        elif key == "panels":
+    for key in sorted({*body, "panels", "templating", "schemaVersion"} - {"description"}):
+        if key == "panels":
             out["panels"] = panels
         elif key == "templating":
             out["templating"] = {"list": templating}

@@ -6,7 +6,9 @@ of ``rules/<service>.rules.yaml`` (:func:`generator.builders.rulefile.rule_group
 three install paths (rule file, Helm values, manifests) can never drift apart.
 
 Object shapes follow the prometheus-operator CRDs (``monitoring.coreos.com/v1``: PrometheusRule
-``spec.groups``, PodMonitor ``spec.podMetricsEndpoints``) and the core/v1 ``Container``.
+``spec.groups``, PodMonitor ``spec.podMetricsEndpoints``) and the core/v1 ``Container``, using only
+fields that every supported operator release declares (v0.65 to the newest; docs/install.md):
+tests validate each object against the CRDs of the oldest and the newest.
 """
 
 from __future__ import annotations
@@ -35,9 +37,21 @@ def install(plan: ServicePlan) -> InstallPlan:
     return plan.install
 
 
+def service_labels(plan: ServicePlan) -> dict[str, str]:
+    """The label that names the service on every object obsgen emits, through the chart too
+    (``obsgen/service``): kube-prometheus-stack sets every ``app.kubernetes.io/*`` label of
+    the objects it renders itself, so the overlay may not repeat any of them."""
+    return {naming.SERVICE_OBJECT_LABEL: plan.name}
+
+
 def common_labels(plan: ServicePlan) -> dict[str, str]:
-    """Labels on every object of ``plan`` (not the ``release`` label: the chart sets its own)."""
-    return {"app.kubernetes.io/instance": plan.name, "app.kubernetes.io/part-of": naming.PART_OF}
+    """Labels on every plain manifest of ``plan`` (not the ``release`` label: that one selects
+    the Prometheus and is added per object)."""
+    return {
+        "app.kubernetes.io/instance": plan.name,
+        "app.kubernetes.io/part-of": naming.PART_OF,
+        **service_labels(plan),
+    }
 
 
 def _metadata(plan: ServicePlan, name: str, labels: dict[str, str]) -> Obj:
@@ -104,11 +118,15 @@ def pod_monitors(plan: ServicePlan) -> list[Obj]:
     ``gpu.exporter: sidecar``) the NVML sidecar's port.
 
     Both select the model's pods by ``spec.deployment.podLabels`` in the service namespace
-    (``any: true`` when the selector names no namespace); each scrapes only its named port.
+    (``any: true`` when the selector names no namespace); each scrapes only its own port.
+    A numeric ``metricsPort`` becomes ``targetPort``, not ``portNumber``: operators before
+    v0.79 do not know ``portNumber`` and reject (strict validation) or prune it — and a pruned
+    endpoint scrapes every container port of the pod. ``targetPort`` is deprecated upstream but
+    declared by every release from v0.65 to the newest, and keeps the same single port.
     """
     settings = install(plan)
     port = settings.metrics_port
-    model: Obj = {"port": port} if isinstance(port, str) else {"portNumber": port}
+    model: Obj = {"port": port} if isinstance(port, str) else {"targetPort": port}
     model["path"] = settings.metrics_path
     monitors = [_pod_monitor(plan, "model", model, plan.matchers)]
     if plan.gpu_exporter:

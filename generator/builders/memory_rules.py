@@ -3,12 +3,15 @@
 Reads cAdvisor's ``container_memory_working_set_bytes`` (what the OOM killer compares with the
 limit) and kube-state-metrics' ``kube_pod_container_resource_limits{resource="memory"}``; when
 the spec declares ``deployment.memoryLimit`` it stands in for pods whose limit series is absent.
+Neither carries the labels of the service's scrape targets: both are kept to the service's pods
+by the owner record of :mod:`generator.builders.pods`, which the group records first.
 """
 
 from __future__ import annotations
 
 from generator import naming
 from generator.builders.common import Rule, alert_rule, record_rule, recorded
+from generator.builders.pods import owned, owned_selector, owner_record
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
@@ -19,19 +22,21 @@ USAGE_RECORD = "service_pod_container:model_memory_working_set_bytes:ratio_limit
 
 
 def _working_set(plan: ServicePlan) -> str:
-    return f"max{by(POD_LABELS)} ({selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)})"
+    return f"max{by(plan.keeping(*POD_LABELS))} {owned_selector(plan, naming.CADVISOR_WORKING_SET)}"
 
 
 def memory_records(plan: ServicePlan) -> list[Rule]:
-    """The memory limit (bytes) and working set / limit (ratio 0–1) per pod and container."""
+    """The service's pods (owner record, always), then the memory limit (bytes) and working
+    set / limit (ratio 0–1) per pod and container when a memory alert reads them."""
     if not {"memory_headroom", "memory_exhaustion"} & plan.alerts.keys():
-        return []
-    limits = selector(naming.KSM_LIMITS, (*plan.pod_matchers, Matcher("resource", "=", "memory")))
-    limit_expr = f"max{by(POD_LABELS)} ({limits})"
+        return [owner_record(plan)]
+    limits = owned_selector(plan, naming.KSM_LIMITS, Matcher("resource", "=", "memory"))
+    limit_expr = f"max{by(plan.keeping(*POD_LABELS))} {limits}"
     if plan.memory_limit_bytes is not None:
         limit_expr += f" or 0 * {_working_set(plan)} + {plan.memory_limit_bytes}"
-    on = ", ".join(POD_LABELS)
+    on = ", ".join(plan.keeping(*POD_LABELS))
     return [
+        owner_record(plan),
         record_rule(plan, LIMIT_RECORD, limit_expr),
         record_rule(
             plan,
@@ -44,7 +49,7 @@ def memory_records(plan: ServicePlan) -> list[Rule]:
 def memory_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelMemoryHeadroomLow``, ``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
     rules: list[Rule] = []
-    on = ", ".join(POD_LABELS)
+    on = ", ".join(plan.keeping(*POD_LABELS))
     alert = plan.alerts.get("memory_headroom")
     if alert is not None:
         min_free = float(alert.params["min_free"])
@@ -62,9 +67,10 @@ def memory_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         lookback = format_duration_ms(int(alert.params["lookback_ms"]))
         horizon_s = int(alert.params["horizon_ms"]) // 1000
+        working_set = selector(naming.CADVISOR_WORKING_SET, plan.container_matchers)
         trend = (
-            f"max{by(POD_LABELS)} (predict_linear("
-            f"{selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers)}[{lookback}], {horizon_s}))"
+            f"max{by(plan.keeping(*POD_LABELS))} "
+            f"{owned(plan, f'predict_linear({working_set}[{lookback}], {horizon_s})')}"
         )
         rules.append(
             alert_rule(
@@ -79,13 +85,18 @@ def memory_alerts(plan: ServicePlan) -> list[Rule]:
         )
     alert = plan.alerts.get("oom_killed")
     if alert is not None:
-        reason = selector(
-            naming.KSM_LAST_TERMINATED, (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled"))
+        reason = owned_selector(
+            plan, naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled")
         )
-        restarts = selector(naming.KSM_RESTARTS, plan.pod_matchers)
+        restarts = selector(naming.KSM_RESTARTS, plan.container_matchers)
+        # The counter moved within 10m: max − min, not increase(). VictoriaMetrics' increase()
+        # counts a series' first value (up to 10 × the next step) as an increase from 0, so a
+        # restart count of 1 that kube-state-metrics reports anew (its pod moved: a new
+        # `instance`) would page for 10 minutes; max − min is the same on both engines.
+        rose = f"max_over_time({restarts}[10m]) - min_over_time({restarts}[10m])"
         expr = (
-            f"max{by(POD_LABELS)} ({reason}) == 1 and on ({on}) "
-            f"max{by(POD_LABELS)} (increase({restarts}[10m])) > 0"
+            f"max{by(plan.keeping(*POD_LABELS))} {reason} == 1 and on ({on}) "
+            f"max{by(plan.keeping(*POD_LABELS))} {owned(plan, rose)} > 0"
         )
         rules.append(alert_rule(plan, naming.ALERT_OOM_KILLED, expr, alert.for_ms, alert.severity))
     return rules

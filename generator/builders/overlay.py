@@ -18,15 +18,16 @@ chart likewise copies ``grafana.dashboards.<provider>.<name>.json`` verbatim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from generator import naming
-from generator.builders import kube
+from generator.builders import install_limits, kube
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
@@ -34,8 +35,21 @@ from generator.yamlio import YamlText, dump_yaml, generated_header
 Groups = list[Any] | YamlText
 
 DASHBOARDS_VIA = ("configmaps", "values")
-# A ConfigMap (the whole object) must stay under 1 MiB; leave room for its metadata.
-MAX_DASHBOARD_BYTES = 1_000_000
+# Labels kube-prometheus-stack puts on every object it renders ("kube-prometheus-stack.labels"
+# in templates/_helpers.tpl, plus `app`); an overlay entry repeating one would write the key
+# twice into one mapping, which Flux and `kustomize --enable-helm` reject.
+CHART_LABELS = frozenset(
+    {
+        "app",
+        "app.kubernetes.io/managed-by",
+        "app.kubernetes.io/instance",
+        "app.kubernetes.io/version",
+        "app.kubernetes.io/part-of",
+        "chart",
+        "release",
+        "heritage",
+    }
+)
 # Keys of a kube-prometheus-stack `prometheus.additionalPodMonitors` entry its template reads
 # (templates/prometheus/podmonitors.yaml); anything else would be dropped silently.
 CHART_POD_MONITOR_KEYS = frozenset(
@@ -61,36 +75,58 @@ class Dashboard:
     Attributes:
         stem: file stem of ``dashboards/<stem>.json`` (a service name, or e.g. fleet-overview).
         json_text: the file's text, unchanged.
-        namespace: where its ConfigMap goes (the service namespace; None: kubectl's current).
+        namespace: where its ConfigMap goes (the service namespace; None: kubectl's current,
+            for the fleet overview the Grafana namespace).
+        uid: the dashboard's Grafana uid, read from ``json_text``.
     """
 
     stem: str
     json_text: str
     namespace: str | None
+    uid: str
 
     @property
     def key(self) -> str:
-        """Name of the dashboard in Grafana's provisioning folder (``obsgen-<stem>``)."""
-        return f"obsgen-{self.stem}"
+        """Name of the dashboard in Grafana's provisioning folder, without ``.json``: its uid,
+        so two repositories' dashboards (two ``chat`` services, two fleet overviews) never
+        overwrite each other's file."""
+        return self.uid
+
+    @property
+    def configmap_name(self) -> str:
+        """``obsgen-dashboard-<service>`` in the service's namespace; a dashboard of no
+        namespace (the fleet overview) is named after its uid, unique in the namespace it
+        shares with other repositories' dashboards."""
+        if self.namespace:
+            return f"obsgen-dashboard-{self.stem}"
+        return f"obsgen-dashboard-{self.uid.removeprefix('obsgen-')}"
 
     def configmap(self) -> Obj:
         """The sidecar ConfigMap holding this dashboard."""
         return kube.dashboard_configmap(
-            f"obsgen-dashboard-{self.stem}", f"{self.key}.json", self.json_text, self.namespace
+            self.configmap_name,
+            naming.dashboard_sidecar_file(self.uid),
+            self.json_text,
+            self.namespace,
         )
 
 
-def dashboard_too_large(path: str, text: str) -> Diagnostic | None:
-    """The problem with dashboard file ``path`` when ``text`` does not fit a ConfigMap."""
-    size = len(text.encode("utf-8"))
-    if size <= MAX_DASHBOARD_BYTES:
-        return None
-    return Diagnostic(
-        path,
-        "",
-        f"{size} bytes is over the {MAX_DASHBOARD_BYTES}-byte limit of a ConfigMap; "
-        "split the dashboard",
-    )
+def _as_data(value: object) -> object:
+    """JSON's ``default`` hook for size estimates: rule groups serialised once
+    (:class:`~generator.yamlio.YamlText`) as their lists."""
+    if isinstance(value, YamlText):
+        return value.data
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _uid(path: str, text: str) -> str:
+    try:
+        uid = json.loads(text).get("uid")
+    except (ValueError, AttributeError):
+        uid = None
+    if not isinstance(uid, str) or not uid:
+        raise ValueError(f"{path} has no dashboard uid")
+    return uid
 
 
 def find_dashboards(
@@ -99,37 +135,31 @@ def find_dashboards(
     """Dashboards among ``outputs``: ``({service: dashboard}, [dashboards of no one service])``.
 
     Raises:
-        ObsgenError: a dashboard too large for a ConfigMap.
+        ValueError: a dashboard without a uid (a builder bug).
     """
     by_name = {p.name: p for p in plans}
     per_service: dict[str, Dashboard] = {}
     shared: list[Dashboard] = []
-    problems = []
     for path in sorted(outputs):
         folder, _, file = path.partition("/")
         if folder != "dashboards" or "/" in file or not file.endswith(".json"):
             continue
         stem = file.removesuffix(".json")
         text = outputs[path]
-        problem = dashboard_too_large(path, text)
-        if problem is not None:
-            problems.append(problem)
-            continue
         plan = by_name.get(stem)
         if plan is None:
-            shared.append(Dashboard(stem, text, None))
+            shared.append(Dashboard(stem, text, None, _uid(path, text)))
         else:
-            per_service[stem] = Dashboard(stem, text, plan.namespace)
-    if problems:
-        raise ObsgenError(problems, exit_code=1)
+            per_service[stem] = Dashboard(stem, text, plan.namespace, _uid(path, text))
     return per_service, shared
 
 
 def rules_entry(plan: ServicePlan, groups: Groups | None = None) -> Obj:
-    """``additionalPrometheusRulesMap.<obsgen-service>``: labels and the rule file's groups
-    (``groups``, when already built or serialised, else built here)."""
+    """``additionalPrometheusRulesMap.<obsgen-service>``: the service label (no label the chart
+    sets itself, :data:`CHART_LABELS`) and the rule file's groups (``groups``, when already
+    built or serialised, else built here)."""
     return {
-        "additionalLabels": kube.common_labels(plan),
+        "additionalLabels": kube.service_labels(plan),
         "groups": rule_groups(plan) if groups is None else groups,
     }
 
@@ -137,21 +167,28 @@ def rules_entry(plan: ServicePlan, groups: Groups | None = None) -> Obj:
 def pod_monitor_entry(monitor: Obj) -> Obj:
     """A ``prometheus.additionalPodMonitors`` entry from a PodMonitor object.
 
-    The chart puts the entry in its own namespace and adds its ``release`` label itself, so
-    both are left out; the spec keys are copied unchanged.
+    The chart puts the entry in its own namespace and sets :data:`CHART_LABELS` itself, so
+    those are left out; the spec keys are copied unchanged.
     """
-    labels = {k: v for k, v in monitor["metadata"]["labels"].items() if k != "release"}
+    labels = {
+        k: v
+        for k, v in monitor["metadata"]["labels"].items()
+        if k not in CHART_LABELS and not k.startswith("app.kubernetes.io/")
+    }
     return {"name": monitor["metadata"]["name"], "additionalLabels": labels, **monitor["spec"]}
 
 
 def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
     """``grafana:`` values installing ``dashboards``.
 
-    ``configmaps``: configure the chart's dashboard sidecar to load labelled ConfigMaps from
-    every namespace into the folder their annotation names (the ConfigMaps are in
-    ``manifests/``). ``values``: the dashboards themselves under ``grafana.dashboards`` with a
-    file provider of their own (``obsgen-dashboardproviders.yaml``, so a provider list the
-    user already has is not replaced).
+    ``configmaps``: let the chart's dashboard sidecar file the ConfigMaps (in ``manifests/``)
+    into the folder their annotation names. Only the two settings kube-prometheus-stack leaves
+    unset are written: the sidecar's ``enabled``, ``label``, ``labelValue`` and
+    ``searchNamespace`` are the chart's defaults (``grafana_dashboard: "1"``, all namespaces)
+    or the user's narrower choice, and the overlay, given as the last ``-f``, must not undo
+    that. ``values``: the dashboards themselves under ``grafana.dashboards`` with a file
+    provider of their own (``obsgen-dashboardproviders.yaml``, so a provider list the user
+    already has is not replaced).
     """
     if not dashboards:
         return {}
@@ -159,10 +196,6 @@ def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
         return {
             "sidecar": {
                 "dashboards": {
-                    "enabled": True,
-                    "label": naming.DASHBOARD_LABEL,
-                    "labelValue": naming.DASHBOARD_LABEL_VALUE,
-                    "searchNamespace": "ALL",
                     "folderAnnotation": naming.DASHBOARD_FOLDER_ANNOTATION,
                     "provider": {"foldersFromFilesStructure": True},
                 }
@@ -245,44 +278,181 @@ def _check_names(plans: Sequence[ServicePlan]) -> None:
         )
 
 
-def service_overlay(
+KUBECTL_USAGE = "Use: kubectl apply{namespace} -f {file}"
+KUBECTL_LARGE_USAGE = (
+    "Use: kubectl apply --server-side{namespace} -f {file}  (too large for client-side "
+    "kubectl apply: see docs/install.md, Sizes)"
+)
+
+
+def _manifest(
+    path: str, obj: Obj, sources: Sequence[str], warn: Callable[[Diagnostic], None]
+) -> tuple[str, list[Diagnostic]]:
+    """A plain manifest file for ``obj``, checked against the API server's limits.
+
+    Returns the file text and the errors found (a ConfigMap over 1 MiB); an object that only
+    client-side ``kubectl apply`` cannot take is a warning, and its header names the command
+    that works.
+    """
+    problems = []
+    usage = KUBECTL_USAGE
+    if obj["kind"] == "ConfigMap":
+        size = install_limits.configmap_data_bytes(obj)
+        if size > install_limits.CONFIGMAP_DATA_LIMIT:
+            problems.append(
+                Diagnostic(
+                    path,
+                    "data",
+                    f"{size:,} bytes of dashboard JSON; a ConfigMap holds at most "
+                    f"{install_limits.CONFIGMAP_DATA_LIMIT:,}: split the dashboard (fewer "
+                    "SLOs or groupBy labels per service)",
+                )
+            )
+    applied = install_limits.client_side_apply_bytes(obj, _as_data)
+    if applied > install_limits.ANNOTATIONS_LIMIT:
+        usage = KUBECTL_LARGE_USAGE
+        warn(
+            Diagnostic(
+                path,
+                "",
+                f"client-side `kubectl apply` would store {applied:,} bytes of annotations "
+                f"(limit {install_limits.ANNOTATIONS_LIMIT:,}) and be rejected; use "
+                f"`kubectl apply --server-side -f {path}` (or `kubectl create` / `kubectl "
+                "replace`)",
+                Level.WARNING,
+            )
+        )
+    # A dashboard of no service (the fleet overview) goes where Grafana's sidecar looks.
+    default = "<grafana namespace>" if obj["kind"] == "ConfigMap" else "<namespace>"
+    namespace = "" if obj["metadata"].get("namespace") else f" -n {default}"
+    header = (
+        f"{generated_header(', '.join(sources))}\n{usage.format(file=path, namespace=namespace)}"
+    )
+    return dump_yaml(obj, header=header), problems
+
+
+def _check_values(
+    path: str,
+    values: Obj,
+    dashboards: Sequence[Dashboard],
+    via: str,
+    warn: Callable[[Diagnostic], None],
+) -> list[Diagnostic]:
+    """Errors and warnings for one kube-prometheus-stack values file: the Grafana chart's
+    dashboards ConfigMap (``values``: all dashboards of the provider in one) and the overlay's
+    share of the Helm release Secret."""
+    problems = []
+    if via == "values" and dashboards:
+        size = sum(len(d.json_text.rstrip("\n").encode("utf-8")) for d in dashboards)
+        if size > install_limits.CONFIGMAP_DATA_LIMIT:
+            problems.append(
+                Diagnostic(
+                    path,
+                    f"grafana.dashboards.{naming.DASHBOARD_PROVIDER}",
+                    f"{size:,} bytes of dashboards; the Grafana chart puts them in one "
+                    f"ConfigMap, which holds at most {install_limits.CONFIGMAP_DATA_LIMIT:,}: "
+                    "render with dashboardsVia: configmaps (one ConfigMap per dashboard)",
+                )
+            )
+    budget = install_limits.HELM_OVERLAY_BUDGET
+    share = install_limits.helm_release_share(values, _as_data, above=budget)
+    if share > budget:
+        warn(
+            Diagnostic(
+                path,
+                "",
+                f"adds about {share:,} bytes or more to every Helm release Secret (limit "
+                f"{install_limits.HELM_RELEASE_LIMIT:,} for chart, values and manifest "
+                f"together; obsgen's budget {install_limits.HELM_OVERLAY_BUDGET:,}); install "
+                "the rules and dashboards from manifests/ instead (docs/install.md, Sizes)",
+                Level.WARNING,
+            )
+        )
+    return problems
+
+
+def _service_files(
     plan: ServicePlan,
     dashboard: Dashboard | None,
-    dashboards_via: str = "configmaps",
-    groups: Groups | None = None,
+    dashboards_via: str,
+    groups: Groups | None,
+    warn: Callable[[Diagnostic], None],
+    problems: list[Diagnostic],
 ) -> dict[str, str]:
-    """The ``helm/`` and ``manifests/`` files of one service (:func:`naming.owned_by` it).
-
-    ``dashboard``: its own dashboard, if any; ``groups``: its rule groups when already built
-    or serialised (:class:`~generator.yamlio.YamlText`), else built here.
-    """
     groups = rule_groups(plan) if groups is None else groups
     own = [dashboard] if dashboard is not None else []
     files: dict[str, str] = {}
-    header = generated_header(plan.source)
     path = naming.values_file(plan.name)
-    files[path] = dump_yaml(
-        kps_values([plan], own, dashboards_via, {plan.name: groups}),
-        header=_header([plan.source], KPS_USAGE.format(file=path)),
-    )
+    values = kps_values([plan], own, dashboards_via, {plan.name: groups})
+    problems.extend(_check_values(path, values, own, dashboards_via, warn))
+    files[path] = dump_yaml(values, header=_header([plan.source], KPS_USAGE.format(file=path)))
     if plan.gpu_exporter:
         path = naming.sidecar_values_file(plan.name)
         files[path] = dump_yaml(
             kube.sidecar_values(plan),
             header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
         )
-    files[naming.manifest_file(plan.name, "prometheusrule")] = dump_yaml(
-        kube.prometheus_rule(plan, groups), header=header
-    )
+
+    def manifest(path: str, obj: Obj) -> None:
+        files[path], found = _manifest(path, obj, [plan.source], warn)
+        problems.extend(found)
+
+    manifest(naming.manifest_file(plan.name, "prometheusrule"), kube.prometheus_rule(plan, groups))
     for monitor in kube.pod_monitors(plan):
         part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
-        files[naming.manifest_file(plan.name, f"podmonitor-{part}")] = dump_yaml(
-            monitor, header=header
-        )
+        manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor)
     for own_dashboard in own:
-        files[naming.manifest_file(plan.name, "dashboard")] = dump_yaml(
-            own_dashboard.configmap(), header=header
-        )
+        manifest(naming.manifest_file(plan.name, "dashboard"), own_dashboard.configmap())
+    return files
+
+
+def _fleet_files(
+    plans: Sequence[ServicePlan],
+    per_service: Mapping[str, Dashboard],
+    shared: Sequence[Dashboard],
+    dashboards_via: str,
+    groups: Mapping[str, Groups] | None,
+    warn: Callable[[Diagnostic], None],
+    problems: list[Diagnostic],
+) -> dict[str, str]:
+    files: dict[str, str] = {}
+    sources = sorted(p.source for p in plans)
+    for dashboard in shared:
+        path = f"manifests/{dashboard.stem}.yaml"
+        files[path], found = _manifest(path, dashboard.configmap(), sources, warn)
+        problems.extend(found)
+    path = naming.ALL_SERVICES_VALUES
+    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
+    values = kps_values(plans, everything, dashboards_via, groups)
+    problems.extend(_check_values(path, values, everything, dashboards_via, warn))
+    files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
+    return files
+
+
+def _ignore(_: Diagnostic) -> None:
+    return None
+
+
+def service_overlay(
+    plan: ServicePlan,
+    dashboard: Dashboard | None,
+    dashboards_via: str = "configmaps",
+    groups: Groups | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> dict[str, str]:
+    """The ``helm/`` and ``manifests/`` files of one service (:func:`naming.owned_by` it).
+
+    ``dashboard``: its own dashboard, if any; ``groups``: its rule groups when already built
+    or serialised (:class:`~generator.yamlio.YamlText`), else built here; ``warn``: size
+    warnings, as in :func:`overlay_outputs`.
+
+    Raises:
+        ObsgenError: its dashboard is too large for the ConfigMap that would carry it (exit 1).
+    """
+    problems: list[Diagnostic] = []
+    files = _service_files(plan, dashboard, dashboards_via, groups, warn or _ignore, problems)
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
     return files
 
 
@@ -292,24 +462,24 @@ def fleet_overlay(
     shared: Sequence[Dashboard],
     dashboards_via: str = "configmaps",
     groups: Mapping[str, Groups] | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
 ) -> dict[str, str]:
     """The files of every service together: :data:`naming.ALL_SERVICES_VALUES` and the
     manifests of ``shared`` dashboards (those of no one service, e.g. the fleet overview).
 
-    ``per_service``: each service's dashboard by name; ``groups``: rule groups by name.
+    ``per_service``: each service's dashboard by name; ``groups``: rule groups by name;
+    ``warn``: size warnings, as in :func:`overlay_outputs`.
+
+    Raises:
+        ObsgenError: the dashboards are too large for the ConfigMap that would carry them
+            (exit 1).
     """
-    files: dict[str, str] = {}
-    sources = sorted(p.source for p in plans)
-    for dashboard in shared:
-        files[f"manifests/{dashboard.stem}.yaml"] = dump_yaml(
-            dashboard.configmap(), header=generated_header(", ".join(sources))
-        )
-    path = naming.ALL_SERVICES_VALUES
-    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
-    files[path] = dump_yaml(
-        kps_values(plans, everything, dashboards_via, groups),
-        header=_header(sources, KPS_USAGE.format(file=path)),
+    problems: list[Diagnostic] = []
+    files = _fleet_files(
+        plans, per_service, shared, dashboards_via, groups, warn or _ignore, problems
     )
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
     return files
 
 
@@ -326,7 +496,10 @@ def check_overlay(plans: Sequence[ServicePlan], dashboards_via: str) -> None:
 
 
 def overlay_outputs(
-    plans: Sequence[ServicePlan], outputs: Mapping[str, str], dashboards_via: str = "configmaps"
+    plans: Sequence[ServicePlan],
+    outputs: Mapping[str, str],
+    dashboards_via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
 ) -> dict[str, str]:
     """Every ``helm/`` and ``manifests/`` file for ``plans``, given the other builders' outputs.
 
@@ -334,17 +507,26 @@ def overlay_outputs(
         plans: all services, sorted by name.
         outputs: the files already rendered (dashboards are taken from here when present).
         dashboards_via: ``configmaps`` (default) or ``values``; see :func:`grafana_values`.
+        warn: receives size warnings (:mod:`generator.builders.install_limits`): an object
+            only server-side apply can take, an overlay large for a Helm release Secret.
 
     Raises:
         ValueError: an unknown ``dashboards_via``.
-        ObsgenError: a service named like the all-services file, or an oversized dashboard.
+        ObsgenError: a service named like the all-services file (exit 2), or a dashboard
+            too large for the ConfigMap that would carry it (exit 1).
     """
     check_overlay(plans, dashboards_via)
     if not plans:
         return {}
+    warn = warn or _ignore
     per_service, shared = find_dashboards(plans, outputs)
     files: dict[str, str] = {}
+    problems: list[Diagnostic] = []
     for plan in plans:
-        files.update(service_overlay(plan, per_service.get(plan.name), dashboards_via))
-    files.update(fleet_overlay(plans, per_service, shared, dashboards_via))
+        files.update(
+            _service_files(plan, per_service.get(plan.name), dashboards_via, None, warn, problems)
+        )
+    files.update(_fleet_files(plans, per_service, shared, dashboards_via, None, warn, problems))
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
     return dict(sorted(files.items()))

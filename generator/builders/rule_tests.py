@@ -5,32 +5,44 @@ named relative to the test file). Every series name, selector, ``le`` spelling a
 read from the plan, so the tests follow any spec and preset.
 
 Traffic model: the synthetic counters start at 0 and grow by a constant number of events per
-minute from the first sample, so every rate window — 5m or 3d — holds the same error ratio as
-soon as ``rate()`` has two samples. That makes the expectation exact for every tier without
-simulating days of samples (promtool evaluates every rule of the file at every step, so a 3d
-baseline would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a
-traffic mix is predicted by :func:`expected_burns` from the tier thresholds and the
-minimum-events guard; each tier gets a case burning 5 % above its threshold (fires, with every
+minute from the first sample, so every window — 5m or 3d — holds the same error ratio as soon
+as it holds one increment. That makes the expectation exact for every tier without simulating
+days of samples (promtool evaluates every rule of the file at every step, so a 3d baseline
+would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a traffic
+mix is predicted by :func:`expected_burns` from the tier thresholds and the minimum-events
+guard; each tier gets a case burning 5 % above its threshold (fires, with every
 lower-threshold tier) and one 5 % below (it stays quiet).
 
 Detection time: per tier (tiers of several SLOs with the same windows share a case), the
-counters run healthy for the long window + 5m, then every SLO burns 5 % above its threshold;
-the case asserts silence one evaluation before the time :func:`generator.slo.recorded_detection_ms`
-gives for our rules and the alert at it (at that earlier step the short window is already
-over and the long one not: the fresh-spike single-window case). Coarse tiers run in
-``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval``
-(per file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000.
-Beside it, a burst that ended (twice the threshold, then 95 % of it) must stay silent once the
-short window holds only the low share while the long one is still over: together the two
-catch a threshold broken in either window alone. A new service with fewer than ``min_events``
-events in its first minutes must not page (the guard's recorded-events count). Expectations
-of all these follow :func:`generator.slo.profile_window_ratio` and
+counters run healthy for the long window + one evaluation interval, then every SLO burns 5 %
+above its threshold; the case asserts silence one evaluation before the time
+:func:`generator.slo.detection_ms` gives for our rules and the alert at it (at that earlier
+step the short window is already over and the long one not: the fresh-spike single-window
+case). Tiers in the 1m file also get a total outage, one SLO at a time, with series at the
+spec's scrape interval: the figure ``obsgen explain`` prints. Coarse tiers run in
+``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval`` (per
+file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000; there each
+recorded increment covers the scrape interval before its evaluation, which
+:class:`generator.slo.Sampling` models. Beside it, a burst that ended (twice the threshold,
+then 95 % of it) must stay silent once the short window holds only the low share while the
+long one is still over: together the two catch a threshold broken in either window alone. A
+new service with fewer than ``min_events`` events in its first minutes must not page (the
+guard's count). Expectations of all these follow :func:`generator.slo.window_ratio` and
 :func:`generator.slo.recorded_events`, for every tier of every SLO at each checked time.
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
-rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value`` and the
-``humanizePercentage``/``humanizeDuration`` filters and raises on anything else.
+rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value``, the
+``humanizePercentage``/``humanizeDuration`` filters and ``{{ if $labels.x }}`` and raises on
+anything else.
+
+Input guards (``ModelSignalMissing``): which guards a set of series raises is predicted by
+:func:`expected_guards` from the plan's inputs (:func:`generator.builders.guard_rules.signal_inputs`);
+each guard gets a case with its series removed and the targets up (guards whose removals do not
+mask each other share one), and a case with every target down stays quiet. Series are named as
+Kubernetes names them (a long deployment name is cut short in its pods' names) and attributed
+through kube-state-metrics owner series. :func:`long_healthy_group` runs a healthy service for
+2 hours and asserts that no alert of any name fires.
 
 Native histograms: promtool 2.42's series notation has no native-histogram syntax (``{{schema:…}}``
 arrived in later releases), so SLOs and alerts on native histograms get only the zero-traffic
@@ -39,32 +51,40 @@ arrived in later releases), so SLOs and alerts on native histograms get only the
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import rstr
-
-from generator import naming, slo
+from generator import naming, regexes, slo
 from generator.builders.common import Group, Rule
-from generator.builders.gpu_rules import GPU_LABELS
+from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
+from generator.builders.guard_rules import (
+    SignalInput,
+    Source,
+    replica_metrics,
+    signal_inputs,
+)
 from generator.builders.memory_rules import POD_LABELS
+from generator.builders.pods import (
+    KSM_POD_OWNER,
+    KSM_REPLICASET_OWNER,
+    OWNER_RECORD,
+    example_pods,
+)
 from generator.builders.rulefile import rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
 from generator.slo import Tier
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str, format_duration_ms, seconds_text
 from generator.yamlio import dump_yaml, generated_header
 
 INTERVAL_MS = 60_000  # series step and evaluation interval of every group
 BASE_PER_MIN = 6000  # events per minute of ordinary traffic: large enough for integer ratios
 MARGIN = Fraction(5, 100)  # "slightly": 5 % above / below a threshold
-POD = "pod-0"  # stand-in values; replaced by a matching example when a regex demands it
 UUID = "GPU-00000000-0000-0000-0000-000000000000"
 INSTANCE = "10.0.0.1:8000"
 
@@ -112,6 +132,10 @@ def humanize_duration(seconds: float) -> str:
 
 
 _TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
+# {{ if $labels.x }}A{{ else }}B{{ end }} (no nesting): A when the label is non-empty.
+_IF_LABEL = re.compile(
+    r"\{\{\s*if\s+\$labels\.(\w+)\s*\}\}(.*?)(?:\{\{\s*else\s*\}\}(.*?))?\{\{\s*end\s*\}\}", re.S
+)
 
 
 def render_template(text: str, labels: Mapping[str, str], value: float | None) -> str:
@@ -119,8 +143,10 @@ def render_template(text: str, labels: Mapping[str, str], value: float | None) -
 
     Raises:
         ValueError: a construct other than ``$labels.x``, ``$value`` (optionally piped to
-            ``humanizePercentage`` or ``humanizeDuration``), or ``$value`` without a value.
+            ``humanizePercentage`` or ``humanizeDuration``), ``{{ if $labels.x }}…{{ else
+            }}…{{ end }}``, or ``$value`` without a value.
     """
+    text = _IF_LABEL.sub(lambda m: m.group(2) if labels.get(m.group(1)) else m.group(3) or "", text)
 
     def one(match: re.Match[str]) -> str:
         expr = match.group(1)
@@ -148,51 +174,33 @@ def _printable(value: str) -> bool:
 
 
 def _example(m: Matcher, candidates: Sequence[str]) -> str:
-    """A label value that satisfies matcher ``m`` (an equality value, or a regex example).
-
-    Known values are tried first; otherwise strings drawn from the regex itself (``rstr``,
-    seeded with the pattern so output stays deterministic), keeping a printable one.
+    """A label value that satisfies matcher ``m`` (an equality value, or a regex example:
+    :func:`generator.regexes.example`, matched with RE2 as Prometheus does).
 
     Raises:
-        ValueError: no printable example found (an exotic regex).
+        ValueError: no printable example found (``obsgen check`` refuses such regexes).
     """
     if m.op == "=":
         return m.value
-    pattern = re.compile(m.value)
-    for value in candidates:
-        if pattern.fullmatch(value):
-            return value
-    draw = rstr.Rstr(random.Random(m.value))
-    for _ in range(200):
-        value = draw.xeger(m.value)
-        if _printable(value) and pattern.fullmatch(value):
-            return value
-    raise ValueError(f"no printable example value matches {m.render()}")
+    return regexes.example(m.value, candidates)
 
 
 def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
     """A label value that ``m`` does not match, or None: leave the label off the series."""
-    pattern = re.compile(m.value)
-    for value in candidates:
-        if not pattern.fullmatch(value):
-            return value
-    return None
+    return regexes.non_matching(m.value, candidates)
 
 
 def _pod(plan: ServicePlan) -> str:
-    for m in plan.pod_matchers:
-        if m.label == "pod":
-            return _example(m, (f"{plan.deployment_name}-7d9f8b6c5d-x2k4q", POD))
-    return POD
+    """The pod of the synthetic series: named as Kubernetes names the workload's pods (a long
+    deployment name is cut short in it), attributed through owner series, never by name."""
+    return example_pods(plan)[0][0]
 
 
 def _labels(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dict[str, str]:
     """Labels of a synthetic series that ``matchers`` select, with the aggregation labels set."""
     labels = {label: f"test-{label}" for label in plan.agg_labels}
     for m in matchers:
-        if m.label == "pod":
-            labels["pod"] = _pod(plan)
-        elif m.op in ("=", "=~"):
+        if m.op in ("=", "=~"):
             labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES, *_OTHER_EXAMPLES))
     labels.update(extra)
     return labels
@@ -217,6 +225,10 @@ class Series:
     def gauge(self, name: str, labels: Mapping[str, str], values: str) -> None:
         self.gauges[(name, tuple(sorted(labels.items())))] = values
 
+    def merged(self, other: Series) -> Series:
+        """Both sets of series (``other`` wins where a metric and labels are in both)."""
+        return Series({**self.counters, **other.counters}, {**self.gauges, **other.gauges})
+
     def drop(self, name: str) -> None:
         self.gauges = {k: v for k, v in self.gauges.items() if k[0] != name}
 
@@ -232,6 +244,25 @@ class Series:
         for (name, labels), values in sorted(self.gauges.items()):
             out.append({"series": _series(name, dict(labels)), "values": values})
         return out
+
+
+OTHER_CLUSTER = "test-cluster-b"
+"""The second cluster of the multi-cluster cases (the first is ``test-<clusterLabel>``)."""
+
+
+def in_cluster(series: Series, label: str, value: str) -> Series:
+    """``series`` moved to cluster ``value``: label ``label`` set to it on every series."""
+
+    def moved(
+        key: tuple[str, tuple[tuple[str, str], ...]],
+    ) -> tuple[str, tuple[tuple[str, str], ...]]:
+        name, labels = key
+        return name, tuple(sorted({**dict(labels), label: value}.items()))
+
+    return Series(
+        {moved(k): v for k, v in series.counters.items()},
+        {moved(k): v for k, v in series.gauges.items()},
+    )
 
 
 @dataclass(frozen=True)
@@ -302,34 +333,100 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
     return s
 
 
-def healthy(plan: ServicePlan, classes: Sequence[Klass]) -> Series:
-    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic."""
+def _up_labels(plan: ServicePlan) -> dict[str, str]:
+    """The model target's ``up`` labels: the selector's, an instance and (as Kubernetes
+    service discovery adds it) the pod."""
+    return _labels(plan, plan.matchers, instance=INSTANCE, pod=_pod(plan))
+
+
+def _pod_labels(plan: ServicePlan) -> dict[str, str]:
+    """Labels of the model container's cAdvisor / kube-state-metrics series."""
+    return _labels(plan, plan.container_matchers, pod=_pod(plan))
+
+
+def _gpu_labels(plan: ServicePlan) -> dict[str, str]:
+    """Labels of the NVML sidecar's series (its PodMonitor's job, container and the pod)."""
+    return _labels(plan, plan.gpu_matchers, pod=_pod(plan))
+
+
+def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
+    """kube-state-metrics series of a workload at full strength: the owner chain of its pods
+    and desired = available replicas."""
+    ns = {k: v for k, v in _pod_labels(plan).items() if k in plan.keeping("namespace")}
+    desired, available, workload = replica_metrics(plan)
+    for pod, owner in example_pods(plan):
+        kind = "StatefulSet" if plan.workload_kind == "StatefulSet" else "ReplicaSet"
+        s.gauge(
+            KSM_POD_OWNER,
+            {
+                **ns,
+                "pod": pod,
+                "owner_kind": kind,
+                "owner_name": owner,
+                "owner_is_controller": "true",
+            },
+            f"1+0x{length}",
+        )
+        if kind == "ReplicaSet":
+            s.gauge(
+                KSM_REPLICASET_OWNER,
+                {
+                    **ns,
+                    "replicaset": owner,
+                    "owner_kind": "Deployment",
+                    "owner_name": plan.deployment_name,
+                    "owner_is_controller": "true",
+                },
+                f"1+0x{length}",
+            )
+    for metric in (desired, available):
+        s.gauge(metric, {**ns, workload: plan.deployment_name}, f"{plan.replicas}+0x{length}")
+
+
+def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
+    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic;
+    gauges hold ``length`` steps."""
     s = traffic(plan, classes)
-    s.gauge("up", _labels(plan, plan.matchers, instance=INSTANCE), "1+0x60")
+    steady = f"+0x{length}"
+    s.gauge("up", _up_labels(plan), "1" + steady)
     for gauge in (plan.queue_depth, plan.running_requests):
         if gauge is not None:
-            s.gauge(gauge.name, _labels(plan, gauge.matchers), "0+0x60")
+            s.gauge(gauge.name, _labels(plan, gauge.matchers), "0" + steady)
     kv = plan.kv_cache_usage
     if kv is not None:
-        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0+0x60")
+        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0" + steady)
         if kv.denominator is not None:
-            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000+0x60")
-    if plan.memory_limit_bytes is not None or "memory_headroom" in plan.alerts:
-        limit = _limit(plan)
-        pod = _labels(plan, plan.pod_matchers)
-        s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}+0x60")
-        s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{limit // 4}+0x60")
-        s.gauge(naming.KSM_RESTARTS, pod, "0+0x60")
+            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000" + steady)
+    limit = _limit(plan)
+    pod = _pod_labels(plan)
+    s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
+    working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
+    s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
+    s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
+    kube_state(plan, s, length)
     if plan.gpu_exporter:
-        gpu = _labels(plan, plan.gpu_matchers)
+        gpu = _gpu_labels(plan)
         total = 80 * 2**30
-        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}+0x60")
-        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{total // 2}+0x60")
-        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60+0x60")
-        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0+0x60")
-        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1+0x60")
-        s.gauge("up", gpu, "1+0x60")
+        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}{steady}")
+        free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
+        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}{steady}")
+        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60" + steady)
+        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
+        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
+        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
+        s.gauge("up", gpu, "1" + steady)
     return s
+
+
+def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
+    """Free bytes of a healthy service: ``size - size // parts`` (3/4 of the memory, half the
+    GPU's), or halfway between the alert's ``min_free`` share and all of ``size`` when that
+    would be under it (a high minFree must not fire on a healthy service)."""
+    free = size - size // parts
+    min_free = plan.alerts[alert].params["min_free"] if alert in plan.alerts else 0
+    if free <= size * min_free:
+        free = int(size * (1 + Fraction(str(min_free))) / 2)
+    return free
 
 
 def _limit(plan: ServicePlan) -> int:
@@ -410,13 +507,20 @@ def _burn_alerts(
 
 def expected_burns(plan: ServicePlan, classes: Sequence[Klass], at_ms: int) -> list[dict[str, Any]]:
     """Every ``ErrorBudgetBurn`` alert (labels, annotations) that steady ``classes`` traffic,
-    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations).
+    counted from 0 at time 0, fires ``at_ms`` later (1m evaluations and scrapes).
 
     A tier fires when the SLI's bad ratio exceeds its threshold and the minimum-events guard
-    sees enough events in its long window (:func:`generator.slo.recorded_events`: no credit
+    counts enough events in its long window (:func:`generator.slo.recorded_events`: no credit
     for history the series does not have yet).
     """
-    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS)
+    return burns_for_phases(plan, [(0, classes)], at_ms, INTERVAL_MS, INTERVAL_MS)
+
+
+def sampling(plan: ServicePlan, step_ms: int, scrape_ms: int) -> slo.Sampling:
+    """How a test file samples ``plan``'s SLO rules: promtool evaluates every ``step_ms``
+    (the file's ``evaluation_interval``), series are scraped every ``scrape_ms``, and each
+    increment spans the rules' own evaluation interval."""
+    return slo.Sampling(plan.evaluation_interval_ms, scrape_ms, step_ms)
 
 
 def burns_for_phases(
@@ -424,32 +528,55 @@ def burns_for_phases(
     phases: Sequence[tuple[int, Sequence[Klass]]],
     at_ms: int,
     evaluation_interval_ms: int,
+    scrape_ms: int,
 ) -> list[dict[str, Any]]:
     """``ErrorBudgetBurn`` alerts ``at_ms`` after counters began at 0, for traffic that runs as
-    each phase's classes from its start (ms) on, at one total rate.
+    each phase's classes from its start (ms) on, at one total rate, scraped every
+    ``scrape_ms`` and evaluated every ``evaluation_interval_ms``.
 
-    Both windows follow :func:`generator.slo.profile_window_ratio` (our rules' 5m-rate ramps,
-    evaluation steps and partial history); the guard follows
-    :func:`generator.slo.recorded_events`.
+    Both windows follow :func:`generator.slo.window_ratio` (our rules' increments, evaluation
+    and scrape steps, partial history); the guard follows :func:`generator.slo.recorded_events`.
     """
+    how = sampling(plan, evaluation_interval_ms, scrape_ms)
 
     def fires(s: SLOPlan, tier: Tier) -> bool:
         shares = [(start, slo_bad_ratio(s, classes)[0]) for start, classes in phases]
         per_s = Fraction(slo_bad_ratio(s, phases[-1][1])[1])
-        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, evaluation_interval_ms)
+        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, how)
         return events >= s.min_events and all(
-            slo.profile_window_ratio(shares, at_ms, w, evaluation_interval_ms) > tier.threshold
+            slo.window_ratio(shares, at_ms, w, how) > tier.threshold
             for w in (tier.long_window_ms, tier.short_window_ms)
         )
 
     return _burn_alerts(plan, phases[-1][1], fires)
 
 
-def _mix(per_min: int, ratio: Fraction, bad: Klass) -> list[Klass]:
-    """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (rounded to whole events)."""
-    n_bad = ratio * per_min
+# Bad events a minute added to SLO case traffic whose share equals some tier's threshold
+# exactly (a binary fraction: exact in float64). Shares are multiples of one SLO's threshold
+# (× 1.05, × 2 …), and another SLO's threshold can be exactly such a multiple
+# (6 × (1 − 99.36 %) × 1.05 = 14.4 × (1 − 99.72 %)); at an exact tie Prometheus' float
+# rounding decides the alert. The nudge is far below the 5 % margins: ≤ 0.2 % of the
+# smallest threshold there is (1e-6) at BASE_PER_MIN × 100 events a minute.
+TIE_BREAK = Fraction(1, 1024)
+
+
+def _ties(plan: ServicePlan, ratio: Fraction) -> bool:
+    """Whether ``ratio`` is exactly the threshold of one of ``plan``'s burn-rate tiers."""
+    return 0 < ratio < 1 and any(ratio == t.threshold for s in plan.slos for t in s.tiers)
+
+
+def _mix(per_min: int, ratio: Fraction, bad: Klass, tie_break: bool = False) -> list[Klass]:
+    """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (plus
+    :data:`TIE_BREAK` bad events with ``tie_break``)."""
+    n_bad = ratio * per_min + (TIE_BREAK if tie_break else 0)
     good = Klass(float(per_min - n_bad))
     return [good, Klass(float(n_bad), bad.error, bad.durations)] if n_bad else [good]
+
+
+def _slo_mix(plan: ServicePlan, ratio: Fraction, bad: Klass) -> list[Klass]:
+    """SLO case traffic: ``ratio`` of ``BASE_PER_MIN × 100`` events a minute are ``bad``,
+    moved off an exact tie with a tier's threshold (:data:`TIE_BREAK`)."""
+    return _mix(BASE_PER_MIN * 100, ratio, bad, tie_break=_ties(plan, ratio))
 
 
 def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
@@ -503,25 +630,30 @@ def _burn_group(
 
 
 def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
-    """A new service whose every request is bad, at a trickle: by 5m it has seen fewer than
-    ``min_events`` events and must not page, though the mean-rate estimate alone would credit
-    its 1h window with several times that; by 30m it has enough and pages. Expectations follow
-    :func:`generator.slo.recorded_events`. None without burn-rate tiers."""
+    """A new service whose every request is bad, at a trickle: by 5m it has counted fewer than
+    ``min_events`` events and must not page, though a guard that extrapolated its short history
+    (the mean rate × the window) would credit its fastest long window with several times that;
+    by 30m it has enough and pages. Expectations follow :func:`generator.slo.recorded_events`.
+    None without burn-rate tiers."""
     slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
     if not slos:
         return None
     durations: dict[str, float] = {}
     for s in slos:
-        for key, d in _bad_class(s).durations:
+        for key, d in bad_class(s).durations:
             durations[key] = max(d, durations.get(key, 0.0))
     per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
     bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
     early, late = 5 * 60_000, 30 * 60_000
     series = traffic(plan, bad).render(_steps(late))
     fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
-    mean = Fraction(per_min, 60) * Fraction(3, 5) * Fraction(fastest.long_window_ms, 1000)
+    mean = per_min * Fraction(fastest.long_window_ms, 60_000)
     tests = [
-        _at(at, naming.ALERT_ERROR_BUDGET_BURN, burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS))
+        _at(
+            at,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS, INTERVAL_MS),
+        )
         for at in (early, late)
     ]
     name = (
@@ -532,12 +664,77 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
     return _group(name, series, tests)
 
 
+def distinct_slos(plan: ServicePlan) -> list[SLOPlan]:
+    """The SLOs of ``plan`` that need their own burn cases, in spec order.
+
+    Every case expects the alerts of *all* SLOs (promtool compares all alerts of a name), so
+    an SLO with the same SLI, tier thresholds and windows and minimum events as an earlier one
+    is proved by that one's cases already; its own would repeat them, each listing every
+    SLO's alerts — test files quadratic in the number of such SLOs (issue 15, case 10).
+    """
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for s in plan.slos:
+        key = (
+            s.histogram.key if s.histogram is not None else None,
+            s.threshold_seconds,
+            s.min_events,
+            tuple((t.long_window_ms, t.short_window_ms, t.threshold) for t in s.tiers),
+        )
+        if key not in seen:
+            seen.add(key)
+            distinct.append(s)
+    return distinct
+
+
+def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
+    """A process that has run for a day restarts just after a scrape and every request fails
+    from then on: its counters start again from 0 and the first scrape after the restart
+    already holds a minute of bad events. The increments count those (the new value, as each
+    counter dropped), so the tiers a minute of outage is enough for fire at that scrape's
+    evaluation — and nothing fires one evaluation earlier. A rule that drops the reset (or
+    keeps the negative difference) misses them. Expectations follow
+    :func:`generator.slo.window_ratio` (no events are lost to this restart). None without
+    burn-rate tiers."""
+    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    if not slos:
+        return None
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    good = [Klass(BASE_PER_MIN * 100)]
+    bad = [Klass(BASE_PER_MIN * 100, True, tuple(sorted(durations.items())))]
+    fastest = min(t.long_window_ms for s in slos for t in s.tiers)
+    how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
+    restart = how.aligned(fastest + plan.evaluation_interval_ms)
+    onset = restart + INTERVAL_MS  # the first scrape after the restart
+    series = _onset_series(
+        plan, good, bad, restart // INTERVAL_MS, onset // INTERVAL_MS + 2, INTERVAL_MS, True
+    )
+    phases = [(0, good), (restart, bad)]
+    tests = [
+        _at(
+            at,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(plan, phases, at, INTERVAL_MS, INTERVAL_MS),
+        )
+        for at in (restart, onset)
+    ]
+    name = (
+        "a pod restart, then every request bad: the restarted counters' first scrape counts "
+        f"(at {format_duration_ms(onset)} the tiers a minute of outage trips fire, at "
+        f"{format_duration_ms(restart)} none)"
+    )
+    return _group(name, series, tests)
+
+
 def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet; latency SLOs:
     slow requests just above the threshold bucket burn, just below do not; a low-traffic case
     for the minimum-events guard; a counter reset raises nothing."""
     groups = []
-    for s in plan.slos:
+    for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
         bad = (
@@ -554,14 +751,14 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     _burn_group(
                         plan,
                         f"{where}: burning 5% above {decimal_str(tier.factor)}x fires",
-                        _mix(BASE_PER_MIN * 100, high, bad),
+                        _slo_mix(plan, high, bad),
                     )
                 )
             groups.append(
                 _burn_group(
                     plan,
                     f"{where}: burning 5% below {decimal_str(tier.factor)}x stays quiet",
-                    _mix(BASE_PER_MIN * 100, low, bad),
+                    _slo_mix(plan, low, bad),
                 )
             )
         if s.histogram is not None and s.tiers:
@@ -575,7 +772,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                         plan,
                         f"{s.name}: slow requests {word} the threshold bucket "
                         + ("burn budget" if above else "do not burn budget"),
-                        _mix(BASE_PER_MIN * 100, ratio, k),
+                        _slo_mix(plan, ratio, k),
                     )
                 )
         if s.tiers:
@@ -592,6 +789,9 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     start = new_service_group(plan)
     if start is not None:
         groups.append(start)
+    restart = restart_outage_group(plan)
+    if restart is not None:
+        groups.append(restart)
     lowest = [t.threshold for s in plan.slos for t in s.tiers]
     if lowest:
         ratio = min(lowest) / 2
@@ -599,7 +799,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             _burn_group(
                 plan,
                 "a counter reset (pod restart) raises no burn alert",
-                _mix(BASE_PER_MIN * 100, ratio, Klass(0, True)),
+                _slo_mix(plan, ratio, Klass(0, True)),
                 reset=True,
             )
         )
@@ -614,8 +814,10 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 # MIN_WINDOW_SAMPLES evaluations in the long window keeps each case near 50–150 steps.
 DETECTION_INTERVALS_MS = (60_000, 600_000, 3_600_000, 10_800_000)
 MIN_WINDOW_SAMPLES = 24
-# Scrape interval of the coarser cases: days of 1m samples dominate promtool's time, and the
-# detection model needs a divisor of 5m (2 steps of the 5m rate window).
+# Scrape interval of the coarser cases (days of 15s samples would dominate promtool's time).
+# At a coarse step the rules' increments cover only the scrape interval before each
+# evaluation; :class:`generator.slo.Sampling` models that, and piecewise-constant traffic
+# that changes on evaluations keeps every window ratio exact.
 SLOW_SCRAPE_MS = 150_000
 
 
@@ -625,6 +827,12 @@ def detection_interval_ms(tier: Tier) -> int:
     return max(fitting, default=DETECTION_INTERVALS_MS[0])
 
 
+def _scrape_ms(plan: ServicePlan, e: int) -> int:
+    """Series step of a detection case: the spec's scrape interval in the 1m file (what
+    ``obsgen explain`` assumes), SLOW_SCRAPE_MS in the coarser files."""
+    return plan.scrape_interval_ms if e == INTERVAL_MS else SLOW_SCRAPE_MS
+
+
 def _onset_series(
     plan: ServicePlan,
     before: Sequence[Klass],
@@ -632,73 +840,85 @@ def _onset_series(
     onset_steps: int,
     steps: int,
     scrape_ms: int,
+    restart: bool = False,
 ) -> list[dict[str, str]]:
     """Counters scraped every ``scrape_ms``, growing as ``before`` until step ``onset_steps``,
-    then as ``after``."""
+    then as ``after``. ``restart``: the process had run for a day before the series begin
+    (every counter starts at a day of the whole traffic, failures and buckets included) and
+    restarts after step ``onset_steps``, counting from 0 again."""
     a, b = traffic(plan, before), traffic(plan, after)
     out = []
     per_step = scrape_ms / 60_000  # Klass rates are per minute
+    base = BASE_PER_MIN * 100 * 1440 if restart else 0
     for key in sorted(set(a.counters) | set(b.counters)):
         x, y = a.counters.get(key, 0.0) * per_step, b.counters.get(key, 0.0) * per_step
+        first = y if restart else x * onset_steps + y
         values = (
-            f"0+{go_float(x)}x{onset_steps} "
-            f"{go_float(x * onset_steps + y)}+{go_float(y)}x{steps - onset_steps - 1}"
+            f"{base}+{go_float(x)}x{onset_steps} "
+            f"{go_float(first)}+{go_float(y)}x{steps - onset_steps - 1}"
         )
         out.append({"series": _series(key[0], dict(key[1])), "values": values})
     return out
 
 
 def _shares_mix(
-    members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], targets: Sequence[Fraction]
 ) -> list[Klass] | None:
     """Traffic giving each member SLO its target bad share, every SLO by its own bad class;
     None when the shares do not fit or one class counts against another SLO."""
     total = BASE_PER_MIN * 100
-    if sum(targets) > 1:
+    shares = [r + (TIE_BREAK / total if _ties(plan, r) else 0) for r in targets]
+    if sum(shares) > 1:
         return None
     bad = [
         Klass(float(r * total), k.error, k.durations)
-        for r, (s, _) in zip(targets, members, strict=True)
-        for k in [_bad_class(s)]
+        for r, (s, _) in zip(shares, members, strict=True)
+        for k in [bad_class(s)]
     ]
-    mix = [Klass(float(total - sum(r * total for r in targets))), *bad]
-    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(targets, members, strict=True)):
+    mix = [Klass(float(total - sum(r * total for r in shares))), *bad]
+    if any(slo_bad_ratio(s, mix)[0] != r for r, (s, _) in zip(shares, members, strict=True)):
         return None
     return mix
 
 
 def detection_group(
-    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], outage: bool = False
 ) -> tuple[int, dict[str, Any]] | None:
     """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
-    traffic for the long window + 5m, then every SLO burning 5 % above its tier's threshold;
+    traffic for the long window + one evaluation interval, then every SLO burning 5 % above
+    its tier's threshold (``outage``: every event bad, one SLO at a time, 1m file only);
     silent one evaluation before the detection time our rules give
-    (:func:`generator.slo.recorded_detection_ms`), firing at it. None when the members cannot
-    share a case (different detection times, or their bad shares do not fit) or a threshold
-    leaves no room above it."""
+    (:func:`generator.slo.detection_ms`, at the spec's scrape interval in the 1m file), firing
+    at it. None when the members cannot share a case (different detection times, or their
+    bad shares do not fit) or a threshold leaves no room above it."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    after = _shares_mix(members, [min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members])
+    if outage and (e != INTERVAL_MS or len(members) != 1):
+        return None
+    targets = [
+        Fraction(1) if outage else min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members
+    ]
+    after = _shares_mix(plan, members, targets)
     if after is None:
         return None
-    found = {slo.recorded_detection_ms(t, slo_bad_ratio(s, after)[0], e) for s, t in members}
+    scrape = _scrape_ms(plan, e)
+    how = sampling(plan, e, scrape)
+    found = {slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members}
     if len(found) != 1 or None in found:
         return None
     detect = found.pop()
     if detect is None:
         return None
-    history = -(-(tier.long_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
-    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
+    history = how.aligned(tier.long_window_ms + plan.evaluation_interval_ms)
+    healthy_traffic = [Klass(BASE_PER_MIN * 100)]
     steps = (history + detect) // scrape + 2
-    series = _onset_series(
-        plan, [Klass(BASE_PER_MIN * 100)], after, history // scrape, steps, scrape
-    )
+    series = _onset_series(plan, healthy_traffic, after, history // scrape, steps, scrape)
     tests = [
         _at(
             history + since,
             naming.ALERT_ERROR_BUDGET_BURN,
             burns_for_phases(
-                plan, [(0, [Klass(BASE_PER_MIN * 100)]), (history, after)], history + since, e
+                plan, [(0, healthy_traffic), (history, after)], history + since, e, scrape
             ),
         )
         for since in (detect - e, detect)
@@ -706,21 +926,33 @@ def detection_group(
     # One evaluation earlier the short window is normally over already: a fresh spike that a
     # lowered long-window threshold would let through.
     spike = all(
-        slo.recorded_window_ratio(slo_bad_ratio(s, after)[0], detect - e, t.short_window_ms, e)
+        slo.window_ratio(
+            [(0, Fraction(0)), (history, slo_bad_ratio(s, after)[0])],
+            history + detect - e,
+            t.short_window_ms,
+            how,
+        )
         > t.threshold
         for s, t in members
     )
-    # The Workbook's instant ratio crosses at threshold × long / ratio = long / 1.05.
-    workbook = Fraction(tier.long_window_ms) / (1 + MARGIN)
+    workbook = min(t.detection_seconds(r) for (s, t), r in zip(members, targets, strict=True))
+    what = "every event bad" if outage else "5% above the threshold"
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
-        f"5% above the threshold after a healthy {format_duration_ms(history)} fires "
-        f"{format_duration_ms(detect)} in, not {format_duration_ms(detect - e)}"
+        f"{what} after a healthy {format_duration_ms(history)} fires "
+        f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
         f"{' (short window over, long under)' if spike else ''} "
-        f"(Workbook: {format_duration_ms(int(workbook) // 1000 * 1000)})"
+        f"(Workbook: {seconds_text(workbook)})"
     )
     return e, _group(name, series, tests, scrape)
+
+
+def outage_group(
+    plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]]
+) -> tuple[int, dict[str, Any]] | None:
+    """:func:`detection_group` for a total outage: the time ``obsgen explain`` prints."""
+    return detection_group(plan, members, outage=True)
 
 
 def burst_ended_group(
@@ -733,20 +965,21 @@ def burst_ended_group(
     fit or the long window would not be over."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    burst = _shares_mix(members, [min(Fraction(1), t.threshold * 2) for _, t in members])
-    low = _shares_mix(members, [t.threshold * (1 - MARGIN) for _, t in members])
+    burst = _shares_mix(plan, members, [min(Fraction(1), t.threshold * 2) for _, t in members])
+    low = _shares_mix(plan, members, [t.threshold * (1 - MARGIN) for _, t in members])
     if burst is None or low is None:
         return None
-    # Long enough for the short window and its 5m rates to hold only the low phase.
-    switch = -(-(tier.short_window_ms + slo.RATE_WINDOW_MS + e) // e) * e
+    scrape = _scrape_ms(plan, e)
+    how = sampling(plan, e, scrape)
+    # Long enough for the short window to hold only the low phase.
+    switch = how.aligned(tier.short_window_ms + plan.evaluation_interval_ms)
     at = 2 * switch
     for s, t in members:
         shares = [(0, slo_bad_ratio(s, burst)[0]), (switch, slo_bad_ratio(s, low)[0])]
-        if slo.profile_window_ratio(shares, at, t.long_window_ms, e) <= t.threshold:
+        if slo.window_ratio(shares, at, t.long_window_ms, how) <= t.threshold:
             return None
-    scrape = INTERVAL_MS if e == INTERVAL_MS else SLOW_SCRAPE_MS
     series = _onset_series(plan, burst, low, switch // scrape, at // scrape + 2, scrape)
-    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e)
+    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e, scrape)
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
@@ -757,17 +990,18 @@ def burst_ended_group(
 
 
 def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
-    """Detection-time and burst-ended cases of every tier, by evaluation interval (ms). Tiers with the same
-    windows share one case when they can (fewer promtool steps); otherwise one case each."""
+    """Detection-time (5 % above; a total outage in the 1m file) and burst-ended cases of every
+    tier, by evaluation interval (ms). Tiers with the same windows share one case when they
+    can (fewer promtool steps); otherwise one case each."""
     by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
-    for s in plan.slos:
+    for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
         for tier in s.tiers:
             by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
     out: dict[int, list[dict[str, Any]]] = {}
     for _, members in sorted(by_windows.items()):
-        for build in (detection_group, burst_ended_group):
+        for build in (detection_group, outage_group, burst_ended_group):
             shared = build(plan, members)
             cases = [shared] if shared else [build(plan, [m]) for m in members]
             for case in cases:
@@ -776,7 +1010,7 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-def _bad_class(s: SLOPlan) -> Klass:
+def bad_class(s: SLOPlan) -> Klass:
     """A request the SLI counts as bad: a failure, or one just above the latency threshold."""
     if s.histogram is None:
         return Klass(0, True)
@@ -804,6 +1038,12 @@ def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
 
 def _after_for(plan: ServicePlan, key: str) -> int:
     return CHECK_MS + plan.alerts[key].for_ms
+
+
+def _busy(params: Mapping[str, Any]) -> int:
+    """Events a minute for a ratio alert's cases: :data:`BASE_PER_MIN`, or enough that its
+    5m window holds twice ``min_events`` (a large guard must not silence the firing case)."""
+    return max(BASE_PER_MIN, int(params.get("min_events", 0)) * 2 // 5 + 1)
 
 
 def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -851,11 +1091,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 or _slow_threshold(plan),
             }
             expected = [_expect(_rule(plan, naming.ALERT_SLOW_REQUESTS), labels, float(high))]
+            busy = _busy(a.params)
             case(
                 "slow_requests",
                 naming.ALERT_SLOW_REQUESTS,
-                healthy(plan, _mix(BASE_PER_MIN, high, slow)),
-                healthy(plan, _mix(BASE_PER_MIN, low, slow)),
+                healthy(plan, _mix(busy, high, slow)),
+                healthy(plan, _mix(busy, low, slow)),
                 expected,
             )
     if "error_ratio" in alerts:
@@ -863,13 +1104,28 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         high, low = (max_ratio + 1) / 2, max_ratio / 2
         labels = {**_agg(plan, plan.requests.matchers), **svc}
         expected = [_expect(_rule(plan, naming.ALERT_ERROR_RATIO), labels, float(high))]
+        busy = _busy(alerts["error_ratio"].params)
         case(
             "error_ratio",
             naming.ALERT_ERROR_RATIO,
-            healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True))),
-            healthy(plan, _mix(BASE_PER_MIN, low, Klass(0, True))),
+            healthy(plan, _mix(busy, high, Klass(0, True))),
+            healthy(plan, _mix(busy, low, Klass(0, True))),
             expected,
         )
+        if plan.cluster_label is not None:
+            # Two clusters run the same service in the same namespace; one fails.
+            second = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
+            failing = healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True)))
+            groups.append(
+                _family_case(
+                    plan,
+                    f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
+                    failing.merged(second),
+                    naming.ALERT_ERROR_RATIO,
+                    expected,
+                    _after_for(plan, "error_ratio"),
+                )
+            )
     for key, gauge, alert, extra in (
         ("queue_depth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH, {}),
         ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": _pod(plan)}),
@@ -887,8 +1143,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         fire.gauge(gauge.name, _labels(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
-    pod = _labels(plan, plan.pod_matchers)
-    pod_out = {k: pod[k] for k in POD_LABELS if k in pod}
+    pod = _pod_labels(plan)
+    pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = _limit(plan)
     if "memory_headroom" in alerts:
         min_free = Fraction(str(alerts["memory_headroom"].params["min_free"]))
@@ -934,8 +1190,10 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         rule = _rule(plan, naming.ALERT_OOM_KILLED)
         case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
     if "target_down" in alerts:
-        up = _labels(plan, plan.matchers, instance=INSTANCE)
-        keys = {m.label: up[m.label] for m in plan.matchers}
+        up = _up_labels(plan)
+        keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+        # absent() carries the selector's equality labels only: no cluster label.
+        absent_keys = {m.label: up[m.label] for m in plan.matchers}
         critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
         warning = next(
             r
@@ -967,12 +1225,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 "ModelTargetDown: no target at all pages",
                 absent,
                 naming.ALERT_TARGET_DOWN,
-                [_expect(critical, keys, None)],
+                [_expect(critical, absent_keys, None)],
                 at,
             )
         )
         one_down = healthy(plan, base)
-        other = {**up, "instance": "10.0.0.2:8000"}
+        other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
         one_down.gauge("up", other, "0+0x60")
         groups.append(
             _family_case(
@@ -994,9 +1252,10 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 at,
             )
         )
+    groups += replicas_groups(plan)
     if plan.gpu_exporter:
-        gpu = _labels(plan, plan.gpu_matchers)
-        gpu_out = {k: gpu[k] for k in GPU_LABELS if k in gpu} | {"uuid": UUID}
+        gpu = _gpu_labels(plan)
+        gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
         total = 80 * 2**30
         if "gpu_memory_headroom" in alerts:
             min_free = Fraction(str(alerts["gpu_memory_headroom"].params["min_free"]))
@@ -1011,6 +1270,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 healthy(plan, base),
                 [_expect(rule, gpu_out, free / total)],
             )
+            groups += mig_groups(plan, min_free)
         if "gpu_temperature" in alerts:
             hot = float(alerts["gpu_temperature"].params["max"]) + 5
             fire = healthy(plan, base)
@@ -1038,7 +1298,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             fire = healthy(plan, base)
             fire.gauge(naming.GPU_EXPORTER_UP, gpu, "0+0x60")
             rule = _rule(plan, naming.ALERT_GPU_EXPORTER_DOWN)
-            out: dict[str, str] = {k: gpu[k] for k in ("namespace", "pod") if k in gpu}
+            out: dict[str, str] = {k: gpu[k] for k in plan.keeping("namespace", "pod") if k in gpu}
             case(
                 "gpu_exporter_down",
                 rule["alert"],
@@ -1046,19 +1306,436 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 healthy(plan, base),
                 [_expect(rule, out, None)],
             )
+        if "gpu_device_lost" in alerts:
+            groups += device_lost_groups(plan)
     return groups
+
+
+# --- capacity, GPU devices and MIG ----------------------------------------------------------
+
+
+def _without(
+    s: Series, name: str, where: Callable[[dict[str, str]], bool] = lambda _: True
+) -> None:
+    """Drop the gauges and counters named ``name`` whose labels satisfy ``where``."""
+    s.gauges = {k: v for k, v in s.gauges.items() if not (k[0] == name and where(dict(k[1])))}
+    s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
+
+
+def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
+    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
+    replicas). All replicas available stays quiet although only one target is scraped:
+    :func:`long_healthy_group`."""
+    alert = plan.alerts.get("replicas_unavailable")
+    if alert is None:
+        return []
+    base = [Klass(BASE_PER_MIN)]
+    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
+    rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
+    ns = {k: v for k, v in _up_labels(plan).items() if k in plan.keeping("namespace")}
+    _, available, workload = replica_metrics(plan)
+    short = healthy(plan, base)
+    short.gauge(available, {**ns, workload: plan.deployment_name}, f"{plan.replicas - 1}+0x60")
+    groups = [
+        _family_case(
+            plan,
+            f"{rule['alert']}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
+            short,
+            rule["alert"],
+            [_expect(rule, ns, 1)],
+            at,
+        ),
+    ]
+    if plan.replicas >= 2:
+        no_ksm = healthy(plan, base)
+        for metric in replica_metrics(plan)[:2]:
+            _without(no_ksm, metric)
+        groups.append(
+            _family_case(
+                plan,
+                f"{rule['alert']}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
+                no_ksm,
+                rule["alert"],
+                [_expect(rule, ns, plan.replicas - 1)],
+                at,
+            )
+        )
+    return groups
+
+
+def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
+    """A pod that sees only its MIG instance (no parent memory): the instance 98 % full fires
+    ``GPUMemoryHeadroomLow`` per instance; half full (or, above a ``minFreeRatio`` of 0.5, free
+    memory halfway between it and 1) stays quiet, and the parent is not judged."""
+    rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
+    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
+    total = 20 * 2**30
+    at = _after_for(plan, "gpu_memory_headroom")
+
+    def mig(free: int) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        # The parent's memory is not readable from the pod; a full parent reading would
+        # otherwise fire beside the instance.
+        _without(s, naming.GPU_MEMORY_FREE)
+        _without(s, naming.GPU_MEMORY_TOTAL)
+        s.gauge(naming.GPU_MIG_MEMORY_TOTAL, {**gpu, **instance}, f"{total}+0x60")
+        s.gauge(naming.GPU_MIG_MEMORY_FREE, {**gpu, **instance}, f"{free}+0x60")
+        return s
+
+    full = int(total * min(Fraction(2, 100), min_free / 2))
+    # Half free; above a threshold of one half, halfway between it and all free (quiet for
+    # every minFreeRatio < 1).
+    roomy = int(total * (Fraction(1, 2) if min_free < Fraction(1, 2) else (1 + min_free) / 2))
+    quiet = (
+        "half" if 2 * roomy == total else f"{decimal_str(float(1 - Fraction(roomy, total)) * 100)}%"
+    )
+    labels = {k: v for k, v in {**gpu, **instance}.items() if k in MIG_LABELS}
+    return [
+        _family_case(
+            plan,
+            f"{rule['alert']}: a MIG instance {decimal_str(float(1 - Fraction(full, total)) * 100)}% full fires per instance",
+            mig(full),
+            rule["alert"],
+            [_expect(rule, labels, full / total)],
+            at,
+        ),
+        _family_case(
+            plan,
+            f"{rule['alert']}: a MIG instance {quiet} full stays quiet",
+            mig(roomy),
+            rule["alert"],
+            [],
+            at,
+        ),
+    ]
+
+
+def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``GPUDeviceLost``: NVML reports the GPU lost (its readings gone, identity kept) under a
+    working exporter — fires; the same with NVML itself down — quiet (GPUExporterDown's).
+    Every GPU up stays quiet: :func:`long_healthy_group`."""
+    rule = _rule(plan, naming.ALERT_GPU_LOST)
+    gpu = _gpu_labels(plan)
+    lost_at = 5 * INTERVAL_MS
+    at = lost_at + plan.alerts["gpu_device_lost"].for_ms + INTERVAL_MS
+
+    def lost(nvml_up: int) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, naming.GPU_TEMPERATURE):
+            _without(s, metric)
+        up_steps = lost_at // INTERVAL_MS
+        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, f"1x{up_steps} 0x{60 - up_steps}")
+        s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
+        return s
+
+    out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in plan.keeping(*GPU_LABELS)}
+    return [
+        _family_case(
+            plan,
+            f"{rule['alert']}: a GPU lost under a healthy exporter fires",
+            lost(1),
+            rule["alert"],
+            [_expect(rule, out, None)],
+            at,
+        ),
+        _family_case(
+            plan,
+            f"{rule['alert']}: NVML down (no device readings to trust) stays quiet",
+            lost(0),
+            rule["alert"],
+            [],
+            at,
+        ),
+    ]
 
 
 def _slow_threshold(plan: ServicePlan) -> str:
     return decimal_str(plan.alerts["slow_requests"].params["threshold_seconds"])
 
 
+# --- input guards ----------------------------------------------------------------------------
+# Which ModelSignalMissing alerts a set of synthetic series raises is predicted here from the
+# plan's inputs (generator.builders.guard_rules.signal_inputs), the way promtool will evaluate
+# the rules: gate conditions and needs are matched against the series' labels and first
+# values, the pod owner record is derived from the owner series and targets as its rule does.
+
+_FIRST_VALUE = re.compile(r"\s*(-?[0-9.]+(?:e[-+]?[0-9]+)?)")
+
+
+def _first_value(values: str) -> float:
+    match = _FIRST_VALUE.match(values)
+    return float(match.group(1)) if match else float("nan")
+
+
+def _selected(m: Matcher, labels: Mapping[str, str]) -> bool:
+    value = labels.get(m.label, "")
+    if m.op == "=":
+        return value == m.value
+    if m.op == "!=":
+        return value != m.value
+    full = re.fullmatch(m.value, value) is not None
+    return full if m.op == "=~" else not full
+
+
+def _items(s: Series) -> list[tuple[str, dict[str, str], float]]:
+    """(name, labels, first value) of every synthetic series; counters start at 0."""
+    out = [(name, dict(labels), 0.0) for name, labels in s.counters]
+    out += [(name, dict(labels), _first_value(v)) for (name, labels), v in s.gauges.items()]
+    return out
+
+
+def _select(
+    s: Series, metric: str, matchers: Sequence[Matcher]
+) -> list[tuple[dict[str, str], float]]:
+    return [
+        (labels, first)
+        for name, labels, first in _items(s)
+        if name == metric and all(_selected(m, labels) for m in matchers)
+    ]
+
+
+def owner_pods(plan: ServicePlan, s: Series) -> set[tuple[str, str]]:
+    """``(namespace, pod)`` the pod owner record holds for these series (its rule, in Python)."""
+    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
+    name = Matcher("owner_name", "=", plan.deployment_name)
+    if plan.workload_kind == "StatefulSet":
+        kind = Matcher("owner_kind", "=", "StatefulSet")
+        ksm = {
+            (lb["namespace"], lb["pod"]) for lb, _ in _select(s, KSM_POD_OWNER, (*ns, kind, name))
+        }
+    else:
+        deployment = Matcher("owner_kind", "=", "Deployment")
+        replicasets = {
+            (lb.get("namespace", ""), lb.get("replicaset", ""))
+            for lb, _ in _select(s, KSM_REPLICASET_OWNER, (*ns, deployment, name))
+        }
+        ksm = {
+            (lb.get("namespace", ""), lb.get("pod", ""))
+            for lb, _ in _select(s, KSM_POD_OWNER, (*ns, Matcher("owner_kind", "=", "ReplicaSet")))
+            if (lb.get("namespace", ""), lb.get("owner_name", "")) in replicasets
+        }
+    if plan.namespace is None:
+        spaces = {lb.get("namespace", "") for lb, _ in _select(s, "up", plan.matchers)}
+        ksm = {p for p in ksm if p[0] in spaces}
+    targets = {
+        (lb.get("namespace", ""), lb["pod"])
+        for lb, _ in _select(s, "up", plan.matchers)
+        if lb.get("pod")
+    }
+    return ksm | targets
+
+
+def _present_keys(
+    plan: ServicePlan, s: Series, source: Source, keys: Sequence[str], equals: float | None
+) -> set[tuple[str, ...]]:
+    if source.metric == OWNER_RECORD:
+        pods = [{"namespace": ns, "pod": pod} for ns, pod in owner_pods(plan, s)]
+        return {tuple(p.get(k, "") for k in keys) for p in pods}
+    owners = owner_pods(plan, s) if source.owned else None
+    found = set()
+    for labels, first in _select(s, source.metric, source.matchers):
+        if equals is not None and first != equals:
+            continue
+        if (
+            owners is not None
+            and (labels.get("namespace", ""), labels.get("pod", "")) not in owners
+        ):
+            continue
+        found.add(tuple(labels.get(k, "") for k in keys))
+    return found
+
+
+def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[str, str]]:
+    """Label sets (the input's keys) on which the guard of ``item`` fires over ``s``."""
+    gate: set[tuple[str, ...]] | None = None
+    for c in item.gate:
+        keys = set().union(*(_present_keys(plan, s, src, item.keys, c.equals) for src in c.sources))
+        gate = keys if gate is None else gate & keys
+    present: set[tuple[str, ...]] | None = None
+    for group in item.needs:
+        keys = set().union(*(_present_keys(plan, s, src, item.keys, None) for src in group))
+        present = keys if present is None else present & keys
+    missing = (gate or set()) - (present or set())
+    return [{k: v for k, v in zip(item.keys, key, strict=True) if v} for key in sorted(missing)]
+
+
+def _guard_rule(plan: ServicePlan, item: SignalInput) -> Rule:
+    return next(
+        r
+        for r in _alert_rules(plan)
+        if r["alert"] == naming.ALERT_SIGNAL_MISSING
+        and r["labels"][naming.SIGNAL] == item.signal
+        and r["labels"][naming.METRIC] == item.metric
+        and r["labels"].get("le") == item.le
+    )
+
+
+def _expressible(plan: ServicePlan, item: SignalInput) -> bool:
+    """Whether promtool 2.42's series notation can hold the input's series (not a native
+    histogram's)."""
+    native = {name for h in plan.histograms.values() if h.native for name in h.names}
+    return not any(s.metric in native for s in item.sources)
+
+
+def expected_guards(
+    plan: ServicePlan, s: Series, items: Sequence[SignalInput] | None = None
+) -> list[dict[str, Any]]:
+    """Every ``ModelSignalMissing`` alert (labels, annotations) the series ``s`` raise (of
+    ``items``; every input of the plan by default)."""
+    found = [
+        _expect(_guard_rule(plan, item), labels, None)
+        for item in (signal_inputs(plan) if items is None else items)
+        for labels in guard_firing(plan, item, s)
+    ]
+    return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def _remove(plan: ServicePlan, s: Series, source: Source) -> None:
+    """Drop every series of ``source``; for the owner record, its owner series, and the pod
+    label of the targets (its other source)."""
+    if source.metric == OWNER_RECORD:
+        _without(s, KSM_POD_OWNER)
+        _without(s, KSM_REPLICASET_OWNER)
+        for key in [k for k in s.gauges if k[0] == "up" and dict(k[1]).get("pod")]:
+            labels = dict(key[1])
+            if all(_selected(m, labels) for m in plan.matchers):
+                values = s.gauges.pop(key)
+                labels.pop("pod")
+                s.gauge("up", labels, values)
+        return
+    _without(s, source.metric, lambda labels: all(_selected(m, labels) for m in source.matchers))
+
+
+def _guard_name(item: SignalInput) -> str:
+    le = f'{{le="{item.le}"}}' if item.le is not None else ""
+    return f"{naming.ALERT_SIGNAL_MISSING} {item.signal} ({item.metric}{le})"
+
+
+def _missing(plan: ServicePlan, classes: Sequence[Klass], items: Sequence[SignalInput]) -> Series:
+    """Healthy series without the first needed series of each of ``items``."""
+    s = healthy(plan, classes)
+    for item in items:
+        for source in item.needs[0]:
+            _remove(plan, s, source)
+    return s
+
+
+def _own_alert(plan: ServicePlan, item: SignalInput, s: Series) -> bool:
+    """Whether the guard of ``item`` is predicted to fire over ``s``."""
+    return bool(guard_firing(plan, item, s))
+
+
+def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per input guard: its series missing with the targets up fires it (and only the guards
+    whose inputs go with it); every target down stays quiet. (Every series present stays
+    quiet: :func:`long_healthy_group`.)
+
+    Raises:
+        ValueError: the prediction disagrees with the inputs (a guard that would not fire on
+            its own missing series, or one that fires on the healthy series).
+    """
+    items = [i for i in signal_inputs(plan) if _expressible(plan, i)]
+    if not items:
+        return []
+    base = [Klass(BASE_PER_MIN)]
+    # Gates and absences hold from the first sample (no rates): one evaluation past `for`.
+    at = plan.alerts["signal_missing"].for_ms + INTERVAL_MS
+    alert = naming.ALERT_SIGNAL_MISSING
+    if expected_guards(plan, healthy(plan, base), items):
+        raise ValueError(f"{alert} would fire on the healthy series")
+    # Inputs whose removals do not mask each other share a case (fewer promtool steps): each
+    # case removes its members' series, and every member must still be predicted to fire.
+    cases: list[list[SignalInput]] = []
+    for item in items:
+        for members in cases:
+            if all(
+                _own_alert(plan, m, _missing(plan, base, [*members, item]))
+                for m in (*members, item)
+            ):
+                members.append(item)
+                break
+        else:
+            if not _own_alert(plan, item, _missing(plan, base, [item])):
+                raise ValueError(f"{_guard_name(item)} would not fire with its series missing")
+            cases.append([item])
+    groups = []
+    for members in cases:
+        s = _missing(plan, base, members)
+        names = ", ".join(_guard_name(m).removeprefix(alert + " ") for m in members)
+        groups.append(
+            _family_case(
+                plan,
+                f"{alert} fires for each missing input, targets up: {names}",
+                s,
+                alert,
+                expected_guards(plan, s),
+                at,
+            )
+        )
+    down = Series()
+    for (name, labels), _values in healthy(plan, base).gauges.items():
+        if name == "up":
+            down.gauge(name, dict(labels), "0+0x60")
+    if expected_guards(plan, down):
+        raise ValueError(f"{alert} would fire with every target down")
+    groups.append(
+        _family_case(
+            plan, f"{alert}: every target down (no input series) stays quiet", down, alert, [], at
+        )
+    )
+    return groups
+
+
+LONG_HEALTHY_MS = 120 * 60_000
+
+
+def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
+    """2 hours of a healthy service with every input series present: no alert of any name
+    fires at 30m, 1h or 2h (guards, capacity, GPU and every other alert included). A native
+    histogram has no series in promtool 2.42's notation, so its guard is the one expected."""
+    names = sorted({r["alert"] for r in _alert_rules(plan)})
+    p99 = plan.alerts.get("latency_p99")
+    if p99 is not None:
+        h = plan.histograms[p99.params["indicator"]]
+        if 0.99 * h.buckets[0] * h.seconds_per_unit > p99.params["threshold_seconds"]:
+            names.remove(naming.ALERT_LATENCY_P99)  # even the fastest bucket is over it
+    steps = LONG_HEALTHY_MS // INTERVAL_MS
+    s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)
+    checks = [
+        _at(at, name, _quiet_except_native(plan, name, s))
+        for at in (30 * 60_000, 60 * 60_000, LONG_HEALTHY_MS)
+        for name in names
+    ]
+    series = s.render(steps)
+    return _group(
+        "a healthy service over 2h, every input series present, raises no alert",
+        series,
+        checks,
+    )
+
+
+def _quiet_except_native(plan: ServicePlan, alert: str, s: Series) -> list[dict[str, Any]]:
+    """No alert, but for ``ModelSignalMissing`` the guards of native histograms, whose series
+    promtool 2.42 cannot express (the guards checked after ``for`` has passed)."""
+    if alert != naming.ALERT_SIGNAL_MISSING:
+        return []
+    return expected_guards(plan, s, [i for i in signal_inputs(plan) if not _expressible(plan, i)])
+
+
 def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
-    """Counters that never move (and no native-histogram series): every alert stays quiet."""
+    """Counters that never move (and no native-histogram series): every alert stays quiet
+    (the guard of a native histogram, which has no series here, excepted)."""
     at = CHECK_MS + max([a.for_ms for a in plan.alerts.values()] + [0])
     names = sorted({r["alert"] for r in _alert_rules(plan)})
-    series = healthy(plan, [Klass(0)]).render(_steps(at))
-    return _group("zero traffic raises no alert", series, [_at(at, n, []) for n in names])
+    s = healthy(plan, [Klass(0)])
+    series = s.render(_steps(at))
+    return _group(
+        "zero traffic raises no alert",
+        series,
+        [_at(at, n, _quiet_except_native(plan, n, s)) for n in names],
+    )
 
 
 def native_note(plan: ServicePlan) -> list[str]:
@@ -1077,9 +1754,11 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
             "evaluation_interval": format_duration_ms(INTERVAL_MS),
             "tests": [
                 zero_traffic_group(plan),
+                long_healthy_group(plan),
                 *slo_groups(plan),
                 *detection.pop(INTERVAL_MS, []),
                 *family_groups(plan),
+                *guard_groups(plan),
             ],
         }
     }
@@ -1107,7 +1786,8 @@ def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> 
             "\nNative-histogram SLOs "
             + ", ".join(skipped)
             + ": promtool 2.42 test series cannot express native histograms,\n"
-            "so only the zero-traffic case covers them; their burn cases are not generated."
+            "so only the zero-traffic case covers them; their burn cases are not generated,\n"
+            "and their input guard is expected to fire (no series) where others stay quiet."
         )
     try:
         files = rule_test_files(plan)

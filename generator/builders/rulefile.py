@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders import fleet_rules, gpu_rules, memory_rules, service_rules, slo_rules
+from generator.builders import (
+    fleet_rules,
+    gpu_rules,
+    guard_rules,
+    memory_rules,
+    service_rules,
+    slo_rules,
+)
 from generator.builders.common import Group, group
 from generator.plan import ServicePlan
 
@@ -13,9 +20,9 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
     """All rule groups of ``plan`` (Prometheus rule-file ``groups``), deterministic order.
 
     Groups: ``traffic`` (request/error/latency/saturation records, then their alerts),
-    ``memory``, ``availability`` (target down), ``gpu``, one ``slo.<name>`` per SLO, then
-    ``fleet`` (the fleet overview's per-service records).
-    Empty groups are left out.
+    ``memory`` (the service's pods first), ``targets`` (target down), ``gpu``, ``guards``
+    (replicas unavailable, input guards), one ``slo.<name>`` per SLO, then ``fleet`` (the fleet
+    overview's per-service records). Empty groups are left out.
     """
     groups = [
         group(
@@ -32,6 +39,7 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         ),
         group(plan, "targets", service_rules.target_down_alerts(plan)),
         group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
+        group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),
         group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]

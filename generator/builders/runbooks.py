@@ -19,11 +19,14 @@ from typing import Any
 from generator import naming
 from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
+from generator.builders.fleet import fleet_cluster_label
+from generator.builders.guard_rules import replica_metrics, signal_inputs
+from generator.builders.pods import OWNER_RECORD, owned
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, by, selector
 from generator.text import render
 
-# DESIGN §4, in its order: alert name → spec key of the alert family in ServicePlan.alerts
+# Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
 # (None: rendered per SLO, not per alert family).
 ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
@@ -40,6 +43,9 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
     naming.ALERT_GPU_XID: "gpu_xid_errors",
     naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
+    naming.ALERT_GPU_LOST: "gpu_device_lost",
+    naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
+    naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 
 
@@ -47,6 +53,9 @@ def runbook_file(alert: str) -> str:
     """Repository path of an alert's page for every service."""
     return naming.runbook_file(alert)
 
+
+# Where a runbook query names the cluster: the on-call replaces it with the alert's cluster label.
+CLUSTER_PLACEHOLDER = "<cluster>"
 
 # What resolve() selects pods by when a spec sets no ``deployment.podLabels``.
 DEFAULT_POD_LABEL = "app.kubernetes.io/name"
@@ -70,15 +79,22 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
 def service_context(plan: ServicePlan) -> dict[str, Any]:
     """What a runbook template may say about one service: names and ready-made selectors.
 
-    Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``container``, ``group_by``
+    Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``workload`` (``kubectl``
+    resource: ``deployment/<name>`` or ``statefulset/<name>``), ``container``, ``group_by``
     (list), ``model_label``, ``pod_selector`` (``kubectl -l`` value selecting the model's
-    pods, the same labels as its PodMonitors) and ``q``: recorded-series selectors (``requests``,
+    pods, the same labels as its PodMonitors), ``signals`` (the guarded inputs: ``signal``,
+    ``metric``, ``le``, ``readers``) and ``q``: recorded-series selectors (``requests``,
     ``error_ratio``, ``p99``, ``slow``, ``queue``, ``running``, ``kv``, ``memory_ratio``,
-    ``memory_limit``, ``burn``; ``queue``, ``running`` and ``kv`` are None when the server
-    has no such signal) plus raw selectors (``up``, ``working_set``, ``gpu_*``).
+    ``memory_limit``, ``burn``, ``pods``; ``queue``, ``running`` and ``kv`` are None when the
+    server has no such signal) plus raw queries (``up``, ``working_set``, ``trend``, ``oom``,
+    ``replicas_desired``, ``replicas_available``, ``gpu_*``). cAdvisor and kube-state-metrics
+    queries are kept to the service's pods by the owner record (never a pod-name pattern).
+    With a cluster label, ``cluster_label`` and every query picks ``<cluster>`` (the on-call
+    puts the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
     """
     g = plan.group_by
-    svc = (Matcher(naming.SERVICE, "=", plan.name),)
+    cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
+    svc = (Matcher(naming.SERVICE, "=", plan.name), *cluster)
 
     def rec(record: str, *extra: Matcher) -> str:
         return selector(record, (*svc, *extra))
@@ -89,17 +105,31 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
         else ((DEFAULT_POD_LABEL, plan.deployment_name),)
     )
     burn_window = min((t.long_window_ms for s in plan.slos for t in s.tiers), default=3_600_000)
+    desired, available, workload_label = replica_metrics(plan)
+    workload = (
+        *((Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()),
+        Matcher(workload_label, "=", plan.deployment_name),
+    )
+    working_set = selector(naming.CADVISOR_WORKING_SET, (*plan.container_matchers, *cluster))
     return {
         "name": plan.name,
         "server": plan.server,
         "namespace": plan.namespace or "default",
         "deployment": plan.deployment_name,
+        "workload": f"{plan.workload_kind.lower()}/{plan.deployment_name}",
+        "workload_kind": plan.workload_kind,
         "container": plan.container,
         "metrics_port": plan.install.metrics_port if plan.install is not None else "metrics",
         "metrics_path": plan.install.metrics_path if plan.install is not None else "/metrics",
         "group_by": list(g),
+        "cluster_label": plan.cluster_label,
+        "by_pod": by(plan.keeping("pod")).strip(),
         "model_label": plan.model_label,
         "pod_selector": pod_selector(pod_labels),
+        "signals": [
+            {"signal": i.signal, "metric": i.metric, "le": i.le, "readers": ", ".join(i.readers)}
+            for i in signal_inputs(plan)
+        ],
         "q": {
             "requests": rec(naming.record(g, naming.REQUESTS, "rate5m")),
             "error_ratio": rec(naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
@@ -123,16 +153,26 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
                 naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(burn_window)}")
             ),
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
-            "up": selector("up", plan.matchers),
-            "working_set": selector(naming.CADVISOR_WORKING_SET, plan.pod_matchers),
-            "oom": selector(
-                naming.KSM_LAST_TERMINATED,
-                (*plan.pod_matchers, Matcher("reason", "=", "OOMKilled")),
+            "up": selector("up", (*plan.matchers, *cluster)),
+            "pods": rec(OWNER_RECORD),
+            "working_set": owned(plan, working_set, *cluster),
+            "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)", *cluster),
+            "oom": owned(
+                plan,
+                selector(
+                    naming.KSM_LAST_TERMINATED,
+                    (*plan.container_matchers, *cluster, Matcher("reason", "=", "OOMKilled")),
+                ),
+                *cluster,
             ),
-            "gpu_free": selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers),
-            "gpu_temp": selector(naming.GPU_TEMPERATURE, plan.gpu_matchers),
-            "gpu_xid": selector(naming.GPU_XID_ERRORS, plan.gpu_matchers),
-            "gpu_up": selector(naming.GPU_EXPORTER_UP, plan.gpu_matchers),
+            "replicas_desired": selector(desired, (*workload, *cluster)),
+            "replicas_available": selector(available, (*workload, *cluster)),
+            "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),
+            "gpu_mig_free": selector(naming.GPU_MIG_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
+            "gpu_free": selector(naming.GPU_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
+            "gpu_temp": selector(naming.GPU_TEMPERATURE, (*plan.gpu_matchers, *cluster)),
+            "gpu_xid": selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *cluster)),
+            "gpu_up": selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *cluster)),
         },
     }
 
@@ -151,7 +191,7 @@ def runbook(
     None) fill its "Where it goes" section.
 
     Raises:
-        KeyError: ``alert`` is not an alert of DESIGN §4.
+        KeyError: ``alert`` is not an alert obsgen renders (:data:`ALERTS`).
         jinja2.TemplateNotFound / UndefinedError: a template is missing or uses an unknown name.
     """
     key = ALERTS[alert]
@@ -166,6 +206,7 @@ def runbook(
         routes=routes.get(alert, []),
         inhibition=inhibition_note(alert),
         specs=sorted(p.source for p in plans),
+        cluster_label=fleet_cluster_label(plans),
         header=f"Generated by obsgen from templates/runbooks/{alert}.md.j2. "
         "Do not edit: change the template and run `make render`.",
     )
@@ -188,6 +229,7 @@ def service_runbook(alert: str, plan: ServicePlan, routes: list[tuple[str, str, 
         routes=routes,
         inhibition=inhibition_note(alert),
         specs=[plan.source],
+        cluster_label=plan.cluster_label,
         fleet_link=f"../{alert}.md",
         header=f"Generated by obsgen from {plan.source} and templates/runbooks/{alert}.md.j2. "
         "Do not edit: change them and run `make render`.",
@@ -220,6 +262,6 @@ def service_runbook_outputs(plan: ServicePlan) -> dict[str, str]:
 
 
 def runbook_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
-    """``docs/runbooks/<Alert>.md`` for every alert of DESIGN §4 (all of them, always)."""
+    """``docs/runbooks/<Alert>.md`` for every alert in :data:`ALERTS` (all of them, always)."""
     routes = alert_routes(plans)
     return {runbook_file(alert): runbook(alert, plans, routes) for alert in ALERTS}

@@ -1,11 +1,13 @@
 """Recording rules and alerts for traffic, errors, latency and saturation of one service.
 
-Every expression follows DESIGN §6.3: ``rate`` first, then ``sum by (…)``; quantiles from
+Every expression follows docs/contracts.md, rule 3: ``rate`` first, then ``sum by (…)``; quantiles from
 ``sum by (le, …)`` of bucket rates; ratios divide a summed numerator by a summed denominator,
 guarded so that zero traffic records nothing or 0 — never NaN — and fires nothing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from generator import naming
 from generator.builders.common import Rule, alert_rule, record_rule, recorded
@@ -19,25 +21,39 @@ QUANTILES = (0.5, 0.9, 0.99)
 
 def requests_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
     """All finished requests per second, summed by the service's aggregation labels."""
-    req = plan.requests
-    group = plan.agg_labels
-    if req.failure_name is None:
-        return sum_rate(selector(req.name, req.matchers), window, group)
-    ok = sum_rate(selector(req.name, req.matchers), window, group)
-    failed = sum_rate(selector(req.failure_name, req.matchers), window, group)
-    # Either counter may not exist yet (created on first increment): count it as 0.
-    return f"({ok} or 0 * {failed}) + ({failed} or 0 * {ok})"
+    return requests_sum(plan, lambda series: sum_rate(series, window, plan.agg_labels))
 
 
 def errors_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
     """Failed requests per second; 0 (not absent) while requests flow without errors."""
+    return errors_sum(plan, lambda series: sum_rate(series, window, plan.agg_labels))
+
+
+def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """All finished requests, as ``summed`` turns one counter selector into an aggregate
+    (a summed rate, or summed increments)."""
     req = plan.requests
-    group = plan.agg_labels
+    if req.failure_name is None:
+        return summed(selector(req.name, req.matchers))
+    ok = summed(selector(req.name, req.matchers))
+    failed = summed(selector(req.failure_name, req.matchers))
+    # Either counter may not exist yet (created on first increment): count it as 0.
+    return f"({ok} or 0 * {failed}) + ({failed} or 0 * {ok})"
+
+
+def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
+    flow without errors."""
+    return f"{failures_sum(plan, summed)} or 0 * {requests_sum(plan, summed)}"
+
+
+def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """Failed requests as :func:`requests_sum` counts them; absent while no failure has been
+    counted (the failure series is created on the first one)."""
+    req = plan.requests
     if req.failure_name is not None:
-        failed = sum_rate(selector(req.failure_name, req.matchers), window, group)
-    else:
-        failed = sum_rate(selector(req.name, (*req.matchers, *req.error_matchers)), window, group)
-    return f"{failed} or 0 * {requests_rate(plan, window)}"
+        return summed(selector(req.failure_name, req.matchers))
+    return summed(selector(req.name, (*req.matchers, *req.error_matchers)))
 
 
 def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
@@ -282,7 +298,7 @@ def target_down_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is None:
         return []
     up = selector("up", plan.matchers)
-    keys = ", ".join(sorted(m.label for m in plan.matchers))
+    keys = ", ".join(plan.keeping(*(m.label for m in plan.matchers)))
     all_down = f"sum by ({keys}) ({up}) == 0 or absent({up})"
     some_down = f"{up} == 0 unless on ({keys}) (sum by ({keys}) ({up}) == 0)"
     targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)

@@ -1,46 +1,100 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
-Per SLO, two recording rules hold the 5-minute *rates* of good and total events (rate first,
-then sum). Every longer window divides sums of those rates::
+Per SLO, two recording rules hold the good and total events of the last evaluation interval
+``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``): per counter series
+``x - x offset e`` (reset-aware, :func:`generator.promql.sum_increments`), then summed. Every
+window divides sums of those increments::
 
-    error_ratio(w) = (Σ_w total_rate5m − Σ_w good_rate5m) / Σ_w total_rate5m
+    error_ratio(w) = (Σ_w total − Σ_w good) / Σ_w total      over [w − e/2]: w / e increments
 
-which is traffic-weighted (never an average of ratios) and records 0 — not NaN — for an idle
-service. Alerts (SRE Workbook ch. 5, "Multiwindow, multi-burn-rate alerts"): a tier fires when
-both its long and short window error ratios exceed ``factor × error budget`` and the long
-window saw at least ``min_events`` events — by its mean rate × its length *and* by the sum of
-its recorded rates × their spacing, so a new service's short history is not extrapolated
-(:func:`generator.slo.recorded_events`); no ``for`` (the short window already debounces).
+which is traffic-weighted (never an average of ratios), records 0 — not NaN — for an idle
+service, and is exact: the increments telescope to the events between two scrapes one window
+apart, so there is no rate ramp to wait for and a tier pages within one evaluation of the SRE
+Workbook's ideal (:func:`generator.slo.detection_ms`). The range is half an interval short of
+the window so that Prometheus 2's closed and 3's left-open ranges both hold ``w / e`` samples.
+
+Alerts (SRE Workbook ch. 5, "Multiwindow, multi-burn-rate alerts"): a tier fires when both its
+long and short window error ratios exceed ``factor × error budget`` and the long window
+counted at least ``min_events`` events — the sum of its increments, which never credits a new
+service with history it does not have (:func:`generator.slo.recorded_events`); no ``for``
+(the short window already debounces).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import Group, Rule, alert_rule, group, record_rule, recorded
-from generator.builders.service_rules import bucket_rate, count_rate, requests_rate
-from generator.plan import ServicePlan, SLOPlan
-from generator.promql import Matcher
+from generator.builders.service_rules import failures_sum, requests_sum
+from generator.plan import HistogramPlan, ServicePlan, SLOPlan
+from generator.promql import Matcher, le_matcher, selector, sum_increments
 from generator.units import decimal_str, format_duration_ms
 
-FIVE_MINUTES_MS = 300_000
+FIVE_MINUTES_MS = 300_000  # every SLO also records its 5m ratio: dashboards read it
 
 
-def good_rate(plan: ServicePlan, s: SLOPlan) -> str:
-    """Good events per second over 5m: requests not failing, or no slower than the threshold."""
+def _increments(plan: ServicePlan) -> Callable[[str], str]:
+    """Selector → summed per-evaluation increments of that counter."""
+    interval = naming.window(plan.evaluation_interval_ms)
+    return lambda series: sum_increments([lambda o: series + o], interval, plan.agg_labels)
+
+
+def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *extra: Matcher) -> str:
+    """Summed increments of a classic histogram's ``suffix`` series under any of its names."""
+    selectors = [selector(name + suffix, (*h.matchers, *extra)) for name in h.names]
+    ats = [lambda o, sel=sel: sel + o for sel in selectors]
+    return sum_increments(ats, naming.window(plan.evaluation_interval_ms), plan.agg_labels)
+
+
+def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
+    """Summed increments of a native histogram's count (all, or no slower than ``bound``),
+    per series as a float: ``histogram_count`` and ``histogram_fraction`` of the series."""
+    interval = naming.window(plan.evaluation_interval_ms)
+
+    def at(name: str, offset: str) -> str:
+        series = selector(name, h.matchers) + offset
+        count = f"histogram_count({series})"
+        if bound is None:
+            return count
+        # An empty histogram's fraction is NaN: count 0 events instead.
+        frac = f"histogram_fraction(0, {decimal_str(bound)}, {series}) * {count}"
+        return f"({frac} >= 0 or 0 * {count})"
+
+    ats = [lambda o, name=name: at(name, o) for name in h.names]
+    return sum_increments(ats, interval, plan.agg_labels)
+
+
+def good_events(plan: ServicePlan, s: SLOPlan) -> str:
+    """Good events since the previous evaluation: requests no slower than the threshold, or
+    requests not failing — the total just recorded in the same evaluation minus the failures
+    (the total itself while no failure was ever counted), so the request counters are read
+    once per evaluation, not three times."""
     if s.histogram is not None and s.threshold_bound is not None:
-        return bucket_rate(s.histogram, s.threshold_bound, plan.le_version, plan.agg_labels)
-    from generator.builders.service_rules import errors_rate
+        h = s.histogram
+        if h.native:
+            return _native(plan, h, s.threshold_bound)
+        le = le_matcher(s.threshold_bound, plan.le_version)
+        return _histogram_increments(plan, h, "_bucket", le)
+    total = recorded(plan, events_records(plan)[1], _slo(s))
+    on = f"on ({', '.join(plan.agg_labels)})"
+    return f"{total} - {on} {failures_sum(plan, _increments(plan))} or {on} {total}"
 
-    return f"({requests_rate(plan)}) - ({errors_rate(plan)})"
 
-
-def total_rate(plan: ServicePlan, s: SLOPlan) -> str:
-    """All events per second over 5m for the SLO's SLI."""
+def total_events(plan: ServicePlan, s: SLOPlan) -> str:
+    """All events of the SLO's SLI since the previous evaluation."""
     if s.histogram is not None:
-        return count_rate(s.histogram, plan.agg_labels)
-    return requests_rate(plan)
+        h = s.histogram
+        if h.native:
+            return _native(plan, h, None)
+        return _histogram_increments(plan, h, "_count")
+    return requests_sum(plan, _increments(plan))
+
+
+def _range(plan: ServicePlan, window_ms: int) -> str:
+    """Range selector duration of a window: half an evaluation short (``59m30s`` for 1h)."""
+    return naming.window(window_ms - plan.evaluation_interval_ms // 2)
 
 
 def windows(s: SLOPlan) -> list[int]:
@@ -57,36 +111,44 @@ def _slo(s: SLOPlan) -> Matcher:
 
 def error_ratio_record(plan: ServicePlan, window_ms: int) -> str:
     """Record name of the SLI error ratio over ``window_ms``."""
-    return naming.record(plan.group_by, naming.SLI_ERROR, f"ratio_rate{naming.window(window_ms)}")
+    return naming.record(plan.group_by, naming.SLI_ERROR, naming.ratio_rate(window_ms))
+
+
+def events_records(plan: ServicePlan) -> tuple[str, str]:
+    """Record names of the good and total per-evaluation increments."""
+    op = naming.increase(plan.evaluation_interval_ms)
+    return naming.record(plan.group_by, naming.SLI_GOOD, op), naming.record(
+        plan.group_by, naming.SLI_TOTAL, op
+    )
 
 
 def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
-    """Recording rules of one SLO: 5m good/total rates, error ratio per window, SLI, budget, burn rate."""
+    """Recording rules of one SLO: good/total increments, error ratio per window, SLI, budget,
+    burn rate."""
     g = plan.group_by
     labels = {naming.SLO: s.name}
-    good = naming.record(g, naming.SLI_GOOD, "rate5m")
-    total = naming.record(g, naming.SLI_TOTAL, "rate5m")
-    rules = [
-        record_rule(plan, good, good_rate(plan, s), labels),
-        record_rule(plan, total, total_rate(plan, s), labels),
+    good, total = events_records(plan)
+    rules = [  # total first: the availability SLI's good events read it
+        record_rule(plan, total, total_events(plan, s), labels),
+        record_rule(plan, good, good_events(plan, s), labels),
     ]
     good_sel = recorded(plan, good, _slo(s))
     total_sel = recorded(plan, total, _slo(s))
     for window_ms in windows(s):
-        if window_ms == FIVE_MINUTES_MS:
-            good_w, total_w = good_sel, total_sel
-        else:
-            w = naming.window(window_ms)
-            good_w, total_w = f"sum_over_time({good_sel}[{w}])", f"sum_over_time({total_sel}[{w}])"
-        # 0 at zero traffic, but nothing (not a healthy 0) when the good series is missing.
-        expr = f"({total_w} - {good_w}) / ({total_w} > 0) or {total_w} == 0"
+        r = _range(plan, window_ms)
+        good_w, total_w = f"sum_over_time({good_sel}[{r}])", f"sum_over_time({total_sel}[{r}])"
+        # 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0) when
+        # the good series is missing. The total is read twice, not three times.
+        expr = f"({total_w} - {good_w}) / {total_w} >= 0 or {total_w} == 0"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
     budget = decimal_str(s.error_budget)
-    w = naming.window(s.window_ms)
     rules += [
         record_rule(
-            plan, naming.record(g, "slo_sli", f"ratio_rate{w}"), f"1 - {slo_error}", labels
+            plan,
+            naming.record(g, naming.SLO_SLI, naming.ratio_rate(s.window_ms)),
+            f"1 - {slo_error}",
+            labels,
         ),
         record_rule(
             plan,
@@ -96,7 +158,7 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         ),
         record_rule(
             plan,
-            naming.record(g, "slo_objective", "ratio"),
+            naming.record(g, naming.SLO_OBJECTIVE, "ratio"),
             f"vector({decimal_str(Fraction(str(s.objective)) / 100)})",
             labels,
         ),
@@ -107,7 +169,7 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         rules.append(
             record_rule(
                 plan,
-                naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(fastest)}"),
+                naming.record(g, naming.SLO_BURN_RATE, naming.ratio_rate(fastest)),
                 f"{current} / {budget}",
                 labels,
             )
@@ -119,25 +181,18 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     """One ``ErrorBudgetBurn`` rule per tier of ``s``."""
     rules: list[Rule] = []
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
-    total = recorded(plan, naming.record(plan.group_by, naming.SLI_TOTAL, "rate5m"), _slo(s))
+    total = recorded(plan, events_records(plan)[1], _slo(s))
     for tier in s.tiers:
         long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
         threshold = decimal_str(tier.threshold)
         long_ratio = recorded(plan, error_ratio_record(plan, tier.long_window_ms), _slo(s))
         short_ratio = recorded(plan, error_ratio_record(plan, tier.short_window_ms), _slo(s))
-        # Events in the long window, estimated twice; both must reach min_events.
-        # 1. Mean of the 5m rate × the window: extrapolates a window that holds less history
-        #    (a new service, rules loaded minutes ago) to all of it.
-        mean = f"avg_over_time({total}[{long_w}]) * {tier.long_window_ms // 1000}"
-        # 2. Σ of the recorded rates × the evaluation interval, which the rule cannot know; it
-        #    is read off the samples: 5m / count_over_time([5m]). Never extrapolates; under
-        #    Prometheus 2's closed ranges it counts 5m/(5m + interval) of the events (83 % at 1m).
-        recorded_events = f"sum_over_time({total}[{long_w}]) * 300 / count_over_time({total}[5m])"
+        # Events the long window counted: the sum of its increments, never extrapolated.
+        events = f"sum_over_time({total}[{_range(plan, tier.long_window_ms)}])"
         expr = (
             f"{long_ratio} > {threshold}\n"
             f"and on ({on}) {short_ratio} > {threshold}\n"
-            f"and on ({on}) {mean} >= {s.min_events}\n"
-            f"and on ({on}) {recorded_events} >= {s.min_events}"
+            f"and on ({on}) {events} >= {s.min_events}"
         )
         exhaustion = Fraction(s.window_ms, 1000) / tier.factor
         rules.append(
@@ -168,12 +223,19 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
 
 
 def slo_groups(plan: ServicePlan) -> list[Group]:
-    """One group per SLO with its recording rules followed by its burn-rate alerts.
+    """One group per SLO with its recording rules followed by its burn-rate alerts, evaluated
+    every ``spec.prometheus.evaluationInterval`` (the group's ``interval``: the increments'
+    ``offset`` must equal it for them to add up).
 
     Rules in a group are evaluated in order at the same timestamp, so the alerts read the
     ratios recorded in the same evaluation.
     """
     return [
-        group(plan, f"slo.{s.name}", [*sli_records(plan, s), *burn_rate_alerts(plan, s)])
+        group(
+            plan,
+            f"slo.{s.name}",
+            [*sli_records(plan, s), *burn_rate_alerts(plan, s)],
+            interval_ms=plan.evaluation_interval_ms,
+        )
         for s in plan.slos
     ]

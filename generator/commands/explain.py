@@ -2,9 +2,10 @@
 
 Per SLO and tier it prints the windows, the burn-rate factor, the error-ratio threshold both
 windows must exceed, the share of the SLO window's budget spent when the tier fires at exactly
-its factor, the time a total outage (100 % bad events) takes to fire our rules (and the
-Workbook's ideal figure beside it), and the time the alert takes to resolve after full
-recovery. Formulas: :mod:`generator.slo` (SRE Workbook ch. 5).
+its factor, and three times, each beside the Workbook's ideal figure: how long a total outage
+(every event bad) and a partial one at twice the tier's factor take to fire our rules, and how
+long the alert takes to resolve after full recovery — at the spec's evaluation and scrape
+intervals. Formulas: :mod:`generator.slo` (SRE Workbook ch. 5).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from generator import slo
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.slo import Tier
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str, format_duration_ms, seconds_text
 
 COLUMNS = (
     "tier",
@@ -27,34 +28,45 @@ COLUMNS = (
     "budget spent",
     "fires after",
     "Workbook",
+    "at 2×",
+    "Workbook",
     "resets after",
+    "Workbook",
 )
 
 
-def seconds_text(seconds: Fraction) -> str:
-    """A duration for people: ``51.84s``, ``8m38.4s``, ``1h``, with at most 2 decimals."""
-    total = round(float(seconds), 2)
-    whole = int(total)
-    rest = round(total - whole, 2)
-    text = format_duration_ms(whole * 1000) if whole else ""
-    if rest:
-        if text.endswith("s") and not text.endswith("ms"):
-            head, _, secs = text.rpartition("m") if "m" in text else ("", "", text)
-            secs_value = float(secs.rstrip("s")) + rest
-            text = (f"{head}m" if head else "") + f"{decimal_str(secs_value)}s"
-        else:
-            text += f"{decimal_str(rest)}s"
-    return text or "0s"
-
-
-def _fires_after(tier: Tier) -> str:
-    found = slo.recorded_detection_ms(tier)
+def _ms_text(found: int | None) -> str:
     return "never" if found is None else seconds_text(Fraction(found, 1000))
+
+
+def _times(tier: Tier, how: slo.Sampling) -> tuple[str, ...]:
+    """Ours and the Workbook's: total outage, 2× the factor (n/a above 100 %), reset."""
+    double = 2 * tier.threshold
+    if double > 1:
+        partial = ("n/a", "n/a")
+    else:
+        partial = (
+            _ms_text(slo.detection_ms(tier, double, how)),
+            seconds_text(tier.detection_seconds(double)),
+        )
+    return (
+        _ms_text(slo.detection_ms(tier, Fraction(1), how)),
+        seconds_text(tier.detection_seconds()),
+        *partial,
+        _ms_text(slo.reset_ms(tier, how)),
+        seconds_text(tier.reset_seconds()),
+    )
+
+
+def sampling(plan: ServicePlan) -> slo.Sampling:
+    """The spec's evaluation and scrape intervals, as the detection model takes them."""
+    return slo.Sampling(plan.evaluation_interval_ms, plan.scrape_interval_ms)
 
 
 def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
     """Per SLO a title and one row of :data:`COLUMNS` per tier."""
     out: list[tuple[str, list[tuple[str, ...]]]] = []
+    how = sampling(plan)
     for s in plan.slos:
         sli = (
             "availability"
@@ -72,9 +84,7 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
                 f"{decimal_str(t.factor)}×",
                 decimal_str(t.threshold),
                 _budget(t),
-                _fires_after(t),
-                seconds_text(t.detection_seconds()),
-                seconds_text(t.reset_seconds()),
+                *_times(t, how),
             )
             for t in s.tiers
         ]
@@ -96,18 +106,23 @@ def format_plan(plan: ServicePlan) -> str:
             lines.append(
                 "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
             )
+    e = format_duration_ms(plan.evaluation_interval_ms)
+    s = format_duration_ms(plan.scrape_interval_ms)
     lines += [
         "",
         "threshold = factor × error budget, for both windows; budget spent = share of the SLO",
-        "window's budget used when the tier fires at its factor; fires after = time from the start",
-        "of a total outage until these rules fire, evaluated every 1m (the recorded 5m rates ramp",
-        "up over 5 minutes and the long window sums them: generator.slo.recorded_detection_ms);",
-        "Workbook = the ideal instant figure, threshold × long window; resets after = time after",
-        "full recovery until the short window clears. Min events: a tier fires only once its",
-        "long window has recorded that many events, counted from the recorded rates without",
-        "extrapolating a window that holds less history (a new service, rules loaded minutes",
-        "ago); under Prometheus 2 the count is 5m/(5m + evaluation interval) of the events",
-        '(83% at 1m). See docs/spec.md, "SLO alerts".',
+        "window's budget used when the tier fires at its factor. fires after = time from the",
+        "start of a total outage (every event bad) until these rules fire; at 2× = the same for",
+        "a partial outage whose bad share is twice the threshold (n/a: over 100%); resets after",
+        "= time from full recovery after a long total outage until the alert resolves. Each is",
+        f"at the spec's {e} evaluation and {s} scrape interval, the outage starting on a scrape",
+        "that is also an evaluation (a scrape that lags the evaluation adds its lag); beside it",
+        "the SRE Workbook's ideal (threshold × long window / bad share to fire, short window ×",
+        "(1 − threshold) to resolve). The windows sum exact per-evaluation increments, so ours",
+        "is the first evaluation after the ideal: never earlier, at most one interval later",
+        "(generator.slo.detection_ms). Min events: a tier fires only once its long window has",
+        "counted that many events, never extrapolating a window that holds less history (a new",
+        'service, rules loaded minutes ago). See docs/spec.md, "SLO alerts".',
     ]
     return "\n".join(lines)
 

@@ -5,19 +5,38 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
+from generator.build import BundleFiles
 from generator.cache import OutputCache
 from generator.errors import Diagnostic, ObsgenError, summarise
 from generator.progress import Progress
+from generator.project_config import (
+    CONFIG_FILE,
+    DASHBOARDS_VIA,
+    RenderConfig,
+    config_path,
+    load_project_config,
+    recorded_text,
+)
 from generator.render import Bundle, render_bundle
-from generator.writer import differences, write_all
+from generator.writer import differences, output_lock, write_all
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the render options."""
-    parser.add_argument("specs", nargs="*", help="spec files or folders (default: specs/)")
-    parser.add_argument("--out", default=".", help="repository root to write into (default: .)")
+    parser.add_argument(
+        "specs",
+        nargs="*",
+        help="spec files or folders, relative to the working directory (default: specs/)",
+    )
+    parser.add_argument(
+        "--out",
+        default=".",
+        help="repository root to write into, where obsgen.yaml is read (default: .); "
+        "specs are still found relative to the working directory",
+    )
     parser.add_argument(
         "--check",
         action="store_true",
@@ -28,10 +47,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dashboards-via",
-        choices=("configmaps", "values"),
-        default="configmaps",
+        choices=DASHBOARDS_VIA,
+        default=None,
         help="install dashboards as sidecar ConfigMaps (manifests/, default) or inline under "
-        "grafana.dashboards in helm/values-*.yaml; see docs/install.md",
+        "grafana.dashboards in helm/values-*.yaml; default: render.dashboardsVia of "
+        "obsgen.yaml. A render records a new choice there (docs/config.md)",
+    )
+    parser.add_argument(
+        "--mimir-rules",
+        action="store_true",
+        help="also write mimir/<service>.yaml: the rule files in the namespace layout "
+        "`mimirtool rules load|sync` reads (namespace obsgen-<service>); pass it to "
+        "`render --check` too; see docs/scale-out.md",
     )
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="no progress line (it shows only on a terminal)"
@@ -52,9 +79,48 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _settings(root: Path, flag: str | None, check: bool) -> tuple[RenderConfig, str | None]:
+    """The render settings, and the text of a new obsgen.yaml to record (or None).
+
+    Raises:
+        ObsgenError: ``--dashboards-via`` contradicts an existing obsgen.yaml (exit 2).
+    """
+    config = load_project_config(root).render
+    if flag is None or flag == config.dashboards_via:
+        return config, None
+    wanted = config.model_copy(update={"dashboards_via": flag})
+    if check:
+        return wanted, None
+    if config_path(root).exists():
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    CONFIG_FILE,
+                    "render.dashboardsVia",
+                    f"is {config.dashboards_via!r} but --dashboards-via {flag} was given; set "
+                    f"render.dashboardsVia: {flag} in {CONFIG_FILE} so that every render and "
+                    "`render --check` install dashboards the same way",
+                )
+            ]
+        )
+    return wanted, recorded_text(wanted)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool), 2 (bad spec)."""
+    """Render; with ``--check`` compare instead of writing. Exit 0, 1 (drift/promtool/cannot
+    write), 2 (bad spec, output folder outside the root, another render holds the root).
+
+    The whole render holds the output root's lock (:func:`generator.writer.output_lock`;
+    shared for ``--check``), so the stale files it lists and the files it compares are the
+    ones it writes over.
+    """
     root = Path(args.out)
+    with output_lock(root, shared=args.check):
+        return _render(args, root)
+
+
+def _render(args: argparse.Namespace, root: Path) -> int:
+    settings, record = _settings(root, args.dashboards_via, args.check)
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []
@@ -64,14 +130,16 @@ def run(args: argparse.Namespace) -> int:
             root,
             args.specs,
             run_promtool=not args.skip_promtool,
-            dashboards_via=args.dashboards_via,
+            dashboards_via=settings.dashboards_via,
             warn=warnings.append,
             cache=cache,
             progress=progress,
             jobs=args.jobs,
             spool_to=Path(spool.name),
+            fleet_name=settings.fleet_name,
+            mimir=args.mimir_rules,
         )
-        return _finish(args, root, bundle, cache)
+        return _finish(args, root, bundle, cache, record, settings)
     finally:
         spool.cleanup()
         progress.clear()
@@ -81,8 +149,16 @@ def run(args: argparse.Namespace) -> int:
             cache.save()  # proofs that passed stay recorded even when another one failed
 
 
-def _finish(args: argparse.Namespace, root: Path, bundle: Bundle, cache: OutputCache | None) -> int:
-    """Compare (``--check``) or write the bundle; record what was written in ``cache``."""
+def _finish(
+    args: argparse.Namespace,
+    root: Path,
+    bundle: Bundle,
+    cache: OutputCache | None,
+    record: str | None,
+    settings: RenderConfig,
+) -> int:
+    """Compare (``--check``) or write the bundle (and a new obsgen.yaml ``record``); record
+    what was written in ``cache``."""
     # Files reused in place are on disk unchanged: nothing to compare or write.
     outputs, stale = bundle.outputs.to_write(), bundle.stale
     if args.check:
@@ -94,24 +170,18 @@ def _finish(args: argparse.Namespace, root: Path, bundle: Bundle, cache: OutputC
             return 1
         print(f"{len(bundle.outputs)} files up to date")
         return 0
-    try:
-        changed = write_all(root, outputs, stale)
-    except OSError as err:
-        where = err.filename if isinstance(err.filename, str) else str(root)
-        raise ObsgenError(
-            [
-                Diagnostic(
-                    where, "", f"cannot write: {err.strerror or err}; earlier outputs are intact"
-                )
-            ],
-            exit_code=1,
-        ) from None
+    to_write: Mapping[str, str] = outputs
+    if record is not None:
+        to_write = BundleFiles([outputs, {CONFIG_FILE: record}])
+    changed = write_all(root, to_write, stale)
     if cache is not None:
-        cache.remember(bundle.keys, bundle.services)
+        cache.remember(bundle.keys, bundle.services, bundle.warnings)
         if not bundle.partial:
             cache.forget_others(bundle.services)
         cache.save()
     print(f"rendered {len(bundle.outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")
+    if record is not None:
+        print(f"recorded render.dashboardsVia: {settings.dashboards_via} in {CONFIG_FILE}")
     return 0

@@ -11,8 +11,15 @@ import argparse
 import os
 from pathlib import Path
 
+from generator.errors import printable
 from generator.render import find_specs, load_plans
-from generator.verify import PrometheusAPI, format_table, verify_plan
+from generator.verify import (
+    DEADLINE_S,
+    MAX_RESPONSE_BYTES,
+    PrometheusAPI,
+    format_table,
+    verify_plan,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,19 +33,46 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         default=10.0,
-        help="seconds to wait for each API request (default 10)",
+        help="seconds each API request may take, headers and body (default 10)",
     )
+    parser.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=DEADLINE_S,
+        help=f"seconds all requests together may take (default {DEADLINE_S:g})",
+    )
+    parser.add_argument(
+        "--max-response-bytes",
+        type=int,
+        default=MAX_RESPONSE_BYTES,
+        help=f"largest API response accepted, in bytes (default {MAX_RESPONSE_BYTES})",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text} is out of range; expected 0 < seconds ≤ 86400")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     """Verify every spec; exit 1 when a series, bucket or window is missing or wrong."""
     plans = load_plans(find_specs(args.specs, Path(".")), Path("."))
-    api = PrometheusAPI(args.prometheus_url, timeout_s=args.timeout)
+    api = PrometheusAPI(
+        args.prometheus_url,
+        timeout_s=args.timeout,
+        deadline_s=args.deadline,
+        max_bytes=args.max_response_bytes,
+    )
     version = api.version()
     rows = [row for plan in plans for row in verify_plan(plan, api)]
-    print(f"Prometheus {version or '(version unknown)'} at {api.url}")
+    print(f"Prometheus {version or '(version unknown)'} at {printable(api.url)}")
     print(format_table(rows))
     failed = [r for r in rows if r.status.failed]
     warned = [r for r in rows if r.status.value == "warning"]

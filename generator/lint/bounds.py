@@ -75,7 +75,7 @@ def spellings(bound: float, version: str) -> frozenset[str]:
 def matcher_for(bounds: Iterable[float], versions: tuple[str, ...], label: str = "le") -> str:
     """The matcher that selects exactly ``bounds`` in every spelling ``versions`` may store:
     ``le="1.0"`` for one bound on Prometheus 3, else an anchored regex
-    (``le=~"^(?:1|1\\.0)$"``, obsgen's own form, DESIGN §6.1)."""
+    (``le=~"^(?:1|1\\.0)$"``, obsgen's own form, docs/contracts.md, rule 1)."""
     wanted = sorted(set(bounds))
     texts = sorted({s for b in wanted for v in versions for s in spellings(b, v)})
     if len(texts) == 1:

@@ -158,6 +158,42 @@ def is_filter(node: Expr) -> TypeGuard[P.BinaryExpr]:
     return is_comparison(node) and not (node.modifier is not None and node.modifier.return_bool)
 
 
+def offset_difference(node: Expr) -> bool:
+    """``x - x offset 1m``: a selector minus itself at another offset, i.e. the counter's
+    increase over the offset (exact, no extrapolation), not its raw value."""
+    node = unwrap(node)
+    if not isinstance(node, P.BinaryExpr) or str(node.op) != "-":
+        return False
+    lhs, rhs = unwrap(node.lhs), unwrap(node.rhs)
+    return (
+        isinstance(lhs, P.VectorSelector)
+        and isinstance(rhs, P.VectorSelector)
+        and str(lhs.name) == str(rhs.name)
+        and str(lhs.matchers) == str(rhs.matchers)
+        and lhs.offset != rhs.offset
+    )
+
+
+def exact_increase(node: Expr) -> bool:
+    """``(x - x offset d) >= 0 or (x and x offset d)``: a counter's reset-aware increase over
+    ``d`` (:func:`generator.promql.sum_increments`): the offset difference where the counter
+    did not drop, its new value where it did."""
+    node = unwrap(node)
+    if not isinstance(node, P.BinaryExpr) or str(node.op) != "or":
+        return False
+    kept, reset = unwrap(node.lhs), unwrap(node.rhs)
+    if not is_comparison(kept) or not offset_difference(kept.lhs):
+        return False
+    diff = unwrap(kept.lhs)
+    return (
+        isinstance(diff, P.BinaryExpr)
+        and isinstance(reset, P.BinaryExpr)
+        and str(reset.op) == "and"
+        and str(unwrap(reset.lhs)) == str(unwrap(diff.lhs))
+        and str(unwrap(reset.rhs)) == str(unwrap(diff.rhs))
+    )
+
+
 def selector_name(node: Expr) -> str:
     """Metric name of a vector or matrix selector (also from ``{__name__="x"}``), else ``""``."""
     if isinstance(node, P.MatrixSelector):

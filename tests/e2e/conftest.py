@@ -1,25 +1,28 @@
-"""Session fixture of the end-to-end suite: a real Prometheus scraping fake targets, sending
-its alerts to a real Alertmanager whose receivers are a local webhook recorder.
+"""Session fixture of the end-to-end suite: a real Prometheus sending its alerts to a real
+Alertmanager whose receivers are a local webhook recorder, and a real VictoriaMetrics with
+vmalert, both engines scraping the same fake targets and loading the same rules.
 
 One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
 scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
 series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake. All
 rules are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
-Prometheus. The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the same
-specs, with :data:`RECEIVERS` (the team's page and ticket receivers are webhooks of the
-recorder, timings of a second). The scenarios start together as soon as Prometheus is ready,
-each in its own
-thread (they touch different services and alerts), and each test waits for its scenario's
-outcome. Processes are stopped and the temporary folder removed whatever happens.
+Prometheus and by one vmalert (whose notifications go to a sink: the Alertmanager scenarios
+are Prometheus's). The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the
+same specs, with :data:`RECEIVERS` (the team's page and ticket receivers are webhooks of the
+recorder, timings of a second). The scenarios start together as soon as both engines are
+ready, each in its own thread (they touch different services and alerts); a scenario drives
+its fakes once and watches both engines, and each test waits for its scenario's outcome on
+one engine. Processes are stopped and the temporary folder removed whatever happens. The
+seconds each engine took per event are printed after the run (``e2e engine timings``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,10 @@ from generator.render import build_outputs
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
 from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
+from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
+
+TIMINGS: dict[tuple[str, str], dict[str, float]] = {}
+"""The last session's engine timings, for the terminal summary."""
 
 # Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
 # a repeat interval of an hour means a group is notified again only when it changes.
@@ -62,14 +69,18 @@ def e2e() -> Iterator[Env]:
     """Start everything, start the scenarios, yield the :class:`Env`; tear all down after."""
     binary = find_prometheus()
     if binary is None:
-        message = "prometheus binary not found (/usr/bin/prometheus or PATH); run `make prometheus`"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        pytest.fail(
+            "prometheus binary not found (/usr/bin/prometheus or PATH); "
+            "run `make prometheus` (make test does)"
+        )
     am_binary = find_alertmanager()
     if am_binary is None:
         pytest.fail("Alertmanager not found (prometheus-alertmanager); run `make alertmanager`")
     from tests.e2e.e2e_alerting import ALERTING_SCENARIOS
+
+    vm_binaries = find_victoriametrics()
+    if vm_binaries is None:
+        pytest.fail("victoria-metrics or vmalert not found; run `make victoriametrics`")
     from tests.e2e.e2e_scenarios import SCENARIOS
 
     scenarios = {**SCENARIOS, **ALERTING_SCENARIOS}
@@ -97,19 +108,51 @@ def e2e() -> Iterator[Env]:
             rule_files.append(path)
         prometheus = PrometheusServer(binary, workdir)
         stack.callback(prometheus.stop)
-        prometheus.start(
-            [j for s in services.values() for j in scrape_jobs(s)],
-            rule_files,
-            alertmanager.url.removeprefix("http://"),
+        jobs = [j for s in services.values() for j in scrape_jobs(s)]
+        prometheus.start(jobs, rule_files, alertmanager.url.removeprefix("http://"))
+        victoriametrics = VictoriaMetricsStack(vm_binaries, workdir)
+        stack.callback(victoriametrics.stop)
+        victoriametrics.start(jobs, rule_files)
+        env = Env(
+            prometheus,
+            alertmanager,
+            webhook,
+            services,
+            outputs,
+            workdir,
+            victoriametrics=victoriametrics,
         )
-        env = Env(prometheus, alertmanager, webhook, services, outputs, workdir)
+        stack.callback(TIMINGS.update, env.timings)
         pool = ThreadPoolExecutor(max_workers=len(scenarios), thread_name_prefix="scenario")
         stack.callback(pool.shutdown, wait=True, cancel_futures=True)
         stack.callback(setattr, env, "stopping", True)  # runs first: ends pending waits
         for scenario, run in scenarios.items():
             env.results[scenario] = pool.submit(_run, run, env, services[scenario])
+        # VictoriaMetrics only serves the scenarios: once they are over, stop it, so that its
+        # scrapes of the fakes (served by this process) do not slow the rest of the session.
+        threading.Thread(
+            target=_stop_when_done, args=(env, victoriametrics), daemon=True, name="vm-stop"
+        ).start()
         yield env
 
 
+def _stop_when_done(env: Env, victoriametrics: VictoriaMetricsStack) -> None:
+    wait(env.results.values())
+    victoriametrics.stop()
+
+
 def _run(scenario: Callable[[Env, Service], None], env: Env, service: Service) -> None:
-    scenario(env, service)
+    from tests.e2e.e2e_scenarios import EngineFailed
+
+    with contextlib.suppress(EngineFailed):  # each engine's failure is in env.failures
+        scenario(env, service)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print how many seconds each engine took from a fault to each awaited alert state."""
+    if not TIMINGS:
+        return
+    terminalreporter.write_sep("-", "e2e engine timings (seconds from the fault)")
+    for (service, event), took in sorted(TIMINGS.items()):
+        shown = "  ".join(f"{engine} {seconds:5.1f}" for engine, seconds in sorted(took.items()))
+        terminalreporter.write_line(f"{service:18} {event:48} {shown}")

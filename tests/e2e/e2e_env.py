@@ -8,15 +8,17 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
+from generator.builders.pods import example_pods
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
 from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
+from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack
 
 SPECS = Path(__file__).resolve().parent / "specs"
 MODEL_SPEC = SPECS / "model.yaml"
@@ -53,10 +55,34 @@ class Service:
     pod: str
 
 
+class Engine(Protocol):
+    """What a scenario needs of a rule engine: its query API and its active alerts."""
+
+    name: str
+
+    def log(self) -> str: ...
+
+    def query(self, expr: str) -> list[dict[str, Any]]: ...
+
+    def alerts(self, service: str) -> list[dict[str, Any]]: ...
+
+    def alert_states(self, service: str) -> dict[str, set[str]]: ...
+
+
+ENGINES = ("prometheus", "victoriametrics")
+"""Engine names; the first is the reference the others' timings are compared with."""
+
+
 @dataclass
 class Env:
-    """What the tests see: Prometheus, the Alertmanager it sends to and the webhook receiving
-    its notifications, the services, rendered outputs, scenario outcomes."""
+    """What the tests see: the engines (Prometheus, and VictoriaMetrics + vmalert scraping the
+    same targets and loading the same rules), the Alertmanager Prometheus sends to and the
+    webhook receiving its notifications, the services, rendered outputs, scenario outcomes.
+
+    A scenario drives each service once and watches every engine: ``failures`` holds, per
+    service and engine, why that engine did not reach an expected state (the scenario goes on
+    for the other engines); ``timings`` the seconds each engine took per awaited event.
+    """
 
     prometheus: PrometheusServer
     alertmanager: AlertmanagerServer
@@ -66,10 +92,25 @@ class Env:
     workdir: Path
     results: dict[str, Future[None]] = field(default_factory=dict)
     stopping: bool = False
+    victoriametrics: VictoriaMetricsStack | None = None
+    failures: dict[str, dict[str, str]] = field(default_factory=dict)
+    timings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
 
-    def result(self, scenario: str, timeout_s: float = 120) -> None:
-        """Wait for ``scenario`` and re-raise its failure in the calling test."""
+    @property
+    def engines(self) -> list[Engine]:
+        """Every running engine, the reference (Prometheus) first."""
+        found: list[Engine] = [self.prometheus]
+        if self.victoriametrics is not None:
+            found.append(self.victoriametrics)
+        return found
+
+    def result(self, scenario: str, engine: str = "prometheus", timeout_s: float = 120) -> None:
+        """Wait for ``scenario``; re-raise its failure, or the failure it recorded for
+        ``engine``, in the calling test."""
         self.results[scenario].result(timeout=timeout_s)
+        failed = self.failures.get(self.services[scenario].name, {}).get(engine)
+        if failed is not None:
+            raise AssertionError(f"{engine}: {failed}")
 
 
 # scenario name -> spec file; the services of the suite.
@@ -95,7 +136,8 @@ def make_service(scenario: str, spec_file: Path) -> Service:
     plan = plan_of(data, f"{spec_file.name} as {name}")
     latency = plan.histograms["requestDuration"]
     assert plan.queue_depth is not None
-    pod = f"{plan.deployment_name}-6d9f7c8b5-x2k9q"
+    # Named as Kubernetes names a Deployment's pods; attributed by owner series, not by name.
+    pod, replicaset = example_pods(plan)[0]
     model = FakeModelServer(
         metric=latency.metric,
         buckets=[b * latency.seconds_per_unit for b in latency.buckets],
@@ -104,6 +146,8 @@ def make_service(scenario: str, spec_file: Path) -> Service:
         pod=pod,
         container=plan.container,
         memory_limit_bytes=plan.memory_limit_bytes or 2**30,
+        deployment=plan.deployment_name,
+        replicaset=replicaset,
     )
     gpu = FakeGpuSidecar() if plan.gpu_exporter else None
     return Service(name, plan, data, model, gpu, pod)
@@ -121,9 +165,11 @@ def scrape_jobs(service: Service) -> list[ScrapeJob]:
         ScrapeJob(f"{service.name}-kube", service.model.kube_port, honor_labels=True),
     ]
     if service.gpu is not None:
+        # The job label obsgen's GPU PodMonitor sets, which the GPU rules select.
+        gpu_job = next(m.value for m in service.plan.gpu_matchers if m.label == "job")
         jobs.append(
             ScrapeJob(
-                f"{service.name}-gpu",
+                gpu_job,
                 service.gpu.port,
                 {"namespace": namespace, "pod": service.pod, "container": "nvml-exporter"},
             )

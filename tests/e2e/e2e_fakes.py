@@ -8,7 +8,8 @@
   the current error ratio, so a test can make counters jump by thousands in one second.
 * On a second port of the same object, the cAdvisor / kube-state-metrics series of the
   service's pod (``container_memory_working_set_bytes``, ``kube_pod_container_resource_limits``,
-  …) with their own ``namespace``/``pod``/``container`` labels (scraped with ``honor_labels``).
+  …) with their own ``namespace``/``pod``/``container`` labels (scraped with ``honor_labels``),
+  and the owner chain pod → ReplicaSet → Deployment and the Deployment's replica counts.
 * :class:`FakeGpuSidecar`: the real ``nvml_exporter.server.Exporter`` over a one-GPU
   ``FakeNvml`` whose memory use the test sets.
 """
@@ -52,6 +53,7 @@ class FakeModelServer:
         queue_metric: queue-depth gauge name.
         namespace, pod, container: the pod's identity on the Kubernetes series.
         memory_limit_bytes: the container's memory limit (kube-state-metrics).
+        deployment, replicaset: the pod's owners (kube-state-metrics owner series; one replica).
         rate: requests per second.
     """
 
@@ -65,6 +67,8 @@ class FakeModelServer:
         pod: str,
         container: str,
         memory_limit_bytes: int = GIB,
+        deployment: str = "model",
+        replicaset: str = "model-6d9f7c8b5",
         rate: float = 100.0,
     ) -> None:
         self.metric = metric
@@ -74,6 +78,8 @@ class FakeModelServer:
         self.pod = pod
         self.container = container
         self.memory_limit_bytes = memory_limit_bytes
+        self.deployment = deployment
+        self.replicaset = replicaset
         self._lock = threading.Lock()
         self._rate = rate
         self._latency_s = HEALTHY_LATENCY_S
@@ -190,7 +196,33 @@ class FakeModelServer:
             family = CounterMetricFamily(name, help_text, labels=labels)
             family.add_metric(ident, per_s * seconds)
             cpu.append(family)
-        return [working_set, limits, requests, restarts, reason, *cpu]
+        return [working_set, limits, requests, restarts, reason, *cpu, *self._owners()]
+
+    def _owners(self) -> list[Metric]:
+        """kube-state-metrics: pod → ReplicaSet → Deployment, and the Deployment's replicas."""
+        pod_owner = GaugeMetricFamily(
+            "kube_pod_owner",
+            "Information about the Pod's owner.",
+            labels=["namespace", "pod", "owner_kind", "owner_name", "owner_is_controller"],
+        )
+        pod_owner.add_metric([self.namespace, self.pod, "ReplicaSet", self.replicaset, "true"], 1)
+        rs_owner = GaugeMetricFamily(
+            "kube_replicaset_owner",
+            "Information about the ReplicaSet's owner.",
+            labels=["namespace", "replicaset", "owner_kind", "owner_name", "owner_is_controller"],
+        )
+        rs_owner.add_metric(
+            [self.namespace, self.replicaset, "Deployment", self.deployment, "true"], 1
+        )
+        replicas = []
+        for name, help_text in (
+            ("kube_deployment_spec_replicas", "Number of desired pods for a deployment."),
+            ("kube_deployment_status_replicas_available", "The number of available replicas."),
+        ):
+            family = GaugeMetricFamily(name, help_text, labels=["namespace", "deployment"])
+            family.add_metric([self.namespace, self.deployment], 1)
+            replicas.append(family)
+        return [pod_owner, rs_owner, *replicas]
 
     def start(self) -> None:
         """Serve the model metrics and the Kubernetes metrics on two free 127.0.0.1 ports."""

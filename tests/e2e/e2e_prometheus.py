@@ -84,6 +84,8 @@ class PrometheusServer:
         workdir: a private temporary folder (config, TSDB, log) the caller removes.
     """
 
+    name = "prometheus"
+
     def __init__(self, binary: str, workdir: Path) -> None:
         self.binary = binary
         self.workdir = workdir

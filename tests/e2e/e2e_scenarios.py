@@ -8,20 +8,26 @@ that fires for another reason cannot pass the test.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import pytest
+import promql_parser as P
+import yaml
 
 from generator import naming
+from generator.lint import promql
 from generator.render import build_outputs
-from tests.e2e.e2e_prometheus import wait_for
+from tests.e2e.e2e_env import ENGINES
+from tests.e2e.e2e_prometheus import POLL_S
 
 if TYPE_CHECKING:
-    from tests.e2e.e2e_env import Env, Service
+    from tests.e2e.e2e_env import Engine, Env, Service
+
+T = TypeVar("T")
 
 WARM_UP_S = 40
 """Bound in seconds for a service's first recorded rate (Prometheus start + 2 scrapes + eval)."""
@@ -29,10 +35,134 @@ FIRE_S = 40
 """Bound in seconds for an alert to fire or resolve after the fake changes (for: 2s)."""
 QUIET_S = 6
 """Seconds a healthy service is watched for active alerts (3 × the 2s ``for``)."""
+EARLY_S = 2.0
+"""How much earlier than Prometheus another engine may reach an alert state, in seconds (two
+evaluation intervals: the engines evaluate on their own 1 s ticks, and the suite polls every
+0.5 s)."""
+LATE_S = 4.0
+"""How much later than Prometheus another engine may reach an alert state when the alert reads
+scraped series directly, in seconds: VictoriaMetrics 1.79 makes ingested rows searchable on a
+1 s ticker once they are more than a second old (up to about 3 s), vmalert reads one
+``-search.latencyOffset`` (1 s) in the past, and evaluates on its own 1 s tick."""
+LATE_PER_LEVEL_S = 5.0
+"""Further seconds allowed per level of recording rules between the scraped series and the
+alert (:func:`recording_depth`). Prometheus appends a recorded sample to its own TSDB at once,
+so a rule later in the group reads it in the same evaluation; vmalert reads it only after its
+remote write (``-remoteWrite.flushInterval``, 1 s), VictoriaMetrics' ingestion (up to about
+3 s, as above), ``-search.latencyOffset`` (1 s) and its next evaluation (1 s) — about 5 s, of
+which about 2 s on average. docs/scale-out.md gives the measured lags and what the production
+defaults (30 s offset, 5 s flush) make of them."""
 
 
-def _stopping(env: Env) -> Callable[[], bool]:
-    return lambda: env.stopping
+def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
+    """Levels of recording rules under the deepest rule of ``alerts`` in ``rule_file`` (the
+    rendered YAML): 0 when an alert reads scraped series only, 1 when it reads a record of
+    scraped series, and so on."""
+    rules = [r for g in yaml.safe_load(rule_file)["groups"] for r in g["rules"]]
+    records: dict[str, list[str]] = {}
+    for rule in rules:
+        if "record" in rule:
+            records.setdefault(rule["record"], []).append(rule["expr"])
+
+    @functools.cache
+    def depth(expr: str) -> int:
+        read = {
+            node.name
+            for node, _ in promql.walk(promql.parse(expr))
+            if isinstance(node, P.VectorSelector) and node.name in records
+        }
+        return max((1 + max(depth(e) for e in records[name]) for name in read), default=0)
+
+    names = set(alerts)
+    return max(depth(r["expr"]) for r in rules if r.get("alert") in names)
+
+
+class EngineFailed(Exception):
+    """Every engine of a scenario failed; the scenario stops (each failure is recorded)."""
+
+
+def _fail(env: Env, service: Service, engine: Engine, message: str) -> None:
+    """Record that ``engine`` failed ``service``'s scenario (the first failure is kept)."""
+    env.failures.setdefault(service.name, {}).setdefault(engine.name, message)
+
+
+def live_engines(env: Env, service: Service) -> list[Engine]:
+    """The engines that have not failed ``service``'s scenario yet.
+
+    Raises:
+        EngineFailed: none is left.
+    """
+    failed = env.failures.get(service.name, {})
+    live = [e for e in env.engines if e.name not in failed]
+    if not live:
+        raise EngineFailed(f"{service.name}: every engine failed: {failed}")
+    return live
+
+
+def wait_engines(
+    env: Env,
+    service: Service,
+    what: str,
+    probe: Callable[[Engine], T],
+    done: Callable[[T], bool],
+    timeout_s: float,
+) -> dict[str, float]:
+    """Poll ``probe`` on every live engine every :data:`POLL_S` s until ``done`` holds for
+    each; return the seconds each engine took. An engine still not done after ``timeout_s``
+    seconds (or when the suite stops) is recorded as failed with the last result seen.
+
+    Raises:
+        EngineFailed: every engine has failed.
+    """
+    started = time.monotonic()
+    pending = {e.name: e for e in live_engines(env, service)}
+    took: dict[str, float] = {}
+    last: dict[str, Any] = {}
+    while pending:
+        for name, engine in list(pending.items()):
+            last[name] = probe(engine)
+            if done(last[name]):
+                took[name] = time.monotonic() - started
+                del pending[name]
+        if not pending:
+            break
+        if time.monotonic() - started > timeout_s or env.stopping:
+            for name, engine in pending.items():
+                _fail(
+                    env,
+                    service,
+                    engine,
+                    f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last[name]}",
+                )
+            break
+        time.sleep(POLL_S)
+    live_engines(env, service)
+    return took
+
+
+def _compare(
+    env: Env, service: Service, alerts: set[str], event: str, took: dict[str, float]
+) -> None:
+    """Keep the engines' times for ``event`` and fail an engine that reached it more than
+    :data:`EARLY_S` earlier or more than :data:`LATE_S` + :data:`LATE_PER_LEVEL_S` per
+    recording level later than the reference engine."""
+    env.timings[(service.name, event)] = took
+    reference = took.get(ENGINES[0])
+    if reference is None:
+        return
+    levels = recording_depth(env.outputs[naming.rules_file(service.name)], alerts)
+    late = LATE_S + LATE_PER_LEVEL_S * levels
+    for engine in live_engines(env, service):
+        seconds = took.get(engine.name)
+        if seconds is not None and not -EARLY_S <= seconds - reference <= late:
+            _fail(
+                env,
+                service,
+                engine,
+                f"{event}: {seconds:.1f}s after the fault, {ENGINES[0]} {reference:.1f}s; "
+                f"allowed {EARLY_S:.0f}s earlier to {late:.0f}s later ({levels} recording "
+                "levels)",
+            )
 
 
 def warm_up(env: Env, service: Service, *extra: str) -> None:
@@ -42,49 +172,63 @@ def warm_up(env: Env, service: Service, *extra: str) -> None:
         *extra,
     ]
     for expr in queries:
-        wait_for(
+        wait_engines(
+            env,
+            service,
             f"{expr} to have data",
-            lambda e=expr: env.prometheus.query(e),  # type: ignore[misc]
+            lambda engine, e=expr: engine.query(e),  # type: ignore[misc]
             bool,
             WARM_UP_S,
-            _stopping(env),
         )
 
 
 def assert_quiet(env: Env, service: Service, alerts: Iterable[str]) -> None:
-    """The named alerts of ``service`` are neither pending nor firing now."""
-    active = env.prometheus.alert_states(service.name)
-    early = {name: active[name] for name in alerts if name in active}
-    assert not early, f"{service.name}: {early} active before the fault was injected"
+    """The named alerts of ``service`` are neither pending nor firing now (an engine where
+    one is active fails)."""
+    names = set(alerts)
+    for engine in live_engines(env, service):
+        active = engine.alert_states(service.name)
+        early = {name: active[name] for name in sorted(names & active.keys())}
+        if early:
+            _fail(env, service, engine, f"{early} active before the fault was injected")
+    live_engines(env, service)
 
 
 def wait_firing(env: Env, service: Service, alerts: Iterable[str]) -> None:
-    """Wait until every named alert of ``service`` is firing."""
+    """Wait until every named alert of ``service`` is firing on every engine; compare the
+    engines' times."""
     names = set(alerts)
-    wait_for(
+    took = wait_engines(
+        env,
+        service,
         f"{sorted(names)} firing for {service.name}",
-        lambda: env.prometheus.alert_states(service.name),
+        lambda engine: engine.alert_states(service.name),
         lambda states: all("firing" in states.get(n, ()) for n in names),
         FIRE_S,
-        _stopping(env),
     )
+    _compare(env, service, names, f"{'+'.join(sorted(names))} firing", took)
 
 
 def wait_resolved(env: Env, service: Service, alerts: Iterable[str]) -> None:
-    """Wait until none of the named alerts of ``service`` is active any more."""
+    """Wait until none of the named alerts of ``service`` is active any more on every engine;
+    compare the engines' times."""
     names = set(alerts)
-    wait_for(
+    took = wait_engines(
+        env,
+        service,
         f"{sorted(names)} resolved for {service.name}",
-        lambda: env.prometheus.alert_states(service.name),
+        lambda engine: engine.alert_states(service.name),
         lambda states: not names & states.keys(),
         FIRE_S,
-        _stopping(env),
     )
+    _compare(env, service, names, f"{'+'.join(sorted(names))} resolved", took)
 
 
 def healthy(env: Env, service: Service) -> None:
-    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active and
-    no notification of it reached a receiver."""
+    """Healthy traffic, GPU and memory: after warm-up no alert of the service is active —
+    input guards (every series an alert reads exists, pods attributed through the owner
+    series), capacity and lost-GPU alerts included — and no notification of it reached a
+    receiver."""
     assert service.gpu is not None
     warm_up(
         env,
@@ -92,11 +236,15 @@ def healthy(env: Env, service: Service) -> None:
         f'gpu_memory_free_bytes{{pod="{service.pod}"}}',
         f'service_pod_container:model_memory_working_set_bytes:ratio_limit{{service="{service.name}"}}',
         f'service:slo_sli_error:ratio_rate5m{{service="{service.name}"}}',
+        # Targets are scraped one after another: a guard may be pending for the first seconds.
+        f'absent(ALERTS{{alertname="{naming.ALERT_SIGNAL_MISSING}",service="{service.name}"}})',
     )
     deadline = time.monotonic() + QUIET_S
     while time.monotonic() < deadline:
-        active = env.prometheus.alerts(service.name)
-        assert not active, f"alerts active on a healthy service: {active}"
+        for engine in live_engines(env, service):
+            active = engine.alerts(service.name)
+            if active:
+                _fail(env, service, engine, f"alerts active on a healthy service: {active}")
         time.sleep(0.5)
     notified = [n.body for n in env.webhook.received(service.name)]
     assert not notified, f"a healthy service was notified: {notified}"
@@ -206,17 +354,17 @@ def dashboard(env: Env, service: Service) -> None:
     assert service.gpu is not None
     outputs = build_outputs([service.plan])
     boards = {p: json.loads(c) for p, c in outputs.items() if p.startswith("dashboards/")}
-    if naming.dashboard_file(service.name) not in boards:
-        pytest.skip("the dashboard builder (branch dashboards) is not merged: no dashboards output")
+    assert naming.dashboard_file(service.name) in boards
     warm_up(env, service, f'gpu_exporter_nvml_up{{pod="{service.pod}"}} == 1')
     service.gpu.emit_xid(79)
     queries = {q: path for path, board in sorted(boards.items()) for q in dashboard_queries(board)}
-    wait_for(
+    wait_engines(
+        env,
+        service,
         f"every dashboard query of {service.name} to return data",
-        lambda: [f"{path}: {q}" for q, path in queries.items() if not env.prometheus.query(q)],
+        lambda engine: [f"{path}: {q}" for q, path in queries.items() if not engine.query(q)],
         lambda empty: not empty,
         FIRE_S,
-        _stopping(env),
     )
 
 

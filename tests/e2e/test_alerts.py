@@ -1,11 +1,13 @@
 """Alerts go to firing when a service degrades (and back when it recovers) on a real
-Prometheus loading the rendered rules; see ``e2e_scenarios`` for what each scenario does."""
+Prometheus and on a real VictoriaMetrics + vmalert loading the rendered rules, at the same
+moments within ``TOLERANCE_S``; see ``e2e_scenarios`` for what each scenario does."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.e2e_env import Env
+from tests.e2e.e2e_env import ENGINES, Env
+from tests.e2e.e2e_scenarios import recording_depth
 
 pytestmark = pytest.mark.e2e
 
@@ -28,5 +30,22 @@ pytestmark = pytest.mark.e2e
         pytest.param("burn", id="an outage on a seconds-scaled SLO fires ErrorBudgetBurn"),
     ],
 )
-def test_scenario(e2e: Env, scenario: str) -> None:
-    e2e.result(scenario)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_scenario(e2e: Env, engine: str, scenario: str) -> None:
+    e2e.result(scenario, engine)
+
+
+def test_recording_depth_counts_the_recording_levels_under_an_alert() -> None:
+    rule_file = """
+groups:
+- name: g
+  rules:
+  - {record: "a:x:rate5m", expr: "sum(rate(x[5m]))"}
+  - {record: "a:y:rate5m", expr: "sum(rate(y[5m]))"}
+  - {record: "a:x:ratio", expr: "a:x:rate5m / a:y:rate5m"}
+  - {alert: Deep, expr: "a:x:ratio > 0.1 and a:y:rate5m > 1"}
+  - {alert: Shallow, expr: "up == 0"}
+"""
+    assert recording_depth(rule_file, ["Deep"]) == 2
+    assert recording_depth(rule_file, ["Shallow"]) == 0
+    assert recording_depth(rule_file, ["Deep", "Shallow"]) == 2

@@ -1,17 +1,19 @@
-"""Every query of a generated dashboard returns data on the real Prometheus ("No data" fails)."""
+"""Every query of a generated dashboard returns data on the real Prometheus and on the real
+VictoriaMetrics ("No data" fails)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.e2e.e2e_env import Env
+from tests.e2e.e2e_env import ENGINES, Env
 from tests.e2e.e2e_scenarios import dashboard_queries
 
 pytestmark = pytest.mark.e2e
 
 
-def test_every_dashboard_query_returns_data_after_warm_up(e2e: Env) -> None:
-    e2e.result("dashboard")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_dashboard_query_returns_data_after_warm_up(e2e: Env, engine: str) -> None:
+    e2e.result("dashboard", engine)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,31 @@ def test_a_spec_that_matches_the_server_passes(
     # the fake is a client_python server: whole bounds are spelled 1.0, as Prometheus 3 does
     assert "le: 0.05, 0.1, 0.25, 0.5, 1.0, 2.5" in out
     assert "scraped every" not in out  # spec says 1s, as the targets report
+    assert "1 pods owned by Deployment/e2e-healthy" in out  # via kube_pod_owner → ReplicaSet
+
+
+def test_pods_not_attributed_are_reported(
+    e2e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No target and no owner series for this workload: nothing attributes a pod to it.
+    data = spec_data(MODEL_SPEC, "e2e-nowhere")
+    code, out = _verify(e2e, _write(tmp_path, data), capsys)
+    assert code == 1, out
+    line = next(line for line in out.splitlines() if " pods " in line)
+    assert " missing " in line and "pods not attributed" in line, line
+    assert "Deployment/e2e-nowhere" in line, line
+
+
+def test_pods_owned_by_another_workload_are_reported(
+    e2e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The healthy service's targets, but deployment.name names the latency scenario's workload.
+    data = spec_data(MODEL_SPEC, "e2e-healthy")
+    data["spec"]["deployment"]["name"] = "e2e-latency"
+    code, out = _verify(e2e, _write(tmp_path, data), capsys)
+    assert code == 1, out
+    line = next(line for line in out.splitlines() if " pods " in line)
+    assert " wrong " in line and "not owned by Deployment/e2e-latency" in line, line
 
 
 def test_a_wrong_bucket_and_a_missing_metric_fail(

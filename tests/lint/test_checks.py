@@ -103,6 +103,36 @@ CASES = [
         [
             rule_file(
                 record(
+                    "service:fast:increase1m",
+                    'sum((x_bucket{le="0.5"} - x_bucket{le="0.5"} offset 1m) >= 0 '
+                    'or (x_bucket{le="0.5"} and x_bucket{le="0.5"} offset 1m))',
+                )
+            )
+        ],
+        P,
+        {},
+        id="exact reset-aware increase of a bucket (offset difference, new value on reset)",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                record(
+                    "service:fast:increase1m",
+                    'sum((x_bucket{le="0.5"} - x_bucket{le="0.5"} offset 1m) >= 0 '
+                    'or (x_bucket{le="1"} and x_bucket{le="0.5"} offset 1m))',
+                )
+            )
+        ],
+        F,
+        {},
+        id="an or-branch of another bucket is still raw",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                record(
                     "service:latency:p90",
                     "histogram_quantile(0.9, sum by (le) (rate(x_bucket[5m])))",
                 )
@@ -111,6 +141,20 @@ CASES = [
         P,
         {},
         id="quantile over rated buckets",
+    ),
+    pytest.param(
+        "bucket-without-rate",
+        [
+            rule_file(
+                alert(
+                    "BucketMissing",
+                    'group by (namespace) (up == 1) unless on (namespace) group by (namespace) (x_bucket{le="0.5"})',
+                )
+            )
+        ],
+        P,
+        {},
+        id="group() of buckets is a presence test, not their values",
     ),
     pytest.param(
         "le-not-a-number",
@@ -302,6 +346,20 @@ CASES = [
         P,
         {},
         id="increase of a counter above a threshold",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert("(http_errors_total - http_errors_total offset 1m) >= 0"))],
+        P,
+        {},
+        id="a counter minus itself one offset ago is an increase",
+    ),
+    pytest.param(
+        "counter-compared-raw",
+        [rule_file(alert('(http_errors_total - http_errors_total{code="500"} offset 1m) > 5'))],
+        F,
+        {},
+        id="a counter minus another selection is still raw",
     ),
     pytest.param(
         "counter-compared-raw",

@@ -69,7 +69,11 @@ def _raw_counters(node: q.Expr, path: Path, ctx: Context) -> Iterator[tuple[Path
             yield path, name
     elif isinstance(node, P.AggregateExpr | P.UnaryExpr) and q.op(node) not in _SERIES_COUNTS:
         yield from _raw_counters(node.expr, (*path, 0), ctx)
-    elif isinstance(node, P.BinaryExpr) and str(node.op) in q.ARITHMETIC:
+    elif (
+        isinstance(node, P.BinaryExpr)
+        and str(node.op) in q.ARITHMETIC
+        and not q.offset_difference(node)
+    ):
         yield from _raw_counters(node.lhs, (*path, 0), ctx)
         yield from _raw_counters(node.rhs, (*path, 1), ctx)
 

@@ -2,7 +2,7 @@
 
 Background: a classic histogram is a set of cumulative ``*_bucket`` counters, one per upper
 bound ``le``. ``histogram_quantile`` needs the per-``le`` rates (``sum by (le, …) (rate(…))``);
-Prometheus 3 stores bounds as Go floats (``le="1.0"``, DESIGN.md §6.1).
+Prometheus 3 stores bounds as Go floats (``le="1.0"``, docs/contracts.md, rule 1).
 """
 
 from __future__ import annotations
@@ -82,14 +82,20 @@ def _head(aggregation: str) -> str:
 
 def _unrated_use(ancestors: tuple[q.Expr, ...]) -> str:
     """What uses a raw bucket selector without rate(): ``"histogram_quantile"``, ``"sum"``,
-    ``"/"``…, or ``""`` when nothing (or a function) does."""
+    ``"/"``…, or ``""`` when nothing (or a function, or an exact increase ``x - x offset d``)
+    does."""
+    if any(q.exact_increase(node) for node in ancestors):
+        return ""
     for node in reversed(ancestors):
+        if q.offset_difference(node):
+            return ""
         if isinstance(node, P.ParenExpr | P.UnaryExpr):
             continue
         if isinstance(node, P.Call):
             return "histogram_quantile" if q.func_name(node) == "histogram_quantile" else ""
         if isinstance(node, P.AggregateExpr):
-            return q.op(node)
+            # count()/group() count series, not their values: a presence test is fine raw.
+            return "" if q.op(node) in ("count", "group", "count_values") else q.op(node)
         if isinstance(node, P.BinaryExpr):
             if str(node.op) in q.ARITHMETIC:
                 return str(node.op)

@@ -1,7 +1,7 @@
 """SLO maths checks: averaged ratios, burn-rate thresholds, multiwindow pairs.
 
 SLO windows must be traffic-weighted: ``sum(bad) / sum(total)`` over the window, never the mean
-of 5-minute ratios (DESIGN.md §3 and §6.3). Burn-rate alerts follow the SRE Workbook ch. 5:
+of 5-minute ratios (docs/contracts.md, rule 3). Burn-rate alerts follow the SRE Workbook ch. 5:
 ``error_ratio[long] > F × (1 − objective) and error_ratio[short] > F × (1 − objective)``, with
 ``F ≥ 1`` and the short window shorter than the long one.
 """

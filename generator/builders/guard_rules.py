@@ -1,0 +1,620 @@
+"""Guards against silent alerts: ``ModelSignalMissing`` (inputs) and ``ModelReplicasUnavailable``.
+
+An alert whose input series has vanished cannot fire, and nothing says so: a server upgrade
+renamed the metric, a histogram lost the bucket an SLO counts, cAdvisor is not scraped, the
+sidecar sees no GPU. :func:`signal_inputs` lists every series an enabled alert or SLO of a plan
+reads — from the same plan fields the rule builders select them with — and
+:func:`signal_missing_alerts` emits one ``ModelSignalMissing`` rule per input:
+
+    <gate> unless on (<keys>) (<the input's series, grouped by keys>)
+
+The *gate* says the series should exist: the service's targets are up (``up == 1``), plus, for
+inputs that only exist beside another one, that one (a bucket beside its ``_count``, cAdvisor
+series beside the service's attributed pods, GPU readings beside a GPU the exporter sees). A
+target that is down opens no gate, so the guards stay silent and ``ModelTargetDown`` (or
+``GPUExporterDown``) speaks. Series that are legitimately absent on a healthy service — an
+error-filtered counter before the first error, Triton's failure counter, the last-terminated
+reason before any termination, Xid counters before any Xid — are not guarded themselves: the
+base series they are read beside is (``SignalInput.covers`` says which).
+
+``ModelReplicasUnavailable`` compares kube-state-metrics' desired and available replicas of the
+workload; without kube-state-metrics, ``spec.deployment.replicas`` with the targets that are up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from generator import naming
+from generator.builders.common import Rule, alert_rule, service_matcher
+from generator.builders.pods import (
+    KSM_POD_OWNER,
+    OWNER_RECORD,
+    ksm_owner_selectors,
+    owned,
+    target_pods_selector,
+)
+from generator.plan import HistogramPlan, ServicePlan
+from generator.promql import Matcher, by, le_matcher, selector
+from generator.units import decimal_str
+
+SERVICE_KEYS = ("namespace",)
+POD_KEYS = ("namespace", "pod")
+GPU_KEYS = ("namespace", "pod", "uuid")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One selector of a series; ``owned``: kept to the service's pods (cAdvisor and
+    kube-state-metrics series, which carry no label of the service's targets)."""
+
+    metric: str
+    matchers: tuple[Matcher, ...]
+    owned: bool = False
+
+    def expr(self, plan: ServicePlan) -> str:
+        """The selector as PromQL (joined with the pod owner record when ``owned``)."""
+        text = selector(self.metric, self.matchers)
+        return owned(plan, text) if self.owned else text
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Part of a gate: one of ``sources`` (a metric's names across releases) has a series,
+    with value ``equals`` when set (``up == 1``)."""
+
+    sources: tuple[Source, ...]
+    equals: float | None = None
+
+
+@dataclass(frozen=True)
+class SignalInput:
+    """One input of the plan's alerts and SLOs, and how to tell it is missing.
+
+    Attributes:
+        signal: the ``signal`` label (``spec.metrics`` key, or ``pods``, ``memoryWorkingSet``, …).
+        metric: the ``metric`` label: the series name a user would look for.
+        keys: labels the guard keeps (``namespace``; ``pod`` and ``uuid`` for GPU inputs).
+        needs: present when, for every tuple, any of its sources has a series (Triton's KV cache
+            needs its ``used`` and its ``max`` series; GPU memory is whole-GPU or per MIG instance).
+        gate: conditions under which the input must be present (all must hold).
+        readers: what reads it (``ModelKVCacheNearFull``, ``ErrorBudgetBurn (SLO latency)``).
+        covers: selectors read beside it that may be absent on a healthy service.
+        le: the bucket bound (metric unit, as text) of a bucket input, else None.
+        remedy: where to look when it is missing.
+    """
+
+    signal: str
+    metric: str
+    keys: tuple[str, ...]
+    needs: tuple[tuple[Source, ...], ...]
+    gate: tuple[Condition, ...]
+    readers: tuple[str, ...]
+    covers: tuple[Source, ...] = ()
+    le: str | None = None
+    remedy: str = ""
+
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """Every source of :attr:`needs`, in order."""
+        return tuple(s for group in self.needs for s in group)
+
+
+@dataclass(frozen=True)
+class Unguarded:
+    """A selector an alert reads that no guard watches, and why that is right."""
+
+    source: Source
+    reason: str
+
+
+@dataclass
+class _Inputs:
+    """Inputs collected in order; the same needs read twice merge their readers."""
+
+    items: list[SignalInput] = field(default_factory=list)
+
+    def add(self, item: SignalInput) -> None:
+        for i, old in enumerate(self.items):
+            if old.needs == item.needs and old.le == item.le:
+                readers = tuple(dict.fromkeys((*old.readers, *item.readers)))
+                covers = tuple(dict.fromkeys((*old.covers, *item.covers)))
+                self.items[i] = replace(old, readers=readers, covers=covers)
+                return
+        self.items.append(item)
+
+
+def _slo_reader(s_name: str, alerting: bool) -> str:
+    return f"{naming.ALERT_ERROR_BUDGET_BURN} (SLO {s_name})" if alerting else f"SLO {s_name}"
+
+
+def _targets_up(plan: ServicePlan) -> Condition:
+    return Condition((Source("up", plan.matchers),), 1)
+
+
+def _server_remedy(key: str) -> str:
+    return (
+        f"A server upgrade may have renamed it: compare spec.serverVersion and "
+        f"spec.metrics.{key} with what the server exposes (obsgen verify lists both)."
+    )
+
+
+def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    readers = []
+    if "error_ratio" in plan.alerts:
+        readers.append(naming.ALERT_ERROR_RATIO)
+    if "slow_requests" in plan.alerts:
+        readers.append(naming.ALERT_SLOW_REQUESTS)  # its minimum-events count
+    readers += [_slo_reader(s.name, bool(s.tiers)) for s in plan.slos if s.histogram is None]
+    if not readers:
+        return
+    req = plan.requests
+    covers = [Source(req.name, (*req.matchers, *req.error_matchers))] if req.error_matchers else []
+    if req.failure_name is not None:
+        covers.append(Source(req.failure_name, req.matchers))
+    out.add(
+        SignalInput(
+            "requests",
+            req.name,
+            SERVICE_KEYS,
+            ((Source(req.name, req.matchers),),),
+            (_targets_up(plan),),
+            tuple(readers),
+            tuple(covers),
+            remedy=_server_remedy("requests"),
+        )
+    )
+
+
+def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | None]]]:
+    """Histogram key → (reader, bound or None for every bucket) of each alert and SLO."""
+    users: dict[str, list[tuple[str, float | None]]] = {}
+    p99 = plan.alerts.get("latency_p99")
+    if p99 is not None:
+        users.setdefault(p99.params["indicator"], []).append((naming.ALERT_LATENCY_P99, None))
+    slow = plan.alerts.get("slow_requests")
+    if slow is not None:
+        users.setdefault(slow.params["indicator"], []).append(
+            (naming.ALERT_SLOW_REQUESTS, float(slow.params["bound"]))
+        )
+    for s in plan.slos:
+        if s.histogram is not None and s.threshold_bound is not None:
+            users.setdefault(s.histogram.key, []).append(
+                (_slo_reader(s.name, bool(s.tiers)), s.threshold_bound)
+            )
+    return users
+
+
+def _histogram_inputs(
+    plan: ServicePlan, h: HistogramPlan, users: list[tuple[str, float | None]], out: _Inputs
+) -> None:
+    readers = tuple(dict.fromkeys(r for r, _ in users))
+    remedy = _server_remedy(h.key)
+    if h.native:
+        out.add(
+            SignalInput(
+                h.key,
+                h.metric,
+                SERVICE_KEYS,
+                (tuple(Source(name, h.matchers) for name in h.names),),
+                (_targets_up(plan),),
+                readers,
+                remedy=remedy,
+            )
+        )
+        return
+    # A renamed histogram is read under each of its names: any of them will do.
+    count = tuple(Source(name + "_count", h.matchers) for name in h.names)
+    family = tuple(Source(name + "_bucket", h.matchers) for name in h.names)
+    out.add(
+        SignalInput(
+            h.key,
+            count[0].metric,
+            SERVICE_KEYS,
+            (count,),
+            (_targets_up(plan),),
+            readers,
+            remedy=remedy,
+        )
+    )
+    # Buckets exist beside their _count: missing while the count is there, they are wrong.
+    out.add(
+        SignalInput(
+            h.key,
+            family[0].metric,
+            SERVICE_KEYS,
+            (family,),
+            (_targets_up(plan), Condition(count)),
+            readers,
+            remedy=f"{h.metric}_count exists without buckets: is {h.metric} a native histogram or a "
+            f"summary? Set spec.metrics.{h.key}.histogram, or name a classic histogram.",
+        )
+    )
+    for bound in sorted({b for _, b in users if b is not None}):
+        le = le_matcher(bound, plan.le_version)
+        out.add(
+            SignalInput(
+                h.key,
+                family[0].metric,
+                SERVICE_KEYS,
+                (tuple(Source(f.metric, (*h.matchers, le)) for f in family),),
+                (_targets_up(plan), Condition(count), Condition(family)),
+                tuple(r for r, b in users if b == bound),
+                le=decimal_str(bound),
+                remedy=f"The histogram has buckets, but not le={decimal_str(bound)}: its buckets "
+                f"differ from spec.metrics.{h.key}.buckets (obsgen verify lists them).",
+            )
+        )
+
+
+def _gauge_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    for key, signal, gauge, alert in (
+        ("queue_depth", "queueDepth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH),
+        ("kv_cache", "kvCacheUsage", plan.kv_cache_usage, naming.ALERT_KV_CACHE),
+    ):
+        if key not in plan.alerts or gauge is None:
+            continue
+        needs = [tuple(Source(name, gauge.matchers) for name in gauge.names)]
+        if gauge.denominator is not None:
+            needs.append((Source(gauge.name, gauge.denominator),))
+        out.add(
+            SignalInput(
+                signal,
+                gauge.name,
+                SERVICE_KEYS,
+                tuple(needs),
+                (_targets_up(plan),),
+                (alert,),
+                remedy=_server_remedy(signal),
+            )
+        )
+
+
+_MEMORY_READERS = {
+    "memory_headroom": naming.ALERT_MEMORY_HEADROOM,
+    "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
+    "oom_killed": naming.ALERT_OOM_KILLED,
+}
+
+
+def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    readers = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts)
+    if not readers:
+        return
+    record = Source(OWNER_RECORD, (service_matcher(plan),))
+    workload = f"{plan.workload_kind}/{plan.deployment_name}"
+    out.add(
+        SignalInput(
+            "pods",
+            KSM_POD_OWNER,
+            SERVICE_KEYS,
+            ((record,),),
+            (_targets_up(plan),),
+            readers,
+            covers=tuple(Source(metric, by) for metric, by in ksm_owner_selectors(plan)),
+            remedy=f"No pod is attributed to {workload}: kube-state-metrics' kube_pod_owner series "
+            "are missing (not scraped) or spec.deployment.name/kind do not name the workload, "
+            "and the service's targets carry no pod label.",
+        )
+    )
+    attributed = (_targets_up(plan), Condition((record,)))
+    memory = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k != "oom_killed")
+    cadvisor = "cAdvisor (the kubelet's /metrics/cadvisor) is not scraped, or spec.deployment.container does not name the model's container."
+    ksm = "kube-state-metrics is not scraped, or spec.deployment.container does not name the model's container."
+    if memory:
+        out.add(
+            SignalInput(
+                "memoryWorkingSet",
+                naming.CADVISOR_WORKING_SET,
+                SERVICE_KEYS,
+                ((Source(naming.CADVISOR_WORKING_SET, plan.container_matchers, owned=True),),),
+                attributed,
+                memory,
+                remedy=cadvisor,
+            )
+        )
+        if plan.memory_limit_bytes is None:
+            limits = Source(
+                naming.KSM_LIMITS,
+                (*plan.container_matchers, Matcher("resource", "=", "memory")),
+                owned=True,
+            )
+            out.add(
+                SignalInput(
+                    "memoryLimit",
+                    naming.KSM_LIMITS,
+                    SERVICE_KEYS,
+                    ((limits,),),
+                    attributed,
+                    memory,
+                    remedy=ksm
+                    + " Or the container has no memory limit: set spec.deployment.memoryLimit.",
+                )
+            )
+    if "oom_killed" in plan.alerts:
+        reason = Source(
+            naming.KSM_LAST_TERMINATED,
+            (*plan.container_matchers, Matcher("reason", "=", "OOMKilled")),
+            owned=True,
+        )
+        out.add(
+            SignalInput(
+                "containerRestarts",
+                naming.KSM_RESTARTS,
+                SERVICE_KEYS,
+                ((Source(naming.KSM_RESTARTS, plan.container_matchers, owned=True),),),
+                attributed,
+                (naming.ALERT_OOM_KILLED,),
+                covers=(reason,),
+                remedy=ksm,
+            )
+        )
+
+
+def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    if not plan.gpu_exporter:
+        return
+    m = plan.gpu_matchers
+    nvml_up = Source(naming.GPU_EXPORTER_UP, m)
+    device_up = Source(naming.GPU_DEVICE_UP, m)
+    sidecar = "the NVML sidecar (container nvml-exporter, scraped by the obsgen GPU PodMonitor)"
+    # The exporter's own health, read by GPUExporterDown and as GPUDeviceLost's condition.
+    exporter_readers = tuple(
+        a
+        for k, a in (
+            ("gpu_exporter_down", naming.ALERT_GPU_EXPORTER_DOWN),
+            ("gpu_device_lost", naming.ALERT_GPU_LOST),
+        )
+        if k in plan.alerts
+    )
+    if exporter_readers:
+        out.add(
+            SignalInput(
+                "gpuExporter",
+                nvml_up.metric,
+                POD_KEYS,
+                ((nvml_up,),),
+                (Condition((Source("up", m),), 1),),
+                exporter_readers,
+                remedy=f"The target scraped as the GPU exporter is not {sidecar}: check spec.gpu.selector.",
+            )
+        )
+    device_alerts = {
+        "gpu_memory_headroom": naming.ALERT_GPU_MEMORY_HEADROOM,
+        "gpu_temperature": naming.ALERT_GPU_TEMPERATURE,
+        "gpu_xid_errors": naming.ALERT_GPU_XID,
+        "gpu_device_lost": naming.ALERT_GPU_LOST,
+    }
+    readers = tuple(a for k, a in device_alerts.items() if k in plan.alerts)
+    if readers:
+        out.add(
+            SignalInput(
+                "gpuDevices",
+                device_up.metric,
+                POD_KEYS,
+                ((device_up,),),
+                (Condition((nvml_up,), 1),),
+                readers,
+                covers=(Source(naming.GPU_XID_ERRORS, m),),
+                remedy="NVML works but the sidecar sees no GPU: it does not share the model's GPUs "
+                "(spec.gpu.visibility, visibleDevices or claim).",
+            )
+        )
+    on_device = (Condition((device_up,), 1),)
+    if "gpu_memory_headroom" in plan.alerts:
+        out.add(
+            SignalInput(
+                "gpuMemory",
+                naming.GPU_MEMORY_FREE,
+                GPU_KEYS,
+                (
+                    (Source(naming.GPU_MEMORY_FREE, m), Source(naming.GPU_MIG_MEMORY_FREE, m)),
+                    (Source(naming.GPU_MEMORY_TOTAL, m), Source(naming.GPU_MIG_MEMORY_TOTAL, m)),
+                ),
+                on_device,
+                (naming.ALERT_GPU_MEMORY_HEADROOM,),
+                remedy="The GPU answers NVML but reports no memory, neither whole nor per MIG "
+                "instance: the sidecar lacks access to it (see its log).",
+            )
+        )
+    if "gpu_temperature" in plan.alerts:
+        out.add(
+            SignalInput(
+                "gpuTemperature",
+                naming.GPU_TEMPERATURE,
+                GPU_KEYS,
+                ((Source(naming.GPU_TEMPERATURE, m),),),
+                on_device,
+                (naming.ALERT_GPU_TEMPERATURE,),
+                remedy="The GPU answers NVML but reports no temperature (not supported where the "
+                "sidecar sees only a MIG instance or a vGPU: ignore the signal there).",
+            )
+        )
+
+
+def _scoped(plan: ServicePlan, item: SignalInput) -> SignalInput:
+    """``item`` guarded for the whole service (no ``namespace`` key) when one of its series
+    lives in another namespace than the service's targets (``spec.metrics.<x>.selector``):
+    matched on ``namespace``, gate and series would never meet."""
+    if item.keys != SERVICE_KEYS:
+        return item
+    for source in item.sources:
+        for m in source.matchers:
+            if m.label == "namespace" and m.op == "=" and m.value != plan.namespace:
+                return replace(item, keys=())
+    return item
+
+
+def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[SignalInput, ...]:
+    """Every input of the plan's enabled alerts and SLOs, in rule order, one per distinct series.
+
+    Inputs whose signal ``spec.alerts.signalMissing.ignore`` lists are left out unless
+    ``include_ignored``. Empty when the guards are disabled (and not ``include_ignored``).
+    """
+    out = _Inputs()
+    _request_inputs(plan, out)
+    users = _histogram_users(plan)
+    for key in sorted(users):
+        _histogram_inputs(plan, plan.histograms[key], users[key], out)
+    _gauge_inputs(plan, out)
+    _memory_inputs(plan, out)
+    _gpu_inputs(plan, out)
+    items = tuple(_scoped(plan, i) for i in out.items)
+    if include_ignored:
+        return items
+    guard = plan.alerts.get("signal_missing")
+    if guard is None:
+        return ()
+    ignored = set(guard.params.get("ignore", ()))
+    return tuple(i for i in items if i.signal not in ignored)
+
+
+def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
+    """Selectors the plan's alerts read that no guard watches, each with the reason.
+
+    ``up`` is what the gates read (``ModelTargetDown`` and ``GPUExporterDown`` cover it);
+    kube-state-metrics' limits and replica counts have fallbacks in the rules themselves.
+    """
+    found = [
+        Unguarded(Source("up", plan.matchers), f"the guards' gate; {naming.ALERT_TARGET_DOWN}"),
+        Unguarded(
+            Source(*target_pods_selector(plan)),
+            "the second source of the pod owner record (the pods guard watches the record)",
+        ),
+    ]
+    if plan.gpu_exporter:
+        found.append(Unguarded(Source("up", plan.gpu_matchers), naming.ALERT_GPU_EXPORTER_DOWN))
+    if plan.memory_limit_bytes is not None:
+        found.append(
+            Unguarded(
+                Source(
+                    naming.KSM_LIMITS,
+                    (*plan.container_matchers, Matcher("resource", "=", "memory")),
+                    owned=True,
+                ),
+                "spec.deployment.memoryLimit stands in",
+            )
+        )
+    desired, available, _ = replica_metrics(plan)
+    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
+    for metric in (desired, available):
+        found.append(
+            Unguarded(
+                Source(metric, (*ns, _workload_matcher(plan))),
+                "without kube-state-metrics the targets up are counted instead",
+            )
+        )
+    return tuple(found)
+
+
+# --- rules ---------------------------------------------------------------------------------
+
+
+def _present(
+    plan: ServicePlan, source: Source, keys: Sequence[str], equals: float | None = None
+) -> str:
+    expr = source.expr(plan)
+    if equals is not None:
+        expr = f"{expr} == {decimal_str(equals)}"
+    return f"group{by(keys)} ({expr})"
+
+
+def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
+    """``<gate> unless on (<keys>) (<present>)``: 1 per key set where the gate holds and the
+    input has no series. The keys include the cluster label (:meth:`ServicePlan.keeping`)."""
+    keys = plan.keeping(*item.keys)
+    on = f" and on ({', '.join(keys)}) "
+
+    def any_of(sources: Sequence[Source], equals: float | None = None) -> str:
+        found = " or ".join(_present(plan, s, keys, equals) for s in sources)
+        return f"({found})" if len(sources) > 1 else found  # `or` binds looser than `and`
+
+    gate = on.join(any_of(c.sources, c.equals) for c in item.gate)
+    present = on.join(any_of(group) for group in item.needs)
+    return f"{gate} unless on ({', '.join(keys)}) ({present})"
+
+
+def _readers_text(readers: Sequence[str]) -> str:
+    if len(readers) == 1:
+        return f"{readers[0]} reads it"
+    return f"{', '.join(readers[:-1])} and {readers[-1]} read it"
+
+
+def signal_missing_alerts(plan: ServicePlan) -> list[Rule]:
+    """One ``ModelSignalMissing`` rule per input of :func:`signal_inputs`."""
+    alert = plan.alerts.get("signal_missing")
+    if alert is None:
+        return []
+    rules = []
+    for item in signal_inputs(plan):
+        labels = {naming.SIGNAL: item.signal, naming.METRIC: item.metric}
+        if item.le is not None:
+            labels["le"] = item.le
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_SIGNAL_MISSING,
+                guard_expr(plan, item),
+                alert.for_ms,
+                alert.severity,
+                labels,
+                signal=item.signal,
+                metric=item.metric,
+                le=item.le or "",
+                selector=" or ".join(selector(s.metric, s.matchers) for s in item.sources),
+                per="gpu" if "uuid" in item.keys else "pod" if "pod" in item.keys else "service",
+                readers=_readers_text(item.readers),
+                remedy=item.remedy,
+            )
+        )
+    return rules
+
+
+def replica_metrics(plan: ServicePlan) -> tuple[str, str, str]:
+    """(desired, available, workload label) kube-state-metrics series of the workload kind."""
+    if plan.workload_kind == "StatefulSet":
+        return naming.KSM_STATEFULSET_DESIRED, naming.KSM_STATEFULSET_READY, "statefulset"
+    return naming.KSM_DEPLOYMENT_DESIRED, naming.KSM_DEPLOYMENT_AVAILABLE, "deployment"
+
+
+def _workload_matcher(plan: ServicePlan) -> Matcher:
+    return Matcher(replica_metrics(plan)[2], "=", plan.deployment_name)
+
+
+def replicas_unavailable_alerts(plan: ServicePlan) -> list[Rule]:
+    """``ModelReplicasUnavailable``: desired − available replicas (kube-state-metrics) > 0, or
+    without those series ``spec.deployment.replicas`` − targets up > 0. Value: replicas missing.
+
+    No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then.
+    """
+    alert = plan.alerts.get("replicas_unavailable")
+    if alert is None:
+        return []
+    desired_name, available_name, _ = replica_metrics(plan)
+    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
+    workload = (*ns, _workload_matcher(plan))
+    keys = ", ".join(plan.keeping("namespace"))
+    desired = f"max by ({keys}) ({selector(desired_name, workload)})"
+    available = f"max by ({keys}) ({selector(available_name, workload)})"
+    ksm = f"({desired} - ({available} or 0 * {desired})) > 0"
+    up = selector("up", plan.matchers)
+    if plan.namespace is None:
+        ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
+    fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
+    return [
+        alert_rule(
+            plan,
+            naming.ALERT_REPLICAS_UNAVAILABLE,
+            f"{ksm}\nor\n{fallback}",
+            alert.for_ms,
+            alert.severity,
+            workload=f"{plan.workload_kind}/{plan.deployment_name}",
+            replicas=str(plan.replicas),
+        )
+    ]
+
+
+def guard_alerts(plan: ServicePlan) -> list[Rule]:
+    """The ``guards`` group's rules: capacity first, then one input guard per signal input."""
+    return [*replicas_unavailable_alerts(plan), *signal_missing_alerts(plan)]

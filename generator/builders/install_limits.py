@@ -1,0 +1,83 @@
+"""Size limits of the install paths obsgen documents, measured the way each path measures.
+
+* ``kubectl apply`` (client-side) copies the whole object, as JSON, into the annotation
+  ``kubectl.kubernetes.io/last-applied-configuration``; the API server caps the sum of all
+  annotation keys and values of an object at 262,144 bytes (``TotalAnnotationSizeLimitB``,
+  k8s.io/apimachinery ``ValidateAnnotationsSize``). kubectl encodes the object with Go's
+  ``encoding/json`` (compact, ``<`` ``>`` ``&`` escaped as ``\\u003c``…, a trailing newline),
+  which :func:`go_json_bytes` reproduces byte for byte for the string-only objects obsgen emits.
+  ``kubectl apply --server-side``, ``kubectl create`` and ``kubectl replace`` add no such copy.
+* A ConfigMap's ``data`` and ``binaryData`` values together may hold at most 1 MiB
+  (core/v1 validation, ``MaxSecretSize``); every install path stores dashboards in one.
+* Helm keeps each release revision — chart, values and rendered manifest, JSON, gzip
+  (best compression), base64 — in a Secret whose data is capped at 1 MiB. The chart itself
+  takes most of it (kube-prometheus-stack ships its CRDs in a subchart), so obsgen bounds its
+  own share: :func:`helm_release_share` estimates what the overlay adds (its values, and the
+  objects the chart renders from them) and :data:`HELM_OVERLAY_BUDGET` is the share it allows.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
+ANNOTATIONS_LIMIT = 262_144
+CONFIGMAP_DATA_LIMIT = 1_048_576
+HELM_RELEASE_LIMIT = 1_048_576
+HELM_OVERLAY_BUDGET = 262_144
+
+# Go's encoding/json escapes these (HTML safety, and the JavaScript line separators).
+_GO_ESCAPED_EXTRA = {"<": 5, ">": 5, "&": 5, "\u2028": 3, "\u2029": 3}
+
+
+# Turns a value JSON cannot encode into one it can (``json``'s ``default`` hook), e.g. rule
+# groups already serialised as YAML back into their lists.
+Default = Callable[[Any], Any] | None
+
+
+def go_json_bytes(obj: Any, default: Default = None) -> int:
+    """Bytes of ``obj`` as Go's ``json.Encoder`` writes it (compact, HTML-escaped, UTF-8,
+    trailing newline), for JSON made of strings, integers, booleans, null, lists and maps."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=default)
+    extra = sum(text.count(char) * more for char, more in _GO_ESCAPED_EXTRA.items())
+    return len(text.encode("utf-8")) + extra + 1
+
+
+def client_side_apply_bytes(obj: dict[str, Any], default: Default = None) -> int:
+    """Annotation bytes of ``obj`` after a client-side ``kubectl apply``: its own annotations
+    plus the last-applied copy (key and value). Compare with :data:`ANNOTATIONS_LIMIT`."""
+    annotations = obj.get("metadata", {}).get("annotations", {}) or {}
+    own = sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items())
+    return own + len(LAST_APPLIED_ANNOTATION) + go_json_bytes(obj, default)
+
+
+def configmap_data_bytes(configmap: dict[str, Any]) -> int:
+    """Bytes the API server counts against :data:`CONFIGMAP_DATA_LIMIT` (the values of
+    ``data``; obsgen writes no ``binaryData``)."""
+    return sum(len(v.encode("utf-8")) for v in configmap.get("data", {}).values())
+
+
+def helm_release_share(values: Any, default: Default = None, above: int | None = None) -> int:
+    """Estimated bytes the overlay ``values`` add to each Helm release Secret: the values and,
+    about as large, the objects rendered from them, as JSON, gzip-compressed (level 9, as
+    Helm's ``gzip.BestCompression``) and base64-encoded (4/3).
+
+    With ``above``, compression stops as soon as the estimate exceeds it, and the figure so
+    far (a lower bound, already over ``above``) is returned: a fleet's all-services values
+    are tens of megabytes, and only whether they fit matters.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=default)
+    gzipped = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+
+    def share(compressed: int) -> int:
+        return (2 * compressed * 4 + 2) // 3
+
+    size = 0
+    for chunk in encoder.iterencode(values):
+        size += len(gzipped.compress(chunk.encode("utf-8")))
+        if above is not None and share(size) > above:
+            return share(size)
+    return share(size + len(gzipped.flush()))

@@ -1,0 +1,465 @@
+"""What the install paths accept (issue 21): unique dashboards per namespace and per repository,
+sizes checked against the path actually used, and an overlay that fits on top of the chart.
+
+* Case 3, two teams, one name: ``chat`` in ``team-a`` and in ``team-b``, each rendered by its
+  own repository, into one Grafana.
+* Case 4, ``kubectl apply`` size: a vLLM spec with ``groupBy: [model_name]`` and many SLOs.
+* Case 5, the overlay over kube-prometheus-stack's default values (tests/data/kube-prometheus-
+  stack): no key twice in one mapping, no setting a user may have narrowed.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator import naming
+from generator.builders import install_limits, overlay
+from generator.builders.dashboard import dashboard_outputs
+from generator.errors import Diagnostic, Level, ObsgenError
+from generator.plan import ServicePlan, resolve
+from generator.render import find_specs, load_plans, rules_outputs
+from generator.spec import MAX_SLOS, parse_spec, parse_yaml
+from tests.data_dir import data_path
+from tests.factories import good_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+GRAFANA_UID = re.compile(r"^[a-zA-Z0-9_-]{1,40}$")  # Grafana's util.IsValidShortUID, ≤ 40
+
+
+def _plan(data: dict[str, Any], source: str) -> ServicePlan:
+    return resolve(parse_spec(data, source), source)
+
+
+def _chat(namespace: str) -> ServicePlan:
+    data = good_spec()
+    data["metadata"]["name"] = "chat"
+    data["spec"]["selector"]["namespace"] = namespace
+    data["spec"]["deployment"]["name"] = "chat"
+    return _plan(data, "specs/chat.yaml")
+
+
+def _render(
+    plans: list[ServicePlan],
+    via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
+    fleet_name: str | None = None,
+) -> dict[str, str]:
+    """What the install paths carry: rule files, dashboards, the overlays (no promtool tests,
+    which these checks do not read and which take most of a render's time)."""
+    outputs = {**rules_outputs(plans), **dashboard_outputs(plans, fleet_name)}
+    outputs.update(overlay.overlay_outputs(plans, outputs, via, warn))
+    return outputs
+
+
+# --- case 3: two teams, one name -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_teams() -> dict[str, dict[str, str]]:
+    """Two repositories, each with one service ``chat``, rendered both ways."""
+    return {
+        f"{ns}/{via}": _render([_chat(ns)], via)
+        for ns in ("team-a", "team-b")
+        for via in ("configmaps", "values")
+    }
+
+
+def _dashboards_in_grafana(outputs: dict[str, str], via: str) -> dict[str, str]:
+    """{file name in Grafana's provisioning folder: dashboard uid} as installed by ``via``."""
+    found = {}
+    if via == "configmaps":
+        for path, text in outputs.items():
+            if path.startswith("manifests/"):
+                doc = yaml.safe_load(text)
+                if doc["kind"] == "ConfigMap":
+                    for file, body in doc["data"].items():
+                        found[file] = json.loads(body)["uid"]
+    else:
+        values = yaml.safe_load(outputs[naming.ALL_SERVICES_VALUES])
+        for key, entry in values["grafana"]["dashboards"][naming.DASHBOARD_PROVIDER].items():
+            found[f"{key}.json"] = json.loads(entry["json"])["uid"]
+    return found
+
+
+@pytest.mark.parametrize("via", ["configmaps", "values"])
+def test_two_teams_with_one_service_name_get_distinct_dashboards(
+    two_teams: dict[str, dict[str, str]], via: str
+) -> None:
+    a, b = two_teams[f"team-a/{via}"], two_teams[f"team-b/{via}"]
+    in_a, in_b = _dashboards_in_grafana(a, via), _dashboards_in_grafana(b, via)
+    assert len(in_a) == len(in_b) == 2  # chat and the fleet overview
+    assert not set(in_a) & set(in_b), "a sidecar file name is shared: one overwrites the other"
+    assert not set(in_a.values()) & set(in_b.values()), "a dashboard uid is shared"
+    for uid in (*in_a.values(), *in_b.values()):
+        assert GRAFANA_UID.match(uid), uid
+    titles_a = {json.loads(t)["title"] for p, t in a.items() if p.startswith("dashboards/")}
+    titles_b = {json.loads(t)["title"] for p, t in b.items() if p.startswith("dashboards/")}
+    assert not titles_a & titles_b, "Grafana refuses two dashboards of one title in a folder"
+
+
+def test_the_fleet_overviews_of_two_repositories_do_not_collide(
+    two_teams: dict[str, dict[str, str]],
+) -> None:
+    fleets = [
+        yaml.safe_load(two_teams[f"{ns}/configmaps"]["manifests/fleet-overview.yaml"])
+        for ns in ("team-a", "team-b")
+    ]
+    # both go into Grafana's namespace: their ConfigMap names must differ too
+    assert fleets[0]["metadata"]["name"] != fleets[1]["metadata"]["name"]
+    assert set(fleets[0]["data"]) != set(fleets[1]["data"])
+
+
+def test_alerts_link_to_the_dashboard_of_their_own_namespace(
+    two_teams: dict[str, dict[str, str]],
+) -> None:
+    for ns in ("team-a", "team-b"):
+        outputs = two_teams[f"{ns}/configmaps"]
+        uid = json.loads(outputs[naming.dashboard_file("chat")])["uid"]
+        assert f"/d/{uid}/chat" in outputs[naming.rules_file("chat")]
+
+
+def test_a_configured_fleet_name_is_the_fleet_identity() -> None:
+    plans = [_chat("team-a")]
+    default = json.loads(_render(plans)[naming.fleet_dashboard_file()])
+    named = json.loads(_render(plans, fleet_name="ml-platform")[naming.fleet_dashboard_file()])
+    assert named["uid"] == naming.fleet_dashboard_uid("ml-platform") != default["uid"]
+    assert named["title"].endswith("(ml-platform)")
+
+
+def test_uids_are_deterministic() -> None:
+    assert naming.dashboard_uid("chat", "team-a") == naming.dashboard_uid("chat", "team-a")
+    assert naming.dashboard_uid("chat", "team-a") != naming.dashboard_uid("chat", None)
+
+
+DNS_LABEL = st.from_regex(r"\A[a-z]([a-z0-9-]{0,61}[a-z0-9])?\Z")
+
+
+@settings(max_examples=100, deadline=None)
+@given(service=DNS_LABEL, namespaces=st.tuples(DNS_LABEL, DNS_LABEL), cluster=st.none() | DNS_LABEL)
+def test_uids_are_valid_and_unique_per_namespace_and_cluster(
+    service: str, namespaces: tuple[str, str], cluster: str | None
+) -> None:
+    first = naming.dashboard_uid(service, namespaces[0], cluster)
+    second = naming.dashboard_uid(service, namespaces[1], cluster)
+    assert GRAFANA_UID.match(first) and GRAFANA_UID.match(second)
+    assert (first == second) == (namespaces[0] == namespaces[1])
+    assert first != naming.dashboard_uid(service, namespaces[0], (cluster or "") + "x")
+    assert GRAFANA_UID.match(naming.fleet_dashboard_uid(f"{namespaces[0]}+{service}", cluster))
+
+
+# --- case 4: sizes against the path actually used --------------------------------------------
+
+
+def _many_slos(count: int) -> ServicePlan:
+    """The committed vLLM spec with ``groupBy: [model_name]`` and ``count`` latency SLOs."""
+    data = yaml.safe_load((ROOT / "specs" / "llama3-70b-vllm.yaml").read_text("utf-8"))
+    data["metadata"]["name"] = "vllm-models"
+    data["spec"]["groupBy"] = ["model_name"]
+    e2e_ms = [1000, 2500, 5000, 10000, 15000, 20000, 30000, 40000, 60000]
+    ttft_ms = [100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000]
+    slos: list[dict[str, Any]] = [{"name": "availability", "objective": 99.9, "window": "30d"}]
+    for i in range(count):
+        indicator, bounds = ("e2e", e2e_ms) if i % 2 == 0 else ("ttft", ttft_ms)
+        slos.append(
+            {
+                "name": f"latency-{indicator}-{i}",
+                "indicator": indicator,
+                "threshold": f"{bounds[i % len(bounds)]}ms",
+                "objective": 99,
+                "window": "30d",
+            }
+        )
+    # A spec holds at most MAX_SLOS SLOs (docs/limits.md): resolve them in parts of that size
+    # and join the parts' SLOs into one plan, which is what a dashboard this large needs.
+    parts = []
+    for first in range(0, len(slos), MAX_SLOS):
+        data["spec"]["slos"] = slos[first : first + MAX_SLOS]
+        parts.append(_plan(data, "specs/vllm-models.yaml"))
+    return dataclasses.replace(parts[0], slos=tuple(s for part in parts for s in part.slos))
+
+
+@pytest.fixture(scope="module")
+def many_slos() -> tuple[dict[str, str], list[Diagnostic]]:
+    warnings: list[Diagnostic] = []
+    outputs = _render([_many_slos(16)], warn=warnings.append)
+    return outputs, warnings
+
+
+def test_a_dashboard_too_large_for_client_side_apply_is_flagged(
+    many_slos: tuple[dict[str, str], list[Diagnostic]],
+) -> None:
+    outputs, warnings = many_slos
+    path = naming.manifest_file("vllm-models", "dashboard")
+    configmap = yaml.safe_load(outputs[path])
+    dashboard_bytes = len(outputs[naming.dashboard_file("vllm-models")].encode())
+    assert 200_000 < dashboard_bytes < install_limits.ANNOTATIONS_LIMIT  # the issue's 236 KB
+    assert install_limits.configmap_data_bytes(configmap) < install_limits.CONFIGMAP_DATA_LIMIT
+    assert install_limits.client_side_apply_bytes(configmap) > install_limits.ANNOTATIONS_LIMIT
+    flagged = [w for w in warnings if w.file == path]
+    assert len(flagged) == 1 and flagged[0].level is Level.WARNING
+    assert "kubectl apply --server-side" in flagged[0].message
+    assert "# Use: kubectl apply --server-side -f " + path in outputs[path]
+
+
+def test_the_committed_specs_fit_client_side_apply_and_stay_silent() -> None:
+    warnings: list[Diagnostic] = []
+    outputs = _render(load_plans(find_specs([], ROOT), ROOT), warn=warnings.append)
+    assert warnings == []
+    for path, text in outputs.items():
+        if path.startswith("manifests/"):
+            assert "--server-side" not in text, path
+
+
+def test_go_json_bytes_counts_what_kubectl_stores() -> None:
+    # encoding/json: compact, "<>&" as \u003c…, non-ASCII as UTF-8, U+2028 escaped, newline
+    assert install_limits.go_json_bytes({"a": "x"}) == len('{"a":"x"}') + 1
+    assert (
+        install_limits.go_json_bytes({"q": "a<b&c>d"})
+        == len('{"q":"a\\u003cb\\u0026c\\u003ed"}') + 1
+    )
+    assert install_limits.go_json_bytes({"t": "—"}) == len('{"t":""}') + 3 + 1
+    assert install_limits.go_json_bytes({"t": "\u2028"}) == len('{"t":"\\u2028"}') + 1
+    assert install_limits.go_json_bytes({"n": 'a"\n'}) == len('{"n":"a\\"\\n"}') + 1
+
+
+def test_dashboards_too_large_for_the_grafana_charts_configmap_are_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # --dashboards-via values: the Grafana chart writes every dashboard of the provider into one
+    # ConfigMap. Lower the limit instead of rendering megabytes.
+    plans = load_plans(find_specs([], ROOT), ROOT)
+    monkeypatch.setattr(install_limits, "CONFIGMAP_DATA_LIMIT", 200_000)
+    with pytest.raises(ObsgenError) as err:
+        _render(plans, "values")
+    paths = {(d.file, d.path) for d in err.value.diagnostics}
+    assert (naming.ALL_SERVICES_VALUES, "grafana.dashboards.obsgen") in paths
+    assert "dashboardsVia: configmaps" in str(err.value)
+
+
+def test_an_overlay_large_for_a_helm_release_secret_is_flagged(
+    many_slos: tuple[dict[str, str], list[Diagnostic]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outputs, warnings = many_slos
+    assert not [w for w in warnings if w.file.startswith("helm/")]
+    values = yaml.safe_load(outputs[naming.ALL_SERVICES_VALUES])
+    share = install_limits.helm_release_share(values)
+    assert 0 < share < install_limits.HELM_OVERLAY_BUDGET
+    monkeypatch.setattr(install_limits, "HELM_OVERLAY_BUDGET", share - 1)
+    flagged: list[Diagnostic] = []
+    plan = _many_slos(16)
+    overlay.overlay_outputs([plan], outputs, "configmaps", flagged.append)
+    assert {w.file for w in flagged if "Helm release Secret" in w.message} == {
+        naming.ALL_SERVICES_VALUES,
+        naming.values_file("vllm-models"),
+    }
+
+
+# --- case 5: the overlay on top of the chart's default values --------------------------------
+
+
+def _chart_file(name: str) -> str:
+    return data_path("kube-prometheus-stack", name).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def chart_values() -> dict[str, Any]:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # 200 KB: the C parser
+    values = yaml.load(_chart_file("values.yaml"), Loader=loader)
+    assert isinstance(values, dict)
+    return values
+
+
+def _chart_label_lines(values: dict[str, Any]) -> list[str]:
+    """The label lines the chart writes before an entry's ``additionalLabels``: ``app`` and the
+    ``kube-prometheus-stack.labels`` helper (templates/_helpers.tpl), values as placeholders."""
+    helpers = _chart_file("_helpers.tpl")
+    block = helpers.split('{{- define "kube-prometheus-stack.labels" }}', 1)[1]
+    block = block.split("{{- end }}\n{{- end }}", 1)[0]
+    lines = ["app: kube-prometheus-stack"]
+    for line in block.strip("\n").splitlines():
+        if line.startswith("{{"):
+            continue  # the commonLabels conditional; its body is added below
+        key = line.split(":", 1)[0]
+        lines.append(f"{key}: placeholder")
+    common = values.get("commonLabels") or {}
+    lines.extend(yaml.safe_dump(common, sort_keys=False).splitlines() if common else [])
+    return lines
+
+
+def _rendered_labels(values: dict[str, Any], additional: dict[str, str]) -> str:
+    """The ``labels:`` mapping as the templates write it: chart lines, then ``toYaml`` of
+    ``additionalLabels`` (both templates do exactly this; asserted below)."""
+    lines = _chart_label_lines(values)
+    if additional:
+        lines.extend(yaml.safe_dump(additional, sort_keys=False).splitlines())
+    return "\n".join(lines) + "\n"
+
+
+def test_the_templates_write_labels_the_way_this_test_rebuilds_them() -> None:
+    rules = _chart_file("additionalPrometheusRules.yaml")
+    monitors = _chart_file("podmonitors.yaml")
+    for text in (rules, monitors):
+        labels = text.split("labels:", 1)[1].split("spec:", 1)[0]
+        assert 'app: {{ template "kube-prometheus-stack.name" $ }}' in labels
+        assert 'include "kube-prometheus-stack.labels" $' in labels
+        assert "toYaml" in labels and "additionalLabels" in labels
+
+
+def _overlays() -> dict[str, dict[str, Any]]:
+    plans = load_plans(find_specs([], ROOT), ROOT)
+    dashboards = dashboard_outputs(plans)
+    found = {}
+    for via in ("configmaps", "values"):
+        for path, text in overlay.overlay_outputs(plans, dashboards, via).items():
+            if path.startswith("helm/values-"):
+                found[f"{path} ({via})"] = yaml.safe_load(text)
+    return found
+
+
+@pytest.fixture(scope="module")
+def overlays() -> dict[str, dict[str, Any]]:
+    return _overlays()
+
+
+def _duplicate_label_problems(values: dict[str, Any], overlay_values: dict[str, Any]) -> list[str]:
+    entries = [
+        *overlay_values.get("additionalPrometheusRulesMap", {}).values(),
+        *overlay_values.get("prometheus", {}).get("additionalPodMonitors", []),
+    ]
+    problems = []
+    for entry in entries:
+        text = _rendered_labels(values, entry.get("additionalLabels", {}))
+        try:
+            parse_yaml(text, "labels")
+        except ObsgenError as err:
+            problems.append(str(err))
+    return problems
+
+
+def test_the_overlay_repeats_no_label_the_chart_sets(
+    chart_values: dict[str, Any], overlays: dict[str, dict[str, Any]]
+) -> None:
+    assert len(overlays) >= 4
+    for where, values in overlays.items():
+        assert _duplicate_label_problems(chart_values, values) == [], where
+
+
+def test_the_old_overlay_labels_would_be_duplicate_keys(chart_values: dict[str, Any]) -> None:
+    # Issue 21, case 5, as it was: additionalLabels with the chart's own instance/part-of keys.
+    old = {
+        "additionalPrometheusRulesMap": {
+            "obsgen-chat": {
+                "additionalLabels": {
+                    "app.kubernetes.io/instance": "chat",
+                    "app.kubernetes.io/part-of": "obsgen",
+                },
+                "groups": [],
+            }
+        }
+    }
+    (problem,) = _duplicate_label_problems(chart_values, old)
+    assert "duplicate key 'app.kubernetes.io/instance'" in problem
+
+
+def _leaves(node: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    if isinstance(node, dict) and node:
+        return [leaf for key, value in node.items() for leaf in _leaves(value, (*path, key))]
+    return [(path, node)]
+
+
+def _chart_default(values: dict[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = values
+    for key in path:
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return node
+
+
+def overridden_settings(chart: dict[str, Any], overlay_values: dict[str, Any]) -> list[str]:
+    """Settings of the chart that the overlay, as the last ``-f``, would replace.
+
+    Helm merges maps key by key and replaces anything else. A leaf the overlay sets replaces
+    the user's value wherever the chart has a setting there: a scalar or a non-empty list or
+    map. Extension points (absent, null, ``[]``, ``{}``) are the overlay's to fill; an empty
+    list replaces the user's list, which docs/install.md states.
+    """
+    found = []
+    for path, _ in _leaves(overlay_values):
+        for depth in range(1, len(path) + 1):
+            default = _chart_default(chart, path[:depth])
+            if default in (None, [], {}):
+                break
+            if not isinstance(default, dict):
+                found.append(f"{'.'.join(path[:depth])} (chart default {default!r})")
+                break
+    return found
+
+
+def test_the_overlay_overrides_no_chart_setting(
+    chart_values: dict[str, Any], overlays: dict[str, dict[str, Any]]
+) -> None:
+    for where, values in overlays.items():
+        assert overridden_settings(chart_values, values) == [], where
+
+
+def test_the_old_sidecar_settings_would_override_the_users(chart_values: dict[str, Any]) -> None:
+    old = {
+        "grafana": {
+            "sidecar": {
+                "dashboards": {
+                    "enabled": True,
+                    "label": "grafana_dashboard",
+                    "labelValue": "1",
+                    "searchNamespace": "ALL",
+                    "folderAnnotation": "grafana_folder",
+                }
+            }
+        }
+    }
+    assert [s.split(" ")[0] for s in overridden_settings(chart_values, old)] == [
+        "grafana.sidecar.dashboards.enabled",
+        "grafana.sidecar.dashboards.label",
+        "grafana.sidecar.dashboards.labelValue",
+        "grafana.sidecar.dashboards.searchNamespace",
+    ]
+
+
+def test_a_users_narrowed_sidecar_survives_the_overlay(
+    chart_values: dict[str, Any], overlays: dict[str, dict[str, Any]]
+) -> None:
+    user = {"grafana": {"sidecar": {"dashboards": {"searchNamespace": ["monitoring", "team-a"]}}}}
+    merged = _helm_merge(
+        _helm_merge(copy.deepcopy(chart_values), user),
+        overlays[f"{naming.ALL_SERVICES_VALUES} (configmaps)"],
+    )
+    sidecar = merged["grafana"]["sidecar"]["dashboards"]
+    assert sidecar["searchNamespace"] == ["monitoring", "team-a"]
+    assert (sidecar["label"], sidecar["labelValue"]) == ("grafana_dashboard", "1")
+    assert sidecar["folderAnnotation"] == naming.DASHBOARD_FOLDER_ANNOTATION
+
+
+def _helm_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """Helm's coalescing of two values files: maps merge key by key, the rest is replaced."""
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _helm_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def test_chart_labels_are_the_helpers_labels(chart_values: dict[str, Any]) -> None:
+    keys = {line.split(":", 1)[0] for line in _chart_label_lines(chart_values)}
+    assert keys == set(overlay.CHART_LABELS)

@@ -1,0 +1,314 @@
+"""All-or-nothing writes (issue 15, cases 4–6): one render per output root, staged files that
+are never outputs, rollback of a failed or killed replace phase, nothing written outside."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from generator import writer
+from generator.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC = REPO / "specs" / "o1-preview.yaml"
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _render(root: Path, *extra: str) -> int:
+    return main(["render", "--skip-promtool", "--out", str(root), *extra, str(SPEC)])
+
+
+@pytest.fixture
+def old_bundle(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A rendered root whose every output then differs from what the spec renders."""
+    root = tmp_path / "root"
+    assert _render(root) == 0
+    for path in root.rglob("*"):
+        if path.is_file():
+            path.write_bytes(path.read_bytes() + b"# old\n")
+    return root, _snapshot(root)
+
+
+def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_a_folder_in_the_way_changes_nothing_and_says_so(
+    old_bundle: tuple[Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 4: a directory where rules/<svc>.test.yaml should be."""
+    root, before = old_bundle
+    blocker = root / "rules" / "o1-preview.test.yaml"
+    blocker.unlink()
+    blocker.mkdir()
+    before = _snapshot(root)
+    capsys.readouterr()
+    assert _render(root) == 1
+    err = capsys.readouterr().err
+    assert (
+        "rules/o1-preview.test.yaml: cannot write: a folder is in the way; no output was changed"
+        in err
+    )
+    assert "Traceback" not in err
+    assert _snapshot(root) == before
+
+
+def test_a_failure_while_replacing_restores_every_replaced_file(
+    old_bundle: tuple[Path, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Case 4: the 10th rename fails after 9 files already hold the new content."""
+    root, before = old_bundle
+    real_replace = os.replace
+    calls = []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(src).name.startswith(writer.STAGED_PREFIX):
+            calls.append(dst)
+            if len(calls) == 10:
+                raise OSError(28, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    capsys.readouterr()
+    assert _render(root) == 1
+    err = capsys.readouterr().err
+    assert (
+        "cannot write: No space left on device; no output was changed (9 files already "
+        "replaced were restored)" in err
+    )
+    assert _snapshot(root) == before
+    assert not list(root.rglob(".obsgen*")), "staged files, backups or the journal were left"
+
+
+def test_a_failed_rollback_is_finished_by_the_next_render(
+    old_bundle: tuple[Path, dict[str, bytes]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root, before = old_bundle
+    real_replace = os.replace
+    calls = []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        name = Path(src).name
+        if name.startswith(writer.STAGED_PREFIX):
+            calls.append(dst)
+        if (len(calls) >= 5 and name.startswith(writer.STAGED_PREFIX)) or name.startswith(
+            writer.BACKUP_PREFIX
+        ):  # the 5th rename fails, and so does every restore
+            raise OSError(5, "Input/output error", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    capsys.readouterr()
+    assert _render(root) == 1
+    err = capsys.readouterr().err
+    assert "rolling back also failed for" in err
+    assert "the next `obsgen render` finishes the rollback from .obsgen/render.journal" in err
+    assert (root / ".obsgen" / "render.journal").exists()
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert main(["render", "--check", "--skip-promtool", "--out", str(root), str(SPEC)]) == 1
+    assert "an interrupted render: run `obsgen render` to restore" in capsys.readouterr().err
+    with writer.output_lock(root):  # what the next render does first
+        pass
+    rolled_back = re.search(
+        r"was rolled back: (\d+) files hold their previous content again", capsys.readouterr().err
+    )
+    assert rolled_back is not None and int(rolled_back.group(1)) >= 5
+    assert _snapshot(root) == before
+
+
+KILLER = """
+import os, sys
+real = os.replace
+count = [0]
+def replace(src, dst):
+    count[0] += 1
+    if count[0] > int(sys.argv[1]):
+        os._exit(137)  # killed in the middle of the replace phase
+    real(src, dst)
+os.replace = replace
+from generator.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_a_kill_while_replacing_is_rolled_back_by_the_next_render(
+    old_bundle: tuple[Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 4: a kill in the replace phase; the next render first restores all-old."""
+    root, before = old_bundle
+    args = ["render", "--skip-promtool", "--out", str(root), str(SPEC)]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLER, "8", *args], cwd=REPO, capture_output=True, check=False
+    )
+    assert killed.returncode == 137
+    assert _snapshot(root) != before  # a mix of old and new, with a journal
+    with writer.output_lock(root):
+        assert _snapshot(root) == before  # rolled back: all old
+    assert "an interrupted render" in capsys.readouterr().err
+    assert _render(root) == 0
+    fresh = root.parent / "fresh"
+    assert _render(fresh) == 0
+    # then all new, no leftovers; the pages of every service (docs/runbooks/<Alert>.md) are the
+    # full render's: a render of one spec file writes them only when missing
+    shared = re.compile(r"docs/runbooks/[^/]+\.md")
+    after = _snapshot(root)
+    assert {p: c for p, c in after.items() if not shared.fullmatch(p)} == {
+        p: c for p, c in _snapshot(fresh).items() if not shared.fullmatch(p)
+    }
+    assert {p: c for p, c in after.items() if shared.fullmatch(p)} == {
+        p: c for p, c in before.items() if shared.fullmatch(p)
+    }
+
+
+def test_two_renders_at_once_both_succeed(tmp_path: Path) -> None:
+    """Case 5: the second render waits for the first instead of deleting its staged files."""
+    root = tmp_path / "root"
+    args = ["render", "--skip-promtool", "--out", str(root), str(REPO / "specs")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "generator", *args],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    results = [p.communicate(timeout=180) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], results
+    fresh = tmp_path / "fresh"
+    assert main(["render", "--skip-promtool", "--out", str(fresh), str(REPO / "specs")]) == 0
+    assert _snapshot(root) == _snapshot(fresh)
+
+
+def test_a_busy_root_is_waited_for_then_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(float(sys.argv[2]))\n",
+            str(root),
+            "1.5",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        monkeypatch.setattr(writer, "LOCK_WAIT_S", 0.3)
+        assert _render(root) == 2
+        err = capsys.readouterr().err
+        assert "waiting for another obsgen render to finish" in err
+        assert (
+            "another obsgen render still holds this output root after 0.3s; nothing was written"
+            in err
+        )
+        assert not (root / "rules").exists()
+        monkeypatch.setattr(writer, "LOCK_WAIT_S", 60)
+        started = time.monotonic()
+        assert _render(root) == 0  # waits for the holder, then renders
+        assert time.monotonic() - started > 0.5
+    finally:
+        holder.wait(timeout=30)
+
+
+def test_staged_files_are_never_taken_for_outputs(tmp_path: Path) -> None:
+    """Case 5: a render in progress has staged files carrying the generated marker; another
+    render's stale sweep must not count them (and only a lock holder removes leftovers)."""
+    root = tmp_path / "root"
+    assert _render(root) == 0
+    staged = root / "rules" / f"{writer.STAGED_PREFIX}123-abcd.o1-preview.rules.yaml"
+    staged.write_text(f"# {writer.GENERATED_MARKER} from specs/o1-preview.yaml.\n")
+    assert writer.stale_outputs(root, {}, ("rules",)) == sorted(
+        p.relative_to(root).as_posix()
+        for p in (root / "rules").iterdir()
+        if not p.name.startswith(".")
+    )
+    assert staged.exists()
+    with writer.output_lock(root):  # no journal: a staged file can only be a dead run's
+        assert not staged.exists()
+    fd = os.open(root, os.O_RDONLY)
+    try:  # the lock is on the root folder and leaves no file behind
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)
+    assert not (root / ".obsgen").exists()
+
+
+def test_an_output_folder_outside_the_root_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 6: rules/ is a symlink to another repository's rules/."""
+    other = tmp_path / "other"
+    assert main(["render", "--skip-promtool", "--out", str(other), str(REPO / "specs")]) == 0
+    theirs = _snapshot(other)
+    root = tmp_path / "root"
+    assert _render(root) == 0
+    mine = _snapshot(root)
+    for path in (root / "rules").iterdir():
+        path.write_text(path.read_text() + "# changed\n")
+    changed = _snapshot(root)
+    os.rename(root / "rules", tmp_path / "my-rules")
+    (root / "rules").symlink_to(other / "rules", target_is_directory=True)
+    capsys.readouterr()
+    assert main(["render", "--skip-promtool", "--out", str(root), str(REPO / "specs")]) == 2
+    err = capsys.readouterr().err
+    assert f"{root}/rules: resolves to {other.resolve()}/rules, outside the output root" in err
+    assert _snapshot(other) == theirs  # nothing written or swept there
+    assert {k: v for k, v in _snapshot(root).items() if not k.startswith("rules/")} == {
+        k: v for k, v in changed.items() if not k.startswith("rules/")
+    }
+    assert mine  # sanity: the first render wrote files
+
+
+def test_ctrl_c_while_replacing_puts_the_old_bundle_back(
+    old_bundle: tuple[Path, dict[str, bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, before = old_bundle
+    real_replace = os.replace
+    calls = []
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(src).name.startswith(writer.STAGED_PREFIX):
+            calls.append(dst)
+            if len(calls) == 5:
+                raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert _render(root) == 130
+    assert _snapshot(root) == before
+    assert not list(root.rglob(".obsgen*"))
