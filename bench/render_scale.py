@@ -42,6 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, command_line, machine, markdown_table
 
+sys.path.insert(0, str(REPO))
+from generator.builders import install_limits  # this checkout's limits
+
 TARGET_COLD_1000_S = 10.0
 TARGET_EDIT_S = 3.0
 TARGET_PROOF_CPU_S = 3.0
@@ -147,6 +150,23 @@ def obsgen(code: Path | None) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "generator", "render"], env
 
 
+FLEET_SIZES: dict[int, tuple[int, int, int]] = {}
+"""Per fleet size (this checkout): fleet overview JSON bytes, its ConfigMap's data bytes and
+the annotation bytes a client-side ``kubectl apply`` of that ConfigMap would store."""
+
+
+def _fleet_sizes(repo: Path) -> tuple[int, int, int]:
+    import yaml
+
+    board = (repo / "dashboards" / "fleet-overview.json").read_bytes()
+    configmap = yaml.safe_load((repo / "manifests" / "fleet-overview.yaml").read_text("utf-8"))
+    return (
+        len(board),
+        install_limits.configmap_data_bytes(configmap),
+        install_limits.client_side_apply_bytes(configmap),
+    )
+
+
 def render_fleet(work: Path, size: int, code: Path | None, label: str) -> dict[str, Run]:
     """Cold, warm and one-edit renders of ``size`` clones with obsgen from ``code``."""
     repo = work / f"{label}-{size}"
@@ -154,6 +174,8 @@ def render_fleet(work: Path, size: int, code: Path | None, label: str) -> dict[s
     command, env = obsgen(code)
     env["OBSGEN_CACHE_DIR"] = str(work / f"cache-{label}-{size}")
     runs = {"cold": timed([*command, "--skip-promtool", "-q"], repo, env)}
+    if code is None:
+        FLEET_SIZES[size] = _fleet_sizes(repo)
     runs["warm"] = timed([*command, "--skip-promtool", "-q"], repo, env)
     edited = next(p for p in specs if p.name.startswith(EDITED))
     edited.write_text(
@@ -207,8 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[tuple[str, int], dict[str, Run]] = {}
         builds: list[tuple[str, Path | None, list[int]]] = [("this", None, args.sizes)]
         if args.baseline:
-            code = export_revision(args.baseline, work / "baseline")
-            builds.insert(0, (f"baseline {args.baseline}", code, args.baseline_sizes))
+            exported = export_revision(args.baseline, work / "baseline")
+            builds.insert(0, (f"baseline {args.baseline}", exported, args.baseline_sizes))
         for label, code, sizes in builds:
             for size in sizes:
                 if code is not None and not _baseline_flags(code):
@@ -243,6 +265,22 @@ def main(argv: list[str] | None = None) -> int:
                     "peak RSS, all processes (MiB)",
                 ],
                 rows,
+            )
+        )
+        print()
+        print(
+            markdown_table(
+                [
+                    "specs",
+                    "fleet overview JSON (bytes)",
+                    f"its ConfigMap data (limit {install_limits.CONFIGMAP_DATA_LIMIT:,})",
+                    "client-side kubectl apply annotations "
+                    f"(limit {install_limits.ANNOTATIONS_LIMIT:,})",
+                ],
+                [
+                    (f"{size:,}", f"{board:,}", f"{data:,}", f"{applied:,}")
+                    for size, (board, data, applied) in sorted(FLEET_SIZES.items())
+                ],
             )
         )
         print()
