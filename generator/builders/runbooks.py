@@ -1,4 +1,4 @@
-"""Runbook pages of every alert of DESIGN §4, from jinja2 templates.
+"""Runbook pages of every alert in :data:`ALERTS` (docs/contracts.md, Alerts), from jinja2 templates.
 
 Each service has a page per alert it emits, ``docs/runbooks/<service>/<Alert>.md``, where its
 ``runbook_url`` points (under ``metadata.runbookBaseUrl`` when set): that service's checks
@@ -241,7 +241,7 @@ _PAGE_LINK = re.compile(r"\]\(([A-Za-z0-9]+)\.md\)")
 
 
 def service_runbook_outputs(plan: ServicePlan) -> dict[str, str]:
-    """``docs/runbooks/<service>/<Alert>.md`` for every alert of DESIGN §4 the service has.
+    """``docs/runbooks/<service>/<Alert>.md`` for every alert of :data:`ALERTS` the service has.
 
     A link to another alert's page leads to this service's page of it, or to the page of
     every service when this one does not have that alert.
