@@ -157,6 +157,41 @@ def test_new_obsgen_code_rebuilds_every_service(
     assert built == ["svc-00", "svc-01"]
 
 
+def test_a_reused_service_repeats_the_warnings_it_was_built_with(tmp_path: Path) -> None:
+    """Size warnings come from building a service (in a worker); one read back from the cache
+    is not built again, so the cache keeps its warnings with its files."""
+    root, folder = tmp_path / "root", tmp_path / "records"
+    rel = "rules/a.rules.yaml"
+    (root / "rules").mkdir(parents=True)
+    (root / rel).write_text("groups: []\n", encoding="utf-8")
+    warning = Diagnostic("manifests/a/dashboard.yaml", "", "too large for client-side apply")
+    warning = dataclasses.replace(warning, level=Level.WARNING)
+    records = cache.OutputCache(root, folder)
+    records.remember({"a": "key-1"}, {"a": {rel: "groups: []\n"}}, {"a": [warning]})
+    records.save()
+    again = cache.OutputCache(root, folder)
+    assert again.get("a", "key-1") is not None
+    assert again.warnings("a") == [warning]
+    assert again.warnings("b") == []
+
+
+def test_build_services_reports_each_services_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = load_plans(find_specs([], REPO), REPO)[:2]
+    original = build.service_outputs
+
+    def warning(plan: ServicePlan, via: str, mimir: bool, warn: Any = None) -> dict[str, str]:
+        if warn is not None:
+            warn(Diagnostic(plan.source, "", "big", Level.WARNING))
+        return original(plan, via, mimir, warn)
+
+    monkeypatch.setattr(build, "service_outputs", warning)
+    found: dict[str, list[Diagnostic]] = {}
+    build.build_services(plans, warnings=found)
+    assert {name: [d.message for d in ds] for name, ds in found.items()} == {
+        p.name: ["big"] for p in plans
+    }
+
+
 def _logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     real = shutil.which("promtool")
     assert real is not None, "promtool is installed by make test"
