@@ -74,6 +74,33 @@ class ObsgenError(Exception):
         self.exit_code = exit_code
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def __reduce__(self) -> tuple[type[ObsgenError], tuple[list[Diagnostic], int]]:
+        # Pickled with its diagnostics, so a worker process can raise it to the parent.
+        return ObsgenError, (self.diagnostics, self.exit_code)
+
+
+def summarise(diagnostics: Iterable[Diagnostic], named: int = 3) -> list[str]:
+    """Lines to print for ``diagnostics``: one per diagnostic, except that the same problem
+    (field path, message and level) in several files is printed once, with how many files
+    and the first ``named`` of them: ``metadata.runbookBaseUrl: warning: not set: … (in
+    1,000 specs: specs/a.yaml, specs/b.yaml, specs/c.yaml and 997 more)``. Order: first
+    occurrence.
+    """
+    groups: dict[tuple[str, str, Level], list[str]] = {}
+    for d in diagnostics:
+        groups.setdefault((d.path, d.message, d.level), []).append(d.file)
+    lines = []
+    for (path, message, level), files in groups.items():
+        if len(files) == 1:
+            lines.append(str(Diagnostic(files[0], path, message, level)))
+            continue
+        prefix = "" if level is Level.ERROR else "warning: "
+        where = f"{path}: " if path else ""
+        listed = ", ".join(files[:named])
+        more = f" and {len(files) - named:,} more" if len(files) > named else ""
+        lines.append(f"{where}{prefix}{message} (in {len(files):,} specs: {listed}{more})")
+    return lines
+
 
 @contextlib.contextmanager
 def processing(file: str) -> Iterator[None]:

@@ -265,11 +265,34 @@ def dashboard_sidecar_file(uid: str) -> str:
     return f"{uid}.json"
 
 
+RUNBOOKS_DIR = "docs/runbooks"
+
+
+def runbook_file(alert: str, service: str | None = None) -> str:
+    """Repository path of an alert's runbook page: ``docs/runbooks/<Alert>.md`` for every
+    service, ``docs/runbooks/<service>/<Alert>.md`` for one (its checks first)."""
+    if service is None:
+        return f"{RUNBOOKS_DIR}/{alert}.md"
+    return f"{RUNBOOKS_DIR}/{service}/{alert}.md"
+
+
 def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
-    return path.startswith((f"rules/{service}.", f"manifests/{service}/")) or path in (
+    own = (f"rules/{service}.", f"manifests/{service}/", f"{RUNBOOKS_DIR}/{service}/")
+    return path.startswith(own) or path in (
         mimir_file(service),
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),
     )
+
+
+# Fleet overview (issue 19): one series per service under the same names for every service, so
+# the overview queries each name once instead of one term per service.
+FLEET_INFO = "service:fleet_info:static"  # value 1; labels dashboard_uid, team, server
+FLEET_SLI = "service:fleet_slo_sli:min"  # worst SLO's SLI over its window (ratio 0–1)
+FLEET_BUDGET = "service:fleet_slo_error_budget_remaining:min"  # worst SLO's budget left
+FLEET_P99 = "service:fleet_latency_p99_seconds:max"  # p99 of the preferred indicator (s)
+FLEET_ERROR_RATIO = "service:fleet_error_ratio:rate5m"  # errors / requests over 5m
+FLEET_QUEUE = "service:fleet_queue_depth:sum"
+FLEET_GPU_HEADROOM = "service:fleet_gpu_memory_headroom:min"  # lowest free / total

@@ -263,9 +263,11 @@ class ServicePlan:
         return tuple(sorted({*labels, *cluster}))
 
     def runbook_url(self, alert: str) -> str:
-        """``runbook_url`` annotation for ``alert``."""
-        base = self.runbook_base_url or "docs/runbooks"
-        return f"{base.rstrip('/')}/{alert}.md"
+        """``runbook_url`` annotation for ``alert``: this service's page of it (its checks
+        first), ``<base>/<service>/<Alert>.md`` with base ``metadata.runbookBaseUrl`` or
+        ``docs/runbooks``."""
+        base = self.runbook_base_url or naming.RUNBOOKS_DIR
+        return f"{base.rstrip('/')}/{self.name}/{alert}.md"
 
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
@@ -859,7 +861,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     if spec.metadata.runbook_base_url is None:
         p.warn(
             "metadata.runbookBaseUrl",
-            "not set: alert runbook_url annotations are relative (docs/runbooks/<Alert>.md) "
+            "not set: alert runbook_url annotations are relative (docs/runbooks/<service>/<Alert>.md) "
             "and cannot be opened from a page; set it to where docs/runbooks is published, "
             "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
         )

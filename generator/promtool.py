@@ -11,7 +11,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,13 +141,36 @@ def check_rules(
     return PromtoolResult(False, output, tuple(diagnostics))
 
 
-def test_rules(
-    test_files: Sequence[Path], display_names: Sequence[str] | None = None
-) -> PromtoolResult:
-    """Run ``promtool test rules`` over ``test_files``, in one process per CPU core.
+def _chunks(files: Sequence[Path], count: int) -> list[list[Path]]:
+    """``files`` in at most ``count`` chunks balanced by size (biggest first, each to the
+    lightest chunk so far), biggest chunk first."""
+    chunks: list[list[Path]] = [[] for _ in range(max(1, min(count, len(files))))]
+    loads = [0] * len(chunks)
+    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+        lightest = loads.index(min(loads))
+        chunks[lightest].append(path)
+        loads[lightest] += path.stat().st_size
+    order = sorted(range(len(chunks)), key=lambda i: -loads[i])
+    return [chunks[i] for i in order if chunks[i]]
 
-    Rule files named inside a test file are resolved relative to that test file. Each process
-    may run for 2 minutes plus 2 minutes per file it tests.
+
+# Test files per promtool process: enough to amortise its start (~50 ms), few enough that
+# the cores stay busy to the end and progress moves.
+_CHUNKS_PER_WORKER = 8
+
+
+def test_rules(
+    test_files: Sequence[Path],
+    display_names: Sequence[str] | None = None,
+    on_done: Callable[[int], None] | None = None,
+) -> PromtoolResult:
+    """Run ``promtool test rules`` over ``test_files``, on every CPU core.
+
+    Rule files named inside a test file are resolved relative to that test file. promtool
+    tests one file after another on one core, so the files are split into chunks balanced by
+    size, run by one promtool process each, as many at a time as there are cores. Each
+    process may run for 2 minutes plus 2 minutes per file it tests. ``on_done`` is called
+    with the number of files of each chunk that finished.
 
     Returns:
         A :class:`PromtoolResult`; on failure one diagnostic per failing test file, holding
@@ -159,24 +182,17 @@ def test_rules(
     if not test_files:
         return PromtoolResult(True, "", ())
     names = list(display_names) if display_names is not None else [str(f) for f in test_files]
-    # promtool tests one file after another on one core: split the files over the machine's
-    # cores, balancing by file size (biggest first, each to the lightest chunk so far).
     workers = max(1, min(os.cpu_count() or 1, len(test_files)))
-    chunks: list[list[Path]] = [[] for _ in range(workers)]
-    loads = [0] * workers
-    for path in sorted(test_files, key=lambda p: p.stat().st_size, reverse=True):
-        lightest = loads.index(min(loads))
-        chunks[lightest].append(path)
-        loads[lightest] += path.stat().st_size
+    chunks = _chunks(test_files, workers * _CHUNKS_PER_WORKER)
+
+    def run_chunk(chunk: list[Path]) -> tuple[int, str]:
+        result = _run(["test", "rules", *map(str, chunk)], timeout=120 + 120 * len(chunk))
+        if on_done is not None:
+            on_done(len(chunk))
+        return result
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        runs = list(
-            pool.map(
-                lambda chunk: _run(
-                    ["test", "rules", *map(str, chunk)], timeout=120 + 120 * len(chunk)
-                ),
-                chunks,
-            )
-        )
+        runs = list(pool.map(run_chunk, chunks))
     code = max(c for c, _ in runs)
     output = "".join(out for _, out in runs)
     if code == 0:

@@ -4,31 +4,53 @@ Nothing is written until every spec has loaded and resolved and every rendered r
 passed ``promtool check rules`` and every generated test file ``promtool test rules`` (each run
 once over all files), and the Alertmanager configurations ``amtool check-config`` and their
 route tests ``amtool config routes test``. Then :mod:`generator.writer` replaces files
-atomically.
+atomically. Building is :mod:`generator.build`'s (per service, cached, in parallel), reuse
+:mod:`generator.cache`'s.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from generator import amtool, naming, promtool
+from generator.build import (
+    BundleFiles,
+    Outputs,
+    build_outputs,
+    build_services,
+    fleet_outputs,
+    variant,
+)
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
-from generator.builders.dashboard import dashboard_outputs
-from generator.builders.mimir import mimir_outputs
-from generator.builders.overlay import overlay_outputs
-from generator.builders.rule_tests import rule_tests_outputs
+from generator.builders.dashboard import check_dashboard_names
+from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
-from generator.builders.runbooks import runbook_file, runbook_outputs
+from generator.builders.runbooks import runbook_outputs
+from generator.cache import OutputCache, proof_key
 from generator.errors import Diagnostic, ObsgenError, processing
+from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
-from generator.receivers import ReceiversConfig, load_receivers
+from generator.progress import Progress
+from generator.receivers import load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
+
+__all__ = [
+    "Bundle",
+    "build_outputs",
+    "find_specs",
+    "load_plans",
+    "render",
+    "render_bundle",
+    "rules_outputs",
+]
 
 # Folders whose generated files render owns (stale ones are removed / reported).
 OUTPUT_DIRS = (
@@ -40,8 +62,6 @@ OUTPUT_DIRS = (
     "alertmanager",
     "mimir",
 )
-
-Outputs = dict[str, str]
 
 
 # Spec discovery lives with the spec loader; kept here under its pipeline name.
@@ -59,8 +79,12 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
-def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
+def load_plans(
+    spec_paths: Iterable[Path], root: Path, progress: Callable[[int], None] | None = None
+) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
+
+    ``progress`` is called with 1 after each spec.
 
     Raises:
         ObsgenError: every problem in every file (exit code 2), including two specs that
@@ -88,106 +112,127 @@ def load_plans(spec_paths: Iterable[Path], root: Path) -> list[ServicePlan]:
             continue
         owners[plan.name] = shown
         plans.append(plan)
+        if progress is not None:
+            progress(1)
     if problems:
         raise ObsgenError(problems)
     return sorted(plans, key=lambda p: p.name)
 
 
 def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
-    """``rules/<service>.rules.yaml`` for each plan."""
+    """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
+    of each service's files, :func:`generator.build.service_outputs`)."""
     return {
         naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
         for p in plans
     }
 
 
-# Each builder turns all plans into {repository path: file content}. Order does not matter:
-# paths are unique per builder. The dashboards (they need the fleet's name) and the install
-# overlays (they embed the dashboards) are run by build_outputs itself.
-OUTPUT_BUILDERS: list[Callable[[Sequence[ServicePlan]], Outputs]] = [
-    rules_outputs,
-    rule_tests_outputs,
-    runbook_outputs,
-]
+@dataclass
+class Bundle:
+    """What a render produced, before anything is written.
 
-
-def build_outputs(
-    plans: Sequence[ServicePlan],
-    dashboards_via: str = "configmaps",
-    receivers: ReceiversConfig | None = None,
-    fleet_name: str | None = None,
-    warn: Callable[[Diagnostic], None] | None = None,
-    mimir: bool = False,
-) -> Outputs:
-    """Render every output of every plan in memory.
-
-    The install overlays (``helm/``, ``manifests/``) run last: they embed the dashboards the
-    other builders rendered. ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
-    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs;
-    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces);
-    ``warn`` receives the overlays' size warnings. With ``mimir``, ``mimir/<service>.yaml`` too: the rule files in the namespace layout of
-    ``mimirtool rules load|sync`` (:mod:`generator.builders.mimir`).
+    Attributes:
+        outputs: every rendered file by repository path, sorted (services reused or spooled
+            are read from their files when asked for).
+        stale: generated files on disk that no spec produces any more.
+        services: each service's own files by service name (a subset of ``outputs``).
+        keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
+        partial: only named spec files were rendered (no fleet-wide files, nothing stale).
+        warnings: each service's size warnings by name (recorded with it in the cache).
     """
-    outputs: Outputs = {}
 
-    def dashboards(plans: Sequence[ServicePlan]) -> Outputs:
-        return dashboard_outputs(plans, fleet_name)
-
-    for builder in [*OUTPUT_BUILDERS, dashboards]:
-        for path, content in builder(plans).items():
-            if path in outputs:
-                raise ValueError(f"two builders produce {path}")
-            outputs[path] = content
-    for path, content in {
-        **overlay_outputs(plans, outputs, dashboards_via, warn),
-        **alertmanager.alertmanager_outputs(plans, receivers),
-    }.items():
-        if path in outputs:
-            raise ValueError(f"two builders produce {path}")
-        outputs[path] = content
-    if mimir:
-        outputs.update(mimir_outputs(plans, outputs))
-    return dict(sorted(outputs.items()))
+    outputs: BundleFiles
+    stale: list[str]
+    services: dict[str, Mapping[str, str]]
+    keys: dict[str, str] = field(default_factory=dict)
+    partial: bool = False
+    warnings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
 
-def _unchanged_on_disk(outputs: Outputs, root: Path, service: str) -> bool:
-    """True when every ``rules/<service>.*`` output equals the file on disk."""
-    mine = [p for p in outputs if p.startswith(f"rules/{service}.")]
-    for rel in mine:
-        path = root / rel
-        if not path.is_file() or path.read_text(encoding="utf-8") != outputs[rel]:
-            return False
-    return bool(mine)
-
-
-def promtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnostic]:
+def promtool_problems(
+    outputs: Mapping[str, str],
+    root: Path | None = None,
+    services: Mapping[str, Mapping[str, str]] | None = None,
+    cache: OutputCache | None = None,
+    progress: Progress | None = None,
+) -> list[Diagnostic]:
     """Run ``promtool check rules`` over all rule files, then ``promtool test rules`` over the
     generated test files, in a temp copy of the outputs. Returns the problems found.
 
-    With ``root``, a service whose rule and test files are byte-identical to those on disk is
-    not re-tested: they passed ``promtool test rules`` when that render wrote them (the test
-    suite re-runs every committed test file). ``promtool check rules`` always runs.
+    A service's tests are not run again when its rule and test files are byte-identical to
+    those on disk under ``root`` (they passed when that render wrote them; the test suite
+    re-runs every committed test file), or when ``cache`` holds a passed proof of exactly
+    these files (:func:`generator.cache.proof_key`); proofs that pass are recorded there.
+    ``services`` (each service's own files by name) saves finding them in ``outputs``.
+    ``promtool check rules`` always runs.
 
     Raises:
         ObsgenError: promtool is missing.
     """
     rules = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".rules.yaml"))
-    tests = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".test.yaml"))
-    if root is not None:
-        tests = [t for t in tests if not _unchanged_on_disk(outputs, root, t[6:].split(".")[0])]
+    if services is None:
+        services = _by_service(outputs)
+    tool = promtool.find_promtool() if cache is not None else ""
+    tests: list[str] = []
+    proofs: dict[str, str] = {}
+    for name, own in sorted(services.items()):
+        mine = sorted(p for p in own if p.startswith("rules/") and p.endswith(".test.yaml"))
+        if not mine or (isinstance(own, FileBacked) and own.on_disk):
+            continue  # the files on disk, unchanged since a render wrote them
+        if root is not None and _unchanged_on_disk(own, root, name):
+            continue
+        if cache is not None:
+            proofs[name] = proof_key(own, name, tool)
+            if cache.proven(name, proofs[name]):
+                continue
+        tests.extend(mine)
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(outputs[rel], encoding="utf-8")
+        if progress is not None:
+            progress.phase("promtool check rules", 1)
         checked = promtool.check_rules([base / r for r in rules], rules)
         if not checked.ok:
             return list(checked.diagnostics)
-        tested = promtool.test_rules([base / t for t in tests], tests)
+        if progress is not None:
+            progress.phase("promtool test rules", len(tests))
+        tested = promtool.test_rules(
+            [base / t for t in tests],
+            tests,
+            on_done=(lambda n: progress.advance(n)) if progress is not None else None,
+        )
+        if tested.ok and cache is not None:
+            for name, key in proofs.items():
+                cache.prove(name, key)
         return list(tested.diagnostics)
 
 
-def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnostic]:
+def _by_service(outputs: Mapping[str, str]) -> dict[str, Mapping[str, str]]:
+    """Each service's rule and test files, by the service name in ``rules/<service>.…``."""
+    found: dict[str, dict[str, str]] = {}
+    for path, text in outputs.items():
+        if path.startswith("rules/") and path.endswith(".yaml"):
+            found.setdefault(path[6:].split(".")[0], {})[path] = text
+    return dict(found)
+
+
+def _unchanged_on_disk(own: Mapping[str, str], root: Path, service: str) -> bool:
+    """True when every ``rules/<service>.*`` file of ``own`` equals the file on disk."""
+    mine = [p for p in own if p.startswith(f"rules/{service}.")]
+    for rel in mine:
+        path = root / rel
+        try:
+            if path.read_text(encoding="utf-8") != own[rel]:
+                return False
+        except (OSError, UnicodeDecodeError):
+            return False
+    return bool(mine)
+
+
+def amtool_problems(outputs: Mapping[str, str], root: Path | None = None) -> list[Diagnostic]:
     """Run ``amtool check-config`` over the Alertmanager configurations among ``outputs`` (the
     standalone file and the kube-prometheus-stack values' ``alertmanager.config``), then
     ``amtool config routes test`` for every case of ``alertmanager/routes.test.yaml``.
@@ -225,22 +270,125 @@ def amtool_problems(outputs: Outputs, root: Path | None = None) -> list[Diagnost
         )
 
 
-def linked_runbooks(plans: Sequence[ServicePlan], outputs: Outputs, root: Path) -> Outputs:
-    """The runbook pages that the rules of ``plans`` link to (``runbook_url``) and that do not
-    exist under ``root`` yet, from ``outputs``.
+# A link from a service's runbook page to a page of every service (``](../ModelTargetDown.md)``).
+_FLEET_PAGE_LINK = re.compile(r"\]\(\.\./([A-Za-z0-9]+\.md)\)")
 
-    Only links into this repository count (no ``metadata.runbookBaseUrl``). A render of some
-    spec files owns no fleet-wide file, but a rule must not link to a page that is missing:
-    a new repository's first ``obsgen render specs/x.yaml`` gets them. A page that exists is the full render's (it lists every service) and is left alone.
+
+def linked_runbooks(
+    plans: Sequence[ServicePlan], services: Mapping[str, Mapping[str, str]], root: Path
+) -> Outputs:
+    """The pages of every service (``docs/runbooks/<Alert>.md``) that the runbook pages of
+    ``plans`` link to and that do not exist under ``root`` yet.
+
+    A render of some spec files owns no fleet-wide file, but a page must not link to one that
+    is missing: a new repository's first ``obsgen render specs/x.yaml`` gets them. A page that
+    exists is the full render's (it lists every service) and is left alone.
     """
-    linked = {
-        runbook_file(rule["alert"])
-        for plan in plans
-        for group in rule_file(plan)["groups"]
-        for rule in group["rules"]
-        if "alert" in rule and plan.runbook_url(rule["alert"]) == runbook_file(rule["alert"])
-    }
-    return {p: outputs[p] for p in sorted(linked) if p in outputs and not (root / p).exists()}
+    linked: set[str] = set()
+    for plan in plans:
+        own = services[plan.name]
+        prefix = f"{naming.RUNBOOKS_DIR}/{plan.name}/"
+        for rel in own:
+            if rel.startswith(prefix) and rel.endswith(".md"):
+                linked.update(
+                    f"{naming.RUNBOOKS_DIR}/{page}" for page in _FLEET_PAGE_LINK.findall(own[rel])
+                )
+    missing = sorted(p for p in linked if not (root / p).exists())
+    if not missing:
+        return {}
+    pages = runbook_outputs(plans)
+    return {p: pages[p] for p in missing if p in pages}
+
+
+def render_bundle(
+    root: Path,
+    spec_args: Sequence[str],
+    run_promtool: bool = True,
+    dashboards_via: str = "configmaps",
+    warn: Callable[[Diagnostic], None] | None = None,
+    cache: OutputCache | None = None,
+    progress: Progress | None = None,
+    jobs: int | None = None,
+    spool_to: Path | None = None,
+    fleet_name: str | None = None,
+    mimir: bool = False,
+) -> Bundle:
+    """Load, resolve, build and (optionally) check everything with promtool and amtool;
+    write nothing.
+
+    ``root`` is the repository the outputs belong to (``--out``); specs named in
+    ``spec_args`` are paths as given (relative to the working directory), and without any the
+    working directory's ``specs/`` folder is read. Spec *files* named in ``spec_args`` render
+    those services' own files only. ``warn`` receives each spec's warnings (alerts left out,
+    relative links) and the receivers' (teams without receivers) before building, then the
+    install overlays' size warnings. ``cache`` reuses unchanged services' outputs and proofs
+    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``jobs`` caps the
+    worker processes; ``spool_to`` (a folder that outlives the bundle) keeps many built
+    services as files, not in memory. ``fleet_name``: ``render.fleetName`` of obsgen.yaml;
+    ``mimir``: also ``mimir/<service>.yaml``.
+
+    Raises:
+        ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
+            outputs (exit 1).
+    """
+    from generator.writer import stale_outputs
+
+    paths = find_specs(spec_args, Path("."))
+    if progress is not None:
+        progress.phase("loading specs", len(paths))
+    plans = load_plans(paths, root, progress.advance if progress is not None else None)
+    receivers = load_receivers(root)
+    # Spec *files* named on the command line render those services' own files only: fleet-wide
+    # files (overview dashboard, values-observability, runbooks) and other services' outputs
+    # must not be rewritten from a partial set of specs, nor deleted as stale.
+    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
+    if warn is not None:
+        for plan in plans:
+            for warning in plan.warnings:
+                warn(warning)
+        for warning in routing_warnings(plans, receivers, complete=not partial):
+            warn(warning)
+    check_dashboard_names(plans)
+    check_overlay(plans, dashboards_via)
+    if progress is not None:
+        progress.phase("building services", len(plans))
+    service_warnings: dict[str, list[Diagnostic]] = {}
+    services = build_services(
+        plans,
+        dashboards_via,
+        cache,
+        progress.advance if progress is not None else None,
+        jobs,
+        spool_to,
+        mimir,
+        service_warnings,
+    )
+    if warn is not None:
+        for plan in plans:
+            for warning in service_warnings.get(plan.name, []):
+                warn(warning)
+    parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
+    if progress is not None:
+        progress.phase("building fleet files", 1)
+    fleet = alertmanager.alertmanager_outputs(plans, receivers)
+    if partial:
+        # A service's AlertmanagerConfig is its own file, built from receivers.yaml too.
+        names = [plan.name for plan in plans]
+        fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
+        fleet.update(linked_runbooks(plans, services, root))
+    else:
+        fleet.update(fleet_outputs(plans, services, dashboards_via, fleet_name, warn))
+    parts.append(fleet)
+    outputs = BundleFiles(parts)
+    key_variant = variant(dashboards_via, mimir)
+    keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
+    if run_promtool:
+        problems = promtool_problems(outputs, root, services, cache, progress)
+        problems += amtool_problems(outputs, root)
+        if problems:
+            raise ObsgenError(problems, exit_code=1)
+    stale = [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
+    return Bundle(outputs, stale, services, keys, partial, service_warnings)
 
 
 def render(
@@ -252,46 +400,14 @@ def render(
     fleet_name: str | None = None,
     mimir: bool = False,
 ) -> tuple[Outputs, list[str]]:
-    """Load, resolve, build and (optionally) check everything with promtool and amtool;
-    write nothing.
-
-    ``root`` is the repository the outputs belong to (``--out``); specs named in
-    ``spec_args`` are paths as given (relative to the working directory), and without any the
-    working directory's ``specs/`` folder is read. ``warn`` receives each spec's warnings
-    (alerts left out, relative links) and the receivers' (teams without receivers) before
-    building, then the install overlays' size warnings. ``fleet_name``: ``render.fleetName``
-    of obsgen.yaml.
-
-    Returns:
-        ``(outputs, stale)``: rendered files by repository path, and generated files on disk
-        that no spec produces any more.
+    """:func:`render_bundle` without a cache: ``(outputs, stale)``: rendered files by
+    repository path, and generated files on disk that no spec produces any more.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
-    from generator.writer import stale_outputs
-
-    plans = load_plans(find_specs(spec_args, Path(".")), root)
-    receivers = load_receivers(root)
-    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
-    if warn is not None:
-        for plan in plans:
-            for warning in plan.warnings:
-                warn(warning)
-        for warning in routing_warnings(plans, receivers, complete=not partial):
-            warn(warning)
-    outputs = build_outputs(plans, dashboards_via, receivers, fleet_name, warn, mimir)
-    # Spec *files* named on the command line render those services' own files only: fleet-wide
-    # files (overview dashboard, values-observability, runbooks) and other services' outputs
-    # must not be rewritten from a partial set of specs, nor deleted as stale.
-    if partial:
-        names = [plan.name for plan in plans]
-        runbooks = linked_runbooks(plans, outputs, root)
-        outputs = {p: c for p, c in outputs.items() if any(naming.owned_by(p, n) for n in names)}
-        outputs.update(runbooks)
-    if run_promtool:
-        problems = promtool_problems(outputs, root) + amtool_problems(outputs, root)
-        if problems:
-            raise ObsgenError(problems, exit_code=1)
-    return outputs, [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
+    bundle = render_bundle(
+        root, spec_args, run_promtool, dashboards_via, warn, fleet_name=fleet_name, mimir=mimir
+    )
+    return dict(bundle.outputs), bundle.stale

@@ -17,7 +17,7 @@ import pytest
 from generator import naming
 from generator.builders.dashboard import dashboard_outputs, service_dashboard
 from generator.builders.grafana_json import DATASOURCE
-from generator.builders.rulefile import rule_file
+from generator.builders.rulefile import rule_file, rule_groups
 from generator.dashboard_lint import lint_dashboards
 from generator.errors import ObsgenError
 from generator.plan import AlertPlan, CounterPlan, GaugePlan, ServicePlan
@@ -257,10 +257,12 @@ def test_fleet_overview_has_one_row_per_service_linking_to_its_dashboard(
 ) -> None:
     fleet = json.loads(outputs[naming.fleet_dashboard_file()])
     (table,) = [p for p in fleet["panels"] if p["type"] == "table"]
-    helper = table["targets"][0]["expr"]
+    # The rows come from each service's fleet records: the info record carries the uid.
+    assert table["targets"][0]["expr"].startswith(naming.FLEET_INFO + "{")
     for plan in plans:
-        assert f'"{naming.dashboard_uid(plan.name, plan.namespace)}"' in helper
-        assert f'service="{plan.name}"' in table["targets"][1]["expr"]
+        info = next(r for r in rule_groups(plan)[-1]["rules"] if r["record"] == naming.FLEET_INFO)
+        assert info["labels"]["dashboard_uid"] == naming.dashboard_uid(plan.name, plan.namespace)
+        assert all(plan.name not in t["expr"] for t in table["targets"])
     assert all(t["instant"] and t["format"] == "table" for t in table["targets"])
     link = next(
         o for o in table["fieldConfig"]["overrides"] if o["matcher"]["options"] == "service"

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -177,11 +178,23 @@ def test_rendering_one_spec_file_writes_the_runbooks_its_alerts_link_to(tmp_path
     assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(spec)]) == 0
     linked = _linked_runbooks((tmp_path / naming.rules_file("o1-preview")).read_text())
     assert len(linked) >= 10
-    assert all(url.startswith("docs/runbooks/") for url in linked)
+    assert all(url.startswith("docs/runbooks/o1-preview/") for url in linked)
+    own = {
+        p.relative_to(tmp_path).as_posix()
+        for p in (tmp_path / "docs/runbooks/o1-preview").glob("*.md")
+    }
+    assert own == linked
+    # and the pages of every service those pages link to (../<Alert>.md), none more
+    shared = {
+        f"docs/runbooks/{page}"
+        for url in linked
+        for page in re.findall(r"\]\(\.\./(\w+\.md)\)", (tmp_path / url).read_text())
+    }
     written = {
         p.relative_to(tmp_path).as_posix() for p in (tmp_path / "docs/runbooks").glob("*.md")
     }
-    assert written == linked
+    assert written == shared
+    assert {f"docs/runbooks/{url.rsplit('/', 1)[-1]}" for url in linked} <= written
     # the fleet-wide files stay the full render's
     assert not (tmp_path / naming.fleet_dashboard_file()).exists()
 

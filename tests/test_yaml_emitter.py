@@ -1,4 +1,5 @@
-"""The fast (libyaml) dumper behind ``dump_yaml`` writes exactly what the pure-Python one does."""
+"""``dump_yaml`` writes exactly what PyYAML writes: libyaml's emitter equals the pure-Python one,
+and the fast path equals libyaml on every rendered file and on generated documents."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator import yamlio
 from generator.builders.rulefile import rule_file
-from generator.render import find_specs, load_plans
+from generator.render import build_outputs, find_specs, load_plans
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,3 +72,99 @@ def test_libyaml_emitter_is_used_when_available() -> None:
     # PyPI's PyYAML wheels carry libyaml; make test installs one.
     assert yaml.__with_libyaml__, "PyYAML without libyaml: pip install --force-reinstall pyyaml"
     assert issubclass(yamlio._Dumper, yaml.CSafeDumper)
+
+
+# --- the fast path of dump_yaml against libyaml itself ---------------------------------------
+
+_TRICKY = [
+    "",
+    "yes",
+    "No",
+    "null",
+    "~",
+    "1",
+    "0+6000x20",
+    "1e3",
+    ".5",
+    "0o17",
+    "2026-11-30",
+    "<<",
+    "=",
+    "-",
+    "- x",
+    "a:",
+    "a: b",
+    "a #b",
+    "#a",
+    "a#b",
+    "---x",
+    "...x",
+    " lead",
+    "trail ",
+    "a\nb",
+    "a\n",
+    "a\n\n",
+    "\nlead",
+    " x\ny",
+    "trailing \nspace",
+    "tab\tx",
+    "é ü",
+    "\x85",
+    "'q'",
+    '"dq"',
+    "{{ $value }}",
+    'up{job="x"} == 0',
+    "x" * 120,
+    ("word " * 900).strip(),
+]
+_scalars = st.one_of(
+    st.sampled_from(_TRICKY),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12),
+    st.text(alphabet="ab :#-'\"\n{}[],.0123e+", max_size=10),
+    st.integers(-(10**12), 10**12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+)
+_keys = st.one_of(st.sampled_from(_TRICKY), st.text(max_size=8), st.integers(0, 99))
+_documents = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_documents)
+def test_fast_path_writes_what_libyaml_writes(document: Any) -> None:
+    assert yamlio.dump_yaml(document) == yamlio._pyyaml(document)
+
+
+def test_every_rendered_yaml_file_reads_back_to_the_same_bytes() -> None:
+    """Each YAML file of a render, loaded and dumped again, is the same through both paths."""
+    plans = load_plans(find_specs([], REPO), REPO)
+    outputs = build_outputs(plans)
+    documents = [yaml.safe_load(text) for path, text in outputs.items() if path.endswith(".yaml")]
+    assert len(documents) > 20
+    for document in documents:
+        assert yamlio.dump_yaml(document) == yamlio._pyyaml(document)
+
+
+def test_fast_path_is_taken_for_rendered_files() -> None:
+    """The speed comes from the fast path: a rendered rule file does not fall back."""
+    plan = load_plans(find_specs([], REPO), REPO)[0]
+    assert yamlio._fast(rule_file(plan)) == yamlio._pyyaml(rule_file(plan))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_documents.filter(lambda d: isinstance(d, list | dict) and bool(d)))
+def test_spliced_text_is_the_same_as_the_whole_document(subtree: Any) -> None:
+    """A subtree serialised once (YamlText) and placed at any depth reads as dumping it there."""
+    text = yamlio.YamlText.of(subtree)
+    for wrap in (
+        lambda x: {"k": x},
+        lambda x: {"a": 1, "k": {"j": x, "z": [x]}},
+        lambda x: [{"k": x}, [{"m": {"n": x}}]],
+    ):
+        assert yamlio.dump_yaml(wrap(text)) == yamlio._pyyaml(wrap(subtree))
+    assert yamlio.YamlText(text.text).data == yaml.safe_load(yamlio._pyyaml(subtree))

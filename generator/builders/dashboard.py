@@ -26,7 +26,8 @@ from generator.yamlio import dump_json, generated_header
 TAGS = ("generated", "obsgen")
 
 
-def _query_variable(name: str, label: str, query: str) -> g.Template:
+def query_variable(name: str, label: str, query: str) -> g.Template:
+    """A multi-value query variable ``name`` over ``query`` (``label_values(…)``), "All" first."""
     # allValue ".*" keeps `label=~"$var"` true for series without the label when "All" is chosen.
     return g.Template(
         name=name,
@@ -44,7 +45,7 @@ def _query_variable(name: str, label: str, query: str) -> g.Template:
 
 def cluster_variable(label: str, series: str) -> g.Template:
     """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
-    return _query_variable("cluster", "Cluster", f"label_values({series}, {label})")
+    return query_variable("cluster", "Cluster", f"label_values({series}, {label})")
 
 
 def variables(plan: ServicePlan) -> list[g.Template]:
@@ -61,7 +62,7 @@ def variables(plan: ServicePlan) -> list[g.Template]:
         found.append(cluster_variable(plan.cluster_label, recorded(plan, requests)))
         cluster = (Matcher(plan.cluster_label, "=~", "$cluster"),)
     found.append(
-        _query_variable(
+        query_variable(
             "namespace",
             "Namespace",
             f"label_values({recorded(plan, requests, *cluster)}, namespace)",
@@ -71,10 +72,10 @@ def variables(plan: ServicePlan) -> list[g.Template]:
     if plan.model_label:
         series = selector(plan.requests.name, (*plan.requests.matchers, ns, *cluster))
         found.append(
-            _query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
+            query_variable("model_name", "Model", f"label_values({series}, {plan.model_label})")
         )
     pods = recorded(plan, OWNER_RECORD, ns, *cluster)
-    found.append(_query_variable("pod", "Pod", f"label_values({pods}, pod)"))
+    found.append(query_variable("pod", "Pod", f"label_values({pods}, pod)"))
     return found
 
 
@@ -161,16 +162,11 @@ def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) 
     return out
 
 
-def dashboard_outputs(
-    plans: Sequence[ServicePlan], fleet_name: str | None = None
-) -> dict[str, str]:
-    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
-
-    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces).
+def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
+    """Refuse a service named ``fleet-overview`` (its dashboard would replace the overview).
 
     Raises:
-        ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
-            fleet overview).
+        ObsgenError: one diagnostic per such spec.
     """
     clash = [p for p in plans if p.name == FLEET_NAME]
     if clash:
@@ -184,10 +180,37 @@ def dashboard_outputs(
                 for p in clash
             ]
         )
-    outputs = {
-        naming.dashboard_file(p.name): dump_json(service_dashboard(p))
-        for p in sorted(plans, key=lambda p: p.name)
-    }
-    if plans:
-        outputs[naming.fleet_dashboard_file()] = dump_json(fleet_overview(plans, fleet_name))
+
+
+def service_dashboard_output(plan: ServicePlan) -> dict[str, str]:
+    """``{dashboards/<service>.json: text}`` of one plan."""
+    return {naming.dashboard_file(plan.name): dump_json(service_dashboard(plan))}
+
+
+def fleet_dashboard_output(
+    plans: Sequence[ServicePlan], fleet_name: str | None = None
+) -> dict[str, str]:
+    """``{dashboards/fleet-overview.json: text}`` for ``plans`` (nothing without plans);
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces)."""
+    if not plans:
+        return {}
+    return {naming.fleet_dashboard_file(): dump_json(fleet_overview(plans, fleet_name))}
+
+
+def dashboard_outputs(
+    plans: Sequence[ServicePlan], fleet_name: str | None = None
+) -> dict[str, str]:
+    """``dashboards/<service>.json`` per plan and ``dashboards/fleet-overview.json``.
+
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces).
+
+    Raises:
+        ObsgenError: a service is named ``fleet-overview`` (its dashboard would replace the
+            fleet overview).
+    """
+    check_dashboard_names(plans)
+    outputs: dict[str, str] = {}
+    for plan in sorted(plans, key=lambda p: p.name):
+        outputs.update(service_dashboard_output(plan))
+    outputs.update(fleet_dashboard_output(plans, fleet_name))
     return outputs

@@ -18,8 +18,9 @@
 
 from __future__ import annotations
 
-import gzip
 import json
+import zlib
+from collections.abc import Callable
 from typing import Any
 
 LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration"
@@ -32,20 +33,25 @@ HELM_OVERLAY_BUDGET = 262_144
 _GO_ESCAPED_EXTRA = {"<": 5, ">": 5, "&": 5, "\u2028": 3, "\u2029": 3}
 
 
-def go_json_bytes(obj: Any) -> int:
+# Turns a value JSON cannot encode into one it can (``json``'s ``default`` hook), e.g. rule
+# groups already serialised as YAML back into their lists.
+Default = Callable[[Any], Any] | None
+
+
+def go_json_bytes(obj: Any, default: Default = None) -> int:
     """Bytes of ``obj`` as Go's ``json.Encoder`` writes it (compact, HTML-escaped, UTF-8,
     trailing newline), for JSON made of strings, integers, booleans, null, lists and maps."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=default)
     extra = sum(text.count(char) * more for char, more in _GO_ESCAPED_EXTRA.items())
     return len(text.encode("utf-8")) + extra + 1
 
 
-def client_side_apply_bytes(obj: dict[str, Any]) -> int:
+def client_side_apply_bytes(obj: dict[str, Any], default: Default = None) -> int:
     """Annotation bytes of ``obj`` after a client-side ``kubectl apply``: its own annotations
     plus the last-applied copy (key and value). Compare with :data:`ANNOTATIONS_LIMIT`."""
     annotations = obj.get("metadata", {}).get("annotations", {}) or {}
     own = sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items())
-    return own + len(LAST_APPLIED_ANNOTATION) + go_json_bytes(obj)
+    return own + len(LAST_APPLIED_ANNOTATION) + go_json_bytes(obj, default)
 
 
 def configmap_data_bytes(configmap: dict[str, Any]) -> int:
@@ -54,10 +60,24 @@ def configmap_data_bytes(configmap: dict[str, Any]) -> int:
     return sum(len(v.encode("utf-8")) for v in configmap.get("data", {}).values())
 
 
-def helm_release_share(values: Any) -> int:
+def helm_release_share(values: Any, default: Default = None, above: int | None = None) -> int:
     """Estimated bytes the overlay ``values`` add to each Helm release Secret: the values and,
     about as large, the objects rendered from them, as JSON, gzip-compressed (level 9, as
-    Helm's ``gzip.BestCompression``) and base64-encoded (4/3)."""
-    text = json.dumps(values, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    compressed = len(gzip.compress(text, compresslevel=9, mtime=0))
-    return (2 * compressed * 4 + 2) // 3
+    Helm's ``gzip.BestCompression``) and base64-encoded (4/3).
+
+    With ``above``, compression stops as soon as the estimate exceeds it, and the figure so
+    far (a lower bound, already over ``above``) is returned: a fleet's all-services values
+    are tens of megabytes, and only whether they fit matters.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=default)
+    gzipped = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
+
+    def share(compressed: int) -> int:
+        return (2 * compressed * 4 + 2) // 3
+
+    size = 0
+    for chunk in encoder.iterencode(values):
+        size += len(gzipped.compress(chunk.encode("utf-8")))
+        if above is not None and share(size) > above:
+            return share(size)
+    return share(size + len(gzipped.flush()))

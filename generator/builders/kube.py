@@ -62,18 +62,19 @@ def _metadata(plan: ServicePlan, name: str, labels: dict[str, str]) -> Obj:
     return meta
 
 
-def prometheus_rule(plan: ServicePlan) -> Obj:
+def prometheus_rule(plan: ServicePlan, groups: Any = None) -> Obj:
     """The ``PrometheusRule`` of ``plan``, labelled ``release: <kube-prometheus-stack release>``.
 
     kube-prometheus-stack's Prometheus selects rules by that label unless its
-    ``ruleSelectorNilUsesHelmValues`` is false.
+    ``ruleSelectorNilUsesHelmValues`` is false. ``groups``: the rule groups when already
+    built or serialised (a list or :class:`~generator.yamlio.YamlText`), else built here.
     """
     labels = {**common_labels(plan), "release": install(plan).release}
     return {
         "apiVersion": API_MONITORING,
         "kind": "PrometheusRule",
         "metadata": _metadata(plan, naming.k8s_name(plan.name), labels),
-        "spec": {"groups": rule_groups(plan)},
+        "spec": {"groups": rule_groups(plan) if groups is None else groups},
     }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from generator import naming
 from generator.builders import install_limits, kube
@@ -28,7 +29,10 @@ from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
-from generator.yamlio import dump_yaml, generated_header
+from generator.yamlio import YamlText, dump_yaml, generated_header
+
+# A service's rule groups: built (a list of groups) or already serialised.
+Groups = list[Any] | YamlText
 
 DASHBOARDS_VIA = ("configmaps", "values")
 # Labels kube-prometheus-stack puts on every object it renders ("kube-prometheus-stack.labels"
@@ -107,6 +111,14 @@ class Dashboard:
         )
 
 
+def _as_data(value: object) -> object:
+    """JSON's ``default`` hook for size estimates: rule groups serialised once
+    (:class:`~generator.yamlio.YamlText`) as their lists."""
+    if isinstance(value, YamlText):
+        return value.data
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def _uid(path: str, text: str) -> str:
     try:
         uid = json.loads(text).get("uid")
@@ -142,10 +154,14 @@ def find_dashboards(
     return per_service, shared
 
 
-def rules_entry(plan: ServicePlan) -> Obj:
+def rules_entry(plan: ServicePlan, groups: Groups | None = None) -> Obj:
     """``additionalPrometheusRulesMap.<obsgen-service>``: the service label (no label the chart
-    sets itself, :data:`CHART_LABELS`) and the rule file's groups."""
-    return {"additionalLabels": kube.service_labels(plan), "groups": rule_groups(plan)}
+    sets itself, :data:`CHART_LABELS`) and the rule file's groups (``groups``, when already
+    built or serialised, else built here)."""
+    return {
+        "additionalLabels": kube.service_labels(plan),
+        "groups": rule_groups(plan) if groups is None else groups,
+    }
 
 
 def pod_monitor_entry(monitor: Obj) -> Obj:
@@ -208,10 +224,21 @@ def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
     }
 
 
-def kps_values(plans: Sequence[ServicePlan], dashboards: Sequence[Dashboard], via: str) -> Obj:
-    """kube-prometheus-stack values for ``plans``: rules, PodMonitors and ``dashboards``."""
+def kps_values(
+    plans: Sequence[ServicePlan],
+    dashboards: Sequence[Dashboard],
+    via: str,
+    groups: Mapping[str, Groups] | None = None,
+) -> Obj:
+    """kube-prometheus-stack values for ``plans``: rules, PodMonitors and ``dashboards``.
+
+    ``groups``: each service's rule groups by service name, when already built (else built).
+    """
+    groups = groups or {}
     values: Obj = {
-        "additionalPrometheusRulesMap": {naming.k8s_name(p.name): rules_entry(p) for p in plans},
+        "additionalPrometheusRulesMap": {
+            naming.k8s_name(p.name): rules_entry(p, groups.get(p.name)) for p in plans
+        },
         "prometheus": {
             "additionalPodMonitors": [
                 pod_monitor_entry(m) for p in plans for m in kube.pod_monitors(p)
@@ -281,7 +308,7 @@ def _manifest(
                     "SLOs or groupBy labels per service)",
                 )
             )
-    applied = install_limits.client_side_apply_bytes(obj)
+    applied = install_limits.client_side_apply_bytes(obj, _as_data)
     if applied > install_limits.ANNOTATIONS_LIMIT:
         usage = KUBECTL_LARGE_USAGE
         warn(
@@ -327,13 +354,14 @@ def _check_values(
                     "render with dashboardsVia: configmaps (one ConfigMap per dashboard)",
                 )
             )
-    share = install_limits.helm_release_share(values)
-    if share > install_limits.HELM_OVERLAY_BUDGET:
+    budget = install_limits.HELM_OVERLAY_BUDGET
+    share = install_limits.helm_release_share(values, _as_data, above=budget)
+    if share > budget:
         warn(
             Diagnostic(
                 path,
                 "",
-                f"adds about {share:,} bytes to every Helm release Secret (limit "
+                f"adds about {share:,} bytes or more to every Helm release Secret (limit "
                 f"{install_limits.HELM_RELEASE_LIMIT:,} for chart, values and manifest "
                 f"together; obsgen's budget {install_limits.HELM_OVERLAY_BUDGET:,}); install "
                 "the rules and dashboards from manifests/ instead (docs/install.md, Sizes)",
@@ -341,6 +369,130 @@ def _check_values(
             )
         )
     return problems
+
+
+def _service_files(
+    plan: ServicePlan,
+    dashboard: Dashboard | None,
+    dashboards_via: str,
+    groups: Groups | None,
+    warn: Callable[[Diagnostic], None],
+    problems: list[Diagnostic],
+) -> dict[str, str]:
+    groups = rule_groups(plan) if groups is None else groups
+    own = [dashboard] if dashboard is not None else []
+    files: dict[str, str] = {}
+    path = naming.values_file(plan.name)
+    values = kps_values([plan], own, dashboards_via, {plan.name: groups})
+    problems.extend(_check_values(path, values, own, dashboards_via, warn))
+    files[path] = dump_yaml(values, header=_header([plan.source], KPS_USAGE.format(file=path)))
+    if plan.gpu_exporter:
+        path = naming.sidecar_values_file(plan.name)
+        files[path] = dump_yaml(
+            kube.sidecar_values(plan),
+            header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
+        )
+
+    def manifest(path: str, obj: Obj) -> None:
+        files[path], found = _manifest(path, obj, [plan.source], warn)
+        problems.extend(found)
+
+    manifest(naming.manifest_file(plan.name, "prometheusrule"), kube.prometheus_rule(plan, groups))
+    for monitor in kube.pod_monitors(plan):
+        part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
+        manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor)
+    for own_dashboard in own:
+        manifest(naming.manifest_file(plan.name, "dashboard"), own_dashboard.configmap())
+    return files
+
+
+def _fleet_files(
+    plans: Sequence[ServicePlan],
+    per_service: Mapping[str, Dashboard],
+    shared: Sequence[Dashboard],
+    dashboards_via: str,
+    groups: Mapping[str, Groups] | None,
+    warn: Callable[[Diagnostic], None],
+    problems: list[Diagnostic],
+) -> dict[str, str]:
+    files: dict[str, str] = {}
+    sources = sorted(p.source for p in plans)
+    for dashboard in shared:
+        path = f"manifests/{dashboard.stem}.yaml"
+        files[path], found = _manifest(path, dashboard.configmap(), sources, warn)
+        problems.extend(found)
+    path = naming.ALL_SERVICES_VALUES
+    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
+    values = kps_values(plans, everything, dashboards_via, groups)
+    problems.extend(_check_values(path, values, everything, dashboards_via, warn))
+    files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
+    return files
+
+
+def _ignore(_: Diagnostic) -> None:
+    return None
+
+
+def service_overlay(
+    plan: ServicePlan,
+    dashboard: Dashboard | None,
+    dashboards_via: str = "configmaps",
+    groups: Groups | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> dict[str, str]:
+    """The ``helm/`` and ``manifests/`` files of one service (:func:`naming.owned_by` it).
+
+    ``dashboard``: its own dashboard, if any; ``groups``: its rule groups when already built
+    or serialised (:class:`~generator.yamlio.YamlText`), else built here; ``warn``: size
+    warnings, as in :func:`overlay_outputs`.
+
+    Raises:
+        ObsgenError: its dashboard is too large for the ConfigMap that would carry it (exit 1).
+    """
+    problems: list[Diagnostic] = []
+    files = _service_files(plan, dashboard, dashboards_via, groups, warn or _ignore, problems)
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
+    return files
+
+
+def fleet_overlay(
+    plans: Sequence[ServicePlan],
+    per_service: Mapping[str, Dashboard],
+    shared: Sequence[Dashboard],
+    dashboards_via: str = "configmaps",
+    groups: Mapping[str, Groups] | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> dict[str, str]:
+    """The files of every service together: :data:`naming.ALL_SERVICES_VALUES` and the
+    manifests of ``shared`` dashboards (those of no one service, e.g. the fleet overview).
+
+    ``per_service``: each service's dashboard by name; ``groups``: rule groups by name;
+    ``warn``: size warnings, as in :func:`overlay_outputs`.
+
+    Raises:
+        ObsgenError: the dashboards are too large for the ConfigMap that would carry them
+            (exit 1).
+    """
+    problems: list[Diagnostic] = []
+    files = _fleet_files(
+        plans, per_service, shared, dashboards_via, groups, warn or _ignore, problems
+    )
+    if problems:
+        raise ObsgenError(problems, exit_code=1)
+    return files
+
+
+def check_overlay(plans: Sequence[ServicePlan], dashboards_via: str) -> None:
+    """Refuse an unknown ``dashboards_via`` and a service named like the all-services file.
+
+    Raises:
+        ValueError: an unknown ``dashboards_via``.
+        ObsgenError: a service named like :data:`naming.ALL_SERVICES_VALUES`.
+    """
+    if dashboards_via not in DASHBOARDS_VIA:
+        raise ValueError(f"dashboards_via must be one of {DASHBOARDS_VIA}, got {dashboards_via!r}")
+    _check_names(plans)
 
 
 def overlay_outputs(
@@ -363,66 +515,18 @@ def overlay_outputs(
         ObsgenError: a service named like the all-services file (exit 2), or a dashboard
             too large for the ConfigMap that would carry it (exit 1).
     """
-    if dashboards_via not in DASHBOARDS_VIA:
-        raise ValueError(f"dashboards_via must be one of {DASHBOARDS_VIA}, got {dashboards_via!r}")
+    check_overlay(plans, dashboards_via)
     if not plans:
         return {}
-    _check_names(plans)
-
-    def ignore(_: Diagnostic) -> None:
-        return None
-
-    warn = warn or ignore
+    warn = warn or _ignore
     per_service, shared = find_dashboards(plans, outputs)
     files: dict[str, str] = {}
     problems: list[Diagnostic] = []
-
-    def values_file(
-        path: str, values: Obj, dashboards: Sequence[Dashboard], sources: list[str]
-    ) -> None:
-        problems.extend(_check_values(path, values, dashboards, dashboards_via, warn))
-        files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
-
-    def manifest(path: str, obj: Obj, sources: Sequence[str]) -> None:
-        files[path], found = _manifest(path, obj, sources, warn)
-        problems.extend(found)
-
     for plan in plans:
-        own = [per_service[plan.name]] if plan.name in per_service else []
-        values_file(
-            naming.values_file(plan.name),
-            kps_values([plan], own, dashboards_via),
-            own,
-            [plan.source],
+        files.update(
+            _service_files(plan, per_service.get(plan.name), dashboards_via, None, warn, problems)
         )
-        if plan.gpu_exporter:
-            path = naming.sidecar_values_file(plan.name)
-            files[path] = dump_yaml(
-                kube.sidecar_values(plan),
-                header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
-            )
-        manifest(
-            naming.manifest_file(plan.name, "prometheusrule"),
-            kube.prometheus_rule(plan),
-            [plan.source],
-        )
-        for monitor in kube.pod_monitors(plan):
-            part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
-            manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor, [plan.source])
-        for dashboard in own:
-            manifest(
-                naming.manifest_file(plan.name, "dashboard"), dashboard.configmap(), [plan.source]
-            )
-    sources = sorted(p.source for p in plans)
-    for dashboard in shared:
-        manifest(f"manifests/{dashboard.stem}.yaml", dashboard.configmap(), sources)
-    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
-    values_file(
-        naming.ALL_SERVICES_VALUES,
-        kps_values(plans, everything, dashboards_via),
-        everything,
-        sources,
-    )
+    files.update(_fleet_files(plans, per_service, shared, dashboards_via, None, warn, problems))
     if problems:
         raise ObsgenError(problems, exit_code=1)
     return dict(sorted(files.items()))

@@ -58,7 +58,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import naming, regexes, slo
-from generator.builders.common import Rule
+from generator.builders.common import Group, Rule
 from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
 from generator.builders.guard_rules import (
     SignalInput,
@@ -74,6 +74,7 @@ from generator.builders.pods import (
     example_pods,
 )
 from generator.builders.rulefile import rule_groups
+from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float, prometheus3_le, quote
@@ -1365,7 +1366,8 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
 def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
     """A pod that sees only its MIG instance (no parent memory): the instance 98 % full fires
-    ``GPUMemoryHeadroomLow`` per instance; half full stays quiet, and the parent is not judged."""
+    ``GPUMemoryHeadroomLow`` per instance; half full (or, above a ``minFreeRatio`` of 0.5, free
+    memory halfway between it and 1) stays quiet, and the parent is not judged."""
     rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
     gpu = {**_gpu_labels(plan), "uuid": UUID}
     instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
@@ -1383,6 +1385,12 @@ def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
         return s
 
     full = int(total * min(Fraction(2, 100), min_free / 2))
+    # Half free; above a threshold of one half, halfway between it and all free (quiet for
+    # every minFreeRatio < 1).
+    roomy = int(total * (Fraction(1, 2) if min_free < Fraction(1, 2) else (1 + min_free) / 2))
+    quiet = (
+        "half" if 2 * roomy == total else f"{decimal_str(float(1 - Fraction(roomy, total)) * 100)}%"
+    )
     labels = {k: v for k, v in {**gpu, **instance}.items() if k in MIG_LABELS}
     return [
         _family_case(
@@ -1395,8 +1403,8 @@ def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
         ),
         _family_case(
             plan,
-            f"{rule['alert']}: a MIG instance half full stays quiet",
-            mig(total // 2),
+            f"{rule['alert']}: a MIG instance {quiet} full stays quiet",
+            mig(roomy),
             rule["alert"],
             [],
             at,
@@ -1763,26 +1771,39 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
     return out
 
 
+def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> dict[str, str]:
+    """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one
+    plan, cases that can share an input block merged (:mod:`generator.builders.test_merge`).
+    ``groups``: the plan's rule groups when already built.
+
+    Raises:
+        ObsgenError: an error matcher with no printable example value.
+    """
+    header = generated_header(plan.source)
+    skipped = native_note(plan)
+    if skipped:
+        header += (
+            "\nNative-histogram SLOs "
+            + ", ".join(skipped)
+            + ": promtool 2.42 test series cannot express native histograms,\n"
+            "so only the zero-traffic case covers them; their burn cases are not generated,\n"
+            "and their input guard is expected to fire (no series) where others stay quiet."
+        )
+    try:
+        files = rule_test_files(plan)
+    except ValueError as err:  # an error matcher with no printable example value
+        raise ObsgenError(
+            [Diagnostic(plan.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
+        ) from None
+    alert_reads = reads(rule_groups(plan) if groups is None else groups)
+    for doc in files.values():
+        doc["tests"] = merge_cases(doc["tests"], alert_reads)
+    return {path: dump_yaml(doc, header=header) for path, doc in files.items()}
+
+
 def rule_tests_outputs(plans: Sequence[ServicePlan]) -> dict[str, str]:
     """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) per plan."""
     out = {}
     for p in plans:
-        header = generated_header(p.source)
-        skipped = native_note(p)
-        if skipped:
-            header += (
-                "\nNative-histogram SLOs "
-                + ", ".join(skipped)
-                + ": promtool 2.42 test series cannot express native histograms,\n"
-                "so only the zero-traffic case covers them; their burn cases are not generated,\n"
-                "and their input guard is expected to fire (no series) where others stay quiet."
-            )
-        try:
-            files = rule_test_files(p)
-        except ValueError as err:  # an error matcher with no printable example value
-            raise ObsgenError(
-                [Diagnostic(p.source, "spec.metrics", f"cannot generate promtool tests: {err}")]
-            ) from None
-        for path, doc in files.items():
-            out[path] = dump_yaml(doc, header=header)
+        out.update(service_rule_tests(p))
     return out

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from generator.builders import gpu_rules, guard_rules, memory_rules, service_rules, slo_rules
+from generator.builders import (
+    fleet_rules,
+    gpu_rules,
+    guard_rules,
+    memory_rules,
+    service_rules,
+    slo_rules,
+)
 from generator.builders.common import Group, group
 from generator.plan import ServicePlan
 
@@ -14,8 +21,8 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
 
     Groups: ``traffic`` (request/error/latency/saturation records, then their alerts),
     ``memory`` (the service's pods first), ``targets`` (target down), ``gpu``, ``guards``
-    (replicas unavailable, input guards), then one ``slo.<name>`` per SLO. Empty groups are
-    left out.
+    (replicas unavailable, input guards), one ``slo.<name>`` per SLO, then ``fleet`` (the fleet
+    overview's per-service records). Empty groups are left out.
     """
     groups = [
         group(
@@ -34,6 +41,7 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
         group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),
+        group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]
     return [g for g in groups if g["rules"]]
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
-from generator.errors import Diagnostic, ObsgenError
+from generator.build import BundleFiles
+from generator.cache import OutputCache
+from generator.errors import Diagnostic, ObsgenError, summarise
+from generator.progress import Progress
 from generator.project_config import (
     CONFIG_FILE,
     DASHBOARDS_VIA,
@@ -15,7 +20,7 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
-from generator.render import render
+from generator.render import Bundle, render_bundle
 from generator.writer import differences, output_lock, write_all
 
 
@@ -54,6 +59,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also write mimir/<service>.yaml: the rule files in the namespace layout "
         "`mimirtool rules load|sync` reads (namespace obsgen-<service>); pass it to "
         "`render --check` too; see docs/scale-out.md",
+    )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress line (it shows only on a terminal)"
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build every service and run every changed promtool proof, ignoring what earlier "
+        "renders recorded (see docs/ci.md: the cache lives in $OBSGEN_CACHE_DIR)",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes for building many services (default: one per core)",
     )
 
 
@@ -99,15 +121,46 @@ def run(args: argparse.Namespace) -> int:
 
 def _render(args: argparse.Namespace, root: Path) -> int:
     settings, record = _settings(root, args.dashboards_via, args.check)
-    outputs, stale = render(
-        root,
-        args.specs,
-        run_promtool=not args.skip_promtool,
-        dashboards_via=settings.dashboards_via,
-        warn=lambda warning: print(warning, file=sys.stderr),
-        fleet_name=settings.fleet_name,
-        mimir=args.mimir_rules,
-    )
+    progress = Progress(enabled=False if args.quiet else None)
+    cache = None if args.no_cache else OutputCache(root)
+    warnings: list[Diagnostic] = []
+    spool = tempfile.TemporaryDirectory(prefix="obsgen-spool-")
+    try:
+        bundle = render_bundle(
+            root,
+            args.specs,
+            run_promtool=not args.skip_promtool,
+            dashboards_via=settings.dashboards_via,
+            warn=warnings.append,
+            cache=cache,
+            progress=progress,
+            jobs=args.jobs,
+            spool_to=Path(spool.name),
+            fleet_name=settings.fleet_name,
+            mimir=args.mimir_rules,
+        )
+        return _finish(args, root, bundle, cache, record, settings)
+    finally:
+        spool.cleanup()
+        progress.clear()
+        for line in summarise(warnings):
+            print(line, file=sys.stderr)
+        if cache is not None:
+            cache.save()  # proofs that passed stay recorded even when another one failed
+
+
+def _finish(
+    args: argparse.Namespace,
+    root: Path,
+    bundle: Bundle,
+    cache: OutputCache | None,
+    record: str | None,
+    settings: RenderConfig,
+) -> int:
+    """Compare (``--check``) or write the bundle (and a new obsgen.yaml ``record``); record
+    what was written in ``cache``."""
+    # Files reused in place are on disk unchanged: nothing to compare or write.
+    outputs, stale = bundle.outputs.to_write(), bundle.stale
     if args.check:
         drift = differences(root, outputs, stale)
         for line in drift:
@@ -115,12 +168,18 @@ def _render(args: argparse.Namespace, root: Path) -> int:
         if drift:
             print("run `make render` and commit the result", file=sys.stderr)
             return 1
-        print(f"{len(outputs)} files up to date")
+        print(f"{len(bundle.outputs)} files up to date")
         return 0
+    to_write: Mapping[str, str] = outputs
     if record is not None:
-        outputs = {**outputs, CONFIG_FILE: record}
-    changed = write_all(root, outputs, stale)
-    print(f"rendered {len(outputs)} files, {len(changed)} changed")
+        to_write = BundleFiles([outputs, {CONFIG_FILE: record}])
+    changed = write_all(root, to_write, stale)
+    if cache is not None:
+        cache.remember(bundle.keys, bundle.services, bundle.warnings)
+        if not bundle.partial:
+            cache.forget_others(bundle.services)
+        cache.save()
+    print(f"rendered {len(bundle.outputs)} files, {len(changed)} changed")
     for rel in changed:
         print(f"  {rel}")
     if record is not None:

@@ -1,0 +1,311 @@
+"""Build every output in memory: each service's own files, then the fleet-wide files.
+
+A service's own files (:func:`generator.naming.owned_by`) depend on its plan alone. They are
+built once per plan — its rule groups built once, serialised once and spliced into the rule
+file, the PrometheusRule and the Helm values file (:class:`~generator.yamlio.YamlText`) — and
+taken from the :class:`~generator.cache.OutputCache` when the plan is unchanged. When many
+services need building, worker processes build them (one per core). The fleet-wide files
+(runbooks, the fleet overview, the all-services values) are built afterwards from every plan
+and the services' rule texts, never rebuilding a service's rule groups.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from generator import naming
+from generator.builders.alertmanager import alertmanager_outputs
+from generator.builders.dashboard import (
+    FLEET_NAME,
+    check_dashboard_names,
+    fleet_dashboard_output,
+    service_dashboard_output,
+)
+from generator.builders.mimir import mimir_rule_file
+from generator.builders.overlay import Dashboard, check_overlay, fleet_overlay, service_overlay
+from generator.builders.rule_tests import service_rule_tests
+from generator.builders.rulefile import rule_groups
+from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
+from generator.errors import Diagnostic
+from generator.filebacked import FileBacked, spool
+from generator.plan import ServicePlan
+from generator.receivers import ReceiversConfig
+from generator.yamlio import YamlText, dump_yaml, generated_header
+
+if TYPE_CHECKING:
+    from generator.cache import OutputCache
+
+Outputs = dict[str, str]
+
+# Below this many services to build, worker processes cost more than they save (start-up and
+# shipping each service's ~0.5 MB of text back).
+PARALLEL_FROM = 16
+
+
+def variant(dashboards_via: str, mimir: bool) -> str:
+    """The render options a service's own files depend on, as one string (part of each
+    service's cache key)."""
+    return f"{dashboards_via}{'+mimir' if mimir else ''}"
+
+
+def service_outputs(
+    plan: ServicePlan,
+    dashboards_via: str = "configmaps",
+    mimir: bool = False,
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> Outputs:
+    """Every file of ``plan`` alone: rule file, promtool tests, its runbook pages, dashboard,
+    Helm values, sidecar values and manifests (and with ``mimir`` its Mimir rule file), by
+    repository path. ``warn`` receives the install overlays' size warnings.
+
+    Raises:
+        ObsgenError: no test can be generated for a matcher (exit 2), or the dashboard is too
+            large for a ConfigMap (exit 1).
+    """
+    groups = rule_groups(plan)
+    text = YamlText.of(groups) if groups else None
+    header = generated_header(plan.source)
+    rules = naming.rules_file(plan.name)
+    out: Outputs = {rules: dump_yaml({"groups": text or []}, header=header)}
+    if mimir:
+        out[naming.mimir_file(plan.name)] = mimir_rule_file(plan, out[rules])
+    out.update(service_rule_tests(plan, groups))
+    out.update(service_runbook_outputs(plan))
+    out.update(service_dashboard_output(plan))
+    uid = naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label)
+    dashboard = Dashboard(plan.name, out[naming.dashboard_file(plan.name)], plan.namespace, uid)
+    out.update(service_overlay(plan, dashboard, dashboards_via, text or groups, warn))
+    return out
+
+
+def rule_groups_text(rules_file: str) -> YamlText | list[object]:
+    """The ``groups`` of a rendered rule file, as text to splice into other documents.
+
+    Raises:
+        ValueError: the text is not a rule file rendered by obsgen.
+    """
+    body = "".join(line for line in rules_file.splitlines(keepends=True) if line[:1] != "#")
+    if body == "groups: []\n":
+        return []
+    if not body.startswith("groups:\n"):
+        raise ValueError("not a rule file rendered by obsgen")
+    return YamlText(body.removeprefix("groups:\n"))
+
+
+def fleet_outputs(
+    plans: Sequence[ServicePlan],
+    services: Mapping[str, Mapping[str, str]],
+    dashboards_via: str,
+    fleet_name: str | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
+) -> Outputs:
+    """Files of every service together: runbooks, the fleet overview (dashboard and its
+    manifest) and :data:`naming.ALL_SERVICES_VALUES`, given each service's own files.
+    ``fleet_name``: ``render.fleetName`` of obsgen.yaml (None: from the namespaces); ``warn``
+    receives the overlays' size warnings.
+
+    Raises:
+        ObsgenError: a dashboard too large for the ConfigMap that would carry it (exit 1).
+    """
+    out = runbook_outputs(plans)
+    if not plans:
+        return out
+    out.update(fleet_dashboard_output(plans, fleet_name))
+    fleet_path = naming.fleet_dashboard_file()
+    fleet_text = out[fleet_path]
+    fleet_uid = json.loads(fleet_text)["uid"]
+    per_service = {
+        p.name: Dashboard(
+            p.name,
+            services[p.name][naming.dashboard_file(p.name)],
+            p.namespace,
+            naming.dashboard_uid(p.name, p.namespace, p.cluster_label),
+        )
+        for p in plans
+    }
+    shared = [Dashboard(FLEET_NAME, fleet_text, None, fleet_uid)]
+    groups = {p.name: rule_groups_text(services[p.name][naming.rules_file(p.name)]) for p in plans}
+    out.update(fleet_overlay(plans, per_service, shared, dashboards_via, groups, warn))
+    return out
+
+
+Built = tuple[str, Mapping[str, str], list[Diagnostic]]
+
+
+def _build_one(job: tuple[ServicePlan, str, bool, Path | None]) -> Built:
+    plan, dashboards_via, mimir, spool_to = job
+    warnings: list[Diagnostic] = []
+    outputs = service_outputs(plan, dashboards_via, mimir, warnings.append)
+    if spool_to is None:
+        return plan.name, outputs, warnings
+    spooled = spool(spool_to, outputs)  # only the paths travel back to the parent
+    return plan.name, spooled, warnings
+
+
+def _workers(jobs: int | None) -> int:
+    if jobs is not None:
+        return max(1, jobs)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def build_services(
+    plans: Sequence[ServicePlan],
+    dashboards_via: str = "configmaps",
+    cache: OutputCache | None = None,
+    progress: Callable[[int], None] | None = None,
+    jobs: int | None = None,
+    spool_to: Path | None = None,
+    mimir: bool = False,
+    warnings: dict[str, list[Diagnostic]] | None = None,
+) -> dict[str, Mapping[str, str]]:
+    """Each plan's own files by service name: the files in the repository when ``cache``
+    recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
+    built (in ``jobs`` worker processes, default one per usable core, when
+    :data:`PARALLEL_FROM` or more need building). With ``spool_to``, many services built are
+    written under that folder and held as files, not in memory. ``mimir``: also each
+    service's Mimir rule file.
+
+    ``progress`` is called with the number of services finished since its last call;
+    ``warnings`` (when given) receives each service's size warnings by name, those of reused
+    services as the cache recorded them.
+
+    Raises:
+        ObsgenError: from :func:`service_outputs` (the first failing service's).
+    """
+    done: dict[str, Mapping[str, str]] = {}
+    found_warnings: dict[str, list[Diagnostic]] = {}
+    todo: list[ServicePlan] = []
+    for plan in plans:
+        if cache is not None:
+            key = cache.key(plan, variant(dashboards_via, mimir))
+            found = cache.get(plan.name, key)
+            if found is not None:
+                done[plan.name] = found
+                found_warnings[plan.name] = cache.warnings(plan.name)
+                continue
+        todo.append(plan)
+    if progress is not None and done:
+        progress(len(done))
+    many = len(todo) >= PARALLEL_FROM
+    workers = min(_workers(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
+    jobs_args = [(p, dashboards_via, mimir, spool_to if many else None) for p in todo]
+    built: Iterable[Built]
+    if workers >= 2 and many:
+        # fork: workers inherit the imported modules instead of importing them again.
+        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        chunk = max(1, min(16, len(todo) // (workers * 4)))
+        built = pool.map(_build_one, jobs_args, chunksize=chunk)
+    else:
+        pool = None
+        built = map(_build_one, jobs_args)
+    try:
+        for name, outputs, service_warnings in built:
+            done[name] = outputs
+            found_warnings[name] = service_warnings
+            if progress is not None:
+                progress(1)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if warnings is not None:
+        warnings.update(found_warnings)
+    return done
+
+
+def build_outputs(
+    plans: Sequence[ServicePlan],
+    dashboards_via: str = "configmaps",
+    receivers: ReceiversConfig | None = None,
+    fleet_name: str | None = None,
+    warn: Callable[[Diagnostic], None] | None = None,
+    mimir: bool = False,
+    *,
+    fleet: bool = True,
+    cache: OutputCache | None = None,
+    progress: Callable[[int], None] | None = None,
+    jobs: int | None = None,
+) -> Outputs:
+    """Render every output of every plan in memory, sorted by repository path.
+
+    ``dashboards_via`` is ``configmaps`` or ``values``; ``receivers``
+    (``alertmanager/receivers.yaml``; None: placeholders) feed the Alertmanager outputs;
+    ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces);
+    ``warn`` receives the install overlays' size warnings; with ``mimir``,
+    ``mimir/<service>.yaml`` too: the rule files in the namespace layout of ``mimirtool rules
+    load|sync`` (:mod:`generator.builders.mimir`). ``fleet=False`` leaves out the fleet-wide
+    files (a render of named spec files writes only those services' own files).
+    ``cache``, ``progress`` and ``jobs``: see :func:`build_services`.
+
+    Raises:
+        ValueError: an unknown ``dashboards_via``.
+        ObsgenError: reserved service names, a failing test generation, oversized dashboards.
+    """
+    check_dashboard_names(plans)
+    check_overlay(plans, dashboards_via)
+    warnings: dict[str, list[Diagnostic]] = {}
+    services = build_services(
+        plans, dashboards_via, cache, progress, jobs, mimir=mimir, warnings=warnings
+    )
+    outputs: Outputs = {}
+    for plan in plans:
+        outputs.update(services[plan.name])
+        for warning in warnings.get(plan.name, []):
+            if warn is not None:
+                warn(warning)
+    if fleet:
+        fleet_files = {
+            **fleet_outputs(plans, services, dashboards_via, fleet_name, warn),
+            **alertmanager_outputs(plans, receivers),
+        }
+        for path, content in fleet_files.items():
+            if path in outputs:
+                raise ValueError(f"two builders produce {path}")
+            outputs[path] = content
+    return dict(sorted(outputs.items()))
+
+
+class BundleFiles(Mapping[str, str]):
+    """Every file of a render by repository path (sorted), over the services' own files
+    (in memory or :class:`FileBacked`) and the fleet-wide ones.
+
+    Raises (on construction):
+        ValueError: two parts produce the same path.
+    """
+
+    def __init__(self, parts: Iterable[Mapping[str, str]]) -> None:
+        self._parts = list(parts)
+        self._where: dict[str, Mapping[str, str]] = {}
+        for part in self._parts:
+            for rel in part:
+                if rel in self._where:
+                    raise ValueError(f"two builders produce {rel}")
+                self._where[rel] = part
+        self._order = sorted(self._where)
+
+    def __getitem__(self, rel: str) -> str:
+        return self._where[rel][rel]
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def to_write(self) -> BundleFiles:
+        """The files that may differ from the repository: all but those reused in place
+        (:meth:`generator.cache.OutputCache.get` found them unchanged on disk)."""
+        return BundleFiles(p for p in self._parts if not (isinstance(p, FileBacked) and p.on_disk))

@@ -1,0 +1,174 @@
+"""Merge generated promtool test cases that can share one input block.
+
+promtool evaluates every rule of the file at every step of every test group, so a test file
+costs about (rules × the steps of each group, summed). Many cases differ only in series that the
+other cases' alerts never read: "the GPU runs hot" and "the queue is full" can run in one block,
+each alert asserted at its own time. :func:`merge_cases` merges such groups, so the steps are
+paid once per block instead of once per case, and every assertion keeps its input.
+
+Two groups share a block when, for every input series:
+
+* both give it the same values (a longer run of the same last segment — ``0+1x20`` and
+  ``0+1x40`` — is the same input up to the shorter one's end, and later samples cannot change
+  an earlier evaluation), or
+* they differ, or only one has it, and the alerts asserted by the other group do not read its
+  metric, directly or through a recording rule (:func:`reads`); the block takes the values of
+  the group whose alerts read it.
+
+Reading is decided by name over the rule expressions, an over-approximation: a name that appears
+anywhere in an expression counts, so merging can only be refused too often, never wrongly. An
+alert that reads ``ALERTS`` (other alerts' state) keeps its group to itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.units import parse_duration_ms
+
+_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_LAST_RUN = re.compile(r"^(.*)x(\d+)$")
+ALERTS_SERIES = "ALERTS"
+# A merged block's name lists its cases; past this length the block takes no more (promtool
+# prints the name of a failing group, and it must stay one readable line).
+MAX_NAME_CHARS = 1500
+
+
+def reads(groups: Sequence[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
+    """Every name each alert of the rule ``groups`` reads: the names in its expression and,
+    through each recording rule it reads, in that rule's, transitively. ``{alert: names}``."""
+    records: dict[str, set[str]] = {}
+    alerts: dict[str, set[str]] = {}
+    for group in groups:
+        for rule in group["rules"]:
+            names = set(_NAME.findall(rule["expr"]))
+            if "record" in rule:
+                records.setdefault(rule["record"], set()).update(names)
+            else:
+                alerts.setdefault(rule["alert"], set()).update(names)
+    closed: dict[str, frozenset[str]] = {}
+
+    def close(names: set[str]) -> set[str]:
+        seen, todo = set(names), list(names)
+        while todo:
+            for name in records.get(todo.pop(), ()):
+                if name not in seen:
+                    seen.add(name)
+                    todo.append(name)
+        return seen
+
+    for alert, names in alerts.items():
+        closed[alert] = frozenset(close(names))
+    return closed
+
+
+def _metric(series: str) -> str:
+    return series.split("{", 1)[0]
+
+
+def _same_run(a: str, b: str) -> str | None:
+    """The longer of two ``values`` strings that are the same input up to the shorter's end,
+    or None."""
+    if a == b:
+        return a
+    *head_a, last_a = a.split(" ")
+    *head_b, last_b = b.split(" ")
+    run_a, run_b = _LAST_RUN.match(last_a), _LAST_RUN.match(last_b)
+    if head_a != head_b or run_a is None or run_b is None or run_a.group(1) != run_b.group(1):
+        return None
+    return a if int(run_a.group(2)) >= int(run_b.group(2)) else b
+
+
+@dataclass
+class _Block:
+    interval: str
+    names: list[str]
+    series: dict[str, str]
+    tests: list[dict[str, Any]]
+    reads: set[str] = field(default_factory=set)
+
+    def merged(self, other: _Block) -> dict[str, str] | None:
+        """The input series of this block and ``other`` together, or None when they clash."""
+        if other.interval != self.interval:
+            return None
+        if len(" | ".join([*self.names, *other.names])) > MAX_NAME_CHARS:
+            return None
+        out = dict(self.series)
+        for key, values in other.series.items():
+            metric = _metric(key)
+            mine = out.get(key)
+            if mine is None:
+                if metric in self.reads:
+                    return None
+                out[key] = values
+                continue
+            same = _same_run(mine, values)
+            if same is not None:
+                out[key] = same
+            elif metric in self.reads and metric in other.reads:
+                return None
+            elif metric in other.reads:
+                out[key] = values
+        for key in self.series.keys() - other.series.keys():
+            if _metric(key) in other.reads:
+                return None
+        return out
+
+
+def _block(group: Mapping[str, Any], alert_reads: Mapping[str, frozenset[str]]) -> _Block | None:
+    if set(group) != {"name", "interval", "input_series", "alert_rule_test"}:
+        return None
+    read: set[str] = set()
+    for test in group["alert_rule_test"]:
+        names = alert_reads.get(test["alertname"])
+        if names is None or ALERTS_SERIES in names:
+            return None
+        read |= names
+    series = {s["series"]: s["values"] for s in group["input_series"]}
+    if len(series) != len(group["input_series"]):
+        return None  # a series given twice: keep the case as written
+    return _Block(group["interval"], [group["name"]], series, list(group["alert_rule_test"]), read)
+
+
+def _last_eval_ms(group: Mapping[str, Any]) -> int:
+    return max((parse_duration_ms(t["eval_time"]) for t in group["alert_rule_test"]), default=0)
+
+
+def merge_cases(
+    groups: Sequence[dict[str, Any]], alert_reads: Mapping[str, frozenset[str]]
+) -> list[dict[str, Any]]:
+    """``groups`` (promtool test groups of one file) with every group that can share an input
+    block with another merged into it; longest groups first, each block keeping its cases'
+    assertions in order. ``alert_reads``: :func:`reads` of the rule file tested.
+    """
+    order = sorted(range(len(groups)), key=lambda i: -_last_eval_ms(groups[i]))
+    blocks: list[_Block] = []
+    kept: list[dict[str, Any]] = []
+    for index in order:
+        block = _block(groups[index], alert_reads)
+        if block is None:
+            kept.append(groups[index])
+            continue
+        for existing in blocks:
+            series = existing.merged(block)
+            if series is not None:
+                existing.series = series
+                existing.names.extend(block.names)
+                existing.tests.extend(t for t in block.tests if t not in existing.tests)
+                existing.reads |= block.reads
+                break
+        else:
+            blocks.append(block)
+    merged = [
+        {
+            "name": " | ".join(b.names),
+            "interval": b.interval,
+            "input_series": [{"series": k, "values": v} for k, v in b.series.items()],
+            "alert_rule_test": b.tests,
+        }
+        for b in blocks
+    ]
+    return merged + kept

@@ -1,0 +1,77 @@
+"""Outputs held as files instead of in memory: a read-only ``{repository path: text}`` mapping.
+
+A 1,000-service render produces about a gigabyte of text. Services built in worker processes
+are written to a spool folder and services reused from an earlier render stay where they are
+(:mod:`generator.cache`); either way the render holds only their paths, and each text is read
+when something asks for it (the fleet files, promtool, the writer), then dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from generator.errors import Diagnostic, ObsgenError
+
+# (size, mtime_ns, ctime_ns, inode) of a file as recorded; see generator.cache.
+Identity = list[int]
+
+
+def identity(path: Path) -> Identity | None:
+    """The recorded identity of ``path``, or None when it cannot be stat-ed."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+class FileBacked(Mapping[str, str]):
+    """Texts of files under ``base``, by repository path (``base / path``).
+
+    Args:
+        base: folder holding the files (a spool folder, or the repository itself).
+        identities: each path, with the identity it must still have when read (None: any);
+            a file that changed since is an error, not silently different output.
+        on_disk: True when ``base`` is the repository and the files are the outputs already
+            there (nothing to write).
+    """
+
+    def __init__(
+        self, base: Path, identities: Mapping[str, Identity | None], on_disk: bool = False
+    ) -> None:
+        self.base = base
+        self.identities = dict(identities)
+        self.on_disk = on_disk
+
+    def __getitem__(self, rel: str) -> str:
+        expected = self.identities[rel]
+        path = self.base / rel
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise ObsgenError(
+                [Diagnostic(str(path), "", f"cannot read back a rendered file: {err}")],
+                exit_code=1,
+            ) from None
+        if expected is not None and identity(path) != expected:
+            raise ObsgenError(
+                [Diagnostic(rel, "", "changed on disk during the render; render again")],
+                exit_code=1,
+            )
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.identities)
+
+    def __len__(self) -> int:
+        return len(self.identities)
+
+
+def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:
+    """Write ``outputs`` under ``base`` and return them as a :class:`FileBacked`."""
+    for rel, text in outputs.items():
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return FileBacked(base, dict.fromkeys(outputs))

@@ -1,0 +1,324 @@
+"""Fleet scale (issue 19): parallel builds equal serial ones, unchanged services and proofs are
+reused from disk and rebuilt when anything they depend on changes, the fleet overview does not
+grow with the fleet, a progress line only on a terminal, repeated warnings printed once."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generator import build, cache, naming
+from generator.build import build_outputs
+from generator.builders.dashboard import fleet_dashboard_output
+from generator.cli import main
+from generator.errors import Diagnostic, Level, ObsgenError, summarise
+from generator.plan import ServicePlan
+from generator.progress import Progress
+from generator.render import find_specs, load_plans
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _clone_specs(folder: Path, count: int, example: str = "triton-trtllm") -> list[Path]:
+    """``count`` copies of an example spec, each with its own service, job and deployment."""
+    text = (REPO / "specs" / f"{example}.yaml").read_text(encoding="utf-8")
+    name = re.search(r"metadata: \{name: ([a-z0-9-]+)", text)
+    assert name is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(count):
+        path = folder / f"{example}-{i:02d}.yaml"
+        path.write_text(re.sub(rf"\b{name.group(1)}\b", f"svc-{i:02d}", text), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+@pytest.fixture
+def parallel_from_4(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Worker processes from 4 services on (16 by default): small cases take the parallel path."""
+    monkeypatch.setattr(build, "PARALLEL_FROM", 4)
+    return 4
+
+
+def test_worker_processes_build_exactly_what_one_process_builds(
+    tmp_path: Path, parallel_from_4: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plans = load_plans(_clone_specs(tmp_path / "specs", parallel_from_4), tmp_path)
+    serial = build_outputs(plans, jobs=1)
+    pools: list[int] = []
+    original = build.ProcessPoolExecutor
+
+    def counted(max_workers: int, **kwargs: object) -> object:
+        pools.append(max_workers)
+        return original(max_workers=max_workers, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(build, "ProcessPoolExecutor", counted)
+    assert build_outputs(plans, jobs=2) == serial
+    assert pools == [2]
+
+
+def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel_from_4: int
+) -> None:
+    plans = load_plans(_clone_specs(tmp_path / "specs", parallel_from_4), tmp_path)
+    original = build.service_rule_tests
+
+    def failing(plan: ServicePlan, groups: Any = None) -> dict[str, str]:
+        if plan.name == "svc-03":
+            raise ObsgenError([Diagnostic(plan.source, "spec.metrics", "no example value")])
+        return original(plan, groups)
+
+    monkeypatch.setattr(build, "service_rule_tests", failing)  # inherited by forked workers
+    with pytest.raises(ObsgenError) as caught:
+        build_outputs(plans, jobs=2)
+    assert caught.value.exit_code == 2
+    assert [str(d) for d in caught.value.diagnostics] == [
+        f"{plans[3].source}: spec.metrics: no example value"
+    ]
+
+
+# --- reuse from disk -----------------------------------------------------------------------
+
+
+def _render(root: Path, *args: str) -> int:
+    """Render ``root``'s specs (its ``specs/`` folder unless ``args`` name specs) into it."""
+    named = [a for a in args if not a.startswith("-")]
+    specs = [] if named else [str(root / "specs")]
+    return main(["render", "--skip-promtool", "--out", str(root), *args, *specs])
+
+
+def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    built: list[str] = []
+    original = build.service_outputs
+
+    def counting(
+        plan: ServicePlan, dashboards_via: str = "configmaps", mimir: bool = False, warn: Any = None
+    ) -> dict[str, str]:
+        built.append(plan.name)
+        return original(plan, dashboards_via, mimir, warn)
+
+    monkeypatch.setattr(build, "service_outputs", counting)
+    return built
+
+
+def test_unchanged_services_are_read_back_and_changed_ones_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    specs = _clone_specs(tmp_path / "specs", 3)
+    assert _render(tmp_path) == 0
+    first = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    built = _counting_builds(monkeypatch)
+
+    assert _render(tmp_path) == 0
+    assert built == []  # every service from the cache
+    assert "0 changed" in capsys.readouterr().out
+
+    specs[1].write_text(specs[1].read_text().replace("objective: 95", "objective: 96"))
+    assert _render(tmp_path) == 0
+    assert built == ["svc-01"]
+    changed = capsys.readouterr().out
+    assert "rules/svc-01.rules.yaml" in changed and "svc-00" not in changed
+
+    # An output edited by hand is rebuilt from its spec, not trusted.
+    rules = tmp_path / "rules" / "svc-02.rules.yaml"
+    rules.write_text(rules.read_text().replace("> 0", "> 1"))
+    built.clear()
+    assert _render(tmp_path) == 0
+    assert built == ["svc-02"]
+    assert rules.read_bytes() == first[rules]
+
+    # The whole bundle is what a render without the cache writes.
+    again = tmp_path.parent / f"{tmp_path.name}-again"
+    shutil.copytree(tmp_path / "specs", again / "specs")
+    assert _render(again, "--no-cache") == 0
+
+    def files(root: Path) -> dict[Path, bytes]:
+        return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert files(tmp_path) == files(again)
+
+
+def test_new_obsgen_code_rebuilds_every_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _clone_specs(tmp_path / "specs", 2)
+    assert _render(tmp_path) == 0
+    built = _counting_builds(monkeypatch)
+    monkeypatch.setattr(cache, "code_digest", lambda: "another obsgen")
+    assert _render(tmp_path) == 0
+    assert built == ["svc-00", "svc-01"]
+
+
+def test_a_reused_service_repeats_the_warnings_it_was_built_with(tmp_path: Path) -> None:
+    """Size warnings come from building a service (in a worker); one read back from the cache
+    is not built again, so the cache keeps its warnings with its files."""
+    root, folder = tmp_path / "root", tmp_path / "records"
+    rel = "rules/a.rules.yaml"
+    (root / "rules").mkdir(parents=True)
+    (root / rel).write_text("groups: []\n", encoding="utf-8")
+    warning = Diagnostic("manifests/a/dashboard.yaml", "", "too large for client-side apply")
+    warning = dataclasses.replace(warning, level=Level.WARNING)
+    records = cache.OutputCache(root, folder)
+    records.remember({"a": "key-1"}, {"a": {rel: "groups: []\n"}}, {"a": [warning]})
+    records.save()
+    again = cache.OutputCache(root, folder)
+    assert again.get("a", "key-1") is not None
+    assert again.warnings("a") == [warning]
+    assert again.warnings("b") == []
+
+
+def test_build_services_reports_each_services_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    plans = load_plans(find_specs([], REPO), REPO)[:2]
+    original = build.service_outputs
+
+    def warning(plan: ServicePlan, via: str, mimir: bool, warn: Any = None) -> dict[str, str]:
+        if warn is not None:
+            warn(Diagnostic(plan.source, "", "big", Level.WARNING))
+        return original(plan, via, mimir, warn)
+
+    monkeypatch.setattr(build, "service_outputs", warning)
+    found: dict[str, list[Diagnostic]] = {}
+    build.build_services(plans, warnings=found)
+    assert {name: [d.message for d in ds] for name, ds in found.items()} == {
+        p.name: ["big"] for p in plans
+    }
+
+
+def _logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    real = shutil.which("promtool")
+    assert real is not None, "promtool is installed by make test"
+    log = tmp_path / "promtool.log"
+    wrapper = tmp_path / "promtool"
+    wrapper.write_text(f'#!/bin/sh\necho "$1 $2" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PROMTOOL", str(wrapper))
+    return log
+
+
+_SMALL_SPEC = """\
+apiVersion: obsgen/v1alpha1
+kind: ModelService
+metadata: {name: small, team: t}
+spec:
+  server: openai-http
+  selector: {namespace: ns, job: small}
+  alerts:
+    errorRatio: {maxRatio: 0.05, for: 5m}
+    latencyP99: {enabled: false}
+    slowRequests: {enabled: false}
+  deployment: {name: small, container: small}
+"""
+
+
+def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _logging_promtool(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    spec = repo / "specs" / "small.yaml"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(_SMALL_SPEC, encoding="utf-8")  # few generated tests: a short proof
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert "test rules" in log.read_text()
+
+    # Outputs gone (a fresh checkout of another branch): rebuilt, but the proof is reused.
+    for path in (repo / "rules").iterdir():
+        path.unlink()
+    log.write_text("")
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert log.read_text() == "check rules\n"
+
+    # Other rules: proved again.
+    spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
+    log.write_text("")
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert "test rules" in log.read_text()
+
+
+# --- the fleet overview ---------------------------------------------------------------------
+
+
+def _fleet(plans: list[ServicePlan], count: int) -> list[ServicePlan]:
+    return [
+        dataclasses.replace(plans[i % len(plans)], name=f"svc-{i:04d}", team=f"team-{i % 7}")
+        for i in range(count)
+    ]
+
+
+def test_the_fleet_overview_does_not_grow_with_the_fleet() -> None:
+    plans = load_plans(find_specs([], REPO), REPO)
+    small = fleet_dashboard_output(_fleet(plans, 40))
+    large = fleet_dashboard_output(_fleet(plans, 1000))
+    (small_text,) = small.values()
+    (large_text,) = large.values()
+    assert len(large_text) == len(small_text) < 20_000
+    dashboard = json.loads(large_text)
+    assert [v["name"] for v in dashboard["templating"]["list"]] == ["datasource", "team", "service"]
+    queries = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    assert queries and not any("svc-" in q for q in queries)
+    assert all('service=~"$service"' in q for q in queries)
+
+
+# --- terminal output -------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_drawn_on_a_terminal_only() -> None:
+    terminal, pipe = _Terminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        progress = Progress(stream)
+        progress.phase("building services", 3)
+        progress.advance(3)
+        progress.clear()
+    assert "\robsgen: building services 3/3" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r")  # erased again
+    assert pipe.getvalue() == ""
+    quiet = _Terminal()
+    Progress(quiet, enabled=False).phase("building services", 3)
+    assert quiet.getvalue() == ""
+
+
+def test_render_shows_progress_on_a_terminal_unless_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _clone_specs(tmp_path / "specs", 2)
+    for args, shown in (([], True), (["--quiet"], False)):
+        terminal = _Terminal()
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert _render(tmp_path / "out", str(tmp_path / "specs"), *args) == 0
+        assert ("obsgen: building services 2/2" in terminal.getvalue()) is shown
+
+
+def test_a_warning_repeated_across_specs_is_printed_once_with_a_count() -> None:
+    same = "not set: alert runbook_url annotations are relative"
+    diagnostics = [
+        Diagnostic(f"specs/s{i:04d}.yaml", "metadata.runbookBaseUrl", same, Level.WARNING)
+        for i in range(1000)
+    ]
+    diagnostics.append(
+        Diagnostic("specs/x.yaml", "spec.alerts.kvCache", "only here", Level.WARNING)
+    )
+    assert summarise(diagnostics) == [
+        "metadata.runbookBaseUrl: warning: not set: alert runbook_url annotations are relative "
+        "(in 1,000 specs: specs/s0000.yaml, specs/s0001.yaml, specs/s0002.yaml and 997 more)",
+        "specs/x.yaml: spec.alerts.kvCache: warning: only here",
+    ]
+
+
+def test_fleet_records_are_in_every_rule_file_under_shared_names() -> None:
+    for plan in load_plans(find_specs([], REPO), REPO):
+        text = (REPO / naming.rules_file(plan.name)).read_text(encoding="utf-8")
+        for record in (naming.FLEET_INFO, naming.FLEET_SLI, naming.FLEET_ERROR_RATIO):
+            assert f"record: {record}\n" in text, (plan.name, record)
