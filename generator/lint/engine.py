@@ -158,11 +158,26 @@ def _run_checks(
                         # A dashboard query's fix is written with Grafana's variables
                         # replaced: it guides, but is not offered for applying.
                         fix = None if rule.kind == QUERY else hit.fix
+                        if fix is not None and not _fix_clears(check, rule, fix, ctx):
+                            fix = None
                         out.add(check.id, rule.file, line, hit.message, rule, fix=fix)
         if check.set_func is not None:
             for source, maybe_rule, hit in check.set_func(sources, trees, ctx):
                 line = hit.line if hit.line is not None else (maybe_rule.line if maybe_rule else 0)
                 out.add(check.id, source.display, line, hit.message, maybe_rule, fix=hit.fix)
+
+
+def _fix_clears(check: Check, rule: Rule, fix: Fix, ctx: Context) -> bool:
+    """True when ``check`` no longer fires on the expression ``fix`` writes (or the fix writes
+    none). A rewrite that leaves the finding (a raw selector whose neighbour only counted as an
+    exact increase beside it) is not offered: applying a suggestion must remove what it is for."""
+    if fix.expr is None or check.rule_func is None:
+        return True
+    try:
+        fixed = q.parse(fix.expr)
+    except ValueError:  # a suggestion that does not parse is no suggestion
+        return False
+    return next(iter(check.rule_func(rule, fixed, ctx)), None) is None
 
 
 _UNKNOWN_FUNCTION = re.compile(r'unknown function with name "(?P<name>[a-z_]+)"')

@@ -220,3 +220,29 @@ def test_fixes_of_every_reporting_check_case_pass(
 ) -> None:
     needs_promtool()
     _check_every_fix(tmp_path, docs, LintConfig(**config), check)
+
+
+@pytest.mark.parametrize(
+    ("check", "expr"),
+    [
+        (
+            "bucket-without-rate",
+            'sum((x_bucket{le="0.5"} - x_bucket{le="0.5"} offset 1m) >= 0 '
+            'or (x_bucket{le="1"} and x_bucket{le="0.5"} offset 1m))',
+        ),
+        (
+            "counter-compared-raw",
+            '(http_errors_total - http_errors_total{code="500"} offset 1m) > 5',
+        ),
+    ],
+)
+def test_a_rewrite_that_leaves_the_finding_is_not_offered(
+    tmp_path: Path, check: str, expr: str
+) -> None:
+    """Wrapping the raw selector breaks the exact-increase shape its neighbour relied on, so the
+    check would fire again: the finding is reported, without a fix."""
+    doc = {"groups": [{"name": "g", "rules": [{"alert": "TestAlert", "expr": expr}]}]}
+    report = _lint(tmp_path, [doc], LintConfig(), promtool=False)
+    found = [f for f in report.findings if f.check == check]
+    assert found
+    assert all(f.fix is None for f in found)
