@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import Group, Rule, alert_rule, group, record_rule, recorded
-from generator.builders.service_rules import failures_sum, requests_sum
+from generator.builders.service_rules import errors_sum, requests_sum
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
 from generator.units import decimal_str, format_duration_ms
@@ -68,18 +68,19 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
 
 def good_events(plan: ServicePlan, s: SLOPlan) -> str:
     """Good events since the previous evaluation: requests no slower than the threshold, or
-    requests not failing — the total just recorded in the same evaluation minus the failures
-    (the total itself while no failure was ever counted), so the request counters are read
-    once per evaluation, not three times."""
+    requests not failing (request increments minus failure increments, both from the raw
+    counters). Never from the total recorded earlier in the same evaluation: vmalert writes
+    recordings to VictoriaMetrics and reads them back an evaluation or more later, so good
+    events built on it are absent or one evaluation stale there and a healthy service pages
+    (the e2e suite's healthy scenario on VictoriaMetrics)."""
     if s.histogram is not None and s.threshold_bound is not None:
         h = s.histogram
         if h.native:
             return _native(plan, h, s.threshold_bound)
         le = le_matcher(s.threshold_bound, plan.le_version)
         return _histogram_increments(plan, h, "_bucket", le)
-    total = recorded(plan, events_records(plan)[1], _slo(s))
-    on = f"on ({', '.join(plan.agg_labels)})"
-    return f"{total} - {on} {failures_sum(plan, _increments(plan))} or {on} {total}"
+    inc = _increments(plan)
+    return f"({requests_sum(plan, inc)}) - ({errors_sum(plan, inc)})"
 
 
 def total_events(plan: ServicePlan, s: SLOPlan) -> str:
