@@ -54,6 +54,11 @@ which about 2 s on average. docs/scale-out.md gives the measured lags and what t
 defaults (30 s offset, 5 s flush) make of them."""
 
 
+DASHBOARD_RECORD_LEVELS = 4
+"""Recording levels under the deepest record a dashboard reads: increments, window ratio,
+SLI over the SLO window, error budget remaining."""
+
+
 def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
     """Levels of recording rules under the deepest rule of ``alerts`` in ``rule_file`` (the
     rendered YAML): 0 when an alert reads scraped series only, 1 when it reads a record of
@@ -364,7 +369,9 @@ def dashboard(env: Env, service: Service) -> None:
         f"every dashboard query of {service.name} to return data",
         lambda engine: [f"{path}: {q}" for q, path in queries.items() if not engine.query(q)],
         lambda empty: not empty,
-        FIRE_S,
+        # The SLO panels read records up to DASHBOARD_RECORD_LEVELS levels above the scraped
+        # series; vmalert reads each level back only after its remote write (LATE_PER_LEVEL_S).
+        FIRE_S + DASHBOARD_RECORD_LEVELS * LATE_PER_LEVEL_S,
     )
 
 
