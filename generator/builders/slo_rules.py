@@ -139,8 +139,10 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         r = _range(plan, window_ms)
         good_w, total_w = f"sum_over_time({good_sel}[{r}])", f"sum_over_time({total_sel}[{r}])"
         # 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0) when
-        # the good series is missing. The total is read twice, not three times.
-        expr = f"({total_w} - {good_w}) / {total_w} >= 0 or {total_w} == 0"
+        # the good series is missing. The total is read twice, not three times. clamp_min: a
+        # window whose good sum holds one sample more than its total sum (vmalert's two
+        # records made searchable at different moments) is 0 bad events, not no ratio.
+        expr = f"clamp_min(({total_w} - {good_w}) / {total_w}, 0) >= 0 or {total_w} == 0"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
     budget = decimal_str(s.error_budget)
