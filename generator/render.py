@@ -38,6 +38,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
+from generator.proof_split import split_test_file
 from generator.receivers import load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
@@ -165,7 +166,8 @@ def promtool_problems(
     re-runs every committed test file), or when ``cache`` holds a passed proof of exactly
     these files (:func:`generator.cache.proof_key`); proofs that pass are recorded there.
     ``services`` (each service's own files by name) saves finding them in ``outputs``.
-    ``promtool check rules`` always runs.
+    ``promtool check rules`` always runs. Each test file runs split by the rule groups its
+    test groups observe (:func:`generator.proof_split.split_test_file`).
 
     Raises:
         ObsgenError: promtool is missing.
@@ -197,11 +199,12 @@ def promtool_problems(
         checked = promtool.check_rules([base / r for r in rules], rules)
         if not checked.ok:
             return list(checked.diagnostics)
+        parts = [(part, t) for t in tests for part in split_test_file(base / t)]
         if progress is not None:
-            progress.phase("promtool test rules", len(tests))
+            progress.phase("promtool test rules", len(parts))
         tested = promtool.test_rules(
-            [base / t for t in tests],
-            tests,
+            [part for part, _ in parts],
+            [t for _, t in parts],
             on_done=(lambda n: progress.advance(n)) if progress is not None else None,
         )
         if tested.ok and cache is not None:

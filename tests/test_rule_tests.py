@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.proof_split import split_test_file
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
 
 SPECS = [
@@ -159,6 +160,8 @@ def test_generated_tests_fail_on_a_broken_threshold(
     broken = re.sub(old, new, text) if regex else text.replace(old, new)
     assert broken != text
     rules.write_text(broken)
-    result = run_promtool("test", "rules", files[f"rules/o1-preview.{suffix}test.yaml"])
+    # split as `obsgen render` runs it: the parts must still catch the broken threshold
+    parts = split_test_file(files[f"rules/o1-preview.{suffix}test.yaml"])
+    result = run_promtool("test", "rules", *parts)
     assert result.returncode != 0
     assert "FAILED" in result.stdout + result.stderr

@@ -1,0 +1,124 @@
+"""Split a promtool test file so each test group loads only the rule groups it can observe.
+
+``promtool test rules`` evaluates every rule of every loaded rule group at every step of every
+test group: a test of one burn-rate alert pays for the GPU, memory and guard rules too. Cost
+is about (steps × rules loaded) per test group, so a service's proof spends most of its time
+on rules its assertions never read.
+
+A test group observes only the alerts it names (``alert_rule_test``: every alert of that name)
+and the series its ``promql_expr_test`` expressions read. The rule groups that can change
+those are the groups defining the named alerts or the read records, and, transitively, the
+groups defining records those groups read. Any other group only adds series nobody asserts
+on, so leaving it out changes no outcome. :func:`split_test_file` groups a file's test groups
+by that set and writes, per set, the needed rule groups (copied unchanged) and a test file
+holding those test groups. Anything it cannot account for (an expression reading ``ALERTS``,
+a rule file it cannot read, a test naming nothing) keeps the whole rule files.
+
+The committed test files are unchanged and still run as they are (the test suite does so);
+this is how ``obsgen render`` runs them faster.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+# Every identifier in an expression, label values and strings included: a name found there
+# only adds a group (harmless); a record read is never missed, `{__name__="x"}` included.
+_IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+_WHOLE = "*"
+
+
+class _RuleIndex:
+    """Which group of the loaded rule files defines each record and alert, and which groups
+    each group reads records from."""
+
+    def __init__(self, groups: list[dict[str, Any]]) -> None:
+        self.records: dict[str, set[int]] = {}
+        self.alerts: dict[str, set[int]] = {}
+        for index, group in enumerate(groups):
+            for rule in group.get("rules") or []:
+                if "record" in rule:
+                    self.records.setdefault(str(rule["record"]), set()).add(index)
+                elif "alert" in rule:
+                    self.alerts.setdefault(str(rule["alert"]), set()).add(index)
+        self.reads = [
+            set().union(
+                *(self.defining(str(rule.get("expr", ""))) for rule in group.get("rules") or [])
+            )
+            for group in groups
+        ]
+
+    def defining(self, expr: str) -> set[int]:
+        """Groups defining a record that ``expr`` may read."""
+        found: set[int] = set()
+        for name in set(_IDENTIFIER.findall(expr)):
+            found |= self.records.get(name, set())
+        return found
+
+    def closure(self, start: Iterable[int]) -> frozenset[int]:
+        """``start`` and every group they read records from, transitively."""
+        seen = set(start)
+        todo = list(seen)
+        while todo:
+            for needed in self.reads[todo.pop()] - seen:
+                seen.add(needed)
+                todo.append(needed)
+        return frozenset(seen)
+
+
+def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[int] | str:
+    start: set[int] = set()
+    for alert in test.get("alert_rule_test") or []:
+        start |= index.alerts.get(str(alert.get("alertname", "")), set())
+    for case in test.get("promql_expr_test") or []:
+        expr = str(case.get("expr", ""))
+        if "ALERTS" in expr:
+            return _WHOLE  # reads alert state: every group's alerts may matter
+        start |= index.defining(expr)
+    return index.closure(start) if start else _WHOLE
+
+
+def split_test_file(path: Path) -> list[Path]:
+    """Split the promtool test file ``path`` (rule files resolved relative to it) into test
+    files beside it, each loading only the rule groups its test groups need (see the module
+    docstring); returns their paths in the order of their first test group, or ``[path]``
+    when nothing can be saved (one set only, or a file this cannot read).
+    """
+    try:
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        rule_files = [path.parent / str(f) for f in doc["rule_files"]]
+        groups: list[dict[str, Any]] = []
+        for rule_file in rule_files:
+            groups += yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+        tests = list(doc["tests"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return [path]  # promtool reports what is wrong with it
+    index = _RuleIndex(groups)
+    sets: dict[frozenset[int] | str, list[Any]] = {}
+    for test in tests:
+        sets.setdefault(_needed(test, index), []).append(test)
+    if len(sets) == 1 and _WHOLE in sets:
+        return [path]
+    parts: list[Path] = []
+    stem = path.name.removesuffix(".yaml")
+    for number, (needed, own_tests) in enumerate(sets.items()):
+        part = dict(doc, tests=own_tests)
+        if needed != _WHOLE:
+            rules = path.parent / f"{stem}.part{number}.rules.yaml"
+            kept = [g for i, g in enumerate(groups) if i in needed]
+            rules.write_text(yaml.dump({"groups": kept}, Dumper=_Dumper), encoding="utf-8")
+            part["rule_files"] = [rules.name]
+        else:
+            part["rule_files"] = [str(f) for f in doc["rule_files"]]
+        target = path.parent / f"{stem}.part{number}.yaml"
+        target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
+        parts.append(target)
+    return parts
