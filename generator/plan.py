@@ -248,6 +248,10 @@ class ServicePlan:
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
     install: InstallPlan | None = None
     warnings: tuple[Diagnostic, ...] = ()
+    derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
+    """Values built from this plan alone, kept by whoever builds them once (the alerting
+    rules the test generator reads hundreds of times); not part of the plan's identity or
+    of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
 
     @property
     def agg_labels(self) -> tuple[str, ...]:

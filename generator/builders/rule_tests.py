@@ -441,17 +441,15 @@ def _agg(plan: ServicePlan, matchers: Sequence[Matcher]) -> dict[str, str]:
     return {k: labels[k] for k in plan.agg_labels}
 
 
-_last_alert_rules: tuple[ServicePlan, list[Rule]] | None = None
-
-
 def _alert_rules(plan: ServicePlan) -> list[Rule]:
-    """The alerting rules of ``plan`` (read-only). Test cases ask for them hundreds of times per
-    plan, and plans are rendered one after another: keep the last plan's rules."""
-    global _last_alert_rules
-    if _last_alert_rules is None or _last_alert_rules[0] is not plan:
-        rules = [r for g in rule_groups(plan) for r in g["rules"] if "alert" in r]
-        _last_alert_rules = (plan, rules)
-    return _last_alert_rules[1]
+    """The alerting rules of ``plan`` (read-only), built once per plan: test cases ask for
+    them hundreds of times (kept in :attr:`ServicePlan.derived`)."""
+    if "alert_rules" not in plan.derived:
+        plan.derived["alert_rules"] = [
+            r for g in rule_groups(plan) for r in g["rules"] if "alert" in r
+        ]
+    rules: list[Rule] = plan.derived["alert_rules"]
+    return rules
 
 
 def _expect(rule: Rule, series_labels: Mapping[str, str], value: float | None) -> dict[str, Any]:
@@ -1789,6 +1787,8 @@ def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> 
             "so only the zero-traffic case covers them; their burn cases are not generated,\n"
             "and their input guard is expected to fire (no series) where others stay quiet."
         )
+    if groups is not None:
+        plan.derived["alert_rules"] = [r for g in groups for r in g["rules"] if "alert" in r]
     try:
         files = rule_test_files(plan)
     except ValueError as err:  # an error matcher with no printable example value
