@@ -44,6 +44,7 @@ from _common import REPO, command_line, machine, markdown_table
 
 sys.path.insert(0, str(REPO))
 from generator.builders import install_limits  # this checkout's limits
+from generator.proof_split import split_test_file
 
 TARGET_COLD_1000_S = 10.0
 TARGET_EDIT_S = 3.0
@@ -186,9 +187,7 @@ def render_fleet(work: Path, size: int, code: Path | None, label: str) -> dict[s
     return runs
 
 
-def proof_cpu(example: str) -> tuple[float, int]:
-    """CPU seconds of ``promtool test rules`` over an example's committed test files."""
-    files = sorted((REPO / "rules").glob(f"{example}.*test.yaml"))
+def _promtool_cpu(files: list[Path]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
         [shutil.which("promtool") or "promtool", "test", "rules", *map(str, files)],
@@ -196,8 +195,22 @@ def proof_cpu(example: str) -> tuple[float, int]:
         capture_output=True,
     )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return cpu, len(files)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def proof_cpu(example: str) -> tuple[float, float, int, int]:
+    """CPU seconds of ``promtool test rules`` over an example's committed test files as they
+    are, and split by rule groups as ``obsgen render`` runs them
+    (:func:`generator.proof_split.split_test_file`); and the two file counts."""
+    with tempfile.TemporaryDirectory(prefix="obsgen-bench-proof-") as tmp:
+        folder = Path(tmp)
+        for path in (REPO / "rules").glob(f"{example}.*"):
+            shutil.copy(path, folder)
+        files = sorted(folder.glob(f"{example}.*test.yaml"))
+        whole = _promtool_cpu(files)
+        parts = [part for path in files for part in split_test_file(path)]
+        split = _promtool_cpu(parts)
+    return whole, split, len(files), len(parts)
 
 
 def _baseline_flags(code: Path) -> bool:
@@ -286,9 +299,20 @@ def main(argv: list[str] | None = None) -> int:
         print()
         proofs = []
         for example in sorted(p.stem.split(".")[0] for p in (REPO / "rules").glob("*.rules.yaml")):
-            cpu, files = proof_cpu(example)
-            proofs.append((example, files, f"{cpu:.2f}"))
-        print(markdown_table(["service", "test files", "promtool test rules CPU (s)"], proofs))
+            whole, split, files, parts = proof_cpu(example)
+            proofs.append((example, files, f"{whole:.2f}", parts, f"{split:.2f}"))
+        print(
+            markdown_table(
+                [
+                    "service",
+                    "test files",
+                    "promtool test rules CPU, files as committed (s)",
+                    "split files",
+                    "CPU split by rule groups, as render runs them (s)",
+                ],
+                proofs,
+            )
+        )
         print()
         print(_verdicts(results, proofs))
         print()
@@ -316,7 +340,7 @@ def _load() -> str:
 
 
 def _verdicts(
-    results: dict[tuple[str, int], dict[str, Run]], proofs: list[tuple[str, int, str]]
+    results: dict[tuple[str, int], dict[str, Run]], proofs: list[tuple[str, int, str, int, str]]
 ) -> str:
     lines = []
     this = {size: runs for (label, size), runs in results.items() if label == "this"}
@@ -344,7 +368,7 @@ def _verdicts(
         lines.append(
             f"- linear: {small} → {big} specs (×{big / small:g}) costs ×{b / a:.2f} CPU cold"
         )
-    for name, _, cpu in proofs:
+    for name, _, _, _, cpu in proofs:
         if name == EDITED:
             lines.append(
                 f"- {EDITED} promtool proof ≤ {TARGET_PROOF_CPU_S:g} s CPU: "
