@@ -21,7 +21,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -81,18 +81,18 @@ def http_get(url: str, timeout: float = 30) -> bytes:
         return body
 
 
-class Prometheus:
-    """A real ``prometheus`` process on 127.0.0.1:<ephemeral port> over ``data_dir``.
+class ServerProcess:
+    """A server process on 127.0.0.1:<ephemeral port>, ready once ``ready_path`` answers.
 
-    Use as a context manager; the process is terminated (then killed) on exit. ``config`` is the
-    path of its configuration file, which the caller may rewrite and apply with :meth:`reload`.
+    Subclasses give :attr:`name`, :attr:`ready_path` and :meth:`args`. Use as a context
+    manager; the process is terminated (then killed) on exit.
     """
 
-    def __init__(self, config: Path, data_dir: Path, log: Path, retention: str = "3650d"):
-        self.config = config
-        self.data_dir = data_dir
+    name = ""
+    ready_path = "/health"
+
+    def __init__(self, log: Path) -> None:
         self.log_path = log
-        self.retention = retention
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -101,47 +101,37 @@ class Prometheus:
         """Base URL, e.g. ``http://127.0.0.1:41234``."""
         return f"http://127.0.0.1:{self.port}"
 
+    def args(self) -> list[str]:
+        """The command line, with ``self.port`` already chosen."""
+        raise NotImplementedError
+
     def start(self, ready_timeout: float = 180) -> None:
-        """Start the server and wait until ``/-/ready`` answers (startup replays blocks/WAL).
+        """Start the process and wait until :attr:`ready_path` answers (a Prometheus start
+        replays its blocks and WAL first).
 
         Raises:
-            RuntimeError: prometheus is not installed, exits early, or is not ready in time.
+            RuntimeError: the binary is missing, or the process exits early or is not ready in
+                time (with the log's tail).
         """
-        binary = shutil.which("prometheus")
-        if binary is None:
-            raise RuntimeError("prometheus not found on PATH (run `make prometheus`)")
-        for _attempt in range(3):
+        for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
-            log = self.log_path.open("ab")
-            self.proc = subprocess.Popen(
-                [
-                    binary,
-                    f"--config.file={self.config}",
-                    f"--storage.tsdb.path={self.data_dir}",
-                    f"--storage.tsdb.retention.time={self.retention}",
-                    f"--web.listen-address=127.0.0.1:{self.port}",
-                    "--web.enable-lifecycle",
-                    "--log.level=warn",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-            log.close()
+            with self.log_path.open("ab") as log:
+                self.proc = subprocess.Popen(
+                    self.args(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                )
             deadline = time.monotonic() + ready_timeout
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
+            while time.monotonic() < deadline and self.proc.poll() is None:
                 try:
-                    http_get(f"{self.url}/-/ready", timeout=2)
+                    http_get(f"{self.url}{self.ready_path}", timeout=2)
                     return
                 except (urllib.error.URLError, OSError):
                     time.sleep(0.3)
             self.stop()
         tail = self.log_path.read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"prometheus did not become ready; log tail:\n{tail}")
+        raise RuntimeError(f"{self.name} did not become ready; log tail:\n{tail}")
 
     def stop(self) -> None:
-        """Terminate the server (SIGTERM, then SIGKILL after 60 s); the TSDB is closed cleanly."""
+        """Terminate the process (SIGTERM, then SIGKILL after 60 s): a TSDB closes cleanly."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
@@ -152,6 +142,43 @@ class Prometheus:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class Prometheus(ServerProcess):
+    """A real ``prometheus`` process over ``data_dir``. ``config`` is the path of its
+    configuration file, which the caller may rewrite and apply with :meth:`reload`.
+    """
+
+    name = "prometheus"
+    ready_path = "/-/ready"
+
+    def __init__(self, config: Path, data_dir: Path, log: Path, retention: str = "3650d"):
+        super().__init__(log)
+        self.config = config
+        self.data_dir = data_dir
+        self.retention = retention
+
+    def args(self) -> list[str]:
+        """The command line (raises ``RuntimeError`` when prometheus is not installed)."""
+        binary = shutil.which("prometheus")
+        if binary is None:
+            raise RuntimeError("prometheus not found on PATH (run `make prometheus`)")
+        return [
+            binary,
+            f"--config.file={self.config}",
+            f"--storage.tsdb.path={self.data_dir}",
+            f"--storage.tsdb.retention.time={self.retention}",
+            f"--web.listen-address=127.0.0.1:{self.port}",
+            "--web.enable-lifecycle",
+            "--log.level=warn",
+        ]
 
     def reload(self) -> None:
         """Apply a rewritten configuration (``POST /-/reload``)."""
@@ -170,10 +197,3 @@ class Prometheus:
     def metrics_text(self) -> str:
         """Prometheus's own ``/metrics`` page."""
         return http_get(f"{self.url}/metrics").decode()
-
-    def __enter__(self) -> Prometheus:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -15,7 +15,6 @@ import os
 import pty
 import re
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -25,10 +24,9 @@ import urllib.request
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from _common import free_port, http_get
+from _common import ServerProcess, http_get
 
 
 def binary(name: str) -> str:
@@ -43,72 +41,7 @@ def binary(name: str) -> str:
     return found
 
 
-class _Process:
-    """A server process on 127.0.0.1:<ephemeral port>, ready once ``/health`` answers."""
-
-    name = ""
-
-    def __init__(self, log: Path) -> None:
-        self.log_path = log
-        self.port = 0
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL, e.g. ``http://127.0.0.1:41234``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def args(self) -> list[str]:
-        """The command line, with ``self.port`` already chosen."""
-        raise NotImplementedError
-
-    def start(self, ready_timeout: float = 120) -> None:
-        """Start the process and wait until ``/health`` answers.
-
-        Raises:
-            RuntimeError: it exits early or is not ready in time (with the log's tail).
-        """
-        for _attempt in range(3):  # the free port may be taken between probe and bind
-            self.port = free_port()
-            with self.log_path.open("ab") as log:
-                self.proc = subprocess.Popen(
-                    self.args(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-                )
-            deadline = time.monotonic() + ready_timeout
-            while time.monotonic() < deadline and self.proc.poll() is None:
-                try:
-                    http_get(f"{self.url}/health", timeout=2)
-                    return
-                except (urllib.error.URLError, OSError):
-                    time.sleep(0.3)
-            self.stop()
-        tail = self.log_path.read_text(errors="replace")[-2000:]
-        raise RuntimeError(f"{self.name} did not become ready; log tail:\n{tail}")
-
-    def stop(self) -> None:
-        """Terminate the process (SIGTERM, then SIGKILL after 60 s)."""
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def __enter__(self) -> _Process:
-        self.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, err: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
-
-
-class VictoriaMetrics(_Process):
+class VictoriaMetrics(ServerProcess):
     """The single-node server over ``data_dir``, scraping per ``scrape_config`` (a Prometheus
     ``scrape_configs`` file) when given. Its flags are the defaults but for the retention (10
     years, so imported history is kept)."""
@@ -202,7 +135,7 @@ _ITERATION = re.compile(
 )
 
 
-class VMAlert(_Process):
+class VMAlert(ServerProcess):
     """``vmalert`` evaluating ``rule_files`` every ``interval_s`` against ``server`` (datasource,
     remote write and remote read), its notifications dropped by a local sink."""
 
