@@ -31,11 +31,13 @@ from generator.errors import printable
 # than the pure-Python emitter.
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
-WIDTH = 4096  # PyYAML's line width; no generated line comes near it
-# A line this long goes to PyYAML whole: near WIDTH libyaml folds plain and quoted scalars.
-_MAX_FAST_LINE = 3000
+WIDTH = 4096  # PyYAML's line width
 # libyaml writes a mapping key longer than this as a complex key ("? key").
 _MAX_SIMPLE_KEY = 100
+# libyaml folds a plain or quoted scalar only at a space past column WIDTH, so a line that
+# ends by WIDTH is never folded. The fast path keeps a scalar whose line, with its indent and
+# the longest key before it, ends by WIDTH; a longer one sends the document to PyYAML whole.
+_MAX_FAST_LINE = WIDTH - _MAX_SIMPLE_KEY - 2
 
 
 class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
@@ -61,17 +63,19 @@ class YamlText:
     dump_yaml writes).
     """
 
-    __slots__ = ("_data", "spliceable", "text")
+    __slots__ = ("_data", "longest", "spliceable", "text")
 
     def __init__(self, text: str, data: Any = None) -> None:
         if not text or text[0] in " \n":
             raise ValueError("YamlText needs the block YAML of a non-empty list or mapping")
         self.text = text
         self._data = data
-        # Lines near the width would fold elsewhere when indented further; a document-end
-        # marker (after a kept-breaks literal block) belongs to a whole document only.
+        # A line near the width would fold when indented further (checked where it is
+        # spliced); a document-end marker (after a kept-breaks literal block) belongs to a
+        # whole document only.
         lines = text.split("\n")
-        self.spliceable = max(map(len, lines)) < _MAX_FAST_LINE and "..." not in lines
+        self.longest = max(map(len, lines))
+        self.spliceable = self.longest <= _MAX_FAST_LINE and "..." not in lines
 
     @classmethod
     def of(cls, data: list[Any] | dict[Any, Any]) -> YamlText:
@@ -228,10 +232,10 @@ class _Emitter:
                 out.append(" ")
                 self.sequence(value, inner, True)
         elif kind is YamlText:
-            if not after or not value.spliceable:
-                raise _Unsupported
             # A sequence under a key is not indented (libyaml's block layout), a mapping is.
             pad = " " * (indent if value.is_sequence else inner)
+            if not after or not value.spliceable or len(pad) + value.longest > _MAX_FAST_LINE:
+                raise _Unsupported
             out.append(":\n")
             out.append(indent_lines(value.text, pad))
         elif kind is str and "\n" in value:

@@ -116,6 +116,12 @@ _TRICKY = [
     'up{job="x"} == 0',
     "x" * 120,
     ("word " * 900).strip(),
+    # around the fast path's line bound (WIDTH minus the longest simple key): libyaml folds
+    # at a space past column 4096 only, so these must fold (or not) exactly as it does
+    ("ab " * 1330).strip(),
+    ("ab " * 1365).strip(),
+    "q: " + "x " * 1990,
+    'sum(up{job="a b"}) ' * 200,
 ]
 _scalars = st.one_of(
     st.sampled_from(_TRICKY),
@@ -168,3 +174,20 @@ def test_spliced_text_is_the_same_as_the_whole_document(subtree: Any) -> None:
     ):
         assert yamlio.dump_yaml(wrap(text)) == yamlio._pyyaml(wrap(subtree))
     assert yamlio.YamlText(text.text).data == yaml.safe_load(yamlio._pyyaml(subtree))
+
+
+@pytest.mark.parametrize("length", [3960, 3990, 3994, 3996, 4000, 4094, 4097, 4120])
+def test_long_lines_fold_as_libyaml_folds_them_at_any_depth(length: int) -> None:
+    """Near the width, the fast path and a spliced YamlText write what libyaml writes: a rule
+    expression of ~3,300 characters (a Triton SLO's good events) stays on the fast path."""
+    for text in (("ab " * 2000)[:length].strip(), ("a'b: c " * 1000)[:length].strip()):
+        spliced = yamlio.YamlText.of({"expr": text})
+        for depth in range(0, 40, 4):
+            for key in ("k", "k" * 100):
+                whole: Any = {key: text}
+                inside: Any = {key: spliced}
+                reference: Any = {key: {"expr": text}}
+                for _ in range(depth):
+                    whole, inside, reference = [whole], {key: inside}, {key: reference}
+                assert yamlio.dump_yaml(whole) == yamlio._pyyaml(whole)
+                assert yamlio.dump_yaml(inside) == yamlio._pyyaml(reference)
