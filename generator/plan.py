@@ -11,10 +11,10 @@ pydantic cannot express (a threshold that is not a bucket bound, an impossible t
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
@@ -24,6 +24,8 @@ from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetErr
 from generator.promql import Matcher, equals
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -249,9 +251,16 @@ class ServicePlan:
     install: InstallPlan | None = None
     warnings: tuple[Diagnostic, ...] = ()
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
-    """Values built from this plan alone, kept by whoever builds them once (the alerting
-    rules the test generator reads hundreds of times); not part of the plan's identity or
-    of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
+    """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
+    identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
+
+    def derive(self, key: str, build: Callable[[], T]) -> T:
+        """``build()`` the first time ``key`` is asked for, the kept value after: for values
+        the builders ask for many times per plan (its alerting rules, its runbook context)."""
+        if key not in self.derived:
+            self.derived[key] = build()
+        value: T = self.derived[key]
+        return value
 
     @property
     def agg_labels(self) -> tuple[str, ...]:

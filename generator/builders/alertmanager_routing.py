@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from generator import naming
-from generator.builders.rulefile import rule_groups
+from generator.builders.rulefile import alert_rules
 from generator.errors import Diagnostic, Level
 from generator.plan import ServicePlan
 from generator.promql import Matcher
@@ -276,14 +276,11 @@ def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     """The fixed labels of every alerting rule of ``plan``: ``alertname``, the rule's labels,
     and ``namespace`` when the spec's selector fixes it (every alert keeps it)."""
     found = []
-    for group in rule_groups(plan):
-        for rule in group["rules"]:
-            if "alert" not in rule:
-                continue
-            labels = {"alertname": rule["alert"], **rule["labels"]}
-            if plan.namespace:
-                labels["namespace"] = plan.namespace
-            found.append(dict(sorted(labels.items())))
+    for rule in alert_rules(plan):
+        labels = {"alertname": rule["alert"], **rule["labels"]}
+        if plan.namespace:
+            labels["namespace"] = plan.namespace
+        found.append(dict(sorted(labels.items())))
     return found
 
 

@@ -73,7 +73,7 @@ from generator.builders.pods import (
     OWNER_RECORD,
     example_pods,
 )
-from generator.builders.rulefile import rule_groups
+from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
@@ -441,17 +441,6 @@ def _agg(plan: ServicePlan, matchers: Sequence[Matcher]) -> dict[str, str]:
     return {k: labels[k] for k in plan.agg_labels}
 
 
-def _alert_rules(plan: ServicePlan) -> list[Rule]:
-    """The alerting rules of ``plan`` (read-only), built once per plan: test cases ask for
-    them hundreds of times (kept in :attr:`ServicePlan.derived`)."""
-    if "alert_rules" not in plan.derived:
-        plan.derived["alert_rules"] = [
-            r for g in rule_groups(plan) for r in g["rules"] if "alert" in r
-        ]
-    rules: list[Rule] = plan.derived["alert_rules"]
-    return rules
-
-
 def _expect(rule: Rule, series_labels: Mapping[str, str], value: float | None) -> dict[str, Any]:
     labels = {**series_labels, **rule["labels"]}
     full = {**labels, "alertname": rule["alert"]}
@@ -483,7 +472,7 @@ def _burn_alerts(
 
     SLOs on native histograms have no input series in promtool 2.42, so they never fire here.
     """
-    rules = [r for r in _alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_BURN]
+    rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_BURN]
     found = []
     for s in plan.slos:
         if s.histogram is not None and s.histogram.native:
@@ -1029,7 +1018,7 @@ def _family_case(
 def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
     return next(
         r
-        for r in _alert_rules(plan)
+        for r in alert_rules(plan)
         if r["alert"] == alert and (severity is None or r["labels"][naming.SEVERITY] == severity)
     )
 
@@ -1195,7 +1184,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
         warning = next(
             r
-            for r in _alert_rules(plan)
+            for r in alert_rules(plan)
             if r["alert"] == naming.ALERT_TARGET_DOWN
             and r is not critical
             and r["expr"] != critical["expr"]
@@ -1562,7 +1551,7 @@ def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[s
 def _guard_rule(plan: ServicePlan, item: SignalInput) -> Rule:
     return next(
         r
-        for r in _alert_rules(plan)
+        for r in alert_rules(plan)
         if r["alert"] == naming.ALERT_SIGNAL_MISSING
         and r["labels"][naming.SIGNAL] == item.signal
         and r["labels"][naming.METRIC] == item.metric
@@ -1693,7 +1682,7 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
     """2 hours of a healthy service with every input series present: no alert of any name
     fires at 30m, 1h or 2h (guards, capacity, GPU and every other alert included). A native
     histogram has no series in promtool 2.42's notation, so its guard is the one expected."""
-    names = sorted({r["alert"] for r in _alert_rules(plan)})
+    names = sorted({r["alert"] for r in alert_rules(plan)})
     p99 = plan.alerts.get("latency_p99")
     if p99 is not None:
         h = plan.histograms[p99.params["indicator"]]
@@ -1726,7 +1715,7 @@ def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
     """Counters that never move (and no native-histogram series): every alert stays quiet
     (the guard of a native histogram, which has no series here, excepted)."""
     at = CHECK_MS + max([a.for_ms for a in plan.alerts.values()] + [0])
-    names = sorted({r["alert"] for r in _alert_rules(plan)})
+    names = sorted({r["alert"] for r in alert_rules(plan)})
     s = healthy(plan, [Klass(0)])
     series = s.render(_steps(at))
     return _group(
@@ -1787,8 +1776,7 @@ def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> 
             "so only the zero-traffic case covers them; their burn cases are not generated,\n"
             "and their input guard is expected to fire (no series) where others stay quiet."
         )
-    if groups is not None:
-        plan.derived["alert_rules"] = [r for g in groups for r in g["rules"] if "alert" in r]
+    alert_rules(plan, groups)  # kept on the plan from the groups the caller already built
     try:
         files = rule_test_files(plan)
     except ValueError as err:  # an error matcher with no printable example value

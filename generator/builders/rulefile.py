@@ -12,7 +12,7 @@ from generator.builders import (
     service_rules,
     slo_rules,
 )
-from generator.builders.common import Group, group
+from generator.builders.common import Group, Rule, group
 from generator.plan import ServicePlan
 
 
@@ -49,3 +49,18 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
 def rule_file(plan: ServicePlan) -> dict[str, Any]:
     """The rule-file document: ``{"groups": [...]}``."""
     return {"groups": rule_groups(plan)}
+
+
+def alert_rules(plan: ServicePlan, groups: list[Group] | None = None) -> list[Rule]:
+    """The alerting rules of ``plan`` in rule-file order (read-only: shared by every caller),
+    built once per plan (:meth:`ServicePlan.derive`) from ``groups`` when the caller has
+    them, else from :func:`rule_groups`."""
+    return plan.derive(
+        "alert_rules",
+        lambda: [
+            r
+            for g in (rule_groups(plan) if groups is None else groups)
+            for r in g["rules"]
+            if "alert" in r
+        ],
+    )

@@ -77,7 +77,8 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
 
 
 def service_context(plan: ServicePlan) -> dict[str, Any]:
-    """What a runbook template may say about one service: names and ready-made selectors.
+    """What a runbook template may say about one service: names and ready-made selectors
+    (read-only: built once per plan, every alert's page reads it).
 
     Keys: ``name``, ``server``, ``namespace``, ``deployment``, ``workload`` (``kubectl``
     resource: ``deployment/<name>`` or ``statefulset/<name>``), ``container``, ``group_by``
@@ -92,6 +93,10 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
     With a cluster label, ``cluster_label`` and every query picks ``<cluster>`` (the on-call
     puts the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
     """
+    return plan.derive("runbook_context", lambda: _service_context(plan))
+
+
+def _service_context(plan: ServicePlan) -> dict[str, Any]:
     g = plan.group_by
     cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
     svc = (Matcher(naming.SERVICE, "=", plan.name), *cluster)
