@@ -22,6 +22,9 @@ T = TypeVar("T")
 
 POLL_S = 0.5
 """Seconds between two polls of the HTTP API."""
+SCRAPE_INTERVAL_S = 1
+"""Scrape and evaluation interval of the suite's Prometheus, seconds (VictoriaMetrics scrapes
+at the same interval)."""
 
 
 def find_prometheus() -> str | None:
@@ -60,7 +63,11 @@ def config(
         else {}
     )
     return {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "global": {
+            "scrape_interval": f"{SCRAPE_INTERVAL_S}s",
+            "scrape_timeout": f"{SCRAPE_INTERVAL_S}s",
+            "evaluation_interval": f"{SCRAPE_INTERVAL_S}s",
+        },
         **alerting,
         "rule_files": [str(p) for p in rule_files],
         "scrape_configs": [

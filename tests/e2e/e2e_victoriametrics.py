@@ -9,11 +9,24 @@
   (``-remoteWrite.url``), restoring alert state from it (``-remoteRead.url``);
 * a notification sink: vmalert refuses to start with alerting rules and no ``-notifier.url``.
 
-Two flags are scaled to the suite's one-second world, as the Prometheus config is:
-``-search.latencyOffset=1s`` (default 30 s: an instant query at "now" reads the data of 30 s
-ago, so every alert would be 30 s late) and ``-remoteWrite.flushInterval=1s`` (default 5 s:
-a recorded series reaches the next rule that reads it only after the flush).
-docs/scale-out.md gives the production values and what they cost.
+The evaluation and remote-write intervals are scaled to the suite's one-second world, as the
+Prometheus config is: ``-evaluationInterval=1s`` and ``-remoteWrite.flushInterval=1s`` (default
+5 s: a recorded series reaches the next rule that reads it only after the flush).
+``-search.latencyOffset`` keeps the invariant the production defaults keep (30 s against a 5 s
+flush): it must exceed the time from a rule's evaluation until every sample it recorded is
+searchable, so that a query sees the records of one evaluation all or not at all. vmalert
+remote-writes each record, timestamped at the start of its group's evaluation, when its rule
+has run (up to one evaluation interval), then after up to one ``-remoteWrite.flushInterval``;
+VictoriaMetrics 1.79 makes ingested rows searchable on a 1 s ticker (up to
+:data:`INGESTION_LAG_S`). With a shorter offset a rule can read the newest
+``service:slo_total_events:increase1s`` sample without its ``slo_good_events`` twin: while
+the windows hold few samples, that unpaired total is a large bad share and a healthy service
+pages (it did, with the 1 s offset this suite once used). :data:`LATENCY_OFFSET_S` = 1 s +
+1 s + 3 s + 1 s of margin; measured here, records were searchable 0.4–1.5 s after their
+timestamp at a load average of 1–3 and at most 3.3 s at 9 (2 cores). The price: every
+query near "now", vmalert's included, reads the data of :data:`LATENCY_OFFSET_S` ago, so each
+alert is that much later than on Prometheus, and so is each level of recording rules under it
+(``e2e_scenarios.LATE_S``). docs/scale-out.md gives the production values and what they cost.
 
 The query side (:meth:`query`) is VictoriaMetrics' Prometheus-compatible API; the alert side
 (:meth:`alerts`) is vmalert's ``/api/v1/alerts``, which has Prometheus's shape.
@@ -33,11 +46,26 @@ from typing import Any
 import requests
 import yaml
 
-from tests.e2e.e2e_prometheus import ScrapeJob, config, free_port
+from tests.e2e.e2e_prometheus import SCRAPE_INTERVAL_S, ScrapeJob, config, free_port
 
-VM_FLAGS = ("-search.latencyOffset=1s", "-loggerLevel=WARN")
+EVALUATION_INTERVAL_S = 1
+"""vmalert's ``-evaluationInterval``, seconds (the rule files' groups say 1s too)."""
+FLUSH_INTERVAL_S = 1
+"""vmalert's ``-remoteWrite.flushInterval``, seconds."""
+INGESTION_LAG_S = 3
+"""Seconds until VictoriaMetrics 1.79 makes a written row searchable, at most: rows are made
+searchable on a 1 s ticker once they are more than a second old."""
+LATENCY_OFFSET_S = EVALUATION_INTERVAL_S + FLUSH_INTERVAL_S + INGESTION_LAG_S + 1
+"""VictoriaMetrics' ``-search.latencyOffset``, seconds: longer than a record takes from its
+evaluation to being searchable (rule run, flush, ingestion), with 1 s of margin (see the module
+docstring)."""
+VM_FLAGS = (f"-search.latencyOffset={LATENCY_OFFSET_S}s", "-loggerLevel=WARN")
 """Server flags besides addresses and paths (see the module docstring)."""
-VMALERT_FLAGS = ("-evaluationInterval=1s", "-remoteWrite.flushInterval=1s", "-loggerLevel=WARN")
+VMALERT_FLAGS = (
+    f"-evaluationInterval={EVALUATION_INTERVAL_S}s",
+    f"-remoteWrite.flushInterval={FLUSH_INTERVAL_S}s",
+    "-loggerLevel=WARN",
+)
 """vmalert flags besides addresses and rule files (see the module docstring)."""
 
 
@@ -136,7 +164,8 @@ class VictoriaMetricsStack:
         scrape_flags = []
         if jobs:
             scrape = {k: v for k, v in config(jobs, ()).items() if k != "rule_files"}
-            scrape["global"] = {"scrape_interval": "1s", "scrape_timeout": "1s"}
+            interval = f"{SCRAPE_INTERVAL_S}s"
+            scrape["global"] = {"scrape_interval": interval, "scrape_timeout": interval}
             scrape_path = self.workdir / "vm-scrape.yml"
             scrape_path.write_text(yaml.safe_dump(scrape), encoding="utf-8")
             scrape_flags.append(f"-promscrape.config={scrape_path}")
