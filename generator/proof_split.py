@@ -10,8 +10,8 @@ and the series its ``promql_expr_test`` expressions read. The rule groups that c
 those are the groups defining the named alerts or the read records, and, transitively, the
 groups defining records those groups read. Any other group only adds series nobody asserts
 on, so leaving it out changes no outcome. :func:`split_test_file` groups a file's test groups
-by that set and writes, per set, the needed rule groups (copied unchanged) and a test file
-holding those test groups. Anything it cannot account for (an expression reading ``ALERTS``,
+by that set and writes, per set, the needed rule groups (copied unchanged) and test files
+holding those test groups, at most :data:`TESTS_PER_PART` each. Anything it cannot account for (an expression reading ``ALERTS``,
 a rule file it cannot read, a test naming nothing) keeps the whole rule files.
 
 The committed test files are unchanged and still run as they are (the test suite does so);
@@ -34,6 +34,10 @@ _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 # only adds a group (harmless); a record read is never missed, `{__name__="x"}` included.
 _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _WHOLE = "*"
+# Test groups per part: the burn-rate cases of one service (25 and more) share one set of
+# rule groups; in parts of this size they spread over every core (promtool tests one file
+# after another), which is what a developer waits for after editing one spec.
+TESTS_PER_PART = 8
 
 
 class _RuleIndex:
@@ -90,7 +94,8 @@ def split_test_file(path: Path) -> list[Path]:
     """Split the promtool test file ``path`` (rule files resolved relative to it) into test
     files beside it, each loading only the rule groups its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
-    when nothing can be saved (one set only, or a file this cannot read).
+    when nothing can be saved (every test group needs every rule group, or a file this
+    cannot read).
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
@@ -110,15 +115,16 @@ def split_test_file(path: Path) -> list[Path]:
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")
     for number, (needed, own_tests) in enumerate(sets.items()):
-        part = dict(doc, tests=own_tests)
         if needed != _WHOLE:
-            rules = path.parent / f"{stem}.part{number}.rules.yaml"
+            rules = path.parent / f"{stem}.set{number}.rules.yaml"
             kept = [g for i, g in enumerate(groups) if i in needed]
             rules.write_text(yaml.dump({"groups": kept}, Dumper=_Dumper), encoding="utf-8")
-            part["rule_files"] = [rules.name]
+            loads = [rules.name]
         else:
-            part["rule_files"] = [str(f) for f in doc["rule_files"]]
-        target = path.parent / f"{stem}.part{number}.yaml"
-        target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
-        parts.append(target)
+            loads = [str(f) for f in doc["rule_files"]]
+        for first in range(0, len(own_tests), TESTS_PER_PART):
+            part = dict(doc, rule_files=loads, tests=own_tests[first : first + TESTS_PER_PART])
+            target = path.parent / f"{stem}.set{number}.part{first // TESTS_PER_PART}.yaml"
+            target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
+            parts.append(target)
     return parts

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.proof_split import split_test_file
+from generator.proof_split import TESTS_PER_PART, split_test_file
 from tests.helpers_promtool import ROOT, assert_ok, run_promtool
 
 
@@ -29,6 +29,7 @@ def test_the_parts_hold_every_test_group_and_only_verbatim_rule_groups(tmp_path:
     for part in parts:
         doc = _load(part)
         assert doc["evaluation_interval"] == original["evaluation_interval"]
+        assert 1 <= len(doc["tests"]) <= TESTS_PER_PART  # spread over the cores
         seen += doc["tests"]
         (rule_file,) = doc["rule_files"]
         kept = _load(tmp_path / rule_file)["groups"]
