@@ -49,15 +49,18 @@ scraped series directly, in seconds (8.5 s): vmalert's queries read VictoriaMetr
 ``-search.latencyOffset`` (6 s) ago, which also hides the up to 3 s until an ingested row is
 searchable; vmalert evaluates on its own 1 s tick and VictoriaMetrics scrapes the fakes at its
 own moments (1 s each); the suite polls both engines every 0.5 s."""
-LATE_PER_LEVEL_S = LATENCY_OFFSET_S + EVALUATION_INTERVAL_S
+LATE_PER_LEVEL_S = LATENCY_OFFSET_S + 2 * EVALUATION_INTERVAL_S
 """Further seconds allowed per level of recording rules between the scraped series and the
-alert (:func:`recording_depth`), 7 s. Prometheus appends a recorded sample to its own TSDB at
-once, so a rule later in the group reads it in the same evaluation; vmalert remote-writes it
-with the evaluation's timestamp, and the next level reads it at the first evaluation at least
-``-search.latencyOffset`` (6 s) later (flush and ingestion take less: that is what the offset
-is chosen for, see ``e2e_victoriametrics``), give or take one evaluation (1 s) when vmalert's
-tick runs late. docs/scale-out.md gives the measured lags and what the production defaults
-(30 s offset, 5 s flush) make of them."""
+alert (:func:`recording_depth`), 8 s. Prometheus appends a recorded sample to its own TSDB at
+once, so a rule later in the group reads it in the same evaluation. vmalert remote-writes it
+with its evaluation's timestamp, and the next level reads it at the first evaluation at least
+``-search.latencyOffset`` (6 s) later — flush and ingestion take less, that is what the offset
+is chosen for (``e2e_victoriametrics``) — plus up to one evaluation (1 s) because the reading
+group ticks at its own moment within the second, and one more (1 s) for an evaluation that
+runs late on a loaded machine. Measured over 13 runs at load averages 2–14: 12 s median and
+15.7 s at most for one level (16.5 s allowed), 18 s and 19.2 s for two (24.5 s allowed).
+docs/scale-out.md gives the lags and what the production defaults (30 s offset, 5 s flush)
+make of them."""
 
 
 def lateness(levels: int) -> float:
