@@ -34,9 +34,10 @@ from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
 from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import Diagnostic
-from generator.filebacked import FileBacked, spool
+from generator.filebacked import FileBacked, spool, spooled_file
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
+from generator.shapes import Build, ShapeBuilder
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
 if TYPE_CHECKING:
@@ -139,10 +140,27 @@ def fleet_outputs(
 Built = tuple[str, Mapping[str, str], list[Diagnostic]]
 
 
-def _build_one(job: tuple[ServicePlan, str, bool, Path | None]) -> Built:
-    plan, dashboards_via, mimir, spool_to = job
-    warnings: list[Diagnostic] = []
-    outputs = service_outputs(plan, dashboards_via, mimir, warnings.append)
+def _service_build(dashboards_via: str, mimir: bool) -> Build:
+    def build(plan: ServicePlan) -> tuple[Outputs, list[Diagnostic]]:
+        warnings: list[Diagnostic] = []
+        return service_outputs(plan, dashboards_via, mimir, warnings.append), warnings
+
+    return build
+
+
+# The shapes a render prepared before starting its worker processes, which inherit them.
+_shapes: ShapeBuilder | None = None
+
+
+def _use_shapes(shapes: ShapeBuilder | None) -> None:
+    global _shapes
+    _shapes = shapes
+
+
+def _build_one(job: tuple[ServicePlan, Path | None]) -> Built:
+    plan, spool_to = job
+    assert _shapes is not None, "build_services sets the shapes first"
+    outputs, warnings = _shapes.outputs(plan)
     if spool_to is None:
         return plan.name, outputs, warnings
     spooled = spool(spool_to, outputs)  # only the paths travel back to the parent
@@ -196,14 +214,19 @@ def build_services(
         todo.append(plan)
     if progress is not None and done:
         progress(len(done))
+    shapes = ShapeBuilder(_service_build(dashboards_via, mimir))
+    shapes.prepare(todo)
+    _use_shapes(shapes)
     many = len(todo) >= PARALLEL_FROM
     workers = min(_workers(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
-    jobs_args = [(p, dashboards_via, mimir, spool_to if many else None) for p in todo]
+    jobs_args = [(p, spool_to if many else None) for p in todo]
     built: Iterable[Built]
     if workers >= 2 and many:
         # fork: workers inherit the imported modules instead of importing them again.
         context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_use_shapes, initargs=(shapes,)
+        )
         chunk = max(1, min(16, len(todo) // (workers * 4)))
         built = pool.map(_build_one, jobs_args, chunksize=chunk)
     else:
@@ -218,6 +241,7 @@ def build_services(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+        _use_shapes(None)
     if warnings is not None:
         warnings.update(found_warnings)
     return done
@@ -304,6 +328,10 @@ class BundleFiles(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self._order)
+
+    def spooled(self, rel: str) -> Path | None:
+        """The spooled file holding ``rel`` (:func:`generator.filebacked.spooled_file`)."""
+        return spooled_file(self._where[rel], rel)
 
     def to_write(self) -> BundleFiles:
         """The files that may differ from the repository: all but those reused in place

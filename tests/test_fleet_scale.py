@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from generator import build, cache, naming
+from generator import build, cache, naming, shapes
 from generator.build import build_outputs
 from generator.builders.dashboard import fleet_dashboard_output
 from generator.cli import main
@@ -77,6 +77,7 @@ def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
         return original(plan, groups)
 
     monkeypatch.setattr(build, "service_rule_tests", failing)  # inherited by forked workers
+    monkeypatch.setattr(shapes, "SHARED_FROM", 99)  # each copy built, not renamed: svc-03 fails
     with pytest.raises(ObsgenError) as caught:
         build_outputs(plans, jobs=2)
     assert caught.value.exit_code == 2

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from generator import naming
+from generator import naming, shapes
 from generator.builders.rulefile import alert_rules
 from generator.errors import Diagnostic, Level
 from generator.plan import ServicePlan
@@ -274,7 +274,18 @@ class RouteCase:
 
 def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     """The fixed labels of every alerting rule of ``plan``: ``alertname``, the rule's labels,
-    and ``namespace`` when the spec's selector fixes it (every alert keeps it)."""
+    and ``namespace`` when the spec's selector fixes it (every alert keeps it). Kept on the
+    plan (:func:`share_alert_labels` fills it for a fleet)."""
+    return plan.derive(ALERT_LABELS, lambda: _alert_labels(plan))
+
+
+def share_alert_labels(plans: Sequence[ServicePlan]) -> None:
+    """Compute :func:`alert_labels` once per shape of ``plans`` (:func:`generator.shapes.share`):
+    a fleet of copies builds its alerting rules a few times, not once per service."""
+    shapes.share(plans, ALERT_LABELS, _alert_labels)
+
+
+def _alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     found = []
     for rule in alert_rules(plan):
         labels = {"alertname": rule["alert"], **rule["labels"]}
@@ -282,6 +293,9 @@ def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
             labels["namespace"] = plan.namespace
         found.append(dict(sorted(labels.items())))
     return found
+
+
+ALERT_LABELS = "alert_labels"  # the ServicePlan.derive key of alert_labels
 
 
 def route_cases(plans: Sequence[ServicePlan]) -> list[RouteCase]:

@@ -1,0 +1,317 @@
+"""Services that differ only by name are built once per shape, then renamed.
+
+A fleet is mostly copies: the same server, metrics, SLOs and alerts under another service
+name (``chat-0001`` … ``chat-0999``), each from its own spec file. A service's own files are a
+textual function of its name and spec path: every place either reaches holds it whole (a label
+value, a Kubernetes name, a header comment), or, for the dashboard uid, a hash of it. So the
+files of ``chat-0042`` are those of a *stand-in* service with the stand-in strings replaced by
+the real ones and the stand-in's dashboard uid by the real uid. Renaming a megabyte of text
+costs milliseconds; building it costs about 150 ms (mostly promtool test generation).
+
+The assumption is checked, never trusted:
+
+- A *shape* is the plan with the name and spec path replaced by stand-ins that have the same
+  length and the same character classes at each position (letters, digits, punctuation), so
+  that any length-dependent step (a uid's readable part cut to fit, YAML line folding) cuts or
+  folds the stand-in where it would cut or fold the real name.
+- Each shape is built twice, under two different stand-ins ("low": ``a``/``0`` letters and
+  digits, sorting before the real strings; "high": ``z``/``9``, sorting after), and used only
+  when renaming the first build gives the second byte for byte. A builder that sorts, hashes,
+  truncates, escapes or case-folds the name differently from plain text fails that check.
+- A service is renamed only when its name is one that no step can read differently from the
+  stand-ins: a lowercase DNS label starting with a letter, which YAML reads as a string
+  (not ``true``, ``null`` or ``off``), and which the built text does not already contain.
+  The name may appear only where a builder treats it as an opaque string: the service name,
+  equality label matchers (``job="chat-0042"``, never inside a regular expression), the
+  deployment and container names, pod-label values and diagnostics. Anywhere else (a metric
+  or label name, an SLO name, a regular expression), the service is built in full.
+
+Anything that fails a check is built in full, so the output is always what a full build gives;
+``tests/test_shapes.py`` compares the two over generated names and specs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import yaml
+
+from generator import naming
+from generator.errors import Diagnostic
+from generator.plan import ServicePlan
+from generator.presets import Preset
+from generator.promql import Matcher
+
+T = TypeVar("T")
+Outputs = dict[str, str]
+Build = Callable[[ServicePlan], tuple[Outputs, list[Diagnostic]]]
+
+_NAME = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]\Z")
+_SOURCE = re.compile(r"[A-Za-z0-9._/-]+\Z")
+# Where a name may stand in a plan: fields and values the builders copy as opaque text.
+_OPAQUE = re.compile(
+    r"""(
+        \.(name|source|deployment_name|container)
+      | .*(matchers|denominator)\[\d+\]\.value
+      | \.install\.pod_labels\[\d+\]\[1\]
+      | \.warnings\[\d+\]\.(file|message)
+    )\Z""",
+    re.VERBOSE,
+)
+_STR_TAG = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def plain_yaml(text: str) -> bool:
+    """True when YAML reads ``text``, unquoted, as a string (``off`` or ``1e3`` it does not)."""
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag == _STR_TAG
+
+
+def stand_in(real: str, letter: str, digit: str) -> str:
+    """``real`` with every ASCII letter replaced by ``letter`` and every digit by ``digit``:
+    the same length and character classes at every position (``o1-preview`` with ``a``/``0``
+    gives ``a0-aaaaaaa``)."""
+    out = []
+    for char in real:
+        if char.isascii() and char.isalpha():
+            out.append(letter)
+        elif char.isascii() and char.isdigit():
+            out.append(digit)
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+# A shape costs two builds (one per stand-in): worth it from three services on.
+SHARED_FROM = 3
+
+# Two stand-in alphabets: one sorting before every real string of its length, one after.
+_LOW = ("a", "0")
+_HIGH = ("z", "9")
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """The strings renamed between a service and its shape's stand-in, longest first."""
+
+    name: str
+    source: str
+    uid: str
+
+    def pairs_to(self, other: _Identity) -> list[tuple[str, str]]:
+        return [(self.source, other.source), (self.uid, other.uid), (self.name, other.name)]
+
+
+def _identity(plan: ServicePlan) -> _Identity:
+    uid = naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label)
+    return _Identity(plan.name, plan.source, uid)
+
+
+def _rename_text(text: str, pairs: list[tuple[str, str]]) -> str:
+    for old, new in pairs:
+        if old != new:
+            text = text.replace(old, new)
+    return text
+
+
+def _rename_value(value: Any, pairs: list[tuple[str, str]], path: str, found: list[str]) -> Any:
+    """``value`` (a plan or any part of it) with every string renamed; ``found`` receives the
+    path of each string that held an old string (a regex matcher's value as ``….regex``)."""
+    if isinstance(value, Preset):  # obsgen's own tables: never the spec's words
+        return value
+    if isinstance(value, str):
+        renamed = _rename_text(value, pairs)
+        if renamed != value:
+            found.append(path)
+        return renamed
+    if isinstance(value, Matcher):
+        where = f"{path}.value" if value.op == "=" else f"{path}.regex"
+        new_value = _rename_value(value.value, pairs, where, found)
+        new_label = _rename_value(value.label, pairs, f"{path}.label", found)
+        if new_value is value.value and new_label is value.label:
+            return value
+        return Matcher(new_label, value.op, new_value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for item in dataclasses.fields(value):
+            if not item.init:
+                continue
+            old = getattr(value, item.name)
+            new = _rename_value(old, pairs, f"{path}.{item.name}", found)
+            if new is not old:
+                changes[item.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    if isinstance(value, (tuple, list)):
+        items = [_rename_value(v, pairs, f"{path}[{i}]", found) for i, v in enumerate(value)]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return type(value)(items)
+    if isinstance(value, Mapping):
+        renamed_items = {
+            _rename_value(k, pairs, f"{path}<key>", found): _rename_value(
+                v, pairs, f"{path}[{k!r}]", found
+            )
+            for k, v in value.items()
+        }
+        if list(renamed_items.items()) == list(value.items()):
+            return value
+        return renamed_items
+    return value
+
+
+def _recast(plan: ServicePlan, name: str, source: str) -> tuple[ServicePlan, list[str]]:
+    """``plan`` as if its spec had said ``name`` wherever it says the service name, and
+    lived at ``source``; with the paths of the fields that changed."""
+    found: list[str] = []
+    pairs = [(plan.source, source), (plan.name, name)]
+    recast = _rename_value(plan, pairs, "", found)
+    return recast, found
+
+
+@dataclass
+class _Shape:
+    """One shape's build under the low stand-in (a shape that does not rename soundly is
+    kept as ``None``)."""
+
+    identity: _Identity
+    outputs: Outputs
+    warnings: list[Diagnostic]
+
+
+def _renamed_outputs(
+    outputs: Outputs, warnings: list[Diagnostic], pairs: list[tuple[str, str]]
+) -> tuple[Outputs, list[Diagnostic]]:
+    files = {_rename_text(rel, pairs): _rename_text(text, pairs) for rel, text in outputs.items()}
+    notes = [
+        dataclasses.replace(
+            w,
+            file=_rename_text(w.file, pairs),
+            path=_rename_text(w.path, pairs),
+            message=_rename_text(w.message, pairs),
+        )
+        for w in warnings
+    ]
+    return files, notes
+
+
+def shape_key(plan: ServicePlan) -> str | None:
+    """The shape of ``plan``: its plan under the low stand-in, as text (kept on the plan), or
+    None when its name or spec path could read differently from a stand-in."""
+    return plan.derive("shape", lambda: _shape_key(plan))
+
+
+def _shape_key(plan: ServicePlan) -> str | None:
+    if not (_NAME.match(plan.name) and _SOURCE.match(plan.source)):
+        return None
+    if not plain_yaml(plan.name):
+        return None
+    low, found = _recast(plan, stand_in(plan.name, *_LOW), stand_in(plan.source, *_LOW))
+    if not all(_OPAQUE.match(path) for path in found):
+        return None
+    return repr(low)
+
+
+def _stand_ins(plan: ServicePlan) -> tuple[ServicePlan, ServicePlan] | None:
+    """``plan`` under the low and the high stand-in, or None when their identities are not
+    three distinct strings each (nothing could tell the renamed strings apart)."""
+    recast = []
+    for letter, digit in (_LOW, _HIGH):
+        name, source = stand_in(plan.name, letter, digit), stand_in(plan.source, letter, digit)
+        recast.append(_recast(plan, name, source)[0])
+    for stand in recast:
+        identity = _identity(stand)
+        if len({identity.name, identity.source, identity.uid}) != 3:
+            return None
+    return recast[0], recast[1]
+
+
+def _clashes(stand: _Identity, real: _Identity, texts: Iterable[str]) -> bool:
+    """Whether renaming ``stand`` to ``real`` could go wrong: a stand-in string inside a real
+    one, or a real string already in the stand-in's ``texts``."""
+    if any(s in real.source or s in real.uid for s in (stand.name, stand.uid)):
+        return True
+    return any(real.name in text or real.source in text for text in texts)
+
+
+def _by_shape(plans: Sequence[ServicePlan]) -> dict[str, list[ServicePlan]]:
+    """``plans`` by shape, keeping only shapes that :data:`SHARED_FROM` or more share."""
+    groups: dict[str, list[ServicePlan]] = {}
+    for plan in plans:
+        key = shape_key(plan)
+        if key is not None:
+            groups.setdefault(key, []).append(plan)
+    return {key: group for key, group in groups.items() if len(group) >= SHARED_FROM}
+
+
+def share(plans: Sequence[ServicePlan], what: str, build: Callable[[ServicePlan], T]) -> None:
+    """Keep ``build(plan)`` on every plan of ``plans`` (:meth:`ServicePlan.derive` key
+    ``what``) that shares its shape with :data:`SHARED_FROM` or more others: computed once
+    per shape for the two stand-ins, and renamed (every string in the value) when renaming
+    the low one's value gives the high one's. Other plans are left alone, to be built when
+    asked for."""
+    for group in _by_shape(plans).values():
+        stands = _stand_ins(group[0])
+        if stands is None:
+            continue
+        (low, high), values = stands, [build(stands[0]), build(stands[1])]
+        low_id, high_id = _identity(low), _identity(high)
+        if _rename_value(values[0], low_id.pairs_to(high_id), "", []) != values[1]:
+            continue
+        text = repr(values[0])
+        for plan in group:
+            real = _identity(plan)
+            if what not in plan.derived and not _clashes(low_id, real, [text]):
+                plan.derived[what] = _rename_value(values[0], low_id.pairs_to(real), "", [])
+
+
+class ShapeBuilder:
+    """Builds services through ``build``, once per shape when several share one.
+
+    ``build(plan)`` returns a service's own files (repository path → text) and its warnings;
+    :meth:`outputs` returns the same for any plan, renamed from its shape's build when that
+    is sound (see the module docstring), else from ``build`` itself.
+    """
+
+    def __init__(self, build: Build) -> None:
+        self._build = build
+        self._shapes: dict[str, _Shape | None] = {}
+        self.renamed = 0
+        """How many services :meth:`outputs` renamed rather than built (for benchmarks)."""
+
+    def prepare(self, plans: Sequence[ServicePlan]) -> None:
+        """Build, once each, the shapes that :data:`SHARED_FROM` or more of ``plans`` share."""
+        for key, group in _by_shape(plans).items():
+            if key not in self._shapes:
+                self._shapes[key] = self._shape(group[0])
+
+    def _shape(self, plan: ServicePlan) -> _Shape | None:
+        stands = _stand_ins(plan)
+        if stands is None:
+            return None
+        low, high = stands
+        low_id, high_id = _identity(low), _identity(high)
+        low_out, low_warn = self._build(low)
+        renamed = _renamed_outputs(low_out, low_warn, low_id.pairs_to(high_id))
+        if renamed != self._build(high):
+            return None
+        return _Shape(low_id, low_out, low_warn)
+
+    def outputs(self, plan: ServicePlan) -> tuple[Outputs, list[Diagnostic]]:
+        """``plan``'s own files and warnings: renamed from its shape's build when
+        :meth:`prepare` built one that renames soundly, else built."""
+        key = shape_key(plan)
+        shape = self._shapes.get(key) if key is not None else None
+        if shape is not None:
+            real = _identity(plan)
+            texts = [*shape.outputs, *shape.outputs.values()]
+            if not _clashes(shape.identity, real, texts):
+                self.renamed += 1
+                return _renamed_outputs(
+                    shape.outputs, shape.warnings, shape.identity.pairs_to(real)
+                )
+        return self._build(plan)
