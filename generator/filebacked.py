@@ -64,8 +64,23 @@ class FileBacked(Mapping[str, str]):
     def __iter__(self) -> Iterator[str]:
         return iter(self.identities)
 
+    def spooled(self, rel: str) -> Path | None:
+        """The file holding ``rel`` when this is a spool (written by :func:`spool`, with no
+        identity to check), else None."""
+        if self.on_disk or self.identities[rel] is not None:
+            return None
+        return self.base / rel
+
     def __len__(self) -> int:
         return len(self.identities)
+
+
+def spooled_file(outputs: Mapping[str, str], rel: str) -> Path | None:
+    """The spooled file holding ``outputs[rel]`` when ``outputs`` has one (a spool
+    :class:`FileBacked`, or a mapping over parts with a ``spooled`` method), else None: the
+    writer links it into place instead of copying it."""
+    spooled = getattr(outputs, "spooled", None)
+    return spooled(rel) if callable(spooled) else None
 
 
 def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:

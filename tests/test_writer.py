@@ -3,6 +3,7 @@ are never outputs, rollback of a failed or killed replace phase, nothing written
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import re
@@ -15,6 +16,7 @@ import pytest
 
 from generator import writer
 from generator.cli import main
+from generator.filebacked import FileBacked, spool
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "specs" / "o1-preview.yaml"
@@ -312,3 +314,100 @@ def test_ctrl_c_while_replacing_puts_the_old_bundle_back(
     assert _render(root) == 130
     assert _snapshot(root) == before
     assert not list(root.rglob(".obsgen*"))
+
+
+# --- spooled files linked into place, one flush for all (issue 19) ----------------------------
+
+
+def _spooled(tmp_path: Path, texts: dict[str, str]) -> tuple[Path, FileBacked]:
+    root = tmp_path / "root"
+    root.mkdir()
+    spool_dir = root / f"{writer.SPOOL_PREFIX}test"
+    return root, spool(spool_dir, texts)
+
+
+def test_spooled_files_are_linked_into_place_not_copied(tmp_path: Path) -> None:
+    root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n", "rules/b.yaml": "b: 2\n"})
+    assert writer.write_all(root, spooled, []) == ["rules/a.yaml", "rules/b.yaml"]
+    for rel in spooled:
+        written, source = root / rel, spooled.base / rel
+        assert written.read_text() == spooled[rel]
+        assert written.stat().st_ino == source.stat().st_ino  # the same file, no second copy
+        assert written.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_filesystem_without_hard_links_gets_the_files_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n"})
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(writer.os, "link", no_links)
+    assert writer.write_all(root, spooled, []) == ["rules/a.yaml"]
+    written = root / "rules/a.yaml"
+    assert written.read_text() == "a: 1\n"
+    assert written.stat().st_ino != (spooled.base / "rules/a.yaml").stat().st_ino
+
+
+def test_staged_files_are_flushed_before_any_replaces_its_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n", "dashboards/b.json": "{}\n"})
+    events: list[str] = []
+    real_replace, real_durable = os.replace, writer._make_durable
+
+    def durable(staged: list[Path]) -> None:
+        events.append(f"flush {len(staged)}")
+        real_durable(staged)
+
+    def replace(src: object, dst: object) -> None:
+        events.append("replace")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(writer, "_make_durable", durable)
+    monkeypatch.setattr(writer.os, "replace", replace)
+    writer.write_all(root, spooled, [])
+    assert events[0] == "flush 2"  # before the journal's and the outputs' replaces
+    assert events.count("replace") >= 2
+
+
+def test_without_syncfs_every_staged_file_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = [tmp_path / "a", tmp_path / "b"]
+    for path in files:
+        path.write_text("x")
+    synced: list[int] = []
+    monkeypatch.setattr(writer, "_libc_syncfs", lambda: None)
+    monkeypatch.setattr(writer.os, "fsync", synced.append)
+    writer._make_durable(files)
+    assert len(synced) == 2
+
+
+def test_syncfs_is_called_once_per_filesystem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert writer._libc_syncfs() is not None  # Linux: the fast path is the one CI takes
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for folder in folders:
+        folder.mkdir()
+        (folder / "f").write_text("x")
+    calls: list[int] = []
+    real = writer._libc_syncfs()
+    assert real is not None
+    monkeypatch.setattr(writer, "_libc_syncfs", lambda: lambda fd: calls.append(fd) or real(fd))
+    writer._make_durable([folder / "f" for folder in folders])
+    assert len(calls) == 1  # both folders are on tmp_path's filesystem
+
+
+def test_a_dead_renders_spool_is_swept_by_the_next_render(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    assert _render(root) == 0
+    leftover = root / f"{writer.SPOOL_PREFIX}dead" / "rules" / "x.yaml"
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text("x: 1\n")
+    assert _render(root) == 0
+    assert not leftover.parent.parent.exists()
+    assert not list(root.glob(f"{writer.SPOOL_PREFIX}*"))  # the live render's spool is gone too

@@ -21,7 +21,7 @@ from generator.project_config import (
     recorded_text,
 )
 from generator.render import Bundle, render_bundle
-from generator.writer import differences, output_lock, write_all
+from generator.writer import SPOOL_PREFIX, differences, output_lock, write_all
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -124,7 +124,11 @@ def _render(args: argparse.Namespace, root: Path) -> int:
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []
-    spool = tempfile.TemporaryDirectory(prefix="obsgen-spool-")
+    # A render spools under the root, beside its outputs, so that files are linked into place
+    # rather than copied; --check writes nothing there.
+    spool = tempfile.TemporaryDirectory(
+        prefix="obsgen-spool-" if args.check else SPOOL_PREFIX, dir=None if args.check else root
+    )
     try:
         bundle = render_bundle(
             root,
