@@ -492,6 +492,23 @@ class _BoundedComposition(_ComposerBase):
                 f"{limits.max_scalar_chars}",
             )
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError) as err:
+            # PyYAML's scalar constructors fail with these on a value their tag does not fit:
+            # "!!int server", "!!bool maybe", a date such as 2024-13-45 (read as !!timestamp).
+            if not isinstance(node, yaml.ScalarNode):
+                raise
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{_shown_key(node.value)!r} is not a valid {tag} value; write a valid one or "
+                "a quoted string",
+                node.start_mark,
+            ) from err
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
@@ -523,8 +540,10 @@ _NO_TOKEN = "found character that cannot start any token"
 def yaml_problem(err: yaml.YAMLError, text: str) -> str:
     """The problem of a YAML error on ``text``, one line.
 
-    libyaml's "found character that cannot start any token" is reworded to name the
-    character, as PyYAML's pure scanner does (a tab, most often).
+    Two problems are reworded: libyaml's "found character that cannot start any token"
+    names the character, as PyYAML's pure scanner does (a tab, most often), and PyYAML's
+    duplicate anchor says which anchor and where it was first defined (its own problem text
+    is only "second occurrence").
 
     Args:
         err: raised while loading ``text`` (``problem`` and its marks when marked).
@@ -532,8 +551,13 @@ def yaml_problem(err: yaml.YAMLError, text: str) -> str:
     """
     problem: str = getattr(err, "problem", None) or str(err)
     mark = getattr(err, "problem_mark", None)
+    context = getattr(err, "context", None) or ""
     if problem == _NO_TOKEN and mark is not None and 0 <= mark.index < len(text):
         return f"found character {text[mark.index]!r} that cannot start any token"
+    first = getattr(err, "context_mark", None)
+    if context.startswith("found duplicate anchor ") and first is not None:
+        anchor = context.removeprefix("found ").removesuffix("; first occurrence")
+        return f"{anchor} (first on line {first.line + 1}); each anchor may be defined once"
     return problem
 
 

@@ -129,6 +129,9 @@ HOSTILE = {
     "tab as indentation": "metadata:\n\tname: x\n",
     "character that starts no token": "a: @x\n",
     "python tag": "a: !!python/object:os.system x\n",
+    "duplicate anchor": "a: &x 1\nb: &x 2\n",
+    "invalid !!int": "a: 1\nb: !!int server\n",
+    "impossible date": "a: 2024-13-45\n",
     "byte-order mark inside": "a: 1\n\ufeffb: 2\n",
 }
 
@@ -160,7 +163,7 @@ def test_syntax_errors_name_the_same_line(case: str) -> None:
 
 JUNK = [
     *["[", "{", "]", "}", ",", ":", "- ", "? ", "'", '"', "|", ">", "#", "@", "`", "!", "%"],
-    *["&a ", "*a", "!!str ", "!!python/object ", "<<: *a\n", "---\n", "...\n"],
+    *["&a ", "*a", "!!int ", "!!str ", "!!python/object ", "<<: *a\n", "---\n", "...\n"],
     *["\t", "\x1b", "\x00", "\ufeff", "\x85", "\u2028", "é", "\r", " ", "\n", "\\"],
     "%YAML 1.1\n",
     "%TAG ! tag:x,2000:\n",
