@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator import cli
 from generator.builders.alertmanager_routing import routing_warnings
-from generator.errors import capped_list
+from generator.builders.fleet import fleet_cluster_label
+from generator.errors import ObsgenError, capped_list
 from generator.plan import ServicePlan
 from generator.receivers import RECEIVERS_FILE, parse_receivers
 from generator.render import find_specs, load_plans
@@ -77,4 +80,30 @@ def test_a_receivers_team_that_owns_no_spec_names_three_teams_and_the_near_one(
     assert warning.message == (
         "team 'taem-07' owns no spec (teams of the specs: team-00, team-01, team-02 and 47 "
         "more); did you mean 'team-07'?"
+    )
+
+
+def test_fifty_cluster_labels_are_refused_with_three_named(plan: ServicePlan) -> None:
+    with pytest.raises(ObsgenError) as raised:
+        fleet_cluster_label(_fleet(plan, 50, cluster_label="cluster_{i:02d}"))
+    messages = {d.message for d in raised.value.diagnostics}
+    assert messages == {
+        "every spec of one fleet must name the same cluster label (cluster_00 in "
+        "specs/s00.yaml, cluster_01 in specs/s01.yaml, cluster_02 in specs/s02.yaml and 47 "
+        "more); the fleet overview filters all services by one cluster variable"
+    }
+
+
+def test_an_internal_error_over_50_specs_names_three(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def run(args: argparse.Namespace) -> int:
+        raise RuntimeError("boom")  # before any spec is read: no input is tagged
+
+    monkeypatch.setattr(cli._load("check"), "run", run)
+    paths = [f"specs/s{i:02d}.yaml" for i in range(50)]
+    assert cli.main(["check", *paths]) == 70
+    assert (
+        "obsgen check: internal error on specs/s00.yaml, specs/s01.yaml, specs/s02.yaml and 47 "
+        "more: RuntimeError: boom" in capsys.readouterr().err
     )
