@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, capped_list
 from generator.promql import Matcher
 
 INSTALL_HINT = (
@@ -86,7 +86,7 @@ def check_config(files: Sequence[Path], display_names: Sequence[str]) -> list[Di
             if block.startswith(f"{path}'") and "FAILED" in block:
                 message = block.split("FAILED:", 1)[-1].strip()
                 problems.append(Diagnostic(name, "", f"amtool check-config: {message}"))
-    return problems or [Diagnostic(", ".join(display_names), "", output.strip())]
+    return problems or [Diagnostic(capped_list(display_names), "", output.strip())]
 
 
 def test_routes(

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Protocol, cast
 
 from generator import __version__
-from generator.errors import EXIT_INTERNAL_ERROR, ObsgenError, input_of, printable
+from generator.errors import EXIT_INTERNAL_ERROR, ObsgenError, capped_list, input_of, printable
 
 # subcommand -> (module, one-line help). Modules import lazily so `render` stays light.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -77,7 +77,7 @@ def _inputs(args: argparse.Namespace | None) -> str:
     if args is None:
         return ""
     given = [str(p) for p in (getattr(args, "specs", None) or getattr(args, "paths", None) or [])]
-    return ", ".join(given) if given else ("specs/" if hasattr(args, "specs") else "")
+    return capped_list(given) if given else ("specs/" if hasattr(args, "specs") else "")
 
 
 def internal_error_line(err: BaseException, command: str, inputs: str) -> str:

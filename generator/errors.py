@@ -8,7 +8,7 @@ all diagnostics, print them, and exit once at the end — never with a traceback
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -79,6 +79,16 @@ class ObsgenError(Exception):
         return ObsgenError, (self.diagnostics, self.exit_code)
 
 
+def capped_list(items: Sequence[str], named: int = 3) -> str:
+    """``items`` joined with ", ", the first ``named`` of them and then how many more, so a
+    message about 1,000 specs stays one short line: ``specs/a.yaml, specs/b.yaml,
+    specs/c.yaml and 997 more`` (all of them when there are at most ``named``; ``""`` when
+    there are none). The items are shown in the order given: sort them first.
+    """
+    listed = ", ".join(items[:named])
+    return f"{listed} and {len(items) - named:,} more" if len(items) > named else listed
+
+
 def summarise(diagnostics: Iterable[Diagnostic], named: int = 3) -> list[str]:
     """Lines to print for ``diagnostics``: one per diagnostic, except that the same problem
     (field path, message and level) in several files is printed once, with how many files
@@ -96,9 +106,8 @@ def summarise(diagnostics: Iterable[Diagnostic], named: int = 3) -> list[str]:
             continue
         prefix = "" if level is Level.ERROR else "warning: "
         where = f"{path}: " if path else ""
-        listed = ", ".join(files[:named])
-        more = f" and {len(files) - named:,} more" if len(files) > named else ""
-        lines.append(f"{where}{prefix}{message} (in {len(files):,} specs: {listed}{more})")
+        listed = capped_list(files, named)
+        lines.append(f"{where}{prefix}{message} (in {len(files):,} specs: {listed})")
     return lines
 
 

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, capped_list
 
 INSTALL_HINT = (
     "promtool not found: set $PROMTOOL to its path or install it "
@@ -136,7 +136,7 @@ def check_rules(
     if code == 0:
         return PromtoolResult(True, output, ())
     diagnostics = _parse_check_output(output, display) or [
-        Diagnostic(", ".join(names), "", output.strip() or f"promtool exited {code}")
+        Diagnostic(capped_list(names), "", output.strip() or f"promtool exited {code}")
     ]
     return PromtoolResult(False, output, tuple(diagnostics))
 
@@ -204,7 +204,7 @@ def test_rules(
             if block.startswith(str(path)) and "FAILED" in block:
                 failed.append(Diagnostic(name, "", block[len(str(path)) :].strip()))
     if not failed:
-        failed.append(Diagnostic(", ".join(names), "", output.strip()))
+        failed.append(Diagnostic(capped_list(names), "", output.strip()))
     return PromtoolResult(False, output, tuple(failed))
 
 

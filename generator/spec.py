@@ -42,7 +42,7 @@ from generator.units import (
     parse_memory_bytes,
 )
 from generator.versions import check_release
-from generator.yamlio import BoundedLoader, InputLimitExceeded, InputLimits
+from generator.yamlio import BoundedLoader, InputLimitExceeded, InputLimits, yaml_problem
 
 API_VERSION = "obsgen/v1alpha1"
 KIND = "ModelService"
@@ -992,17 +992,19 @@ class SpecLoader(BoundedLoader):
     limits = SPEC_LIMITS
 
 
-def parse_yaml(text: str, file: str) -> Any:
-    """Parse one YAML document with :class:`SpecLoader`.
+def parse_yaml(text: str, file: str, loader: type[yaml.SafeLoader] = SpecLoader) -> Any:
+    """Parse one YAML document with :class:`SpecLoader` (or ``loader``: a
+    :class:`~generator.yamlio.BoundedLoader` or :class:`~generator.yamlio.PureBoundedLoader`
+    subclass).
 
     Raises:
         ObsgenError: invalid YAML (with its line), several documents, duplicate keys, or a
             broken :data:`SPEC_LIMITS` bound (with the field path and line).
     """
-    loader: SpecLoader | None = None
+    parser: yaml.SafeLoader | None = None
     try:
-        loader = SpecLoader(text)  # the reader refuses control characters here already
-        return loader.get_single_data()
+        parser = loader(text)  # control characters are refused here already
+        return parser.get_single_data()
     except yaml.reader.ReaderError as err:
         code = err.character if isinstance(err.character, int) else ord(err.character)
         message = f"invalid YAML: character U+{code:04X} at offset {err.position} is not allowed"
@@ -1017,12 +1019,11 @@ def parse_yaml(text: str, file: str) -> Any:
         if getattr(err, "context", None) == "expected a single document in the stream":
             message = "expected one YAML document, found a second one (---); put one spec per file"
         else:
-            problem = getattr(err, "problem", None) or str(err)
-            message = f"invalid YAML: {printable(problem)}"
+            message = f"invalid YAML: {printable(yaml_problem(err, text))}"
         raise ObsgenError([Diagnostic(file, where, message)]) from None
     finally:
-        if loader is not None:
-            loader.dispose()
+        if parser is not None:
+            parser.dispose()
 
 
 def find_spec_files(paths: Sequence[str], root: Path) -> list[Path]:

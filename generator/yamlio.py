@@ -21,9 +21,11 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
 
 from generator.errors import printable
 
@@ -364,22 +366,51 @@ def _children(node: yaml.Node) -> Iterator[yaml.Node]:
             yield value
 
 
-class BoundedLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that enforces :class:`InputLimits` while composing, rejects
-    duplicate keys and reads scientific notation (``5e-2``) as a float, as YAML 1.2 does.
+# The composition mixin's methods call the composer and parser of the class it is mixed into.
+if TYPE_CHECKING:
+    _ComposerBase = yaml.SafeLoader
+else:
+    _ComposerBase = object
+
+# What PyYAML's reader refuses (yaml.reader.Reader.NON_PRINTABLE: C0 controls but tab and line
+# breaks, DEL, C1 controls but NEL, surrogates, U+FFFE, U+FFFF), and a byte-order mark past the
+# first character: libyaml skips one at the start of any line, PyYAML reads it as text.
+_REFUSED = re.compile(f"{yaml.reader.Reader.NON_PRINTABLE.pattern}|(?<=.)\ufeff", re.DOTALL)
+
+
+def refuse_unprintable(text: str) -> None:
+    """Refuse a character YAML does not allow anywhere in ``text`` (and a byte-order mark
+    but as the first character), as PyYAML's pure reader does before parsing: libyaml's
+    reader refuses them only once it gets there (an earlier syntax error wins) and names a
+    byte offset, not a character offset.
+
+    Raises:
+        yaml.reader.ReaderError: with the character's code point and 0-based offset.
+    """
+    found = _REFUSED.search(text)
+    if found is not None:
+        raise yaml.reader.ReaderError(
+            "<unicode string>",
+            found.start(),
+            ord(found.group()),
+            "unicode",
+            "special characters are not allowed",
+        )
+
+
+class _BoundedComposition(_ComposerBase):
+    """Composition with :class:`InputLimits`, duplicate keys refused and YAML 1.2 floats: the
+    part of :class:`BoundedLoader` shared by its libyaml and pure-Python variants.
 
     Composing is where PyYAML recurses (one Python frame per nesting level) and where aliases
     are resolved, so depth, aliases and expanded size are checked there, before any Python
     object is built. An alias to a value that contains it (a cycle) is refused too.
-
-    Raises (while loading):
-        InputLimitExceeded: a limit is broken (with the field path and line).
-        yaml.MarkedYAMLError: invalid YAML, a duplicate key (with the line of both).
     """
 
     limits = InputLimits()
 
     def __init__(self, stream: str) -> None:
+        refuse_unprintable(stream)
         super().__init__(stream)
         self._path: list[str] = []
         self._sizes: dict[int, int] = {}  # id(node) -> values under it, aliases expanded
@@ -461,6 +492,23 @@ class BoundedLoader(yaml.SafeLoader):
                 f"{limits.max_scalar_chars}",
             )
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, KeyError, AttributeError) as err:
+            # PyYAML's scalar constructors fail with these on a value their tag does not fit:
+            # "!!int server", "!!bool maybe", a date such as 2024-13-45 (read as !!timestamp).
+            if not isinstance(node, yaml.ScalarNode):
+                raise
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{_shown_key(node.value)!r} is not a valid {tag} value; write a valid one or "
+                "a quoted string",
+                node.start_mark,
+            ) from err
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
@@ -481,4 +529,95 @@ class BoundedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-BoundedLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+class PureBoundedLoader(_BoundedComposition, yaml.SafeLoader):
+    """:class:`BoundedLoader` in pure-Python PyYAML throughout: the loader where PyYAML was
+    built without libyaml, and the reference the tests compare the libyaml variant with."""
+
+
+_NO_TOKEN = "found character that cannot start any token"
+
+
+def yaml_problem(err: yaml.YAMLError, text: str) -> str:
+    """The problem of a YAML error on ``text``, one line.
+
+    Two problems are reworded: libyaml's "found character that cannot start any token"
+    names the character, as PyYAML's pure scanner does (a tab, most often), and PyYAML's
+    duplicate anchor says which anchor and where it was first defined (its own problem text
+    is only "second occurrence").
+
+    Args:
+        err: raised while loading ``text`` (``problem`` and its marks when marked).
+        text: the document (``problem_mark.index`` is a character offset into it).
+    """
+    problem: str = getattr(err, "problem", None) or str(err)
+    mark = getattr(err, "problem_mark", None)
+    context = getattr(err, "context", None) or ""
+    if problem == _NO_TOKEN and mark is not None and 0 <= mark.index < len(text):
+        return f"found character {text[mark.index]!r} that cannot start any token"
+    first = getattr(err, "context_mark", None)
+    if context.startswith("found duplicate anchor ") and first is not None:
+        anchor = context.removeprefix("found ").removesuffix("; first occurrence")
+        return f"{anchor} (first on line {first.line + 1}); each anchor may be defined once"
+    return problem
+
+
+def _libyaml_events() -> type[Any] | None:
+    """The loader base that takes its events from libyaml, or None where PyYAML was built
+    without it (``yaml.__with_libyaml__`` false)."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:
+        return None
+
+    class LibyamlEvents(yaml.composer.Composer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+        """libyaml's scanner and parser (C) under PyYAML's Python composer and constructor.
+
+        ``yaml.CSafeLoader`` composes in C too, where no limit can be checked. Here the
+        Composer, before CParser in the method order, supplies ``get_single_node`` and
+        ``compose_node`` (CParser's own are shadowed) and CParser the events
+        (``get_event``, ``peek_event``, ``check_event``): the scanning and parsing where pure
+        PyYAML spends ~70 % of its time.
+        """
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+
+        def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+            # An empty node tagged "!": libyaml leaves it unresolved (""), PyYAML resolves it
+            # as a plain scalar (null), as it does a non-empty one in both.
+            event: Any = self.peek_event()
+            if event.tag == "!" and not event.implicit[0]:
+                event.implicit = (True, False)
+            return super().compose_scalar_node(anchor)
+
+    return LibyamlEvents
+
+
+_Events: type[Any] = _libyaml_events() or yaml.SafeLoader
+
+
+class BoundedLoader(_BoundedComposition, _Events):  # type: ignore[misc,valid-type]
+    """The loader of untrusted YAML: enforces :class:`InputLimits` while composing, rejects
+    duplicate keys and reads scientific notation (``5e-2``) as a float, as YAML 1.2 does.
+
+    Events come from libyaml's C parser when PyYAML has it (spec files parse ~3.5× faster),
+    else from PyYAML's pure-Python parser (:class:`PureBoundedLoader`). Both read a document
+    to the same value and raise the same limit, duplicate-key, character and document
+    errors (control characters and a byte-order mark past the first character are refused
+    before parsing). Their grammars differ only on broken documents: libyaml reads a tab
+    as separating white space and ``?`` inside a flow scalar (as YAML 1.2 does), refuses
+    ``:`` right before ``,``, ``]`` or ``}`` in a flow collection, and words some syntax
+    errors differently (``tests/test_yaml_loader.py``).
+
+    Raises (while loading):
+        yaml.reader.ReaderError: a character YAML does not allow (with its offset).
+        InputLimitExceeded: a limit is broken (with the field path and line).
+        yaml.MarkedYAMLError: invalid YAML, a duplicate key (with the line of both).
+    """
+
+
+for _loader in (PureBoundedLoader, BoundedLoader):
+    _loader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))

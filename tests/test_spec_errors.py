@@ -463,6 +463,27 @@ TEXT_CASES = [
         id="a second YAML document is refused",
     ),
     pytest.param(
+        BASE_TEXT.replace("replicas: 3", "replicas: !!int three"),
+        "x.yaml: line 29: invalid YAML: 'three' is not a valid !!int value; write a valid one "
+        "or a quoted string",
+        id="an explicit tag that does not fit its value is named, not an internal error",
+    ),
+    pytest.param(
+        BASE_TEXT.replace("team: ml-platform", "team: 2024-13-45"),
+        "x.yaml: line 5: invalid YAML: '2024-13-45' is not a valid !!timestamp value",
+        id="an impossible date is named, not an internal error",
+    ),
+    pytest.param(
+        BASE_TEXT + "x: &a 1\ny: &a 2\n",
+        "x.yaml: line 31: invalid YAML: duplicate anchor 'a' (first on line 30)",
+        id="a duplicate anchor names both lines",
+    ),
+    pytest.param(
+        BASE_TEXT.replace("  server:", "\tserver:"),
+        "x.yaml: line 7: invalid YAML: found character '\\t' that cannot start any token",
+        id="a tab indenting a key is named",
+    ),
+    pytest.param(
         BASE_TEXT.replace("maxRatio: 0.05", "maxRatio: .inf"),
         "x.yaml: spec.alerts.errorRatio.maxRatio: Input should be a finite number (got inf)",
         id="a YAML .inf is a spec error",

@@ -11,6 +11,7 @@ kube-prometheus-stack values overlay and ``AlertmanagerConfig`` objects.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
@@ -19,7 +20,7 @@ from enum import StrEnum
 
 from generator import naming, shapes
 from generator.builders.rulefile import alert_rules
-from generator.errors import Diagnostic, Level
+from generator.errors import Diagnostic, Level, capped_list
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timing
@@ -322,7 +323,7 @@ def routing_warnings(
     whose spec names no namespace (no ``AlertmanagerConfig`` for it)."""
     warnings = []
     for team in teams_of(plans):
-        sources = ", ".join(sorted(p.source for p in plans if p.team == team))
+        sources = capped_list(sorted(p.source for p in plans if p.team == team))
         if receivers is None:
             where, path = f"{RECEIVERS_FILE} (no such file)", ""
         elif receivers.team(team) is None:
@@ -341,14 +342,16 @@ def routing_warnings(
         )
     if receivers is not None and complete:
         known = set(teams_of(plans))
+        shown = capped_list(sorted(known)) or "none"
         for i, entry in enumerate(receivers.teams):
             if entry.name not in known:
+                near = difflib.get_close_matches(entry.name, sorted(known), n=1)
+                hint = f"did you mean {near[0]!r}?" if near else "check the spelling"
                 warnings.append(
                     Diagnostic(
                         RECEIVERS_FILE,
                         f"teams[{i}].name",
-                        f"team {entry.name!r} owns no spec (teams of the specs: "
-                        f"{', '.join(sorted(known)) or 'none'}); check the spelling",
+                        f"team {entry.name!r} owns no spec (teams of the specs: {shown}); {hint}",
                         Level.WARNING,
                     )
                 )

@@ -22,7 +22,7 @@ import grafanalib.core as g
 
 from generator import naming
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step, datasource_variable
-from generator.errors import Diagnostic, ObsgenError
+from generator.errors import Diagnostic, ObsgenError, capped_list
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 
@@ -158,7 +158,7 @@ def fleet_cluster_label(plans: Sequence[ServicePlan]) -> str | None:
     """
     named = {p.cluster_label: p.source for p in plans if p.cluster_label}
     if len(named) > 1:
-        shown = ", ".join(f"{label} in {source}" for label, source in sorted(named.items()))
+        shown = capped_list([f"{label} in {source}" for label, source in sorted(named.items())])
         raise ObsgenError(
             [
                 Diagnostic(
