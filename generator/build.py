@@ -37,7 +37,7 @@ from generator.errors import Diagnostic
 from generator.filebacked import FileBacked, spool, spooled_file
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
-from generator.shapes import Build, ShapeBuilder
+from generator.shapes import Build, ShapeBuilder, build_or_none
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
 if TYPE_CHECKING:
@@ -148,6 +148,11 @@ def _service_build(dashboards_via: str, mimir: bool) -> Build:
     return build
 
 
+def _build_plan(job: tuple[ServicePlan, str, bool]) -> tuple[Outputs, list[Diagnostic]] | None:
+    plan, dashboards_via, mimir = job
+    return build_or_none(_service_build(dashboards_via, mimir), plan)
+
+
 # The shapes a render prepared before starting its worker processes, which inherit them.
 _shapes: ShapeBuilder | None = None
 
@@ -214,16 +219,23 @@ def build_services(
         todo.append(plan)
     if progress is not None and done:
         progress(len(done))
-    shapes = ShapeBuilder(_service_build(dashboards_via, mimir))
-    shapes.prepare(todo)
-    _use_shapes(shapes)
     many = len(todo) >= PARALLEL_FROM
     workers = min(_workers(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
+    parallel = workers >= 2 and many
+    # fork: workers inherit the imported modules instead of importing them again.
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    shapes = ShapeBuilder(_service_build(dashboards_via, mimir))
+    if parallel:  # the shapes' builds in workers, then workers that inherit the shapes
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as first:
+            shapes.prepare(
+                todo, lambda ps: first.map(_build_plan, [(p, dashboards_via, mimir) for p in ps])
+            )
+    else:
+        shapes.prepare(todo)
+    _use_shapes(shapes)
     jobs_args = [(p, spool_to if many else None) for p in todo]
     built: Iterable[Built]
-    if workers >= 2 and many:
-        # fork: workers inherit the imported modules instead of importing them again.
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    if parallel:
         pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_use_shapes, initargs=(shapes,)
         )

@@ -79,7 +79,8 @@ def proof_key(outputs: Mapping[str, str], service: str, promtool: str) -> str:
 def _size(outputs: Mapping[str, str], rel: str) -> int:
     """Size in bytes of output ``rel`` (without reading a spooled file)."""
     if isinstance(outputs, FileBacked):
-        return (outputs.base / rel).stat().st_size
+        known = outputs.sizes.get(rel)
+        return known if known is not None else (outputs.base / rel).stat().st_size
     return len(outputs[rel].encode("utf-8"))
 
 

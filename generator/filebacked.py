@@ -35,14 +35,22 @@ class FileBacked(Mapping[str, str]):
             a file that changed since is an error, not silently different output.
         on_disk: True when ``base`` is the repository and the files are the outputs already
             there (nothing to write).
+        sizes: each path's size in bytes, when known without a ``stat`` (a spool records
+            them: the writer moves spooled files into place, after which only their sizes
+            remain to be asked for).
     """
 
     def __init__(
-        self, base: Path, identities: Mapping[str, Identity | None], on_disk: bool = False
+        self,
+        base: Path,
+        identities: Mapping[str, Identity | None],
+        on_disk: bool = False,
+        sizes: Mapping[str, int] | None = None,
     ) -> None:
         self.base = base
         self.identities = dict(identities)
         self.on_disk = on_disk
+        self.sizes = dict(sizes or {})
 
     def __getitem__(self, rel: str) -> str:
         expected = self.identities[rel]
@@ -66,7 +74,7 @@ class FileBacked(Mapping[str, str]):
 
     def spooled(self, rel: str) -> Path | None:
         """The file holding ``rel`` when this is a spool (written by :func:`spool`, with no
-        identity to check), else None."""
+        identity to check), else None. The writer moves it into place: read ``rel`` before."""
         if self.on_disk or self.identities[rel] is not None:
             return None
         return self.base / rel
@@ -78,15 +86,21 @@ class FileBacked(Mapping[str, str]):
 def spooled_file(outputs: Mapping[str, str], rel: str) -> Path | None:
     """The spooled file holding ``outputs[rel]`` when ``outputs`` has one (a spool
     :class:`FileBacked`, or a mapping over parts with a ``spooled`` method), else None: the
-    writer links it into place instead of copying it."""
+    writer moves it into place instead of copying it."""
     spooled = getattr(outputs, "spooled", None)
     return spooled(rel) if callable(spooled) else None
 
 
 def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:
     """Write ``outputs`` under ``base`` and return them as a :class:`FileBacked`."""
+    made: set[Path] = set()
+    sizes: dict[str, int] = {}
     for rel, text in outputs.items():
         path = base / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return FileBacked(base, dict.fromkeys(outputs))
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        data = text.encode("utf-8")
+        path.write_bytes(data)
+        sizes[rel] = len(data)
+    return FileBacked(base, dict.fromkeys(outputs), sizes=sizes)

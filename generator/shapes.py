@@ -36,19 +36,21 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, TypeVar
 
 import yaml
 
 from generator import naming
-from generator.errors import Diagnostic
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.presets import Preset
 from generator.promql import Matcher
 
 T = TypeVar("T")
 Outputs = dict[str, str]
-Build = Callable[[ServicePlan], tuple[Outputs, list[Diagnostic]]]
+ServiceFiles = tuple[Outputs, list[Diagnostic]]
+Build = Callable[[ServicePlan], ServiceFiles]
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]\Z")
 _SOURCE = re.compile(r"[A-Za-z0-9._/-]+\Z")
@@ -119,49 +121,67 @@ def _rename_text(text: str, pairs: list[tuple[str, str]]) -> str:
     return text
 
 
-def _rename_value(value: Any, pairs: list[tuple[str, str]], path: str, found: list[str]) -> Any:
+_ATOMS = (int, float, bool, type(None), Fraction)
+
+
+def _rename_value(value: Any, pairs: list[tuple[str, str]], found: list[str]) -> Any:
     """``value`` (a plan or any part of it) with every string renamed; ``found`` receives the
-    path of each string that held an old string (a regex matcher's value as ``….regex``)."""
-    if isinstance(value, Preset):  # obsgen's own tables: never the spec's words
+    field path of each string that held an old string (a regex matcher's value as
+    ``….regex``)."""
+    where: list[str] = []
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, (*_ATOMS, Preset)):
+            return value  # a Preset is obsgen's own table: never the spec's words
+        if isinstance(value, str):
+            renamed = _rename_text(value, pairs)
+            if renamed != value:
+                found.append("".join(where))
+            return renamed
+        if isinstance(value, Matcher):
+            where.append(".value" if value.op == "=" else ".regex")
+            new_value = walk(value.value)
+            where[-1] = ".label"
+            new_label = walk(value.label)
+            where.pop()
+            if new_value is value.value and new_label is value.label:
+                return value
+            return Matcher(new_label, value.op, new_value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes = {}
+            for item in dataclasses.fields(value):
+                if item.init:
+                    old = getattr(value, item.name)
+                    where.append(f".{item.name}")
+                    new = walk(old)
+                    where.pop()
+                    if new is not old:
+                        changes[item.name] = new
+            return dataclasses.replace(value, **changes) if changes else value
+        if isinstance(value, (tuple, list)):
+            items = []
+            for i, old in enumerate(value):
+                if isinstance(old, _ATOMS):
+                    items.append(old)
+                    continue
+                where.append(f"[{i}]")
+                items.append(walk(old))
+                where.pop()
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items)
+        if isinstance(value, Mapping):
+            entries: dict[Any, Any] = {}
+            for key, old in value.items():
+                where.append("<key>")
+                new_key = walk(key)
+                where[-1] = f"[{key!r}]"
+                entries[new_key] = walk(old)
+                where.pop()
+            return value if list(entries.items()) == list(value.items()) else entries
         return value
-    if isinstance(value, str):
-        renamed = _rename_text(value, pairs)
-        if renamed != value:
-            found.append(path)
-        return renamed
-    if isinstance(value, Matcher):
-        where = f"{path}.value" if value.op == "=" else f"{path}.regex"
-        new_value = _rename_value(value.value, pairs, where, found)
-        new_label = _rename_value(value.label, pairs, f"{path}.label", found)
-        if new_value is value.value and new_label is value.label:
-            return value
-        return Matcher(new_label, value.op, new_value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {}
-        for item in dataclasses.fields(value):
-            if not item.init:
-                continue
-            old = getattr(value, item.name)
-            new = _rename_value(old, pairs, f"{path}.{item.name}", found)
-            if new is not old:
-                changes[item.name] = new
-        return dataclasses.replace(value, **changes) if changes else value
-    if isinstance(value, (tuple, list)):
-        items = [_rename_value(v, pairs, f"{path}[{i}]", found) for i, v in enumerate(value)]
-        if all(new is old for new, old in zip(items, value, strict=True)):
-            return value
-        return type(value)(items)
-    if isinstance(value, Mapping):
-        renamed_items = {
-            _rename_value(k, pairs, f"{path}<key>", found): _rename_value(
-                v, pairs, f"{path}[{k!r}]", found
-            )
-            for k, v in value.items()
-        }
-        if list(renamed_items.items()) == list(value.items()):
-            return value
-        return renamed_items
-    return value
+
+    return walk(value)
 
 
 def _recast(plan: ServicePlan, name: str, source: str) -> tuple[ServicePlan, list[str]]:
@@ -169,7 +189,7 @@ def _recast(plan: ServicePlan, name: str, source: str) -> tuple[ServicePlan, lis
     lived at ``source``; with the paths of the fields that changed."""
     found: list[str] = []
     pairs = [(plan.source, source), (plan.name, name)]
-    recast = _rename_value(plan, pairs, "", found)
+    recast = _rename_value(plan, pairs, found)
     return recast, found
 
 
@@ -260,13 +280,36 @@ def share(plans: Sequence[ServicePlan], what: str, build: Callable[[ServicePlan]
             continue
         (low, high), values = stands, [build(stands[0]), build(stands[1])]
         low_id, high_id = _identity(low), _identity(high)
-        if _rename_value(values[0], low_id.pairs_to(high_id), "", []) != values[1]:
+        if _rename_value(values[0], low_id.pairs_to(high_id), []) != values[1]:
             continue
         text = repr(values[0])
         for plan in group:
             real = _identity(plan)
             if what not in plan.derived and not _clashes(low_id, real, [text]):
-                plan.derived[what] = _rename_value(values[0], low_id.pairs_to(real), "", [])
+                plan.derived[what] = _rename_value(values[0], low_id.pairs_to(real), [])
+
+
+def build_or_none(build: Build, plan: ServicePlan) -> ServiceFiles | None:
+    """``build(plan)``, or None when it raises :class:`ObsgenError`."""
+    try:
+        return build(plan)
+    except ObsgenError:
+        return None
+
+
+def _verified(
+    low: ServicePlan,
+    high: ServicePlan,
+    low_built: ServiceFiles | None,
+    high_built: ServiceFiles | None,
+) -> _Shape | None:
+    """The shape built under ``low``, when renaming its build gives ``high``'s exactly."""
+    if low_built is None or high_built is None:
+        return None
+    low_id, high_id = _identity(low), _identity(high)
+    if _renamed_outputs(*low_built, low_id.pairs_to(high_id)) != high_built:
+        return None
+    return _Shape(low_id, *low_built)
 
 
 class ShapeBuilder:
@@ -283,23 +326,31 @@ class ShapeBuilder:
         self.renamed = 0
         """How many services :meth:`outputs` renamed rather than built (for benchmarks)."""
 
-    def prepare(self, plans: Sequence[ServicePlan]) -> None:
-        """Build, once each, the shapes that :data:`SHARED_FROM` or more of ``plans`` share."""
+    def prepare(
+        self,
+        plans: Sequence[ServicePlan],
+        build_all: Callable[[list[ServicePlan]], Iterable[ServiceFiles | None]] | None = None,
+    ) -> None:
+        """Build, once each, the shapes that :data:`SHARED_FROM` or more of ``plans`` share.
+        ``build_all`` builds a list of plans in order, None for one that raised
+        :class:`ObsgenError` (default: :func:`build_or_none` of ``build`` on each; a render
+        passes its worker processes). A shape whose stand-in fails is not renamed: each of
+        its services is built, and fails, under its own name."""
+        pending: dict[str, tuple[ServicePlan, ServicePlan]] = {}
         for key, group in _by_shape(plans).items():
             if key not in self._shapes:
-                self._shapes[key] = self._shape(group[0])
-
-    def _shape(self, plan: ServicePlan) -> _Shape | None:
-        stands = _stand_ins(plan)
-        if stands is None:
-            return None
-        low, high = stands
-        low_id, high_id = _identity(low), _identity(high)
-        low_out, low_warn = self._build(low)
-        renamed = _renamed_outputs(low_out, low_warn, low_id.pairs_to(high_id))
-        if renamed != self._build(high):
-            return None
-        return _Shape(low_id, low_out, low_warn)
+                stands = _stand_ins(group[0])
+                if stands is None:
+                    self._shapes[key] = None
+                else:
+                    pending[key] = stands
+        todo = [plan for stands in pending.values() for plan in stands]
+        if build_all is None:
+            built = iter([build_or_none(self._build, plan) for plan in todo])
+        else:
+            built = iter(list(build_all(todo)))
+        for key, (low, high) in pending.items():
+            self._shapes[key] = _verified(low, high, next(built), next(built))
 
     def outputs(self, plan: ServicePlan) -> tuple[Outputs, list[Diagnostic]]:
         """``plan``'s own files and warnings: renamed from its shape's build when

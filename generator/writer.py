@@ -7,7 +7,10 @@ Guarantees (docs/limits.md, "Writing the bundle"):
   :data:`LOCK_WAIT_S`; ``render --check`` takes the lock shared.
 * **Staged files are never outputs.** New content is written to ``.obsgen-staged.<run>.<name>``
   beside its target (same folder, so the rename is atomic); the stale sweep never counts such a
-  file, and only a render holding the lock deletes leftovers of a dead run.
+  file, and only a render holding the lock deletes leftovers of a dead run. Files that worker
+  processes spooled under the root (``.obsgen-spool-*``) are moved there, not copied. Every
+  staged file is on disk (one ``syncfs`` per filesystem, or an ``fsync`` each) before the
+  journal is written.
 * **All old or all new.** Before the first target is replaced, each old file is kept as a
   hard link ``.obsgen-backup.<run>.<name>`` and a journal (``<root>/.obsgen/render.journal``)
   lists every step. A failure while replacing restores every file already replaced (and every
@@ -47,7 +50,7 @@ JOURNAL_NAME = "render.journal"
 STAGED_PREFIX = ".obsgen-staged."
 BACKUP_PREFIX = ".obsgen-backup."
 # Folders under the output root where worker processes spool built files during a render
-# (on the outputs' filesystem, so the writer can link them into place).
+# (on the outputs' filesystem, so the writer can move them into place).
 SPOOL_PREFIX = ".obsgen-spool-"
 LOCK_WAIT_S = 600.0
 """Seconds a render waits for another render of the same root before it refuses."""
@@ -142,8 +145,8 @@ def outside_root(root: Path, rels: Sequence[str]) -> list[Diagnostic]:
     top = root.resolve()
     problems: dict[str, Diagnostic] = {}
     seen: set[Path] = set()
-    for rel in rels:
-        folder = Path(rel).parent
+    for parent in {rel.rpartition("/")[0] for rel in rels}:  # thousands of files, few folders
+        folder = Path(parent)
         while folder != Path(".") and folder not in seen:
             seen.add(folder)
             resolved = (root / folder).resolve()
@@ -245,22 +248,28 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-# errno of a hard link the filesystem does not allow (then the staged file is written).
-_NO_LINK = (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK)
+# errno of a move the filesystem does not allow (then the staged file is written).
+_NO_MOVE = (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV)
 
 
-def _stage(path: Path, outputs: Mapping[str, str], rel: str, run: str) -> Path:
-    """Stage ``outputs[rel]`` as ``.obsgen-staged.<run>.<name>`` beside ``path``: a hard link
-    to the spooled file holding it (:func:`generator.filebacked.spooled_file`) where the
-    filesystem allows, else written. Not yet durable: see :func:`_make_durable`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _stage(
+    path: Path, outputs: Mapping[str, str], rel: str, run: str, made: set[Path] | None = None
+) -> Path:
+    """Stage ``outputs[rel]`` as ``.obsgen-staged.<run>.<name>`` beside ``path``: the spooled
+    file holding it (:func:`generator.filebacked.spooled_file`) moved there when on the same
+    filesystem, else written. Not yet durable: see :func:`_make_durable`. ``made``: folders
+    already created by this run (each is created once)."""
+    if made is None or path.parent not in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if made is not None:
+            made.add(path.parent)
     tmp = path.parent / f"{STAGED_PREFIX}{run}.{path.name}"
     spooled = spooled_file(outputs, rel)
     if spooled is not None:
         try:
-            os.link(spooled, tmp)
+            os.rename(spooled, tmp)
         except OSError as err:
-            if err.errno not in _NO_LINK:
+            if err.errno not in _NO_MOVE:
                 raise
         else:
             os.chmod(tmp, 0o644)
@@ -336,8 +345,13 @@ def _journal_path(root: Path) -> Path:
 
 
 def _write_journal(root: Path, run: str, steps: Sequence[_Step]) -> None:
+    prefix = f"{root}{os.sep}"
+
     def rel(path: Path | None) -> str | None:
-        return None if path is None else os.path.relpath(path, root)
+        if path is None:
+            return None
+        text = str(path)
+        return text[len(prefix) :] if text.startswith(prefix) else os.path.relpath(path, root)
 
     entries = [
         {"target": rel(s.target), "staged": rel(s.staged), "backup": rel(s.backup)} for s in steps
@@ -346,7 +360,7 @@ def _write_journal(root: Path, run: str, steps: Sequence[_Step]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{JOURNAL_NAME}.{run}")
     with tmp.open("w", encoding="utf-8") as handle:
-        json.dump({"run": run, "pid": os.getpid(), "steps": entries}, handle, indent=1)
+        handle.write(json.dumps({"run": run, "pid": os.getpid(), "steps": entries}))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -478,9 +492,10 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
     run = f"{os.getpid()}-{secrets.token_hex(4)}"
     steps: list[_Step] = []
     try:
+        made: set[Path] = set()
         for rel in changed:
             target = root / rel
-            steps.append(_Step(target, _stage(target, outputs, rel, run), None))
+            steps.append(_Step(target, _stage(target, outputs, rel, run, made), None))
         _make_durable([step.staged for step in steps if step.staged is not None])
         steps.extend(_Step(root / rel, None, None) for rel in remove)
         for step in steps:

@@ -62,7 +62,7 @@ def test_worker_processes_build_exactly_what_one_process_builds(
 
     monkeypatch.setattr(build, "ProcessPoolExecutor", counted)
     assert build_outputs(plans, jobs=2) == serial
-    assert pools == [2]
+    assert pools == [2, 2]  # the shape's two stand-ins, then the services
 
 
 def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
@@ -145,6 +145,21 @@ def test_unchanged_services_are_read_back_and_changed_ones_rebuilt(
         return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
     assert files(tmp_path) == files(again)
+
+
+def test_files_moved_in_from_the_spool_are_reused_whole_by_the_next_render(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    parallel_from_4: int,
+) -> None:
+    _clone_specs(tmp_path / "specs", parallel_from_4)
+    assert _render(tmp_path) == 0  # built in workers, spooled, moved into place
+    assert not list(tmp_path.glob(".obsgen-spool-*"))
+    built = _counting_builds(monkeypatch)
+    assert _render(tmp_path, "--jobs=1") == 0  # a rebuild would happen in this process
+    assert built == []
+    assert "0 changed" in capsys.readouterr().out
 
 
 def test_new_obsgen_code_rebuilds_every_service(

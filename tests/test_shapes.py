@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from generator import build, shapes
 from generator.builders.alertmanager_routing import ALERT_LABELS, _alert_labels, alert_labels
-from generator.errors import Diagnostic
+from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.render import load_plans
 from tests.fuzzing import budget
@@ -195,3 +195,17 @@ def test_fewer_copies_than_a_shape_costs_are_built_in_full(tmp_path: Path) -> No
     builder, got = _through_shapes(plans)
     assert builder.renamed == 0
     assert got == [_full(p) for p in plans]
+
+
+def test_a_failing_stand_in_leaves_each_service_to_fail_under_its_own_name(
+    tmp_path: Path,
+) -> None:
+    def failing(plan: ServicePlan) -> tuple[dict[str, str], list[Diagnostic]]:
+        raise ObsgenError([Diagnostic(plan.source, "spec.metrics", "no example value")])
+
+    plans = _plans_named(tmp_path, ["chat-a1", "chat-b2", "chat-c3"])
+    builder = shapes.ShapeBuilder(failing)
+    builder.prepare(plans)  # the stand-ins' errors are not the services' errors
+    with pytest.raises(ObsgenError) as caught:
+        builder.outputs(plans[1])
+    assert str(caught.value.diagnostics[0]) == f"{plans[1].source}: spec.metrics: no example value"

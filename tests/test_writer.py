@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import writer
+from generator import cache, writer
 from generator.cli import main
 from generator.filebacked import FileBacked, spool
 
@@ -326,25 +326,34 @@ def _spooled(tmp_path: Path, texts: dict[str, str]) -> tuple[Path, FileBacked]:
     return root, spool(spool_dir, texts)
 
 
-def test_spooled_files_are_linked_into_place_not_copied(tmp_path: Path) -> None:
+def test_spooled_files_are_moved_into_place_not_copied(tmp_path: Path) -> None:
     root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n", "rules/b.yaml": "b: 2\n"})
+    inodes = {rel: (spooled.base / rel).stat().st_ino for rel in spooled}
+    texts = dict(spooled.items())
     assert writer.write_all(root, spooled, []) == ["rules/a.yaml", "rules/b.yaml"]
-    for rel in spooled:
-        written, source = root / rel, spooled.base / rel
-        assert written.read_text() == spooled[rel]
-        assert written.stat().st_ino == source.stat().st_ino  # the same file, no second copy
+    for rel, text in texts.items():
+        written = root / rel
+        assert written.read_text() == text
+        assert written.stat().st_ino == inodes[rel]  # the same file, no second copy
         assert written.stat().st_mode & 0o777 == 0o644
+        assert not (spooled.base / rel).exists()
 
 
-def test_a_filesystem_without_hard_links_gets_the_files_written(
+def test_a_moved_spool_leaves_the_cache_able_to_record_the_files(tmp_path: Path) -> None:
+    root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: é\n"})
+    writer.write_all(root, spooled, [])
+    assert cache._size(spooled, "rules/a.yaml") == len("a: é\n".encode())
+
+
+def test_a_spool_on_another_filesystem_gets_the_files_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n"})
 
-    def no_links(*args: object, **kwargs: object) -> None:
+    def no_moves(*args: object, **kwargs: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    monkeypatch.setattr(writer.os, "link", no_links)
+    monkeypatch.setattr(writer.os, "rename", no_moves)
     assert writer.write_all(root, spooled, []) == ["rules/a.yaml"]
     written = root / "rules/a.yaml"
     assert written.read_text() == "a: 1\n"
