@@ -9,6 +9,11 @@ deployment: ``o1-preview`` → ``o1-preview-0007``), cycling through them. For e
 * **one edit**: one o1-preview clone's spec edited, then ``obsgen render specs/<that>.yaml``
   *with* its promtool proof (check + generated tests), as a developer does.
 
+Clones of one example share a *shape* and are built once per shape, then renamed
+(:mod:`generator.shapes`). ``--distinct-sizes`` also renders, cold, fleets in which no two
+specs share a shape (each clone's availability objective gets its own last digits), where
+every service is built in full: the cost of a fleet of genuinely different specs.
+
 Each row has wall time, CPU time (user + system of obsgen and every process it started, from
 ``wait4``) and peak RSS: of the largest single process (``wait4``) and of all of obsgen's
 processes together (sampled every 20 ms from ``/proc``). On a shared machine wall time moves
@@ -53,8 +58,11 @@ TARGET_RSS_MIB = 1024
 EDITED = "o1-preview"
 
 
-def clone_specs(folder: Path, count: int) -> list[Path]:
-    """Write ``count`` clones of the example specs into ``folder``; return their paths."""
+def clone_specs(folder: Path, count: int, distinct: bool = False) -> list[Path]:
+    """Write ``count`` clones of the example specs into ``folder``; return their paths. With
+    ``distinct``, each clone's availability objective also gets its own last digits
+    (``99.9`` → ``99.90042``), so that no two specs share a shape (:mod:`generator.shapes`)
+    and every service is built in full."""
     examples = sorted((REPO / "specs").glob("*.yaml"))
     folder.mkdir(parents=True)
     paths = []
@@ -66,6 +74,10 @@ def clone_specs(folder: Path, count: int) -> list[Path]:
             raise RuntimeError(f"{example}: no `metadata: {{name: …}}` line to clone")
         name = found.group(1)
         text = re.sub(rf"\b{re.escape(name)}\b", f"{name}-{index:04d}", text)
+        if distinct:
+            text = re.sub(
+                r"(name: availability, objective: [0-9]+\.[0-9])", rf"\g<1>{index:04d}", text
+            )
         path = folder / f"{example.stem}-{index:04d}.yaml"
         path.write_text(text, encoding="utf-8")
         paths.append(path)
@@ -187,6 +199,15 @@ def render_fleet(work: Path, size: int, code: Path | None, label: str) -> dict[s
     return runs
 
 
+def render_distinct(work: Path, size: int) -> Run:
+    """A cold render of ``size`` clones that share no shape: every service built in full."""
+    repo = work / f"distinct-{size}"
+    clone_specs(repo / "specs", size, distinct=True)
+    command, env = obsgen(None)
+    env["OBSGEN_CACHE_DIR"] = str(work / f"cache-distinct-{size}")
+    return timed([*command, "--skip-promtool", "-q"], repo, env)
+
+
 def _promtool_cpu(files: list[Path]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(
@@ -234,6 +255,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[100],
         help="sizes rendered with the baseline (an old render of 1,000 specs takes minutes)",
     )
+    parser.add_argument(
+        "--distinct-sizes",
+        type=int,
+        nargs="+",
+        default=[100],
+        help="sizes rendered cold with no two specs of one shape (each built in full)",
+    )
     args = parser.parse_args(argv)
 
     work = Path(tempfile.mkdtemp(prefix="obsgen-bench-render-"))
@@ -264,6 +292,20 @@ def main(argv: list[str] | None = None) -> int:
                             f"{run.rss_all:.0f}",
                         )
                     )
+        for size in args.distinct_sizes:
+            run = render_distinct(work, size)
+            rows.append(
+                (
+                    "this, no shared shapes",
+                    size,
+                    "cold",
+                    f"{run.wall:.2f}",
+                    f"{run.cpu:.2f}",
+                    f"{run.cpu / size * 1000:.1f}",
+                    f"{run.rss_one:.0f}",
+                    f"{run.rss_all:.0f}",
+                )
+            )
         print(f"# Render scale\n\nMachine: {machine()}; load average before: {_load()}\n")
         print(
             markdown_table(
