@@ -137,7 +137,7 @@ def fleet_outputs(
     return out
 
 
-Built = tuple[str, Mapping[str, str], list[Diagnostic]]
+Built = tuple[str, Mapping[str, str], list[Diagnostic], str | None]
 
 
 def _service_build(dashboards_via: str, mimir: bool) -> Build:
@@ -165,11 +165,11 @@ def _use_shapes(shapes: ShapeBuilder | None) -> None:
 def _build_one(job: tuple[ServicePlan, Path | None]) -> Built:
     plan, spool_to = job
     assert _shapes is not None, "build_services sets the shapes first"
-    outputs, warnings = _shapes.outputs(plan)
+    outputs, warnings, shape = _shapes.outputs_and_shape(plan)
     if spool_to is None:
-        return plan.name, outputs, warnings
+        return plan.name, outputs, warnings, shape
     spooled = spool(spool_to, outputs)  # only the paths travel back to the parent
-    return plan.name, spooled, warnings
+    return plan.name, spooled, warnings, shape
 
 
 def _workers(jobs: int | None) -> int:
@@ -190,6 +190,7 @@ def build_services(
     spool_to: Path | None = None,
     mimir: bool = False,
     warnings: dict[str, list[Diagnostic]] | None = None,
+    renamed: dict[str, str] | None = None,
 ) -> dict[str, Mapping[str, str]]:
     """Each plan's own files by service name: the files in the repository when ``cache``
     recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
@@ -197,6 +198,9 @@ def build_services(
     :data:`PARALLEL_FROM` or more need building). With ``spool_to``, many services built are
     written under that folder and held as files, not in memory. ``mimir``: also each
     service's Mimir rule file.
+
+    ``renamed`` (when given) receives, for each service renamed from a shape's build
+    (:mod:`generator.shapes`), that shape.
 
     ``progress`` is called with the number of services finished since its last call;
     ``warnings`` (when given) receives each service's size warnings by name, those of reused
@@ -245,9 +249,11 @@ def build_services(
         pool = None
         built = map(_build_one, jobs_args)
     try:
-        for name, outputs, service_warnings in built:
+        for name, outputs, service_warnings, shape in built:
             done[name] = outputs
             found_warnings[name] = service_warnings
+            if shape is not None and renamed is not None:
+                renamed[name] = shape
             if progress is not None:
                 progress(1)
     finally:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from generator import amtool, naming, promtool
+from generator import amtool, naming, promtool, proof_transfer
 from generator.build import (
     BundleFiles,
     Outputs,
@@ -157,6 +157,7 @@ def promtool_problems(
     services: Mapping[str, Mapping[str, str]] | None = None,
     cache: OutputCache | None = None,
     progress: Progress | None = None,
+    shapes: Mapping[str, str] | None = None,
 ) -> list[Diagnostic]:
     """Run ``promtool check rules`` over all rule files, then ``promtool test rules`` over the
     generated test files, in a temp copy of the outputs. Returns the problems found.
@@ -169,6 +170,11 @@ def promtool_problems(
     ``promtool check rules`` always runs. Each test file runs split by the rule groups its
     test groups observe (:func:`generator.proof_split.split_test_file`).
 
+    ``shapes`` (service → the shape it was renamed from, :mod:`generator.shapes`): of the
+    services of one shape, only the first is checked and tested when its files show that the
+    verdict holds for any name (:func:`generator.proof_transfer.carries_over`); its proof is
+    then every one's.
+
     Raises:
         ObsgenError: promtool is missing.
     """
@@ -176,10 +182,10 @@ def promtool_problems(
     if services is None:
         services = _by_service(outputs)
     tool = promtool.find_promtool() if cache is not None else ""
-    tests: list[str] = []
     proofs: dict[str, str] = {}
+    to_prove: list[str] = []
     for name, own in sorted(services.items()):
-        mine = sorted(p for p in own if p.startswith("rules/") and p.endswith(".test.yaml"))
+        mine = [p for p in own if p.startswith("rules/") and p.endswith(".test.yaml")]
         if not mine or (isinstance(own, FileBacked) and own.on_disk):
             continue  # the files on disk, unchanged since a render wrote them
         if root is not None and _unchanged_on_disk(own, root, name):
@@ -188,7 +194,17 @@ def promtool_problems(
             proofs[name] = proof_key(own, name, tool)
             if cache.proven(name, proofs[name]):
                 continue
-        tests.extend(mine)
+        to_prove.append(name)
+    standing_for = _standing_for(to_prove, services, shapes or {})
+    covered = {n for members in standing_for.values() for n in members[1:]}
+    rules = [r for r in rules if r.removeprefix("rules/").split(".")[0] not in covered]
+    tests = sorted(
+        p
+        for name in to_prove
+        if name not in covered
+        for p in services[name]
+        if p.startswith("rules/") and p.endswith(".test.yaml")
+    )
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
@@ -209,8 +225,27 @@ def promtool_problems(
         )
         if tested.ok and cache is not None:
             for name, key in proofs.items():
-                cache.prove(name, key)
+                cache.prove(name, key)  # with the services a proof stood for
         return list(tested.diagnostics)
+
+
+def _standing_for(
+    names: list[str], services: Mapping[str, Mapping[str, str]], shapes: Mapping[str, str]
+) -> dict[str, list[str]]:
+    """For each shape among ``names``: its services, the first of which stands for all (its
+    proof carries over to the others), when there are two or more and it does."""
+    by_shape: dict[str, list[str]] = {}
+    for name in names:
+        if name in shapes:
+            by_shape.setdefault(shapes[name], []).append(name)
+    standing: dict[str, list[str]] = {}
+    for members in by_shape.values():
+        first = members[0]
+        own = services[first]
+        texts = [own[p] for p in own if p.startswith(f"rules/{first}.")]
+        if len(members) > 1 and proof_transfer.carries_over(texts, first):
+            standing[first] = members
+    return standing
 
 
 def _by_service(outputs: Mapping[str, str]) -> dict[str, Mapping[str, str]]:
@@ -356,6 +391,7 @@ def render_bundle(
     if progress is not None:
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}
+    renamed: dict[str, str] = {}
     services = build_services(
         plans,
         dashboards_via,
@@ -365,6 +401,7 @@ def render_bundle(
         spool_to,
         mimir,
         service_warnings,
+        renamed,
     )
     if warn is not None:
         for plan in plans:
@@ -386,7 +423,7 @@ def render_bundle(
     key_variant = variant(dashboards_via, mimir)
     keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
     if run_promtool:
-        problems = promtool_problems(outputs, root, services, cache, progress)
+        problems = promtool_problems(outputs, root, services, cache, progress, renamed)
         problems += amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)

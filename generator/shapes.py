@@ -355,14 +355,21 @@ class ShapeBuilder:
     def outputs(self, plan: ServicePlan) -> tuple[Outputs, list[Diagnostic]]:
         """``plan``'s own files and warnings: renamed from its shape's build when
         :meth:`prepare` built one that renames soundly, else built."""
+        files, warnings, _ = self.outputs_and_shape(plan)
+        return files, warnings
+
+    def outputs_and_shape(self, plan: ServicePlan) -> tuple[Outputs, list[Diagnostic], str | None]:
+        """:meth:`outputs`, and the shape they were renamed from (None: built in full)."""
         key = shape_key(plan)
         shape = self._shapes.get(key) if key is not None else None
-        if shape is not None:
+        if key is not None and shape is not None:
             real = _identity(plan)
             texts = [*shape.outputs, *shape.outputs.values()]
             if not _clashes(shape.identity, real, texts):
                 self.renamed += 1
-                return _renamed_outputs(
+                files, warnings = _renamed_outputs(
                     shape.outputs, shape.warnings, shape.identity.pairs_to(real)
                 )
-        return self._build(plan)
+                return files, warnings, key
+        files, warnings = self._build(plan)
+        return files, warnings, None
