@@ -6,6 +6,7 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -168,10 +169,10 @@ def test_a_failure_while_staging_changes_no_output_at_all(
     edited = {p: p.read_bytes() for p in before}
     real_stage = writer._stage
 
-    def stage(path: Path, outputs: Mapping[str, str], rel: str, run: str) -> Path:
+    def stage(path: Path, outputs: Mapping[str, str], rel: str, run: str, *more: Any) -> Path:
         if path.name == "o1-preview.rules.yaml":
             raise OSError(28, "No space left on device", str(path))
-        return real_stage(path, outputs, rel, run)
+        return real_stage(path, outputs, rel, run, *more)
 
     monkeypatch.setattr(writer, "_stage", stage)
     assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(REPO / "specs")]) == 1
