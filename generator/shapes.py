@@ -195,19 +195,33 @@ def _recast(plan: ServicePlan, name: str, source: str) -> tuple[ServicePlan, lis
 
 @dataclass
 class _Shape:
-    """One shape's build under the low stand-in (a shape that does not rename soundly is
-    kept as ``None``)."""
+    """One shape's build under the low stand-in, each file's text cut at the stand-in's
+    strings (:meth:`renamed` joins the pieces around the real ones)."""
 
     identity: _Identity
     outputs: Outputs
     warnings: list[Diagnostic]
+    pieces: dict[str, list[str]] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        strings = sorted(self.identity.pairs_to(self.identity), key=lambda p: -len(p[0]))
+        cut = re.compile("(" + "|".join(re.escape(old) for old, _ in strings) + ")")
+        self.pieces = {rel: cut.split(text) for rel, text in self.outputs.items()}
+
+    def renamed(self, real: _Identity) -> tuple[Outputs, list[Diagnostic]]:
+        """The shape's files and warnings with the stand-in's strings replaced by ``real``'s."""
+        pairs = self.identity.pairs_to(real)
+        new = dict(pairs)
+        files = {}
+        for rel, pieces in self.pieces.items():
+            joined = pieces.copy()
+            joined[1::2] = [new[old] for old in pieces[1::2]]
+            files[_rename_text(rel, pairs)] = "".join(joined)
+        return files, _renamed_warnings(self.warnings, pairs)
 
 
-def _renamed_outputs(
-    outputs: Outputs, warnings: list[Diagnostic], pairs: list[tuple[str, str]]
-) -> tuple[Outputs, list[Diagnostic]]:
-    files = {_rename_text(rel, pairs): _rename_text(text, pairs) for rel, text in outputs.items()}
-    notes = [
+def _renamed_warnings(warnings: list[Diagnostic], pairs: list[tuple[str, str]]) -> list[Diagnostic]:
+    return [
         dataclasses.replace(
             w,
             file=_rename_text(w.file, pairs),
@@ -216,7 +230,6 @@ def _renamed_outputs(
         )
         for w in warnings
     ]
-    return files, notes
 
 
 def shape_key(plan: ServicePlan) -> str | None:
@@ -306,10 +319,8 @@ def _verified(
     """The shape built under ``low``, when renaming its build gives ``high``'s exactly."""
     if low_built is None or high_built is None:
         return None
-    low_id, high_id = _identity(low), _identity(high)
-    if _renamed_outputs(*low_built, low_id.pairs_to(high_id)) != high_built:
-        return None
-    return _Shape(low_id, *low_built)
+    shape = _Shape(_identity(low), *low_built)
+    return shape if shape.renamed(_identity(high)) == high_built else None
 
 
 class ShapeBuilder:
@@ -367,9 +378,7 @@ class ShapeBuilder:
             texts = [*shape.outputs, *shape.outputs.values()]
             if not _clashes(shape.identity, real, texts):
                 self.renamed += 1
-                files, warnings = _renamed_outputs(
-                    shape.outputs, shape.warnings, shape.identity.pairs_to(real)
-                )
+                files, warnings = shape.renamed(real)
                 return files, warnings, key
         files, warnings = self._build(plan)
         return files, warnings, None

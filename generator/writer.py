@@ -6,11 +6,11 @@ Guarantees (docs/limits.md, "Writing the bundle"):
   a render waits for another one to finish (saying so), then refuses after
   :data:`LOCK_WAIT_S`; ``render --check`` takes the lock shared.
 * **Staged files are never outputs.** New content is written to ``.obsgen-staged.<run>.<name>``
-  beside its target (same folder, so the rename is atomic); the stale sweep never counts such a
-  file, and only a render holding the lock deletes leftovers of a dead run. Files that worker
-  processes spooled under the root (``.obsgen-spool-*``) are moved there, not copied. Every
-  staged file is on disk (one ``syncfs`` per filesystem, or an ``fsync`` each) before the
-  journal is written.
+  beside its target (same filesystem, so the rename is atomic), or, for files that worker
+  processes spooled under the root (``.obsgen-spool-*``), stays there until the replace moves
+  it; the stale sweep never counts such a file, and only a render holding the lock deletes
+  leftovers of a dead run. Every staged file is on disk (one ``syncfs`` per filesystem, or an
+  ``fsync`` each) before the journal is written, and the replaces are before the commit.
 * **All old or all new.** Before the first target is replaced, each old file is kept as a
   hard link ``.obsgen-backup.<run>.<name>`` and a journal (``<root>/.obsgen/render.journal``)
   lists every step. A failure while replacing restores every file already replaced (and every
@@ -248,32 +248,28 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-# errno of a move the filesystem does not allow (then the staged file is written).
-_NO_MOVE = (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV)
-
-
 def _stage(
-    path: Path, outputs: Mapping[str, str], rel: str, run: str, made: set[Path] | None = None
+    path: Path,
+    outputs: Mapping[str, str],
+    rel: str,
+    run: str,
+    devices: dict[Path, int] | None = None,
 ) -> Path:
-    """Stage ``outputs[rel]`` as ``.obsgen-staged.<run>.<name>`` beside ``path``: the spooled
-    file holding it (:func:`generator.filebacked.spooled_file`) moved there when on the same
-    filesystem, else written. Not yet durable: see :func:`_make_durable`. ``made``: folders
-    already created by this run (each is created once)."""
-    if made is None or path.parent not in made:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if made is not None:
-            made.add(path.parent)
-    tmp = path.parent / f"{STAGED_PREFIX}{run}.{path.name}"
+    """Stage ``outputs[rel]`` for ``path``: the spooled file holding it
+    (:func:`generator.filebacked.spooled_file`) where it is, when it is on ``path``'s
+    filesystem (the replace then moves it); else written as ``.obsgen-staged.<run>.<name>``
+    beside ``path``. Not yet durable: see :func:`_make_durable`. ``devices``: the filesystem
+    of each folder already created by this run (each is created and looked at once)."""
+    devices = {} if devices is None else devices
+    folder = path.parent
+    if folder not in devices:
+        folder.mkdir(parents=True, exist_ok=True)
+        devices[folder] = _device(folder)
     spooled = spooled_file(outputs, rel)
-    if spooled is not None:
-        try:
-            os.rename(spooled, tmp)
-        except OSError as err:
-            if err.errno not in _NO_MOVE:
-                raise
-        else:
-            os.chmod(tmp, 0o644)
-            return tmp
+    if spooled is not None and _device(spooled) == devices[folder]:
+        os.chmod(spooled, 0o644)
+        return spooled
+    tmp = folder / f"{STAGED_PREFIX}{run}.{path.name}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
@@ -285,16 +281,24 @@ def _stage(
     return tmp
 
 
-def _make_durable(staged: Sequence[Path]) -> None:
-    """Flush every staged file to disk before any of them replaces its target.
+def _device(path: Path) -> int:
+    """The filesystem ``path`` is on (``st_dev``)."""
+    return path.stat().st_dev
+
+
+def _make_durable(paths: Sequence[Path]) -> None:
+    """Flush ``paths`` (files, or folders whose entries changed) to disk.
 
     On Linux, one ``syncfs(2)`` per filesystem holding them: an ``fsync`` per file waits for a
     journal commit each time (the 29,523 files of 1,000 services took 22 s that way on ext4,
-    against under 1 s). Elsewhere, an ``fsync`` per file.
+    against under 1 s). Elsewhere, an ``fsync`` per path.
     """
     syncfs = _libc_syncfs()
     if syncfs is None:
-        for path in staged:
+        for path in paths:
+            if path.is_dir():
+                _fsync_dir(path)
+                continue
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             try:
                 os.fsync(fd)
@@ -302,7 +306,7 @@ def _make_durable(staged: Sequence[Path]) -> None:
                 os.close(fd)
         return
     devices: dict[int, Path] = {}
-    for folder in {path.parent for path in staged}:
+    for folder in {path if path.is_dir() else path.parent for path in paths}:
         devices.setdefault(folder.stat().st_dev, folder)
     for folder in devices.values():
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -492,10 +496,10 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
     run = f"{os.getpid()}-{secrets.token_hex(4)}"
     steps: list[_Step] = []
     try:
-        made: set[Path] = set()
+        devices: dict[Path, int] = {}
         for rel in changed:
             target = root / rel
-            steps.append(_Step(target, _stage(target, outputs, rel, run, made), None))
+            steps.append(_Step(target, _stage(target, outputs, rel, run, devices), None))
         _make_durable([step.staged for step in steps if step.staged is not None])
         steps.extend(_Step(root / rel, None, None) for rel in remove)
         for step in steps:
@@ -516,8 +520,8 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
             else:
                 step.target.unlink(missing_ok=True)
             step.done = True
-        for folder in sorted({s.target.parent for s in steps}):
-            _fsync_dir(folder)
+        with contextlib.suppress(OSError):  # as for any folder fsync: best effort
+            _make_durable(sorted({s.target.parent for s in steps}))
     except OSError as err:
         raise _rolled_back(err, root, steps) from None
     except BaseException:  # Ctrl-C in the middle: put the old bundle back, then stop
