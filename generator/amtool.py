@@ -9,11 +9,13 @@ machine's cores. Failures become :class:`~generator.errors.Diagnostic` values.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from generator.errors import Diagnostic, ObsgenError, capped_list
 from generator.promql import Matcher
@@ -89,8 +91,59 @@ def check_config(files: Sequence[Path], display_names: Sequence[str]) -> list[Di
     return problems or [Diagnostic(capped_list(display_names), "", output.strip())]
 
 
+# A matcher string of a route (``team="ml-platform"``, ``severity=~"critical|page"``): its label.
+_MATCHER_LABEL = re.compile(r'^\s*"?((?:[^"\\=!~\s]|\\.)+)"?\s*(?:=~|!~|!=|=)')
+
+
+def routing_labels(config: Any) -> frozenset[str] | None:
+    """The labels that the routing tree of an Alertmanager ``config`` (parsed YAML) reads: those
+    of every route's ``matchers``, ``match`` and ``match_re``. Which receivers an alert reaches
+    depends on these labels' values alone. None when the tree holds something this does not
+    read (then every label counts).
+    """
+    found: set[str] = set()
+
+    def visit(route: Any) -> bool:
+        if not isinstance(route, dict):
+            return False
+        for matcher in route.get("matchers") or []:
+            label = _MATCHER_LABEL.match(matcher) if isinstance(matcher, str) else None
+            if label is None:
+                return False
+            found.add(label.group(1))
+        for key in ("match", "match_re"):
+            if not isinstance(route.get(key) or {}, dict):
+                return False
+            found.update(str(label) for label in route.get(key) or {})
+        return all(visit(child) for child in route.get("routes") or [])
+
+    if not isinstance(config, dict) or not visit(config.get("route")):
+        return None
+    return frozenset(found)
+
+
+def distinct_cases(
+    cases: Sequence[tuple[Mapping[str, str], str]], labels: frozenset[str] | None
+) -> list[int]:
+    """Indices of the first of each group of ``(labels, receiver)`` cases that agree on the
+    receiver and on the values of ``labels`` (:func:`routing_labels`; None: all labels): the
+    routing tree cannot tell the others of a group apart, so one test stands for them."""
+    seen: set[tuple[object, ...]] = set()
+    chosen = []
+    for index, (case_labels, receiver) in enumerate(cases):
+        read = case_labels if labels is None else {k: case_labels.get(k, "") for k in labels}
+        key = (receiver, *sorted(read.items()))
+        if key not in seen:
+            seen.add(key)
+            chosen.append(index)
+    return chosen
+
+
 def test_routes(
-    config_file: Path, display_name: str, cases: Sequence[tuple[Mapping[str, str], str]]
+    config_file: Path,
+    display_name: str,
+    cases: Sequence[tuple[Mapping[str, str], str]],
+    indices: Sequence[int] | None = None,
 ) -> list[Diagnostic]:
     """Check that each case's labels reach exactly its receiver, with
     ``amtool config routes test --verify.receivers``.
@@ -99,6 +152,7 @@ def test_routes(
         config_file: the Alertmanager configuration.
         display_name: how to name the route-test file in diagnostics.
         cases: ``(labels, receiver)`` pairs; the diagnostic path is ``cases[<index>]``.
+        indices: each case's index in the route-test file (default: its position).
 
     Returns:
         One diagnostic per failing case, naming the receivers amtool resolved.
@@ -126,7 +180,8 @@ def test_routes(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(run, cases))
     problems = []
-    for i, ((labels, receiver), (code, output)) in enumerate(zip(cases, results, strict=True)):
+    where = list(indices) if indices is not None else list(range(len(cases)))
+    for i, (labels, receiver), (code, output) in zip(where, cases, results, strict=True):
         if code != 0:
             resolved = output.strip().splitlines()[0] if output.strip() else "nothing"
             problems.append(

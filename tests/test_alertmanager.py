@@ -129,6 +129,65 @@ def test_a_wrong_route_fails_the_route_tests(outputs: dict[str, str], tmp_path: 
     assert "reaches" in problems[0].message and "expected ml-platform" in problems[0].message
 
 
+def test_route_tests_run_once_per_case_the_routing_tree_can_tell_apart(
+    outputs: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = yaml.safe_load(outputs[alertmanager.CONFIG_FILE])
+    assert amtool.routing_labels(config) == {"team", "severity"}
+    tested: list[list[int]] = []
+    real = amtool.test_routes
+
+    def recording(path: Path, name: str, cases: Any, indices: Any = None) -> Any:
+        tested.append(list(indices))
+        return real(path, name, cases, indices)
+
+    monkeypatch.setattr(amtool, "test_routes", recording)
+    assert amtool_problems(outputs) == []
+    cases = yaml.safe_load(outputs[alertmanager.ROUTE_TESTS_FILE])["cases"]
+    assert len(tested[0]) == 2 < len(cases)  # page and ticket of the one team
+    assert {cases[i]["receiver"] for i in tested[0]} == {"ml-platform-page", "ml-platform-ticket"}
+
+
+def test_a_route_that_reads_a_label_keeps_its_values_apart() -> None:
+    config = {
+        "route": {
+            "receiver": "default",
+            "routes": [
+                {"receiver": "a", "matchers": ['service=~"chat-.*"', "team = t"]},
+                {"receiver": "b", "match": {"slo": "x"}, "routes": [{"match_re": {"job": "j"}}]},
+            ],
+        }
+    }
+    labels = amtool.routing_labels(config)
+    assert labels == {"service", "team", "slo", "job"}
+    cases = [
+        ({"service": "chat-1", "team": "t", "alertname": "A"}, "a"),
+        ({"service": "chat-1", "team": "t", "alertname": "B"}, "a"),  # alertname: not read
+        ({"service": "chat-2", "team": "t", "alertname": "A"}, "a"),
+        ({"service": "chat-1", "team": "t", "alertname": "A"}, "b"),  # another receiver
+    ]
+    assert amtool.distinct_cases(cases, labels) == [0, 2, 3]
+    assert amtool.distinct_cases(cases, None) == [0, 1, 2, 3]
+
+
+def test_a_routing_tree_it_cannot_read_keeps_every_case() -> None:
+    assert amtool.routing_labels({"route": {"matchers": [{"not": "a string"}]}}) is None
+    assert amtool.routing_labels({"route": {"routes": ["nonsense"]}}) is None
+    assert amtool.routing_labels({}) is None
+
+
+def test_a_misrouted_case_is_named_by_its_place_in_the_route_test_file(
+    outputs: dict[str, str], tmp_path: Path
+) -> None:
+    _amtool()
+    cases = yaml.safe_load(outputs[alertmanager.ROUTE_TESTS_FILE])["cases"]
+    wrong = [(c["labels"], "nobody") for c in cases[:3]]
+    problems = amtool.test_routes(
+        _write(tmp_path, outputs[alertmanager.CONFIG_FILE]), "routes", wrong, [7, 8, 9]
+    )
+    assert [p.path for p in problems] == ["cases[7]", "cases[8]", "cases[9]"]
+
+
 def test_check_config_names_the_broken_file(tmp_path: Path) -> None:
     _amtool()
     broken = _write(tmp_path, "route: {receiver: nowhere}\nreceivers: [{name: somewhere}]\n")
