@@ -250,13 +250,27 @@ def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
         path.unlink()
     log.write_text("")
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
-    assert log.read_text() == "check rules\n"
+    assert log.read_text() == ""  # the recorded proof checked and tested these very files
 
     # Other rules: proved again.
     spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
     log.write_text("")
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert "test rules" in log.read_text()
+
+
+def test_rule_files_no_recorded_proof_covers_are_checked_on_every_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _logging_promtool(tmp_path, monkeypatch)
+    repo = tmp_path / "repo"
+    spec = repo / "specs" / "small.yaml"
+    spec.parent.mkdir(parents=True)
+    spec.write_text(_SMALL_SPEC, encoding="utf-8")
+    assert _render(repo) == 0  # written with --skip-promtool: never checked
+    assert not log.exists()
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert log.read_text().startswith("check rules")
 
 
 # --- the fleet overview ---------------------------------------------------------------------
