@@ -23,6 +23,18 @@ def promtool() -> str:
     return found
 
 
+def logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Make obsgen run promtool through a wrapper (``$PROMTOOL``) that appends each call's
+    arguments as one line to the returned log file (created on the first call)."""
+    real = promtool()
+    log = tmp_path / "promtool.log"
+    wrapper = tmp_path / "promtool"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PROMTOOL", str(wrapper))
+    return log
+
+
 def render_to(spec: Path, out: Path) -> dict[str, Path]:
     """Render ``spec`` in memory and write its rules/ outputs under ``out``; {repo path: file}."""
     outputs = build_outputs(load_plans([spec], ROOT))

@@ -23,6 +23,7 @@ from generator.errors import Diagnostic, Level, ObsgenError, summarise
 from generator.plan import ServicePlan
 from generator.progress import Progress
 from generator.render import find_specs, load_plans
+from tests.helpers_promtool import logging_promtool
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -208,17 +209,6 @@ def test_build_services_reports_each_services_warnings(monkeypatch: pytest.Monke
     }
 
 
-def _logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    real = shutil.which("promtool")
-    assert real is not None, "promtool is installed by make test"
-    log = tmp_path / "promtool.log"
-    wrapper = tmp_path / "promtool"
-    wrapper.write_text(f'#!/bin/sh\necho "$1 $2" >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PROMTOOL", str(wrapper))
-    return log
-
-
 _SMALL_SPEC = """\
 apiVersion: obsgen/v1alpha1
 kind: ModelService
@@ -234,14 +224,20 @@ spec:
 """
 
 
-def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    log = _logging_promtool(tmp_path, monkeypatch)
+def _small_repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository holding one small spec (few generated tests: a short proof), and the spec."""
     repo = tmp_path / "repo"
     spec = repo / "specs" / "small.yaml"
     spec.parent.mkdir(parents=True)
-    spec.write_text(_SMALL_SPEC, encoding="utf-8")  # few generated tests: a short proof
+    spec.write_text(_SMALL_SPEC, encoding="utf-8")
+    return repo, spec
+
+
+def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = logging_promtool(tmp_path, monkeypatch)
+    repo, spec = _small_repo(tmp_path)
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert "test rules" in log.read_text()
 
@@ -262,11 +258,8 @@ def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
 def test_rule_files_no_recorded_proof_covers_are_checked_on_every_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = _logging_promtool(tmp_path, monkeypatch)
-    repo = tmp_path / "repo"
-    spec = repo / "specs" / "small.yaml"
-    spec.parent.mkdir(parents=True)
-    spec.write_text(_SMALL_SPEC, encoding="utf-8")
+    log = logging_promtool(tmp_path, monkeypatch)
+    repo, _ = _small_repo(tmp_path)
     assert _render(repo) == 0  # written with --skip-promtool: never checked
     assert not log.exists()
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0

@@ -12,6 +12,7 @@ import pytest
 from generator import proof_transfer
 from generator.cli import main
 from generator.proof_transfer import carries_over
+from tests.helpers_promtool import logging_promtool
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = {"o1-preview", "llama3-70b", "mistral-7b", "triton-trtllm"}
@@ -90,17 +91,6 @@ spec:
 NAMES = ["small-a1", "small-b2", "small-c3"]
 
 
-def _logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    real = shutil.which("promtool")
-    assert real is not None, "promtool is installed by make test"
-    log = tmp_path / "promtool.log"
-    wrapper = tmp_path / "promtool"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{real}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PROMTOOL", str(wrapper))
-    return log
-
-
 def _tested(log: Path) -> set[str]:
     """The services whose test files promtool tested, by name."""
     found = set()
@@ -121,7 +111,7 @@ def _repo(tmp_path: Path) -> Path:
 def test_one_copys_proof_stands_for_every_copy_of_a_shape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = _logging_promtool(tmp_path, monkeypatch)
+    log = logging_promtool(tmp_path, monkeypatch)
     repo = _repo(tmp_path)
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
     assert _tested(log) == {"small-a1"}
@@ -138,7 +128,7 @@ def test_one_copys_proof_stands_for_every_copy_of_a_shape(
 def test_copies_whose_files_could_tell_names_apart_are_each_proved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = _logging_promtool(tmp_path, monkeypatch)
+    log = logging_promtool(tmp_path, monkeypatch)
     monkeypatch.setattr(proof_transfer, "carries_over", lambda texts, name: False)
     repo = _repo(tmp_path)
     assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
