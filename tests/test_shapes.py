@@ -153,25 +153,22 @@ def test_a_name_the_built_text_already_holds_is_built_in_full(tmp_path: Path) ->
     assert builder.renamed == 3
 
 
-def test_a_builder_that_hashes_the_name_is_never_renamed(tmp_path: Path) -> None:
-    def hashing(plan: ServicePlan) -> tuple[dict[str, str], list[Diagnostic]]:
-        return {"f": f"{plan.name} {hashlib.sha256(plan.name.encode()).hexdigest()}"}, []
+def _hashing(plan: ServicePlan) -> tuple[dict[str, str], list[Diagnostic]]:
+    return {"f": f"{plan.name} {hashlib.sha256(plan.name.encode()).hexdigest()}"}, []
 
+
+def _sorting(plan: ServicePlan) -> tuple[dict[str, str], list[Diagnostic]]:
+    return {"f": " ".join(sorted([plan.name, "m-fixed"]))}, []
+
+
+@pytest.mark.parametrize("builder_of", [_hashing, _sorting], ids=["hashes", "sorts"])
+def test_a_builder_that_reads_more_than_the_names_text_is_never_renamed(
+    tmp_path: Path, builder_of: shapes.Build
+) -> None:
     plans = _plans_named(tmp_path, ["chat-a1", "chat-b2", "chat-c3"])
-    builder = shapes.ShapeBuilder(hashing)
+    builder = shapes.ShapeBuilder(builder_of)
     builder.prepare(plans)
-    assert [builder.outputs(p) for p in plans] == [hashing(p) for p in plans]
-    assert builder.renamed == 0
-
-
-def test_a_builder_whose_order_depends_on_the_name_is_never_renamed(tmp_path: Path) -> None:
-    def sorting(plan: ServicePlan) -> tuple[dict[str, str], list[Diagnostic]]:
-        return {"f": " ".join(sorted([plan.name, "m-fixed"]))}, []
-
-    plans = _plans_named(tmp_path, ["chat-a1", "chat-b2", "chat-c3"])
-    builder = shapes.ShapeBuilder(sorting)
-    builder.prepare(plans)
-    assert [builder.outputs(p) for p in plans] == [sorting(p) for p in plans]
+    assert [builder.outputs(p) for p in plans] == [builder_of(p) for p in plans]
     assert builder.renamed == 0
 
 
