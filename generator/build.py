@@ -153,7 +153,8 @@ def _build_plan(job: tuple[ServicePlan, str, bool]) -> tuple[Outputs, list[Diagn
     return build_or_none(_service_build(dashboards_via, mimir), plan)
 
 
-# The shapes a render prepared before starting its worker processes, which inherit them.
+# The shapes of the render in progress: set in this process, and in each worker process by the
+# pool's initializer.
 _shapes: ShapeBuilder | None = None
 
 

@@ -368,9 +368,9 @@ def test_staged_files_are_flushed_before_any_replaces_its_target(
     events: list[str] = []
     real_replace, real_durable = os.replace, writer._make_durable
 
-    def durable(staged: list[Path]) -> None:
-        events.append(f"flush {len(staged)}")
-        real_durable(staged)
+    def durable(paths: list[Path], folders: bool = False) -> None:
+        events.append("flush folders" if folders else f"flush {len(paths)}")
+        real_durable(paths, folders)
 
     def replace(src: object, dst: object) -> None:
         events.append("replace")
@@ -381,6 +381,7 @@ def test_staged_files_are_flushed_before_any_replaces_its_target(
     writer.write_all(root, spooled, [])
     assert events[0] == "flush 2"  # before the journal's and the outputs' replaces
     assert events.count("replace") >= 2
+    assert events[-1] == "flush folders"  # and the replaces themselves, after
 
 
 def test_without_syncfs_every_staged_file_is_fsynced(
