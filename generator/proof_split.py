@@ -1,4 +1,4 @@
-"""Split a promtool test file so each test group loads only the rule groups it can observe.
+"""Split a promtool test file so each test group loads only the rules it can observe.
 
 ``promtool test rules`` evaluates every rule of every loaded rule group at every step of every
 test group: a test of one burn-rate alert pays for the GPU, memory and guard rules too. Cost
@@ -6,13 +6,17 @@ is about (steps × rules loaded) per test group, so a service's proof spends mos
 on rules its assertions never read.
 
 A test group observes only the alerts it names (``alert_rule_test``: every alert of that name)
-and the series its ``promql_expr_test`` expressions read. The rule groups that can change
-those are the groups defining the named alerts or the read records, and, transitively, the
-groups defining records those groups read. Any other group only adds series nobody asserts
-on, so leaving it out changes no outcome. :func:`split_test_file` groups a file's test groups
-by that set and writes, per set, the needed rule groups (copied unchanged) and test files
-holding those test groups, at most :data:`TESTS_PER_PART` each. Anything it cannot account for (an expression reading ``ALERTS``,
-a rule file it cannot read, a test naming nothing) keeps the whole rule files.
+and the series its ``promql_expr_test`` expressions read. The rules that can change those are
+the named alerts, the rules recording what the expressions read and, transitively, the rules
+recording what those rules read. Any other rule only adds series nobody asserts on, so leaving
+it out changes no outcome: within a group the kept rules keep their order (a rule reading a
+record defined later in its group still sees the previous evaluation's value) and their group
+keeps its name, interval and every other field. :func:`split_test_file` groups a file's test
+groups by that set of rules and writes, per set, a rule file of the needed rules (each copied
+unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
+Anything it cannot account for (an expression reading ``ALERTS``, a rule file it cannot read, a
+test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` or matching
+``__name__`` needs every alert, or every rule.
 
 The committed test files are unchanged and still run as they are (the test suite does so);
 this is how ``obsgen render`` runs them faster.
@@ -31,44 +35,55 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 # Every identifier in an expression, label values and strings included: a name found there
-# only adds a group (harmless); a record read is never missed, `{__name__="x"}` included.
+# only adds a rule (harmless); a record read is never missed, `{__name__="x"}` included.
 _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+# Series the rule manager writes for alerting rules: reading them reads every alert's state.
+_ALERT_STATE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 _WHOLE = "*"
 # Test groups per part: the burn-rate cases of one service (25 and more) share one set of
-# rule groups; in parts of this size they spread over every core (promtool tests one file
-# after another), which is what a developer waits for after editing one spec.
+# rules; in parts of this size they spread over every core (promtool tests one file after
+# another), which is what a developer waits for after editing one spec.
 TESTS_PER_PART = 8
+
+Rule = tuple[int, int]
+"""A rule by (index of its group among the loaded groups, index within that group)."""
 
 
 class _RuleIndex:
-    """Which group of the loaded rule files defines each record and alert, and which groups
-    each group reads records from."""
+    """Which rules of the loaded rule files define each record and alert, and which rules
+    each rule reads."""
 
     def __init__(self, groups: list[dict[str, Any]]) -> None:
-        self.records: dict[str, set[int]] = {}
-        self.alerts: dict[str, set[int]] = {}
-        for index, group in enumerate(groups):
-            for rule in group.get("rules") or []:
+        self.records: dict[str, set[Rule]] = {}
+        self.alerts: dict[str, set[Rule]] = {}
+        self.all: set[Rule] = set()
+        for g, group in enumerate(groups):
+            for r, rule in enumerate(group.get("rules") or []):
+                self.all.add((g, r))
                 if "record" in rule:
-                    self.records.setdefault(str(rule["record"]), set()).add(index)
+                    self.records.setdefault(str(rule["record"]), set()).add((g, r))
                 elif "alert" in rule:
-                    self.alerts.setdefault(str(rule["alert"]), set()).add(index)
-        self.reads = [
-            set().union(
-                *(self.defining(str(rule.get("expr", ""))) for rule in group.get("rules") or [])
-            )
-            for group in groups
-        ]
+                    self.alerts.setdefault(str(rule["alert"]), set()).add((g, r))
+        self.reads = {
+            (g, r): self.defining(str(rule.get("expr", "")))
+            for g, group in enumerate(groups)
+            for r, rule in enumerate(group.get("rules") or [])
+        }
 
-    def defining(self, expr: str) -> set[int]:
-        """Groups defining a record that ``expr`` may read."""
-        found: set[int] = set()
-        for name in set(_IDENTIFIER.findall(expr)):
+    def defining(self, expr: str) -> set[Rule]:
+        """Rules whose output ``expr`` may read."""
+        names = set(_IDENTIFIER.findall(expr))
+        if "__name__" in names:
+            return set(self.all)  # a matcher on the name may select any record
+        found: set[Rule] = set()
+        if names & _ALERT_STATE:
+            found = set().union(*self.alerts.values())
+        for name in names:
             found |= self.records.get(name, set())
         return found
 
-    def closure(self, start: Iterable[int]) -> frozenset[int]:
-        """``start`` and every group they read records from, transitively."""
+    def closure(self, start: Iterable[Rule]) -> frozenset[Rule]:
+        """``start`` and every rule they read, transitively."""
         seen = set(start)
         todo = list(seen)
         while todo:
@@ -78,8 +93,8 @@ class _RuleIndex:
         return frozenset(seen)
 
 
-def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[int] | str:
-    start: set[int] = set()
+def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[Rule] | str:
+    start: set[Rule] = set()
     for alert in test.get("alert_rule_test") or []:
         start |= index.alerts.get(str(alert.get("alertname", "")), set())
     for case in test.get("promql_expr_test") or []:
@@ -90,12 +105,22 @@ def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[int] | str:
     return index.closure(start) if start else _WHOLE
 
 
+def _kept(groups: list[dict[str, Any]], needed: frozenset[Rule]) -> list[dict[str, Any]]:
+    """The groups holding a needed rule, each with only its needed rules, in order."""
+    kept = []
+    for g, group in enumerate(groups):
+        rules = [rule for r, rule in enumerate(group.get("rules") or []) if (g, r) in needed]
+        if rules:
+            kept.append(dict(group, rules=rules))
+    return kept
+
+
 def split_test_file(path: Path) -> list[Path]:
     """Split the promtool test file ``path`` (rule files resolved relative to it) into test
-    files beside it, each loading only the rule groups its test groups need (see the module
+    files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
-    when nothing can be saved (every test group needs every rule group, or a file this
-    cannot read).
+    when nothing can be saved (every test group needs every rule, or a file this cannot
+    read).
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
@@ -107,17 +132,18 @@ def split_test_file(path: Path) -> list[Path]:
     except (OSError, yaml.YAMLError, KeyError, TypeError):
         return [path]  # promtool reports what is wrong with it
     index = _RuleIndex(groups)
-    sets: dict[frozenset[int] | str, list[Any]] = {}
+    sets: dict[frozenset[Rule] | str, list[Any]] = {}
     for test in tests:
-        sets.setdefault(_needed(test, index), []).append(test)
+        needed = _needed(test, index)
+        sets.setdefault(_WHOLE if needed == index.all else needed, []).append(test)
     if len(sets) == 1 and _WHOLE in sets:
         return [path]
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")
     for number, (needed, own_tests) in enumerate(sets.items()):
-        if needed != _WHOLE:
+        if isinstance(needed, frozenset):
             rules = path.parent / f"{stem}.set{number}.rules.yaml"
-            kept = [g for i, g in enumerate(groups) if i in needed]
+            kept = _kept(groups, needed)
             rules.write_text(yaml.dump({"groups": kept}, Dumper=_Dumper), encoding="utf-8")
             loads = [rules.name]
         else:

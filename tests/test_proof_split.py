@@ -1,5 +1,5 @@
-"""``obsgen render`` runs each generated test file split by the rule groups its test groups
-observe (generator/proof_split.py): the same test groups, the rule groups copied unchanged,
+"""``obsgen render`` runs each generated test file split by the rules its test groups observe
+(generator/proof_split.py): the same test groups, each rule copied unchanged within its group,
 and a broken threshold still caught."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 
 from generator.proof_split import TESTS_PER_PART, split_test_file
@@ -17,7 +18,12 @@ def _load(path: Path) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def test_the_parts_hold_every_test_group_and_only_verbatim_rule_groups(tmp_path: Path) -> None:
+def _subsequence(part: list, whole: list) -> bool:
+    rest = iter(whole)
+    return all(any(item == other for other in rest) for item in part)
+
+
+def test_the_parts_hold_every_test_group_and_only_verbatim_rules(tmp_path: Path) -> None:
     for path in (ROOT / "rules").glob("o1-preview.*"):
         shutil.copy(path, tmp_path)
     original = _load(tmp_path / "o1-preview.test.yaml")
@@ -33,11 +39,18 @@ def test_the_parts_hold_every_test_group_and_only_verbatim_rule_groups(tmp_path:
         seen += doc["tests"]
         (rule_file,) = doc["rule_files"]
         kept = _load(tmp_path / rule_file)["groups"]
-        assert all(group in groups for group in kept)
+        by_name = {g["name"]: g for g in groups}
+        for group in kept:
+            whole = by_name[group["name"]]
+            assert {**group, "rules": None} == {**whole, "rules": None}
+            assert _subsequence(group["rules"], whole["rules"])
         loaded_rules.append(sum(len(g["rules"]) for g in kept))
     assert sorted(t["name"] for t in seen) == sorted(t["name"] for t in original["tests"])
-    # the burn-rate cases load the SLO groups only, not the service's 80-odd rules
+    # the burn-rate cases load the SLO rules only, not the service's 80-odd rules; the SLO
+    # rules no alert reads (the 30d window, the budget left) are left out too
     assert min(loaded_rules) < sum(len(g["rules"]) for g in groups) / 2
+    slo_rules = sum(len(g["rules"]) for g in groups if ".slo." in g["name"])
+    assert any(0 < n < slo_rules for n in loaded_rules)
     assert_ok(run_promtool("test", "rules", *parts))
 
 
@@ -47,6 +60,8 @@ groups:
   rules:
   - record: job:requests:rate1m
     expr: sum by (job) (rate(requests_total[1m]))
+  - record: job:requests:rate5m
+    expr: sum by (job) (rate(requests_total[5m]))
 - name: derived
   rules:
   - alert: TrafficHigh
@@ -96,7 +111,74 @@ def test_a_part_loads_the_groups_its_alert_reads_records_from(tmp_path: Path) ->
         rule_file = _load(part)["rule_files"][0]
         names.append([g["name"] for g in _load(tmp_path / rule_file)["groups"]])
     assert names == [["raw", "derived"], ["unrelated"]]
+    raw = _load(tmp_path / _load(parts[0])["rule_files"][0])["groups"][0]
+    assert [r["record"] for r in raw["rules"]] == ["job:requests:rate1m"]  # rate5m: unread
     assert_ok(run_promtool("test", "rules", *parts))
+
+
+def _alert_test(alert: str, at: str, expected: list[dict]) -> dict:
+    return {
+        "name": alert,
+        "interval": "1m",
+        "input_series": SERIES,
+        "alert_rule_test": [{"eval_time": at, "alertname": alert, "exp_alerts": expected}],
+    }
+
+
+def _loaded(tmp_path: Path, part: Path) -> list[list[str]]:
+    groups = _load(tmp_path / _load(part)["rule_files"][0])["groups"]
+    return [[r.get("record") or r["alert"] for r in g["rules"]] for g in groups]
+
+
+def test_a_record_read_before_it_is_defined_keeps_its_place(tmp_path: Path) -> None:
+    """A rule reading a record its group defines later sees the previous evaluation's value;
+    the part keeps both, in their order, so the alert fires when it would in the whole file."""
+    rules = """
+groups:
+- name: g
+  rules:
+  - alert: LateRead
+    expr: job:late:rate1m > 1
+  - record: job:unrelated:sum
+    expr: sum(requests_total)
+  - record: job:late:rate1m
+    expr: sum by (job) (rate(requests_total[1m]))
+"""
+    (tmp_path / "x.rules.yaml").write_text(rules, encoding="utf-8")
+    test = _alert_test("LateRead", "3m", [{"exp_labels": {"job": "a"}}])
+    doc = {"rule_files": ["x.rules.yaml"], "evaluation_interval": "1m", "tests": [test]}
+    path = tmp_path / "x.test.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    (part,) = split_test_file(path)
+    assert _loaded(tmp_path, part) == [["LateRead", "job:late:rate1m"]]
+    assert_ok(run_promtool("test", "rules", part))
+
+
+@pytest.mark.parametrize(
+    ("expr", "kept"),
+    [
+        pytest.param(
+            'absent(ALERTS{alertname="TrafficHigh"})',
+            [["job:requests:rate1m"], ["TrafficHigh"], ["Other", "Reader"]],
+            id="reading ALERTS needs every alert",
+        ),
+        pytest.param(
+            '(count({__name__=~"job:.*"}) or vector(0)) > 99',
+            [["job:requests:rate1m", "job:requests:rate5m"], ["TrafficHigh"], ["Other", "Reader"]],
+            id="a __name__ matcher may read any record",
+        ),
+    ],
+)
+def test_a_rule_reading_by_state_or_name_pattern_keeps_what_it_may_read(
+    tmp_path: Path, expr: str, kept: list[list[str]]
+) -> None:
+    reader = f"  - alert: Reader\n    expr: {expr}\n"
+    path = _test_file(tmp_path, _alert_test("Reader", "2m", []), _alert_test("Other", "1m", []))
+    rule_file = tmp_path / "x.rules.yaml"
+    rule_file.write_text(rule_file.read_text(encoding="utf-8") + reader, encoding="utf-8")
+    parts = split_test_file(path)
+    assert _loaded(tmp_path, parts[0]) == kept
+    assert _loaded(tmp_path, parts[1]) == [["Other"]]
 
 
 def test_an_expression_reading_alerts_keeps_every_group(tmp_path: Path) -> None:
