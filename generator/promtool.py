@@ -63,7 +63,26 @@ def find_promtool() -> str:
     return found
 
 
-def _run(args: Sequence[str], cwd: Path | None = None, timeout: float = 300) -> tuple[int, str]:
+# Go's collector takes about a fifth of a short `promtool test rules` run's CPU (measured on
+# the o1-preview proof: 1.75 s → 1.40 s of CPU per part). These runs hold a few MiB of series,
+# so collecting only near a heap of 128 MiB costs nothing but that memory; settings of the
+# caller's own are kept.
+_TEST_GC = {"GOGC": "off", "GOMEMLIMIT": "128MiB"}
+
+
+def _with_defaults(env: dict[str, str] | None) -> dict[str, str] | None:
+    """The environment with ``env`` added, unless the caller's sets any of its variables."""
+    if env is None or any(name in os.environ for name in env):
+        return None  # inherit as it is
+    return {**os.environ, **env}
+
+
+def _run(
+    args: Sequence[str],
+    cwd: Path | None = None,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
     # One pipe for both streams: promtool writes "Checking <file>" to stdout and the file's
     # errors to stderr; separate pipes lose the order, so errors without a file prefix
     # (lint errors, YAML errors) would be blamed on the last file checked.
@@ -71,6 +90,7 @@ def _run(args: Sequence[str], cwd: Path | None = None, timeout: float = 300) -> 
         proc = subprocess.run(
             [find_promtool(), *args],
             cwd=cwd,
+            env=_with_defaults(env),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -168,7 +188,8 @@ def test_rules(
 
     Rule files named inside a test file are resolved relative to that test file. promtool
     tests one file after another on one core, so the files are split into chunks balanced by
-    size, run by one promtool process each, as many at a time as there are cores. Each
+    size, run by one promtool process each, as many at a time as there are cores (with Go's
+    collector held back to a 128 MiB heap, unless ``$GOGC`` or ``$GOMEMLIMIT`` is set). Each
     process may run for 2 minutes plus 2 minutes per file it tests. ``on_done`` is called
     with the number of files of each chunk that finished.
 
@@ -186,7 +207,9 @@ def test_rules(
     chunks = _chunks(test_files, workers * _CHUNKS_PER_WORKER)
 
     def run_chunk(chunk: list[Path]) -> tuple[int, str]:
-        result = _run(["test", "rules", *map(str, chunk)], timeout=120 + 120 * len(chunk))
+        result = _run(
+            ["test", "rules", *map(str, chunk)], timeout=120 + 120 * len(chunk), env=_TEST_GC
+        )
         if on_done is not None:
             on_done(len(chunk))
         return result

@@ -199,3 +199,27 @@ def test_committed_generated_tests_pass_promtool() -> None:
     assert len(tests) >= 4
     result = promtool.test_rules(tests)
     assert result.ok, result.output
+
+
+@pytest.mark.parametrize(
+    ("own", "seen"),
+    [
+        pytest.param({}, "off 128MiB", id="collector held back by default"),
+        pytest.param({"GOGC": "50"}, "50 unset", id="a GOGC of the caller's is kept as it is"),
+    ],
+)
+def test_promtool_test_runs_hold_back_gos_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: dict[str, str], seen: str
+) -> None:
+    fake = tmp_path / "promtool"
+    fake.write_text('#!/bin/sh\necho "GC ${GOGC:-unset} ${GOMEMLIMIT:-unset}"\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PROMTOOL", str(fake))
+    for name in ("GOGC", "GOMEMLIMIT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in own.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "x.test.yaml").write_text("tests: []\n")
+    result = promtool.test_rules([tmp_path / "x.test.yaml"])
+    assert result.ok
+    assert result.output.strip() == f"GC {seen}"
