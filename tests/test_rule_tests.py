@@ -165,3 +165,38 @@ def test_generated_tests_fail_on_a_broken_threshold(
     result = run_promtool("test", "rules", *parts)
     assert result.returncode != 0
     assert "FAILED" in result.stdout + result.stderr
+
+
+CASE = re.compile(
+    r"^(?P<slo>\S+) (?P<long>\w+)/(?P<short>\w+): burning 5% (?P<side>above|below) "
+    r"(?P<factor>[\d.]+)x (?:fires|stays quiet)$"
+)
+
+
+@pytest.mark.parametrize("spec", SPECS)
+def test_each_threshold_case_is_checked_when_its_tier_decides(spec: Path, tmp_path: Path) -> None:
+    """The 5 %-above case of a tier expects that tier's page and the 5 %-below case does not,
+    at the time the case is checked (steady burn cases are checked early, to save steps)."""
+    files = render_to(spec, tmp_path)
+    seen = 0
+    for rel, path in files.items():
+        if not rel.endswith(".test.yaml"):
+            continue
+        for group in yaml.safe_load(path.read_text())["tests"]:
+            cases = [m for m in map(CASE.match, group["name"].split(" | ")) if m]
+            if not cases:
+                continue
+            (check,) = [t for t in group["alert_rule_test"] if t["alertname"] == "ErrorBudgetBurn"]
+            tiers = {
+                (
+                    a["exp_labels"]["slo"],
+                    a["exp_labels"]["long_window"],
+                    a["exp_labels"]["burn_rate"],
+                )
+                for a in check["exp_alerts"]
+            }
+            for case in cases:  # cases with the same input share a group
+                tier = (case["slo"], case["long"], case["factor"])
+                assert (tier in tiers) == (case["side"] == "above"), (group["name"], tiers)
+                seen += 1
+    assert seen >= 4

@@ -604,11 +604,22 @@ def _steps(until_ms: int) -> int:
     return until_ms // INTERVAL_MS + 5
 
 
+def burn_check_ms(plan: ServicePlan) -> int:
+    """When a steady burn-rate case is checked (ms after its counters start): once the
+    fastest tier's short window holds only the case's increments (the rules' evaluation
+    interval after the window), on a test step. Steady traffic gives every window the same
+    ratio from the first increment on, and :func:`expected_burns` counts the guard's events
+    at that time; later checks would prove the same thresholds over more evaluations."""
+    shortest = min((t.short_window_ms for s in plan.slos for t in s.tiers), default=5 * 60_000)
+    ready = shortest + plan.evaluation_interval_ms
+    return max(2 * INTERVAL_MS, -(-ready // INTERVAL_MS) * INTERVAL_MS)
+
+
 def _burn_group(
     plan: ServicePlan, name: str, classes: list[Klass], reset: bool = False
 ) -> dict[str, Any]:
-    steps = _steps(CHECK_MS + 30 * 60_000 if reset else CHECK_MS)
-    check = CHECK_MS + 30 * 60_000 if reset else CHECK_MS
+    check = CHECK_MS + 30 * 60_000 if reset else burn_check_ms(plan)
+    steps = _steps(check)
     series = healthy(plan, classes).render(
         steps, reset_at=check // INTERVAL_MS - 10 if reset else None
     )
