@@ -56,14 +56,15 @@ class _RuleIndex:
     def __init__(self, groups: list[dict[str, Any]]) -> None:
         self.records: dict[str, set[Rule]] = {}
         self.alerts: dict[str, set[Rule]] = {}
-        self.all: set[Rule] = set()
+        every: set[Rule] = set()
         for g, group in enumerate(groups):
             for r, rule in enumerate(group.get("rules") or []):
-                self.all.add((g, r))
+                every.add((g, r))
                 if "record" in rule:
                     self.records.setdefault(str(rule["record"]), set()).add((g, r))
                 elif "alert" in rule:
                     self.alerts.setdefault(str(rule["alert"]), set()).add((g, r))
+        self.all = frozenset(every)
         self.reads = {
             (g, r): self.defining(str(rule.get("expr", "")))
             for g, group in enumerate(groups)
