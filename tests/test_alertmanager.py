@@ -9,6 +9,7 @@ import io
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import redirect_stderr
 from pathlib import Path
@@ -337,10 +338,33 @@ def _key(alert: dict[str, Any]) -> str:
     return "/".join([labels["alertname"], *parts])
 
 
+# Seconds the Alertmanager may take to read posted alerts into its inhibitor (a loaded CI
+# machine took more than none).
+INHIBITOR_READ_S = 20
+
+
+def _read_by_inhibitor(server: AlertmanagerServer, sentinel: str) -> None:
+    """Wait until ``sentinel``'s symptom shows as inhibited. The inhibitor reads the alerts of
+    one POST in order, after the POST has returned; the sentinel's ModelTargetDown, posted
+    last, is read last, so every source posted with it has been read too."""
+    deadline = time.monotonic() + INHIBITOR_READ_S
+    while not any(a["status"]["inhibitedBy"] for a in server.alerts(service=sentinel)):
+        assert time.monotonic() < deadline, f"the inhibitor did not read {sentinel}'s alerts"
+        time.sleep(0.05)
+
+
 @pytest.mark.parametrize("scenario", list(INHIBITION_CASES))
 def test_inhibition_on_a_real_alertmanager(server: AlertmanagerServer, scenario: str) -> None:
     alerts, inhibited = INHIBITION_CASES[scenario]
-    server.post_alerts(alerts)
+    sentinel = f"sentinel-{list(INHIBITION_CASES).index(scenario)}"
+    server.post_alerts(
+        [
+            *alerts,
+            _alert(sentinel, "ModelErrorRatioHigh", "critical"),
+            _alert(sentinel, "ModelTargetDown", "critical", job=sentinel),
+        ]
+    )
+    _read_by_inhibitor(server, sentinel)
     services = {a["labels"]["service"] for a in alerts}
     state = {
         _key(a): bool(a["status"]["inhibitedBy"])
