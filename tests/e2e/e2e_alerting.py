@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.runbooks import runbook_file
+from generator.builders.slo_rules import events_records
 from tests.alertmanager_server import Notification
 from tests.e2e.e2e_prometheus import wait_for
 from tests.e2e.e2e_scenarios import FIRE_S, assert_quiet, wait_firing, warm_up
@@ -49,6 +50,54 @@ def _firing(env: Env, service: Service) -> list[Notification]:
     return [n for n in env.webhook.received(service.name) if n.status == "firing"]
 
 
+def _slo_events(env: Env, service: Service, slo: str) -> str:
+    """The SLO's recorded good and total events since the start and the evaluations whose good
+    increment exceeds its total one: a scrape appended between the two rules' queries, which
+    the total misses and the good counts, so its requests leave the bad count."""
+    window = "10m"  # longer than the suite: every evaluation so far
+    matchers = f'{{service="{service.name}",slo="{slo}"}}'
+    good_name, total_name = events_records(service.plan)
+    samples = {}
+    for name in (good_name, total_name):
+        found = env.prometheus.query(f"{name}{matchers}[{window}]")
+        samples[name] = {t: float(v) for t, v in found[0]["values"]} if found else {}
+    good, total = samples[good_name], samples[total_name]
+    over = [(t, total[t], good[t]) for t in sorted(total) if t in good and good[t] > total[t]]
+    shown = ", ".join(f"@{t:.3f} total {a:.0f} good {b:.0f}" for t, a, b in over[:5])
+    return (
+        f"{len(total)} evaluations: total {sum(total.values()):.0f}, good "
+        f"{sum(good.values()):.0f}; good > total at {len(over)} ({shown})"
+    )
+
+
+def _pages_missing(env: Env, service: Service, missing: set[tuple[str, str]]) -> str:
+    """Where each missing (alert name, SLO) page stopped: its state at Prometheus (inactive,
+    pending, firing), at the Alertmanager (absent, active, suppressed and by what), and for an
+    SLO its recorded events (:func:`_slo_events`)."""
+    lines = []
+    for name, slo in sorted(missing):
+
+        def ours(labels: dict[str, str], name: str = name, slo: str = slo) -> bool:
+            return labels["alertname"] == name and labels.get("slo", "") == slo
+
+        prom = sorted(
+            f"{a['state']}{{long_window={a['labels'].get('long_window', '')}}}"
+            for a in env.prometheus.alerts(service.name)
+            if ours(a["labels"])
+        )
+        am = sorted(
+            f"{a['status']['state']} (inhibited by {a['status']['inhibitedBy']}, silenced by "
+            f"{a['status']['silencedBy']})"
+            for a in env.alertmanager.alerts(service=service.name)
+            if ours(a["labels"])
+        )
+        line = f"{name} {slo}: Prometheus {prom or 'inactive'}, Alertmanager {am or 'absent'}"
+        if slo:
+            line += f"; SLO events: {_slo_events(env, service, slo)}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def incident(env: Env, service: Service) -> None:
     """The o1-preview incident: p99 at 30 s and 5xx jumping to 10 %. The team's page receiver
     gets one notification group per alert name and SLO, each alert with its runbook and
@@ -61,13 +110,21 @@ def incident(env: Env, service: Service) -> None:
     # ramp would cross the slow-burn thresholds seconds before the fast-burn ones. At 20 × the
     # warm-up rate, the first scrape after the change already burns at 30 × the budget.
     service.model.set_traffic(latency_s=30, error_ratio=0.10, rate=2_000)
-    wait_for(
-        f"a page for each of {sorted(INCIDENT_PAGES)} of {service.name}",
-        lambda: {_group(n) for n in _firing(env, service) if n.receiver == PAGE},
-        lambda groups: groups >= INCIDENT_PAGES,
-        FIRE_S,
-        _stopping(env),
-    )
+
+    def paged() -> set[tuple[str, str]]:
+        return {_group(n) for n in _firing(env, service) if n.receiver == PAGE}
+
+    try:
+        wait_for(
+            f"a page for each of {sorted(INCIDENT_PAGES)} of {service.name}",
+            paged,
+            lambda groups: groups >= INCIDENT_PAGES,
+            FIRE_S,
+            _stopping(env),
+        )
+    except AssertionError as timed_out:
+        report = _pages_missing(env, service, INCIDENT_PAGES - paged())
+        raise AssertionError(f"{timed_out}\n{report}") from None
     time.sleep(SETTLE_S)
     firing = _firing(env, service)
     assert {n.receiver for n in firing} == {PAGE}, [(n.receiver, _group(n)) for n in firing]
