@@ -71,7 +71,7 @@ from _victoriametrics import VictoriaMetrics, VMAlert
 
 from generator import naming
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_rules import events_records
+from generator.builders.slo_rules import events_record
 from generator.plan import ServicePlan, resolve
 from generator.spec import load_spec
 from generator.units import decimal_str, format_duration_ms
@@ -303,10 +303,10 @@ def backfill_rules(
     """The recorded series that longer windows read, from both rule sets, for backfilling.
 
     ``promtool tsdb create-blocks-from rules`` cannot read a series another rule of the same
-    run records, so a picked rule that reads one (obsgen's availability good events read the
-    total just recorded) gets that rule's expression inline instead: the same values.
+    run records, so a picked rule that reads one gets that rule's expression inline instead:
+    the same values.
     """
-    base = {*events_records(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
+    base = {events_record(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
     groups = []
     for doc in (obsgen, usual):
         for g in doc["groups"]:

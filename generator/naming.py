@@ -27,6 +27,9 @@ BURN_RATE = "burn_rate"
 WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
+EVENTS = "events"  # SLO event increments: which count (EVENTS_GOOD or EVENTS_TOTAL)
+EVENTS_GOOD = "good"
+EVENTS_TOTAL = "total"
 
 # Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
@@ -147,8 +150,7 @@ QUEUE_DEPTH = "model_queue_depth"
 RUNNING_REQUESTS = "model_running_requests"
 KV_CACHE_USAGE = "model_kv_cache_usage"
 MEMORY_USAGE = "model_memory_working_set"
-SLI_GOOD = "slo_good_events"
-SLI_TOTAL = "slo_total_events"
+SLI_EVENTS = "slo_events"
 SLI_ERROR = "slo_sli_error"
 SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
 SLO_BURN_RATE = "slo_burn_rate"

@@ -211,6 +211,9 @@ def _plan(data: dict[str, Any]) -> ServicePlan:
             "spec.prometheus.clusterLabel", "namespace", "cannot name the cluster", id="namespace"
         ),
         pytest.param("spec.prometheus.clusterLabel", "__name__", "cannot name", id="reserved"),
+        pytest.param(
+            "spec.prometheus.clusterLabel", "events", "cannot name the cluster", id="SLO events"
+        ),
         pytest.param("spec.prometheus.clusterLabel", "my-cluster", "label name", id="not a label"),
     ],
 )

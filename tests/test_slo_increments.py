@@ -7,8 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import promql_parser as P
+import pytest
 import yaml
 
+from generator.lint import promql
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
 
 ITL = "interTokenLatency"
@@ -135,3 +138,46 @@ def _outage_counts(reset: bool) -> dict[str, str]:
         "all": f"0+250x{hour + before} 250+250x{40 - before - 1}",
         "good": f"0+250x{hour} {250 * hour}+0x{before - 1} 0+0x{40 - before - 1}",
     }
+
+
+SLO_SPECS = [
+    ROOT / "specs" / "o1-preview.yaml",
+    ROOT / "specs" / "triton-trtllm.yaml",
+    ROOT / "tests" / "fixtures" / "slo-28d.yaml",
+    ROOT / "tests" / "fixtures" / "slo-native.yaml",
+]
+
+
+@pytest.mark.parametrize("spec", SLO_SPECS, ids=lambda p: p.stem)
+def test_good_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) -> None:
+    """Each SLO's good and total increments are one rule's two series: one query reads one
+    snapshot, so a scrape stored while the group evaluates counts in both or in neither. (Two
+    rules counted such a scrape as good only, hiding its errors: the e2e incident's missing
+    page on a loaded machine.) Every window ratio and guard reads that one record."""
+    (rules,) = [p for r, p in render_to(spec, tmp_path).items() if r.endswith(".rules.yaml")]
+    groups = yaml.safe_load(rules.read_text())["groups"]
+    slo_groups = [g for g in groups if ".slo." in g["name"]]
+    assert slo_groups
+    for group in slo_groups:
+        records = {r["record"]: r["expr"] for r in group["rules"] if "record" in r}
+        events = [name for name in records if ":slo_events:" in name]
+        raw_readers = [name for name, expr in records.items() if " offset " in expr]
+        assert raw_readers == events, group["name"]  # one rule reads the counters
+        (record,) = events
+        produced = {
+            m.val
+            for node, _ in promql.walk(promql.parse(records[record]))
+            if isinstance(node, P.Call) and node.func.name == "label_replace"
+            for m in [node.args[2]]
+            if isinstance(m, P.StringLiteral)
+        }
+        assert produced == {"good", "total"}
+        read = {
+            (promql.selector_name(node), m.value)
+            for rule in group["rules"]
+            for node, _ in promql.walk(promql.parse(rule["expr"]))
+            if isinstance(node, P.VectorSelector)
+            for m in promql.matchers(node)
+            if m.name == "events"
+        }
+        assert read == {(record, "good"), (record, "total")}, group["name"]

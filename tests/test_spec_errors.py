@@ -271,6 +271,12 @@ CASES = [
     ),
     pytest.param(
         "spec.groupBy",
+        ["events"],
+        "spec.groupBy: cannot group by 'events': obsgen's SLO event increments use it",
+        id="grouping by the SLO events label is refused",
+    ),
+    pytest.param(
+        "spec.groupBy",
         ["namespace"],
         "spec.groupBy: cannot group by 'namespace': every aggregation keeps it already",
         id="grouping by namespace is refused",

@@ -1,9 +1,13 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
-Per SLO, two recording rules hold the good and total events of the last evaluation interval
-``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``): per counter series
-``x - x offset e`` (reset-aware, :func:`generator.promql.sum_increments`), then summed. Every
-window divides sums of those increments::
+Per SLO, one recording rule holds the good and the total events of the last evaluation
+interval ``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``) as two series,
+``events="good"`` and ``events="total"``: per counter series ``x - x offset e`` (reset-aware,
+:func:`generator.promql.sum_increments`), then summed. One rule, because one query reads one
+snapshot of the database: with two rules, a scrape stored between their queries was counted
+as good by the later rule and never as total (the next evaluation's ``offset`` already holds
+it), so a minute of requests counted as good and hid its errors. Read in one query, a late
+scrape drops out of both counts alike. Every window divides sums of those increments::
 
     error_ratio(w) = (Σ_w total − Σ_w good) / Σ_w total      over [w − e/2]: w / e increments
 
@@ -115,12 +119,29 @@ def error_ratio_record(plan: ServicePlan, window_ms: int) -> str:
     return naming.record(plan.group_by, naming.SLI_ERROR, naming.ratio_rate(window_ms))
 
 
-def events_records(plan: ServicePlan) -> tuple[str, str]:
-    """Record names of the good and total per-evaluation increments."""
-    op = naming.increase(plan.evaluation_interval_ms)
-    return naming.record(plan.group_by, naming.SLI_GOOD, op), naming.record(
-        plan.group_by, naming.SLI_TOTAL, op
+def events_record(plan: ServicePlan) -> str:
+    """Record name of the per-evaluation good and total increments."""
+    return naming.record(
+        plan.group_by, naming.SLI_EVENTS, naming.increase(plan.evaluation_interval_ms)
     )
+
+
+def events_expr(plan: ServicePlan, s: SLOPlan) -> str:
+    """The total and the good increments of ``s`` in one expression, told apart by the
+    ``events`` label (see the module docstring for why one)."""
+
+    def labelled(expr: str, value: str) -> str:
+        return f'label_replace({expr}, "{naming.EVENTS}", "{value}", "", "")'
+
+    return (
+        f"{labelled(total_events(plan, s), naming.EVENTS_TOTAL)}\n"
+        f"or {labelled(good_events(plan, s), naming.EVENTS_GOOD)}"
+    )
+
+
+def events_selector(plan: ServicePlan, s: SLOPlan, events: str) -> str:
+    """Selector of ``s``'s recorded good or total increments (``events``)."""
+    return recorded(plan, events_record(plan), _slo(s), Matcher(naming.EVENTS, "=", events))
 
 
 def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
@@ -128,20 +149,20 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     burn rate."""
     g = plan.group_by
     labels = {naming.SLO: s.name}
-    good, total = events_records(plan)
-    rules = [  # total first: the availability SLI's good events read it
-        record_rule(plan, total, total_events(plan, s), labels),
-        record_rule(plan, good, good_events(plan, s), labels),
-    ]
-    good_sel = recorded(plan, good, _slo(s))
-    total_sel = recorded(plan, total, _slo(s))
+    rules = [record_rule(plan, events_record(plan), events_expr(plan, s), labels)]
+    good_sel = events_selector(plan, s, naming.EVENTS_GOOD)
+    total_sel = events_selector(plan, s, naming.EVENTS_TOTAL)
     for window_ms in windows(s):
         r = _range(plan, window_ms)
-        good_w, total_w = f"sum_over_time({good_sel}[{r}])", f"sum_over_time({total_sel}[{r}])"
-        # 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0) when
-        # the good series is missing. The total is read twice, not three times. clamp_min: a
-        # window whose good sum holds one sample more than its total sum (vmalert's two
-        # records made searchable at different moments) is 0 bad events, not no ratio.
+        good_w, total_w = (
+            f"sum without ({naming.EVENTS}) (sum_over_time({sel}[{r}]))"
+            for sel in (good_sel, total_sel)
+        )
+        # Each sum drops the events label, so good and total match and the ratio has one label
+        # set. 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0)
+        # when the good series is missing. The total is read twice, not three times. clamp_min: a
+        # window whose good sum holds one sample more than its total sum (vmalert's series
+        # made searchable at different moments) is 0 bad events, not no ratio.
         expr = f"clamp_min(({total_w} - {good_w}) / {total_w}, 0) >= 0 or {total_w} == 0"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
@@ -184,7 +205,7 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     """One ``ErrorBudgetBurn`` rule per tier of ``s``."""
     rules: list[Rule] = []
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
-    total = recorded(plan, events_records(plan)[1], _slo(s))
+    total = events_selector(plan, s, naming.EVENTS_TOTAL)
     for tier in s.tiers:
         long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
         threshold = decimal_str(tier.threshold)

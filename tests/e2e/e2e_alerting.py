@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.runbooks import runbook_file
-from generator.builders.slo_rules import events_records
+from generator.builders.slo_rules import events_record
 from tests.alertmanager_server import Notification
 from tests.e2e.e2e_prometheus import wait_for
 from tests.e2e.e2e_scenarios import FIRE_S, assert_quiet, wait_firing, warm_up
@@ -52,16 +52,15 @@ def _firing(env: Env, service: Service) -> list[Notification]:
 
 def _slo_events(env: Env, service: Service, slo: str) -> str:
     """The SLO's recorded good and total events since the start and the evaluations whose good
-    increment exceeds its total one: a scrape appended between the two rules' queries, which
-    the total misses and the good counts, so its requests leave the bad count."""
+    increment exceeds its total one (a scrape counted by one and not the other)."""
     window = "10m"  # longer than the suite: every evaluation so far
-    matchers = f'{{service="{service.name}",slo="{slo}"}}'
-    good_name, total_name = events_records(service.plan)
+    record = events_record(service.plan)
     samples = {}
-    for name in (good_name, total_name):
-        found = env.prometheus.query(f"{name}{matchers}[{window}]")
-        samples[name] = {t: float(v) for t, v in found[0]["values"]} if found else {}
-    good, total = samples[good_name], samples[total_name]
+    for events in (naming.EVENTS_GOOD, naming.EVENTS_TOTAL):
+        matchers = f'{{service="{service.name}",slo="{slo}",{naming.EVENTS}="{events}"}}'
+        found = env.prometheus.query(f"{record}{matchers}[{window}]")
+        samples[events] = {t: float(v) for t, v in found[0]["values"]} if found else {}
+    good, total = samples[naming.EVENTS_GOOD], samples[naming.EVENTS_TOTAL]
     over = [(t, total[t], good[t]) for t in sorted(total) if t in good and good[t] > total[t]]
     shown = ", ".join(f"@{t:.3f} total {a:.0f} good {b:.0f}" for t, a, b in over[:5])
     return (

@@ -19,7 +19,7 @@ remote-writes each record, timestamped at the start of its group's evaluation, w
 has run (up to one evaluation interval), then after up to one ``-remoteWrite.flushInterval``;
 VictoriaMetrics 1.79 makes ingested rows searchable on a 1 s ticker (up to
 :data:`INGESTION_LAG_S`). With a shorter offset a rule can read the newest
-``service:slo_total_events:increase1s`` sample without its ``slo_good_events`` twin: while
+``events="total"`` sample of ``service:slo_events:increase1s`` without its ``events="good"`` twin: while
 the windows hold few samples, that unpaired total is a large bad share and a healthy service
 pages (it did, with the 1 s offset this suite once used). :data:`LATENCY_OFFSET_S` = 1 s +
 1 s + 3 s + 1 s of margin. Measured here (12 healthy services for 60 s, VictoriaMetrics'
@@ -33,9 +33,9 @@ alert is that much later than on Prometheus, and so is each level of recording r
 (``e2e_scenarios.LATE_S``).
 
 What no offset pins: VictoriaMetrics shifts each query to *its own* arrival time minus the
-offset, so two rules of one evaluation (the total, then the good events) can read scrapes one
-apart when a scrape lands between their queries; the records of that evaluation then differ
-by an increment's jitter (0–3 of 12 services a minute here, more under load). vmalert's
+offset, so two rules of one evaluation can read scrapes one apart when a scrape lands between
+their queries (the good and total increments, recorded by two rules until they became one,
+differed so for 0–3 of 12 services a minute here, more under load). vmalert's
 ``-datasource.lookback`` would pin one query instant per evaluation, but vmalert 1.79 stamps
 each record with that earlier instant too (measured: records 7 s behind the clock with a 6 s
 lookback), which removes the offset's margin and brings the unpaired reads back; it is not
