@@ -15,8 +15,9 @@ keeps its name, interval and every other field. :func:`split_test_file` groups a
 groups by that set of rules and writes, per set, a rule file of the needed rules (each copied
 unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
 Anything it cannot account for (an expression reading ``ALERTS``, a rule file it cannot read, a
-test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` or matching
-``__name__`` needs every alert, or every rule.
+test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` needs every alert,
+and one matching ``__name__``, selecting by labels only (``{job="a"}``) or with a template
+running ``query`` needs every rule.
 
 The committed test files are unchanged and still run as they are (the test suite does so);
 this is how ``obsgen render`` runs them faster.
@@ -39,6 +40,13 @@ _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 # Series the rule manager writes for alerting rules: reading them reads every alert's state.
 _ALERT_STATE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
+# A selector's `{` and the word before it on its line: a metric name, or nothing, a number or
+# one of PromQL's word operators (`or{job="a"}`), when the selector has no name and may read
+# any series, records and ALERTS included. Braces inside strings only add rules.
+_BEFORE_BRACE = re.compile(r"([A-Za-z0-9_:]*)[ \t]*\{")
+_WORD_OPERATORS = frozenset({"and", "or", "unless", "bool", "atan2"})
+# The template function that runs a PromQL query (in an alert's labels or annotations).
+_TEMPLATE_QUERY = re.compile(r"\{\{.*\bquery\b", re.DOTALL)
 _WHOLE = "*"
 # Test groups per part: the burn-rate cases of one service (25 and more) share one set of
 # rules; in parts of this size they spread over every core (promtool tests one file after
@@ -66,7 +74,7 @@ class _RuleIndex:
                     self.alerts.setdefault(str(rule["alert"]), set()).add((g, r))
         self.all = frozenset(every)
         self.reads = {
-            (g, r): self.defining(str(rule.get("expr", "")))
+            (g, r): self.all if _queries(rule) else self.defining(str(rule.get("expr", "")))
             for g, group in enumerate(groups)
             for r, rule in enumerate(group.get("rules") or [])
         }
@@ -74,8 +82,8 @@ class _RuleIndex:
     def defining(self, expr: str) -> set[Rule]:
         """Rules whose output ``expr`` may read."""
         names = set(_IDENTIFIER.findall(expr))
-        if "__name__" in names:
-            return set(self.all)  # a matcher on the name may select any record
+        if "__name__" in names or _unnamed_selector(expr):
+            return set(self.all)  # it may select any record, and ALERTS
         found: set[Rule] = set()
         if names & _ALERT_STATE:
             found = set().union(*self.alerts.values())
@@ -92,6 +100,22 @@ class _RuleIndex:
                 seen.add(needed)
                 todo.append(needed)
         return frozenset(seen)
+
+
+def _unnamed_selector(expr: str) -> bool:
+    """True when ``expr`` may hold a selector without a metric name (``{job="a"}``)."""
+    for match in _BEFORE_BRACE.finditer(expr):
+        word = match.group(1)
+        if not word or word[0].isdigit() or word.lower() in _WORD_OPERATORS:
+            return True
+    return False
+
+
+def _queries(rule: Mapping[str, Any]) -> bool:
+    """True when a template of ``rule`` (its labels or annotations) may run a query: that
+    query may read any series, unseen by the analysis of ``expr``."""
+    templates = [*(rule.get("labels") or {}).values(), *(rule.get("annotations") or {}).values()]
+    return any(_TEMPLATE_QUERY.search(str(text)) for text in templates)
 
 
 def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[Rule] | str:
