@@ -32,8 +32,51 @@ from typing import Any
 
 import yaml
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Plain(str):
+    """An unquoted scalar, as written: promtool's Go YAML decoders read ``1.10``, ``no`` and
+    ``12:30`` as that text where PyYAML's YAML 1.1 reads 1.1, false and 750."""
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Loads unquoted scalars as :class:`_Plain` text and rejects a key given twice in one
+    mapping, as promtool does (PyYAML would keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if key.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key.value!r} given twice", key.start_mark
+                    )
+                seen.add(key.value)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        return mapping
+
+    def construct_plain(self, node: yaml.ScalarNode) -> Any:
+        if not node.style:  # plain: None, or "" from the C parser
+            return _Plain(node.value)
+        return yaml.SafeLoader.yaml_constructors[node.tag](self, node)  # `!!int "10"`
+
+
+for _tag in ("bool", "int", "float", "timestamp"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _Loader.construct_plain)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
+    """Writes :class:`_Plain` text back unquoted."""
+
+
+_Dumper.add_representer(
+    _Plain,
+    lambda dumper, text: dumper.represent_scalar(
+        dumper.resolve(yaml.ScalarNode, str(text), (True, False)), str(text)
+    ),
+)
 
 # Every identifier in an expression, label values and strings included: a name found there
 # only adds a rule (harmless); a record read is never missed, `{__name__="x"}` included.

@@ -298,3 +298,39 @@ def test_the_parts_get_the_whole_files_verdict(tmp_path: Path, files: dict[str, 
     whole, split = _verdicts(tmp_path, files)
     assert "SUCCESS" in whole and "FAILED" not in whole, whole
     assert "FAILED" not in split, split
+
+
+SAME_VERDICT_CASES["plain scalars keep their text (1.10 is not 1.1, no is not false)"] = (
+    _alert_case(
+        "  - alert: Versioned\n    expr: vector(1)\n"
+        "    labels: {version: 1.10, team: no, at: 12:30, hex: 0x1F}\n",
+        "Versioned",
+        "{exp_labels: {version: '1.10', team: 'no', at: '12:30', hex: '0x1F'}}",
+    )
+)
+
+FAILING_CASES = {
+    "a key twice in a rule promtool never evaluates": _alert_case(
+        "  - alert: Twice\n    expr: vector(1)\n    expr: vector(2)\n", "Other", "{exp_labels: {}}"
+    ),
+    "a key twice in a test group": {
+        "r.yaml": RECORDS + "  - alert: A\n    expr: vector(1)\n" + OTHER_GROUP,
+        "t.yaml": """
+rule_files: [r.yaml]
+tests:
+- name: a
+  interval: 1m
+  interval: 2m
+  alert_rule_test:
+  - {eval_time: 1m, alertname: A, exp_alerts: [{exp_labels: {}}]}
+"""
+        + OTHER_TEST,
+    },
+}
+
+
+@pytest.mark.parametrize("files", FAILING_CASES.values(), ids=FAILING_CASES.keys())
+def test_the_parts_fail_where_the_whole_file_fails(tmp_path: Path, files: dict[str, str]) -> None:
+    whole, split = _verdicts(tmp_path, files)
+    assert "FAILED" in whole, whole
+    assert "FAILED" in split, split
