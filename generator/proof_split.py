@@ -203,7 +203,7 @@ def split_test_file(path: Path) -> list[Path]:
     sets: dict[frozenset[Rule] | str, list[Any]] = {}
     for test in tests:
         needed = _needed(test, index)
-        sets.setdefault(_WHOLE if needed == index.all else needed, []).append(test)
+        sets.setdefault(_WHOLE if needed == frozenset(index.all) else needed, []).append(test)
     if len(sets) == 1 and _WHOLE in sets:
         return [path]
     parts: list[Path] = []
