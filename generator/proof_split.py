@@ -25,6 +25,7 @@ this is how ``obsgen render`` runs them faster.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -91,6 +92,8 @@ _WORD_OPERATORS = frozenset({"and", "or", "unless", "bool", "atan2"})
 # The template function that runs a PromQL query (in an alert's labels or annotations).
 _TEMPLATE_QUERY = re.compile(r"\{\{.*\bquery\b", re.DOTALL)
 _WHOLE = "*"
+# What makes promtool read a rule_files entry as a glob pattern (Go's filepath.Glob).
+_GLOB_CHARS = "*?[\\"
 # Test groups per part: the burn-rate cases of one service (25 and more) share one set of
 # rules; in parts of this size they spread over every core (promtool tests one file after
 # another), which is what a developer waits for after editing one spec.
@@ -173,14 +176,34 @@ def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[Rule] | str
     return index.closure(start) if start else _WHOLE
 
 
-def _kept(groups: list[dict[str, Any]], needed: frozenset[Rule]) -> list[dict[str, Any]]:
-    """The groups holding a needed rule, each with only its needed rules, in order."""
+def _kept(
+    groups: list[dict[str, Any]], needed: frozenset[Rule]
+) -> list[tuple[int, dict[str, Any]]]:
+    """The groups holding a needed rule, each with only its needed rules, in order, with
+    their indexes."""
     kept = []
     for g, group in enumerate(groups):
         rules = [rule for r, rule in enumerate(group.get("rules") or []) if (g, r) in needed]
         if rules:
-            kept.append(dict(group, rules=rules))
+            kept.append((g, dict(group, rules=rules)))
     return kept
+
+
+def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
+    """The rule files ``entries`` name, relative to ``base``, each once: promtool keys a
+    loaded group by its file's path as joined, so a file listed twice loads once.
+
+    Raises:
+        ValueError: an entry promtool reads as a glob pattern.
+    """
+    files: dict[str, Path] = {}
+    for entry in entries:
+        joined = os.path.join(base, str(entry))
+        if any(c in joined for c in _GLOB_CHARS):
+            raise ValueError(f"{entry}: a glob pattern")
+        key = joined if os.path.isabs(str(entry)) else os.path.normpath(joined)
+        files.setdefault(key, Path(joined))
+    return list(files.values())
 
 
 def split_test_file(path: Path) -> list[Path]:
@@ -188,32 +211,38 @@ def split_test_file(path: Path) -> list[Path]:
     files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
     when nothing can be saved (every test group needs every rule, or a file this cannot
-    read).
+    read or account for).
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        rule_files = [path.parent / str(f) for f in doc["rule_files"]]
         groups: list[dict[str, Any]] = []
-        for rule_file in rule_files:
-            groups += yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+        origin: list[int] = []  # each group's rule file, by its index among the files
+        for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
+            own = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+            groups += own
+            origin += [number] * len(own)
         tests = list(doc["tests"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        index = _RuleIndex(groups)
+        sets: dict[frozenset[Rule] | str, list[Any]] = {}
+        for test in tests:
+            needed = _needed(test, index)
+            sets.setdefault(_WHOLE if needed == frozenset(index.all) else needed, []).append(test)
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
         return [path]  # promtool reports what is wrong with it
-    index = _RuleIndex(groups)
-    sets: dict[frozenset[Rule] | str, list[Any]] = {}
-    for test in tests:
-        needed = _needed(test, index)
-        sets.setdefault(_WHOLE if needed == frozenset(index.all) else needed, []).append(test)
     if len(sets) == 1 and _WHOLE in sets:
         return [path]
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")
     for number, (needed, own_tests) in enumerate(sets.items()):
         if isinstance(needed, frozenset):
-            rules = path.parent / f"{stem}.set{number}.rules.yaml"
+            loads = []
             kept = _kept(groups, needed)
-            rules.write_text(yaml.dump({"groups": kept}, Dumper=_Dumper), encoding="utf-8")
-            loads = [rules.name]
+            # one file per rule file: groups of one name in two files are two groups
+            for source in sorted({origin[g] for g, _ in kept}):
+                rules = path.parent / f"{stem}.set{number}.{source}.rules.yaml"
+                own_kept = [group for g, group in kept if origin[g] == source]
+                rules.write_text(yaml.dump({"groups": own_kept}, Dumper=_Dumper), encoding="utf-8")
+                loads.append(rules.name)
         else:
             loads = [str(f) for f in doc["rule_files"]]
         for first in range(0, len(own_tests), TESTS_PER_PART):

@@ -334,3 +334,68 @@ def test_the_parts_fail_where_the_whole_file_fails(tmp_path: Path, files: dict[s
     whole, split = _verdicts(tmp_path, files)
     assert "FAILED" in whole, whole
     assert "FAILED" in split, split
+
+
+TWO_FILES_ONE_GROUP_NAME = {
+    "r1.yaml": "groups:\n- name: g\n  rules:\n  - record: x\n    expr: vector(1)\n"
+    "  - alert: A\n    expr: x > 0\n" + OTHER_GROUP,
+    "r2.yaml": "groups:\n- name: g\n  rules:\n  - record: y\n    expr: x + 1\n"
+    "  - alert: B\n    expr: y > 1\n",
+    "t.yaml": """
+rule_files: [r1.yaml, r2.yaml, ./r1.yaml]
+tests:
+- name: b
+  interval: 1m
+  alert_rule_test:
+  - {eval_time: 3m, alertname: B, exp_alerts: [{exp_labels: {}}]}
+"""
+    + OTHER_TEST,
+}
+SAME_VERDICT_CASES["a group name in two rule files, a rule file listed twice"] = (
+    TWO_FILES_ONE_GROUP_NAME
+)
+# promtool globs rule_files: `r[1].yaml` loads r1.yaml, not the file of that name
+SAME_VERDICT_CASES["a rule file name promtool reads as a glob"] = {
+    "r1.yaml": RECORDS + "  - alert: A\n    expr: vector(1)\n" + OTHER_GROUP,
+    "r[1].yaml": RECORDS + "  - alert: A\n    expr: vector(0) > 1\n" + OTHER_GROUP,
+    "t.yaml": """
+rule_files: ['r[1].yaml']
+tests:
+- name: a
+  interval: 1m
+  alert_rule_test:
+  - {eval_time: 1m, alertname: A, exp_alerts: [{exp_labels: {}}]}
+"""
+    + OTHER_TEST,
+}
+
+
+@pytest.mark.parametrize(
+    ("rules", "test"),
+    [
+        pytest.param(
+            RULES, b"rule_files: [x.rules.yaml]\ntests:\n- null\n", id="a test group null"
+        ),
+        pytest.param(
+            RULES, b"rule_files: [x.rules.yaml]\ntests:\n- {alert_rule_test: [x]}\n", id="a string"
+        ),
+        pytest.param(b"groups:\n- null\n", b"rule_files: [x.rules.yaml]\ntests: []\n", id="group"),
+        pytest.param(
+            b"groups:\n- {name: g, rules: [x]}\n",
+            b"rule_files: [x.rules.yaml]\ntests: []\n",
+            id="rule",
+        ),
+        pytest.param(RULES, b"rule_files: [x.rules.yaml]\ntests: [{name: \xe9}]\n", id="not UTF-8"),
+    ],
+)
+def test_a_file_it_cannot_account_for_stays_whole(
+    tmp_path: Path, rules: str | bytes, test: bytes
+) -> None:
+    rule_file = tmp_path / "x.rules.yaml"
+    if isinstance(rules, str):
+        rule_file.write_text(rules, encoding="utf-8")
+    else:
+        rule_file.write_bytes(rules)
+    path = tmp_path / "x.test.yaml"
+    path.write_bytes(test)
+    assert split_test_file(path) == [path]
