@@ -9,18 +9,25 @@ A test group observes only the alerts it names (``alert_rule_test``: every alert
 and the series its ``promql_expr_test`` expressions read. The rules that can change those are
 the named alerts, the rules recording what the expressions read and, transitively, the rules
 recording what those rules read. Any other rule only adds series nobody asserts on, so leaving
-it out changes no outcome: within a group the kept rules keep their order (a rule reading a
+it out changes no assertion's outcome: within a group the kept rules keep their order (a rule reading a
 record defined later in its group still sees the previous evaluation's value) and their group
 keeps its name, interval and every other field. :func:`split_test_file` groups a file's test
-groups by that set of rules and writes, per set, a rule file of the needed rules (each copied
-unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
+groups by that set of rules and writes, per set, rule files of the needed rules (one per rule
+file, each rule copied unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
 Anything it cannot account for (an expression reading ``ALERTS``, a rule file it cannot read, a
 test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` needs every alert,
 and one matching ``__name__``, selecting by labels only (``{job="a"}``) or with a template
 running ``query`` needs every rule.
 
-The committed test files are unchanged and still run as they are (the test suite does so);
-this is how ``obsgen render`` runs them faster.
+One verdict the parts cannot give: promtool fails a test group when ANY loaded rule fails to
+evaluate on its series (many-to-many matching, duplicate series, a group ``limit`` exceeded, a
+sample promtool's storage refuses), and a rule left out is not evaluated. Whether it would
+fail depends on each test group's data, so only evaluating every rule at every step (the cost
+this module saves) can tell. ``promtool check rules`` (run by ``obsgen render`` first) catches
+every rule that cannot load, but not these.
+
+The committed test files are unchanged and still run as they are (the test suite does so, and
+catches those evaluation failures); this is how ``obsgen render`` runs them faster.
 """
 
 from __future__ import annotations
