@@ -218,7 +218,8 @@ def split_test_file(path: Path) -> list[Path]:
     files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
     when nothing can be saved (every test group needs every rule, or a file this cannot
-    read or account for).
+    read or account for). The rule files must pass ``promtool check rules``: a rule that
+    cannot load fails every test group of the whole file, but not of a part leaving it out.
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
