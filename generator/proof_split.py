@@ -9,21 +9,30 @@ A test group observes only the alerts it names (``alert_rule_test``: every alert
 and the series its ``promql_expr_test`` expressions read. The rules that can change those are
 the named alerts, the rules recording what the expressions read and, transitively, the rules
 recording what those rules read. Any other rule only adds series nobody asserts on, so leaving
-it out changes no outcome: within a group the kept rules keep their order (a rule reading a
+it out changes no assertion's outcome: within a group the kept rules keep their order (a rule reading a
 record defined later in its group still sees the previous evaluation's value) and their group
 keeps its name, interval and every other field. :func:`split_test_file` groups a file's test
-groups by that set of rules and writes, per set, a rule file of the needed rules (each copied
-unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
+groups by that set of rules and writes, per set, rule files of the needed rules (one per rule
+file, each rule copied unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
 Anything it cannot account for (an expression reading ``ALERTS``, a rule file it cannot read, a
-test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` or matching
-``__name__`` needs every alert, or every rule.
+test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` needs every alert,
+and one matching ``__name__``, selecting by labels only (``{job="a"}``) or with a template
+running ``query`` needs every rule.
 
-The committed test files are unchanged and still run as they are (the test suite does so);
-this is how ``obsgen render`` runs them faster.
+One verdict the parts cannot give: promtool fails a test group when ANY loaded rule fails to
+evaluate on its series (many-to-many matching, duplicate series, a group ``limit`` exceeded, a
+sample promtool's storage refuses), and a rule left out is not evaluated. Whether it would
+fail depends on each test group's data, so only evaluating every rule at every step (the cost
+this module saves) can tell. ``promtool check rules`` (run by ``obsgen render`` first) catches
+every rule that cannot load, but not these.
+
+The committed test files are unchanged and still run as they are (the test suite does so, and
+catches those evaluation failures); this is how ``obsgen render`` runs them faster.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -31,15 +40,67 @@ from typing import Any
 
 import yaml
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Plain(str):
+    """An unquoted scalar, as written: promtool's Go YAML decoders read ``1.10``, ``no`` and
+    ``12:30`` as that text where PyYAML's YAML 1.1 reads 1.1, false and 750."""
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
+    """Loads unquoted scalars as :class:`_Plain` text and rejects a key given twice in one
+    mapping, as promtool does (PyYAML would keep the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[str] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if key.value in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key.value!r} given twice", key.start_mark
+                    )
+                seen.add(key.value)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        return mapping
+
+    def construct_plain(self, node: yaml.ScalarNode) -> Any:
+        if not node.style:  # plain: None, or "" from the C parser
+            return _Plain(node.value)
+        return yaml.SafeLoader.yaml_constructors[node.tag](self, node)  # `!!int "10"`
+
+
+for _tag in ("bool", "int", "float", "timestamp"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _Loader.construct_plain)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
+    """Writes :class:`_Plain` text back unquoted."""
+
+
+_Dumper.add_representer(
+    _Plain,
+    lambda dumper, text: dumper.represent_scalar(
+        dumper.resolve(yaml.ScalarNode, str(text), (True, False)), str(text)
+    ),
+)
 
 # Every identifier in an expression, label values and strings included: a name found there
 # only adds a rule (harmless); a record read is never missed, `{__name__="x"}` included.
 _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 # Series the rule manager writes for alerting rules: reading them reads every alert's state.
 _ALERT_STATE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
+# A selector's `{` and the word before it on its line: a metric name, or nothing, a number or
+# one of PromQL's word operators (`or{job="a"}`), when the selector has no name and may read
+# any series, records and ALERTS included. Braces inside strings only add rules.
+_BEFORE_BRACE = re.compile(r"([A-Za-z0-9_:]*)[ \t]*\{")
+_WORD_OPERATORS = frozenset({"and", "or", "unless", "bool", "atan2"})
+# The template function that runs a PromQL query (in an alert's labels or annotations).
+_TEMPLATE_QUERY = re.compile(r"\{\{.*\bquery\b", re.DOTALL)
 _WHOLE = "*"
+# What makes promtool read a rule_files entry as a glob pattern (Go's filepath.Glob).
+_GLOB_CHARS = "*?[\\"
 # Test groups per part: the burn-rate cases of one service (25 and more) share one set of
 # rules; in parts of this size they spread over every core (promtool tests one file after
 # another), which is what a developer waits for after editing one spec.
@@ -66,7 +127,7 @@ class _RuleIndex:
                     self.alerts.setdefault(str(rule["alert"]), set()).add((g, r))
         self.all = frozenset(every)
         self.reads = {
-            (g, r): self.defining(str(rule.get("expr", "")))
+            (g, r): self.all if _queries(rule) else self.defining(str(rule.get("expr", "")))
             for g, group in enumerate(groups)
             for r, rule in enumerate(group.get("rules") or [])
         }
@@ -74,8 +135,8 @@ class _RuleIndex:
     def defining(self, expr: str) -> set[Rule]:
         """Rules whose output ``expr`` may read."""
         names = set(_IDENTIFIER.findall(expr))
-        if "__name__" in names:
-            return set(self.all)  # a matcher on the name may select any record
+        if "__name__" in names or _unnamed_selector(expr):
+            return set(self.all)  # it may select any record, and ALERTS
         found: set[Rule] = set()
         if names & _ALERT_STATE:
             found = set().union(*self.alerts.values())
@@ -94,6 +155,22 @@ class _RuleIndex:
         return frozenset(seen)
 
 
+def _unnamed_selector(expr: str) -> bool:
+    """True when ``expr`` may hold a selector without a metric name (``{job="a"}``)."""
+    for match in _BEFORE_BRACE.finditer(expr):
+        word = match.group(1)
+        if not word or word[0].isdigit() or word.lower() in _WORD_OPERATORS:
+            return True
+    return False
+
+
+def _queries(rule: Mapping[str, Any]) -> bool:
+    """True when a template of ``rule`` (its labels or annotations) may run a query: that
+    query may read any series, unseen by the analysis of ``expr``."""
+    templates = [*(rule.get("labels") or {}).values(), *(rule.get("annotations") or {}).values()]
+    return any(_TEMPLATE_QUERY.search(str(text)) for text in templates)
+
+
 def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[Rule] | str:
     start: set[Rule] = set()
     for alert in test.get("alert_rule_test") or []:
@@ -106,14 +183,34 @@ def _needed(test: Mapping[str, Any], index: _RuleIndex) -> frozenset[Rule] | str
     return index.closure(start) if start else _WHOLE
 
 
-def _kept(groups: list[dict[str, Any]], needed: frozenset[Rule]) -> list[dict[str, Any]]:
-    """The groups holding a needed rule, each with only its needed rules, in order."""
+def _kept(
+    groups: list[dict[str, Any]], needed: frozenset[Rule]
+) -> list[tuple[int, dict[str, Any]]]:
+    """The groups holding a needed rule, each with only its needed rules, in order, with
+    their indexes."""
     kept = []
     for g, group in enumerate(groups):
         rules = [rule for r, rule in enumerate(group.get("rules") or []) if (g, r) in needed]
         if rules:
-            kept.append(dict(group, rules=rules))
+            kept.append((g, dict(group, rules=rules)))
     return kept
+
+
+def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
+    """The rule files ``entries`` name, relative to ``base``, each once: promtool keys a
+    loaded group by its file's path as joined, so a file listed twice loads once.
+
+    Raises:
+        ValueError: an entry promtool reads as a glob pattern.
+    """
+    files: dict[str, Path] = {}
+    for entry in entries:
+        joined = os.path.join(base, str(entry))
+        if any(c in joined for c in _GLOB_CHARS):
+            raise ValueError(f"{entry}: a glob pattern")
+        key = joined if os.path.isabs(str(entry)) else os.path.normpath(joined)
+        files.setdefault(key, Path(joined))
+    return list(files.values())
 
 
 def split_test_file(path: Path) -> list[Path]:
@@ -121,32 +218,39 @@ def split_test_file(path: Path) -> list[Path]:
     files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
     when nothing can be saved (every test group needs every rule, or a file this cannot
-    read).
+    read or account for). The rule files must pass ``promtool check rules``: a rule that
+    cannot load fails every test group of the whole file, but not of a part leaving it out.
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        rule_files = [path.parent / str(f) for f in doc["rule_files"]]
         groups: list[dict[str, Any]] = []
-        for rule_file in rule_files:
-            groups += yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+        origin: list[int] = []  # each group's rule file, by its index among the files
+        for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
+            own = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+            groups += own
+            origin += [number] * len(own)
         tests = list(doc["tests"])
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        index = _RuleIndex(groups)
+        sets: dict[frozenset[Rule] | str, list[Any]] = {}
+        for test in tests:
+            needed = _needed(test, index)
+            sets.setdefault(_WHOLE if needed == frozenset(index.all) else needed, []).append(test)
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
         return [path]  # promtool reports what is wrong with it
-    index = _RuleIndex(groups)
-    sets: dict[frozenset[Rule] | str, list[Any]] = {}
-    for test in tests:
-        needed = _needed(test, index)
-        sets.setdefault(_WHOLE if needed == index.all else needed, []).append(test)
     if len(sets) == 1 and _WHOLE in sets:
         return [path]
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")
     for number, (needed, own_tests) in enumerate(sets.items()):
         if isinstance(needed, frozenset):
-            rules = path.parent / f"{stem}.set{number}.rules.yaml"
+            loads = []
             kept = _kept(groups, needed)
-            rules.write_text(yaml.dump({"groups": kept}, Dumper=_Dumper), encoding="utf-8")
-            loads = [rules.name]
+            # one file per rule file: groups of one name in two files are two groups
+            for source in sorted({origin[g] for g, _ in kept}):
+                rules = path.parent / f"{stem}.set{number}.{source}.rules.yaml"
+                own_kept = [group for g, group in kept if origin[g] == source]
+                rules.write_text(yaml.dump({"groups": own_kept}, Dumper=_Dumper), encoding="utf-8")
+                loads.append(rules.name)
         else:
             loads = [str(f) for f in doc["rule_files"]]
         for first in range(0, len(own_tests), TESTS_PER_PART):

@@ -197,3 +197,205 @@ def test_an_expression_reading_alerts_keeps_every_group(tmp_path: Path) -> None:
     path = _test_file(tmp_path, reads_alerts)
     assert split_test_file(path) == [path]
     assert_ok(run_promtool("test", "rules", path))
+
+
+# Each case: rule files and a test file `t.yaml` whose test groups promtool passes (or fails)
+# as a whole; split, every part must get the same verdict. The `other` test group observes an
+# unrelated alert, so the file does split.
+OTHER_GROUP = """
+- name: unrelated
+  rules:
+  - alert: Other
+    expr: vector(1)
+"""
+OTHER_TEST = """
+- name: other
+  interval: 1m
+  alert_rule_test:
+  - {eval_time: 1m, alertname: Other, exp_alerts: [{exp_labels: {}}]}
+"""
+RECORDS = """
+groups:
+- name: raw
+  rules:
+  - record: job:requests:rate1m
+    expr: sum by (job) (rate(requests_total[1m]))
+- name: alerts
+  rules:
+"""
+ONE_JOB = """
+  input_series: [{series: 'requests_total{job="a"}', values: '0+60x10'}]
+"""
+
+
+def _alert_case(rule: str, alert: str, expected: str, group: str = RECORDS) -> dict[str, str]:
+    rules = group + rule + OTHER_GROUP
+    test = f"""
+rule_files: [r.yaml]
+tests:
+- name: observed
+  interval: 1m
+{ONE_JOB}
+  alert_rule_test:
+  - {{eval_time: 5m, alertname: {alert}, exp_alerts: [{expected}]}}
+{OTHER_TEST}"""
+    return {"r.yaml": rules, "t.yaml": test}
+
+
+def _verdicts(tmp_path: Path, files: dict[str, str]) -> tuple[str, str]:
+    """promtool's output for the whole test file and for its split parts."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    whole = run_promtool("test", "rules", "t.yaml", cwd=tmp_path)
+    parts = split_test_file(tmp_path / "t.yaml")
+    split = run_promtool("test", "rules", *parts, cwd=tmp_path)
+    return whole.stdout + whole.stderr, split.stdout + split.stderr
+
+
+SAME_VERDICT_CASES = {
+    "a selector without a metric name reads records": _alert_case(
+        '  - alert: Many\n    expr: count({job="a"}) > 1\n', "Many", "{exp_labels: {}}"
+    ),
+    "a selector without a name after a keyword operator": _alert_case(
+        '  - alert: Many\n    expr: count(nothing or{job="a"}) > 1\n', "Many", "{exp_labels: {}}"
+    ),
+    "a template query reads a record": _alert_case(
+        "  - alert: Templated\n    expr: vector(1)\n    annotations:\n"
+        '      rate: \'{{ with query "job:requests:rate1m" }}{{ . | first | value }}'
+        "{{ else }}none{{ end }}'\n",
+        "Templated",
+        "{exp_labels: {}, exp_annotations: {rate: '1'}}",
+    ),
+    "a template query reads ALERTS": _alert_case(
+        "  - alert: Base\n    expr: vector(1)\n"
+        "  - alert: Summary\n    expr: vector(1)\n    labels:\n"
+        '      firing: \'{{ with query "count(ALERTS{alertname=\\"Base\\"})" }}'
+        "{{ . | first | value }}{{ else }}0{{ end }}'\n",
+        "Summary",
+        "{exp_labels: {firing: '1'}}",
+    ),
+    "an expression test selecting by labels only": {
+        "r.yaml": RECORDS
+        + "  - record: job:requests:sum\n    expr: sum by (job) (requests_total)\n"
+        + OTHER_GROUP,
+        "t.yaml": f"""
+rule_files: [r.yaml]
+tests:
+- name: observed
+  interval: 1m
+{ONE_JOB}
+  promql_expr_test:
+  - expr: count({{job="a"}}) + 0 * sum(job:requests:rate1m)
+    eval_time: 5m
+    exp_samples: [{{labels: '{{}}', value: 3}}]
+{OTHER_TEST}""",
+    },
+}
+
+
+@pytest.mark.parametrize("files", SAME_VERDICT_CASES.values(), ids=SAME_VERDICT_CASES.keys())
+def test_the_parts_get_the_whole_files_verdict(tmp_path: Path, files: dict[str, str]) -> None:
+    whole, split = _verdicts(tmp_path, files)
+    assert "SUCCESS" in whole and "FAILED" not in whole, whole
+    assert "FAILED" not in split, split
+
+
+SAME_VERDICT_CASES["plain scalars keep their text (1.10 is not 1.1, no is not false)"] = (
+    _alert_case(
+        "  - alert: Versioned\n    expr: vector(1)\n"
+        "    labels: {version: 1.10, team: no, at: 12:30, hex: 0x1F}\n",
+        "Versioned",
+        "{exp_labels: {version: '1.10', team: 'no', at: '12:30', hex: '0x1F'}}",
+    )
+)
+
+FAILING_CASES = {
+    "a key twice in a rule promtool never evaluates": _alert_case(
+        "  - alert: Twice\n    expr: vector(1)\n    expr: vector(2)\n", "Other", "{exp_labels: {}}"
+    ),
+    "a key twice in a test group": {
+        "r.yaml": RECORDS + "  - alert: A\n    expr: vector(1)\n" + OTHER_GROUP,
+        "t.yaml": """
+rule_files: [r.yaml]
+tests:
+- name: a
+  interval: 1m
+  interval: 2m
+  alert_rule_test:
+  - {eval_time: 1m, alertname: A, exp_alerts: [{exp_labels: {}}]}
+"""
+        + OTHER_TEST,
+    },
+}
+
+
+@pytest.mark.parametrize("files", FAILING_CASES.values(), ids=FAILING_CASES.keys())
+def test_the_parts_fail_where_the_whole_file_fails(tmp_path: Path, files: dict[str, str]) -> None:
+    whole, split = _verdicts(tmp_path, files)
+    assert "FAILED" in whole, whole
+    assert "FAILED" in split, split
+
+
+TWO_FILES_ONE_GROUP_NAME = {
+    "r1.yaml": "groups:\n- name: g\n  rules:\n  - record: x\n    expr: vector(1)\n"
+    "  - alert: A\n    expr: x > 0\n" + OTHER_GROUP,
+    "r2.yaml": "groups:\n- name: g\n  rules:\n  - record: y\n    expr: x + 1\n"
+    "  - alert: B\n    expr: y > 1\n",
+    "t.yaml": """
+rule_files: [r1.yaml, r2.yaml, ./r1.yaml]
+tests:
+- name: b
+  interval: 1m
+  alert_rule_test:
+  - {eval_time: 3m, alertname: B, exp_alerts: [{exp_labels: {}}]}
+"""
+    + OTHER_TEST,
+}
+SAME_VERDICT_CASES["a group name in two rule files, a rule file listed twice"] = (
+    TWO_FILES_ONE_GROUP_NAME
+)
+# promtool globs rule_files: `r[1].yaml` loads r1.yaml, not the file of that name
+SAME_VERDICT_CASES["a rule file name promtool reads as a glob"] = {
+    "r1.yaml": RECORDS + "  - alert: A\n    expr: vector(1)\n" + OTHER_GROUP,
+    "r[1].yaml": RECORDS + "  - alert: A\n    expr: vector(0) > 1\n" + OTHER_GROUP,
+    "t.yaml": """
+rule_files: ['r[1].yaml']
+tests:
+- name: a
+  interval: 1m
+  alert_rule_test:
+  - {eval_time: 1m, alertname: A, exp_alerts: [{exp_labels: {}}]}
+"""
+    + OTHER_TEST,
+}
+
+
+@pytest.mark.parametrize(
+    ("rules", "test"),
+    [
+        pytest.param(
+            RULES, b"rule_files: [x.rules.yaml]\ntests:\n- null\n", id="a test group null"
+        ),
+        pytest.param(
+            RULES, b"rule_files: [x.rules.yaml]\ntests:\n- {alert_rule_test: [x]}\n", id="a string"
+        ),
+        pytest.param(b"groups:\n- null\n", b"rule_files: [x.rules.yaml]\ntests: []\n", id="group"),
+        pytest.param(
+            b"groups:\n- {name: g, rules: [x]}\n",
+            b"rule_files: [x.rules.yaml]\ntests: []\n",
+            id="rule",
+        ),
+        pytest.param(RULES, b"rule_files: [x.rules.yaml]\ntests: [{name: \xe9}]\n", id="not UTF-8"),
+    ],
+)
+def test_a_file_it_cannot_account_for_stays_whole(
+    tmp_path: Path, rules: str | bytes, test: bytes
+) -> None:
+    rule_file = tmp_path / "x.rules.yaml"
+    if isinstance(rules, str):
+        rule_file.write_text(rules, encoding="utf-8")
+    else:
+        rule_file.write_bytes(rules)
+    path = tmp_path / "x.test.yaml"
+    path.write_bytes(test)
+    assert split_test_file(path) == [path]
