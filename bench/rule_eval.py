@@ -669,8 +669,16 @@ def engine_probes(
     ]
     recorded = sorted({r["record"] for g in backfill["groups"] for r in g["rules"]})
     for name in recorded:
-        probes.append((f"sum_over_time() of {name} over 6h", f"sum(sum_over_time({name}[6h]))"))
-        probes.append((f"count_over_time() of {name} over 1h", f"sum(count_over_time({name}[1h]))"))
+        # every series of the record (obsgen's events: good and total together)
+        probes.append(
+            (f"sum_over_time() of {name}, all series, over 6h", f"sum(sum_over_time({name}[6h]))")
+        )
+        probes.append(
+            (
+                f"count_over_time() of {name}, all series, over 1h",
+                f"sum(count_over_time({name}[1h]))",
+            )
+        )
     ratio_1h = naming.record(plan.group_by, naming.SLI_ERROR, "ratio_rate1h")
     for g in obsgen["groups"]:
         for rule in g["rules"]:
