@@ -181,3 +181,150 @@ def test_good_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path)
             if m.name == "events"
         }
         assert read == {(record, "good"), (record, "total")}, group["name"]
+
+
+AVAILABILITY = f'http_requests_total{{handler="/v1/chat/completions",{SELECTOR}'
+LATENCY = "vllm:e2e_request_latency_seconds"
+SLOS = ("availability", "latency-e2e")
+
+
+def _events(at: str, slo: str, total: float, good: float | None) -> dict[str, Any]:
+    """The events record of ``slo`` at ``at``: its total series, and its good one unless None."""
+    name = "service:slo_events:increase1m"
+    base = f'namespace="llm-serving",service="llama3-70b",slo="{slo}"'
+    found = [{"labels": f'{name}{{events="total",{base}}}', "value": total}]
+    if good is not None:
+        found.append({"labels": f'{name}{{events="good",{base}}}', "value": good})
+    return {"expr": f'{name}{{slo="{slo}"}}', "eval_time": at, "exp_samples": found}
+
+
+def _absent(at: str, window: str, slo: str) -> dict[str, Any]:
+    return {"expr": _ratio(window, slo), "eval_time": at, "exp_samples": []}
+
+
+def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
+    """Edge inputs of the one events record, each checked by promtool (1m evaluation):
+
+    - zero traffic: both series 0 and every ratio 0 (an idle service is healthy, not NaN);
+    - the threshold bucket missing while ``_count`` exists: a total but no good series and no
+      latency ratio at all, never a healthy 0;
+    - a 5xx series born at 10m holding 5: its first value drops out of total and bad alike, so
+      at 20m the 5m ratio is 25 / 525 and the 1h one 50 / 2050, (total − good) / total exactly;
+    - the 5xx counter alone resets (45 → 2): that minute counts 2 bad of 102, not −43.
+    """
+    rules = _render(tmp_path)
+    ok, err = f'{AVAILABILITY},status="200"}}', f'{AVAILABILITY},status="500"}}'
+    idle = [
+        {"series": ok, "values": "100+0x90"},
+        {"series": f'{LATENCY}_count{{{SELECTOR},pod="a"}}', "values": "50+0x90"},
+        {"series": f'{LATENCY}_bucket{{{SELECTOR},pod="a",le="60"}}', "values": "50+0x90"},
+    ]
+    no_bucket = [
+        {"series": f'{LATENCY}_count{{{SELECTOR},pod="a"}}', "values": "0+100x90"},
+        {"series": f'{LATENCY}_bucket{{{SELECTOR},pod="a",le="+Inf"}}', "values": "0+100x90"},
+    ]
+    late = [{"series": ok, "values": "0+100x40"}, {"series": err, "values": "_x10 5+5x30"}]
+    reset = [{"series": ok, "values": "0+100x40"}, {"series": err, "values": "0+5x9 2+5x30"}]
+    _run(
+        rules,
+        [
+            {
+                "name": "zero traffic",
+                "interval": "1m",
+                "input_series": idle,
+                "promql_expr_test": [
+                    _events("30m", "availability", 0, 0),
+                    _events("30m", "latency-e2e", 0, 0),
+                    *(_expect("30m", w, s, 0) for w in ("5m", "1h", "30d") for s in SLOS),
+                ],
+            },
+            {
+                "name": "threshold bucket missing",
+                "interval": "1m",
+                "input_series": no_bucket,
+                "promql_expr_test": [
+                    _events("30m", "latency-e2e", 100, None),
+                    *(_absent("30m", w, "latency-e2e") for w in ("5m", "1h", "30d")),
+                ],
+            },
+            {
+                "name": "a 5xx series born late",
+                "interval": "1m",
+                "input_series": late,
+                "promql_expr_test": [
+                    _events("10m", "availability", 100, 100),
+                    _events("11m", "availability", 105, 100),
+                    _expect("20m", "5m", "availability", 25 / 525),
+                    _expect("20m", "1h", "availability", 50 / 2050),
+                ],
+            },
+            {
+                "name": "a reset of the 5xx counter alone",
+                "interval": "1m",
+                "input_series": reset,
+                "promql_expr_test": [
+                    _events("10m", "availability", 102, 100),
+                    _expect("12m", "5m", "availability", 22 / 522),
+                ],
+            },
+        ],
+    )
+
+
+def test_events_stay_apart_per_model_and_cluster(tmp_path: Path) -> None:
+    """Triton per model (groupBy) with ``clusterLabel``: the events record's ``or`` keeps one
+    total and one good series per cluster and model, and each window's ``sum without (events)``
+    merges nothing else — model m healthy in cluster x and 10 % failing in y, an idle model at
+    0, and a model whose requests all fail (no success series at all) at 1."""
+    text = (ROOT / "specs" / "triton-trtllm.yaml").read_text()
+    spec = tmp_path / "triton.yaml"
+    spec.write_text(text.replace("scrapeInterval: 15s}", "scrapeInterval: 15s, clusterLabel: c}"))
+    rules = render_to(spec, tmp_path)["rules/triton-trtllm.rules.yaml"]
+    sel = 'job="triton-trtllm",namespace="llm-serving",version="1"'
+    counts = {  # (cluster, model): (successes, failures) a minute, None: no such series
+        ("x", "m"): (100, 0),
+        ("y", "m"): (90, 10),
+        ("x", "idle"): (0, 0),
+        ("x", "broken"): (None, 4),
+    }
+    series = [
+        {
+            "series": f'nv_inference_request_{kind}{{{sel},c="{c}",model="{m}"}}',
+            "values": f"7+{n}x90",
+        }
+        for (c, m), pair in counts.items()
+        for kind, n in zip(("success", "failure"), pair, strict=True)
+        if n is not None
+    ]
+    record = "service_model:slo_sli_error:ratio_rate1h"
+    ratios = {("x", "m"): 0, ("y", "m"): 0.1, ("x", "idle"): 0, ("x", "broken"): 1}
+    expected = [
+        {
+            "labels": f'{record}{{c="{c}",model="{m}",namespace="llm-serving",'
+            f'service="triton-trtllm",slo="availability"}}',
+            "value": value,
+        }
+        for (c, m), value in ratios.items()
+    ]
+    events = "service_model:slo_events:increase1m"
+    _run(
+        rules,
+        [
+            {
+                "interval": "1m",
+                "input_series": series,
+                "promql_expr_test": [
+                    {
+                        "expr": f'{record}{{slo="availability"}}',
+                        "eval_time": "80m",
+                        "exp_samples": expected,
+                    },
+                    {
+                        "expr": f'count({events}{{slo="availability"}})',
+                        "eval_time": "80m",
+                        "exp_samples": [{"labels": "{}", "value": 2 * len(counts)}],
+                    },
+                ],
+            }
+        ],
+    )
