@@ -26,6 +26,7 @@ from generator.builders.alertmanager import CONFIG_FILE
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.plan import ServicePlan, resolve
+from generator.proof_split import split_test_file
 from generator.render import build_outputs, load_plans
 from generator.spec import parse_spec
 from tests.e2e.e2e_scenarios import dashboard_queries
@@ -365,3 +366,22 @@ def test_alertmanager_groups_per_cluster_and_never_inhibits_across_clusters(
     path = tmp_path / "alertmanager.yaml"
     path.write_text(outputs[CONFIG_FILE], encoding="utf-8")
     assert amtool.check_config([path], [CONFIG_FILE]) == []
+
+
+@pytest.mark.parametrize("service", ["o1-preview", "o1-preview-per-model"])
+def test_every_generated_test_passes_with_a_cluster_label(
+    outputs: dict[str, str], tmp_path: Path, service: str
+) -> None:
+    """The whole proof of a service with ``clusterLabel`` (every test file and group, split as
+    ``obsgen render`` runs it): its guards' and MIG instances' expected alerts carry the
+    cluster label as their rules keep it (they did not, and such a spec could not render)."""
+    files = [rel for rel in outputs if rel.startswith(f"rules/{service}.")]
+    for rel in files:
+        (tmp_path / rel.removeprefix("rules/")).write_text(outputs[rel], encoding="utf-8")
+    tests = [tmp_path / rel.removeprefix("rules/") for rel in files if rel.endswith(".test.yaml")]
+    assert len(tests) >= 2
+    text = "".join(t.read_text(encoding="utf-8") for t in tests)
+    assert "ModelSignalMissing fires for each missing input" in text and "MIG instance" in text
+    parts = [part for path in tests for part in split_test_file(path)]
+    result = promtool.test_rules(parts)
+    assert result.ok, result.output

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from generator.proof_split import split_test_file
+from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
 
 SPECS = [
@@ -200,3 +201,19 @@ def test_each_threshold_case_is_checked_when_its_tier_decides(spec: Path, tmp_pa
                 assert (tier in tiers) == (case["side"] == "above"), (group["name"], tiers)
                 seen += 1
     assert seen >= 4
+
+
+@pytest.mark.parametrize("for_", ["2s", "90s", "5m"])
+def test_a_gpu_lost_mid_test_fires_for_any_for(for_: str, tmp_path: Path) -> None:
+    """The GPU is lost at 6m (``1x5``: six samples of 1): its alert is pending from that
+    evaluation and fires at the first one ``for`` later, rounded up to a test step. A ``for``
+    that is no whole number of minutes (the e2e suite's 2s, a user's 90s) was checked one
+    step early, so such a spec could not render."""
+    spec = write_spec(tmp_path, set_path(good_spec(), "spec.alerts.gpuDeviceLost.for", for_))
+    files = render_to(spec, tmp_path)
+    main = files["rules/o1-preview.test.yaml"]
+    doc = yaml.safe_load(main.read_text())
+    doc["tests"] = [t for t in doc["tests"] if "GPUDeviceLost:" in t["name"]]
+    assert len(doc["tests"]) == 2
+    main.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert_ok(run_promtool("test", "rules", main))

@@ -1389,7 +1389,7 @@ def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
     quiet = (
         "half" if 2 * roomy == total else f"{decimal_str(float(1 - Fraction(roomy, total)) * 100)}%"
     )
-    labels = {k: v for k, v in {**gpu, **instance}.items() if k in MIG_LABELS}
+    labels = {k: v for k, v in {**gpu, **instance}.items() if k in plan.keeping(*MIG_LABELS)}
     return [
         _family_case(
             plan,
@@ -1416,14 +1416,16 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     Every GPU up stays quiet: :func:`long_healthy_group`."""
     rule = _rule(plan, naming.ALERT_GPU_LOST)
     gpu = _gpu_labels(plan)
-    lost_at = 5 * INTERVAL_MS
-    at = lost_at + plan.alerts["gpu_device_lost"].for_ms + INTERVAL_MS
+    up_steps = 5
+    lost_at = (up_steps + 1) * INTERVAL_MS  # `1x5` is six samples: the first 0 is at 6m
+    # Pending from the evaluation that first sees the loss; firing at the first one at least
+    # `for` later (a `for` that is no whole number of test steps rounds up to one).
+    at = lost_at + -(-plan.alerts["gpu_device_lost"].for_ms // INTERVAL_MS) * INTERVAL_MS
 
     def lost(nvml_up: int) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)])
         for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, naming.GPU_TEMPERATURE):
             _without(s, metric)
-        up_steps = lost_at // INTERVAL_MS
         s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, f"1x{up_steps} 0x{60 - up_steps}")
         s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
         return s
@@ -1529,7 +1531,9 @@ def _present_keys(
     plan: ServicePlan, s: Series, source: Source, keys: Sequence[str], equals: float | None
 ) -> set[tuple[str, ...]]:
     if source.metric == OWNER_RECORD:
-        pods = [{"namespace": ns, "pod": pod} for ns, pod in owner_pods(plan, s)]
+        # The synthetic series of one cluster (every guard case) share its label.
+        cluster = {k: v for k, v in _labels(plan, ()).items() if k == plan.cluster_label}
+        pods = [{**cluster, "namespace": ns, "pod": pod} for ns, pod in owner_pods(plan, s)]
         return {tuple(p.get(k, "") for k in keys) for p in pods}
     owners = owner_pods(plan, s) if source.owned else None
     found = set()
@@ -1546,17 +1550,19 @@ def _present_keys(
 
 
 def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[str, str]]:
-    """Label sets (the input's keys) on which the guard of ``item`` fires over ``s``."""
+    """Label sets (the input's keys, and the cluster label as the rule keeps it) on which the
+    guard of ``item`` fires over ``s``."""
+    names = plan.keeping(*item.keys)
     gate: set[tuple[str, ...]] | None = None
     for c in item.gate:
-        keys = set().union(*(_present_keys(plan, s, src, item.keys, c.equals) for src in c.sources))
+        keys = set().union(*(_present_keys(plan, s, src, names, c.equals) for src in c.sources))
         gate = keys if gate is None else gate & keys
     present: set[tuple[str, ...]] | None = None
     for group in item.needs:
-        keys = set().union(*(_present_keys(plan, s, src, item.keys, None) for src in group))
+        keys = set().union(*(_present_keys(plan, s, src, names, None) for src in group))
         present = keys if present is None else present & keys
     missing = (gate or set()) - (present or set())
-    return [{k: v for k, v in zip(item.keys, key, strict=True) if v} for key in sorted(missing)]
+    return [{k: v for k, v in zip(names, key, strict=True) if v} for key in sorted(missing)]
 
 
 def _guard_rule(plan: ServicePlan, item: SignalInput) -> Rule:
