@@ -6,7 +6,7 @@ interval ``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``
 :func:`generator.promql.sum_increments`), then summed. One rule, because one query reads one
 snapshot of the database: with two rules, a scrape stored between their queries was counted
 as good by the later rule and never as total (the next evaluation's ``offset`` already holds
-it), so a minute of requests counted as good and hid its errors. Read in one query, a late
+it), so a scrape interval of requests counted as good and hid its errors. Read in one query, a late
 scrape drops out of both counts alike. Every window divides sums of those increments::
 
     error_ratio(w) = (Σ_w total − Σ_w good) / Σ_w total      over [w − e/2]: w / e increments
@@ -160,9 +160,9 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         )
         # Each sum drops the events label, so good and total match and the ratio has one label
         # set. 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0)
-        # when the good series is missing. The total is read twice, not three times. clamp_min: a
-        # window whose good sum holds one sample more than its total sum (vmalert's series
-        # made searchable at different moments) is 0 bad events, not no ratio.
+        # when the good series is missing. clamp_min: a window whose good sum holds one sample
+        # more than its total sum (vmalert's series made searchable at different moments) is 0
+        # bad events, not no ratio.
         expr = f"clamp_min(({total_w} - {good_w}) / {total_w}, 0) >= 0 or {total_w} == 0"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
