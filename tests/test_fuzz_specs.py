@@ -149,6 +149,8 @@ FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "spec.groupBy": st.lists(fuzzing.label_names(), max_size=10),
     "spec.prometheus.version": st.sampled_from(["2", "3", "compat", 2, 3]),
     "spec.prometheus.scrapeInterval": fuzzing.durations(),
+    "spec.prometheus.evaluationInterval": fuzzing.durations(),
+    "spec.prometheus.clusterLabel": fuzzing.label_names(),
     "spec.prometheus.retention": fuzzing.durations(),
     "spec.metrics.requestDuration.buckets": st.lists(fuzzing.numbers(), max_size=8).map(
         lambda b: [*sorted(x for x in b if isinstance(x, int | float)), 30]
@@ -178,6 +180,10 @@ FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "spec.alerts.gpuTemperature.max": fuzzing.numbers(),
     "spec.alerts.gpuMemoryHeadroom.minFree": fuzzing.numbers(),
     "spec.alerts.targetDown.for": fuzzing.durations(),
+    "spec.alerts.gpuDeviceLost.for": fuzzing.durations(),
+    "spec.alerts.gpuExporterDown.for": fuzzing.durations(),
+    "spec.alerts.replicasUnavailable.for": fuzzing.durations(),
+    "spec.alerts.signalMissing.for": fuzzing.durations(),
     "spec.gpu.selector": fuzzing.label_maps(fuzzing.texts()),
     "spec.deployment.replicas": fuzzing.numbers(),
     "spec.deployment.memoryLimit": st.one_of(fuzzing.numbers(), fuzzing.texts(), st.just("1000Pi")),

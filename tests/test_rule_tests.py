@@ -217,3 +217,17 @@ def test_a_gpu_lost_mid_test_fires_for_any_for(for_: str, tmp_path: Path) -> Non
     assert len(doc["tests"]) == 2
     main.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert_ok(run_promtool("test", "rules", main))
+
+
+def test_a_low_gpu_temperature_limit_keeps_the_healthy_cases_quiet(tmp_path: Path) -> None:
+    """``gpuTemperature.max: 1`` (the spec allows any limit above 0 °C): the healthy cases'
+    GPUs run 10 °C under it, not at a fixed 60 °C that fired GPUTemperatureHigh (found by
+    ``make fuzz``)."""
+    spec = write_spec(tmp_path, set_path(good_spec(), "spec.alerts.gpuTemperature.max", 1))
+    files = render_to(spec, tmp_path)
+    main = files["rules/o1-preview.test.yaml"]
+    doc = yaml.safe_load(main.read_text())
+    doc["tests"] = [t for t in doc["tests"] if "GPUTemperatureHigh" in str(t)]
+    assert any("healthy service over 2h" in t["name"] for t in doc["tests"])
+    main.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert_ok(run_promtool("test", "rules", main))

@@ -410,7 +410,7 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}{steady}")
         free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
         s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}{steady}")
-        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, "60" + steady)
+        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, f"{_healthy_celsius(plan)}{steady}")
         s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
         s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
         s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
@@ -427,6 +427,13 @@ def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
     if free <= size * min_free:
         free = int(size * (1 + Fraction(str(min_free))) / 2)
     return free
+
+
+def _healthy_celsius(plan: ServicePlan) -> str:
+    """A healthy GPU's temperature: 60 °C, or 10 °C under a lower ``gpuTemperature.max``."""
+    alert = plan.alerts.get("gpu_temperature")
+    limit = float(alert.params["max"]) if alert is not None else 70.0
+    return go_float(min(60.0, limit - 10))
 
 
 def _limit(plan: ServicePlan) -> int:
