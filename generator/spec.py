@@ -793,7 +793,8 @@ class Deployment(StrictModel):
     name: DnsLabel
     kind: Literal["Deployment", "StatefulSet"] = "Deployment"
     container: DnsLabel
-    replicas: Annotated[int, Field(ge=1)] = 1
+    # Kubernetes keeps replicas in an int32; Prometheus' float64 counts it exactly.
+    replicas: Annotated[int, Field(ge=1, le=2**31 - 1)] = 1
     memory_limit: MemoryBytes | None = None
     pod_labels: PodLabels | None = None
     metrics_port: PortName | Annotated[int, Field(ge=1, le=65535)] = "metrics"

@@ -252,6 +252,12 @@ CASES = [
         id="a fractional day names the whole units to write",
     ),
     pytest.param(
+        "spec.deployment.replicas",
+        2**53 + 1,
+        "spec.deployment.replicas: Input should be less than or equal to 2147483647 (got 9007199254740993)",
+        id="more replicas than Kubernetes' int32 holds are refused",
+    ),
+    pytest.param(
         "spec.groupBy",
         ["le"],
         "spec.groupBy: cannot group by 'le': it is the histogram bucket label",
