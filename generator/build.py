@@ -100,25 +100,39 @@ def rule_groups_text(rules_file: str) -> YamlText | list[object]:
     return YamlText(body.removeprefix("groups:\n"))
 
 
+def fleet_plan_outputs(plans: Sequence[ServicePlan], fleet_name: str | None = None) -> Outputs:
+    """The fleet-wide files that depend on the plans alone: runbooks and the fleet overview
+    (dashboard and its manifest). ``fleet_name``: as for :func:`fleet_outputs`.
+
+    Raises:
+        ObsgenError: the fleet overview too large for its ConfigMap (exit 1).
+    """
+    out = runbook_outputs(plans)
+    if plans:
+        out.update(fleet_dashboard_output(plans, fleet_name))
+    return out
+
+
 def fleet_outputs(
     plans: Sequence[ServicePlan],
     services: Mapping[str, Mapping[str, str]],
     dashboards_via: str,
     fleet_name: str | None = None,
     warn: Callable[[Diagnostic], None] | None = None,
+    from_plans: Outputs | None = None,
 ) -> Outputs:
     """Files of every service together: runbooks, the fleet overview (dashboard and its
     manifest) and :data:`naming.ALL_SERVICES_VALUES`, given each service's own files.
     ``fleet_name``: ``render.fleetName`` of obsgen.yaml (None: from the namespaces); ``warn``
-    receives the overlays' size warnings.
+    receives the overlays' size warnings; ``from_plans``: :func:`fleet_plan_outputs` of the
+    same plans, when already built (render builds them while the services build).
 
     Raises:
         ObsgenError: a dashboard too large for the ConfigMap that would carry it (exit 1).
     """
-    out = runbook_outputs(plans)
+    out = dict(from_plans) if from_plans is not None else fleet_plan_outputs(plans, fleet_name)
     if not plans:
         return out
-    out.update(fleet_dashboard_output(plans, fleet_name))
     fleet_path = naming.fleet_dashboard_file()
     fleet_text = out[fleet_path]
     fleet_uid = json.loads(fleet_text)["uid"]
@@ -153,18 +167,21 @@ def _build_plan(job: tuple[ServicePlan, str, bool]) -> tuple[Outputs, list[Diagn
     return build_or_none(_service_build(dashboards_via, mimir), plan)
 
 
-# The shapes of the render in progress: set in this process, and in each worker process by the
-# pool's initializer.
+# The shapes and plans of the render in progress: set in this process before the worker
+# processes fork, so they inherit them. Jobs name a plan by its index: a plan is never pickled
+# while ``meanwhile`` may be adding to its derived values in this process.
 _shapes: ShapeBuilder | None = None
+_plans: Sequence[ServicePlan] = ()
 
 
-def _use_shapes(shapes: ShapeBuilder | None) -> None:
-    global _shapes
-    _shapes = shapes
+def _use_shapes(shapes: ShapeBuilder | None, plans: Sequence[ServicePlan] = ()) -> None:
+    global _shapes, _plans
+    _shapes, _plans = shapes, plans
 
 
-def _build_one(job: tuple[ServicePlan, Path | None]) -> Built:
-    plan, spool_to = job
+def _build_one(job: tuple[int, Path | None]) -> Built:
+    index, spool_to = job
+    plan = _plans[index]
     assert _shapes is not None, "build_services sets the shapes first"
     outputs, warnings, shape = _shapes.outputs_and_shape(plan)
     if spool_to is None:
@@ -192,6 +209,7 @@ def build_services(
     mimir: bool = False,
     warnings: dict[str, list[Diagnostic]] | None = None,
     renamed: dict[str, str] | None = None,
+    meanwhile: Callable[[], object] | None = None,
 ) -> dict[str, Mapping[str, str]]:
     """Each plan's own files by service name: the files in the repository when ``cache``
     recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
@@ -202,6 +220,10 @@ def build_services(
 
     ``renamed`` (when given) receives, for each service renamed from a shape's build
     (:mod:`generator.shapes`), that shape.
+
+    ``meanwhile`` (when given) is called once in this process while worker processes build
+    (or after building, without workers): work that needs only the plans overlaps the
+    builds on another core.
 
     ``progress`` is called with the number of services finished since its last call;
     ``warnings`` (when given) receives each service's size warnings by name, those of reused
@@ -237,19 +259,24 @@ def build_services(
             )
     else:
         shapes.prepare(todo)
-    _use_shapes(shapes)
-    jobs_args = [(p, spool_to if many else None) for p in todo]
+    _use_shapes(shapes, todo)
+    jobs_args = [(i, spool_to if many else None) for i in range(len(todo))]
     built: Iterable[Built]
     if parallel:
         pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_use_shapes, initargs=(shapes,)
+            max_workers=workers,
+            mp_context=context,
+            initializer=_use_shapes,
+            initargs=(shapes, todo),
         )
         chunk = max(1, min(16, len(todo) // (workers * 4)))
-        built = pool.map(_build_one, jobs_args, chunksize=chunk)
+        built = pool.map(_build_one, jobs_args, chunksize=chunk)  # every job submitted
     else:
         pool = None
         built = map(_build_one, jobs_args)
     try:
+        if meanwhile is not None and pool is not None:
+            meanwhile()
         for name, outputs, service_warnings, shape in built:
             done[name] = outputs
             found_warnings[name] = service_warnings
@@ -261,6 +288,8 @@ def build_services(
         if pool is not None:
             pool.shutdown(cancel_futures=True)
         _use_shapes(None)
+    if meanwhile is not None and pool is None:
+        meanwhile()
     if warnings is not None:
         warnings.update(found_warnings)
     return done

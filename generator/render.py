@@ -25,6 +25,7 @@ from generator.build import (
     build_outputs,
     build_services,
     fleet_outputs,
+    fleet_plan_outputs,
     variant,
 )
 from generator.builders import alertmanager
@@ -38,7 +39,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
-from generator.proof_split import split_test_file
+from generator.proof_split import estimated_cost, split_test_file
 from generator.receivers import load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
@@ -229,6 +230,7 @@ def promtool_problems(
             [part for part, _ in parts],
             [t for _, t in parts],
             on_done=(lambda n: progress.advance(n)) if progress is not None else None,
+            cost=estimated_cost,
         )
         if tested.ok and cache is not None:
             for name, key in proofs.items():
@@ -403,6 +405,15 @@ def render_bundle(
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}
     renamed: dict[str, str] = {}
+    fleet: Outputs = {}
+    from_plans: Outputs = {}
+
+    def build_fleet_files() -> None:
+        # From the plans alone: built in this process while workers build the services.
+        fleet.update(alertmanager.alertmanager_outputs(plans, receivers))
+        if not partial:
+            from_plans.update(fleet_plan_outputs(plans, fleet_name))
+
     services = build_services(
         plans,
         dashboards_via,
@@ -413,6 +424,7 @@ def render_bundle(
         mimir,
         service_warnings,
         renamed,
+        build_fleet_files,
     )
     if warn is not None:
         for plan in plans:
@@ -421,14 +433,13 @@ def render_bundle(
     parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
     if progress is not None:
         progress.phase("building fleet files", 1)
-    fleet = alertmanager.alertmanager_outputs(plans, receivers)
     if partial:
         # A service's AlertmanagerConfig is its own file, built from receivers.yaml too.
         names = [plan.name for plan in plans]
         fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
         fleet.update(linked_runbooks(plans, services, root))
     else:
-        fleet.update(fleet_outputs(plans, services, dashboards_via, fleet_name, warn))
+        fleet.update(fleet_outputs(plans, services, dashboards_via, fleet_name, warn, from_plans))
     parts.append(fleet)
     outputs = BundleFiles(parts)
     key_variant = variant(dashboards_via, mimir)
