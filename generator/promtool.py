@@ -161,35 +161,45 @@ def check_rules(
     return PromtoolResult(False, output, tuple(diagnostics))
 
 
-def _chunks(files: Sequence[Path], count: int) -> list[list[Path]]:
-    """``files`` in at most ``count`` chunks balanced by size (biggest first, each to the
-    lightest chunk so far), biggest chunk first."""
+def _chunks(files: Sequence[Path], count: int, cost: Callable[[Path], int]) -> list[list[Path]]:
+    """``files`` in at most ``count`` chunks balanced by ``cost`` (costliest first, each to
+    the lightest chunk so far), costliest chunk first."""
     chunks: list[list[Path]] = [[] for _ in range(max(1, min(count, len(files))))]
     loads = [0] * len(chunks)
-    for path in sorted(files, key=lambda p: p.stat().st_size, reverse=True):
+    costs = {path: cost(path) for path in files}
+    for path in sorted(files, key=lambda p: costs[p], reverse=True):
         lightest = loads.index(min(loads))
         chunks[lightest].append(path)
-        loads[lightest] += path.stat().st_size
+        loads[lightest] += costs[path]
     order = sorted(range(len(chunks)), key=lambda i: -loads[i])
     return [chunks[i] for i in order if chunks[i]]
 
 
-# Test files per promtool process: enough to amortise its start (~50 ms), few enough that
-# the cores stay busy to the end and progress moves.
+def _file_size(path: Path) -> int:
+    return path.stat().st_size
+
+
+# Chunks per core: up to this many when there are many files (the cores stay busy to the end
+# and progress moves), one per core for a few (each promtool process costs ~50 ms of CPU to
+# start, a tenth of a one-service proof split in 16).
 _CHUNKS_PER_WORKER = 8
+_FILES_PER_CHUNK = 8
 
 
 def test_rules(
     test_files: Sequence[Path],
     display_names: Sequence[str] | None = None,
     on_done: Callable[[int], None] | None = None,
+    cost: Callable[[Path], int] = _file_size,
 ) -> PromtoolResult:
     """Run ``promtool test rules`` over ``test_files``, on every CPU core.
 
     Rule files named inside a test file are resolved relative to that test file. promtool
     tests one file after another on one core, so the files are split into chunks balanced by
-    size, run by one promtool process each, as many at a time as there are cores (with Go's
-    collector held back to a 128 MiB heap, unless ``$GOGC`` or ``$GOMEMLIMIT`` is set). Each
+    ``cost`` (default: file size; :func:`generator.proof_split.estimated_cost` for proof
+    parts), run by one promtool process each, as many at a time as there are cores (with Go's
+    collector held back to a 128 MiB heap, unless ``$GOGC`` or ``$GOMEMLIMIT`` is set): one
+    chunk per core for up to 8 files per core, up to 8 chunks per core for more. Each
     process may run for 2 minutes plus 2 minutes per file it tests. ``on_done`` is called
     with the number of files of each chunk that finished.
 
@@ -204,7 +214,8 @@ def test_rules(
         return PromtoolResult(True, "", ())
     names = list(display_names) if display_names is not None else [str(f) for f in test_files]
     workers = max(1, min(os.cpu_count() or 1, len(test_files)))
-    chunks = _chunks(test_files, workers * _CHUNKS_PER_WORKER)
+    per_worker = max(1, min(_CHUNKS_PER_WORKER, len(test_files) // (workers * _FILES_PER_CHUNK)))
+    chunks = _chunks(test_files, workers * per_worker, cost)
 
     def run_chunk(chunk: list[Path]) -> tuple[int, str]:
         result = _run(

@@ -40,6 +40,8 @@ from typing import Any
 
 import yaml
 
+from generator.units import parse_duration_ms
+
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -259,3 +261,32 @@ def split_test_file(path: Path) -> list[Path]:
             target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
             parts.append(target)
     return parts
+
+
+def estimated_cost(path: Path) -> int:
+    """About how much work ``promtool test rules path`` is, in rule evaluations: the sum over
+    its test groups of (evaluation steps up to the group's last ``eval_time``) × (rules
+    loaded). promtool 2.42 evaluates every loaded rule at every step, and an evaluation's cost
+    is mostly fixed (parsing and planning the query), so this ranks files well enough to
+    share them out between processes. Returns the file's size in bytes when it cannot read it.
+    """
+    try:
+        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_BaseLoader)
+        step = parse_duration_ms(str(doc.get("evaluation_interval") or "1m"))
+        rules = 0
+        for rule_file in _rule_files(path.parent, doc["rule_files"]):
+            loaded = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_BaseLoader)
+            rules += sum(len(group.get("rules") or []) for group in loaded["groups"])
+        total = 0
+        for test in doc["tests"]:
+            cases = [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]
+            last = max((_duration_ms(str(case["eval_time"])) for case in cases), default=0)
+            total += (last // step + 1) * max(rules, 1)
+        return total
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
+        return path.stat().st_size if path.exists() else 0
+
+
+def _duration_ms(text: str) -> int:
+    """A Prometheus duration in ms, zero (``0s``, ``0``) included."""
+    return 0 if text.strip("0smhdwy") == "" else parse_duration_ms(text)

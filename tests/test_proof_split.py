@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.proof_split import TESTS_PER_PART, split_test_file
+from generator.proof_split import TESTS_PER_PART, estimated_cost, split_test_file
 from tests.helpers_promtool import ROOT, assert_ok, run_promtool
 
 
@@ -399,3 +399,22 @@ def test_a_file_it_cannot_account_for_stays_whole(
     path = tmp_path / "x.test.yaml"
     path.write_bytes(test)
     assert split_test_file(path) == [path]
+
+
+def test_estimated_cost_is_steps_times_rules_loaded(tmp_path: Path) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "groups:\n- name: g\n  rules:\n"
+        "  - record: a\n    expr: vector(1)\n  - record: b\n    expr: vector(2)\n"
+        "- name: h\n  rules:\n  - record: c\n    expr: vector(3)\n"
+    )
+    test = tmp_path / "t.yaml"
+    test.write_text(
+        "rule_files: [r.yaml]\nevaluation_interval: 30s\ntests:\n"
+        "- alert_rule_test: [{eval_time: 10m, alertname: X}]\n"
+        "  promql_expr_test: [{eval_time: 0m, expr: a, exp_samples: []}]\n"
+        "- promql_expr_test: [{eval_time: 0s, expr: a, exp_samples: []}]\n"
+    )
+    assert estimated_cost(test) == (20 + 1) * 3 + 1 * 3
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("rule_files: [missing.yaml]\ntests: []\n")
+    assert estimated_cost(broken) == broken.stat().st_size

@@ -223,3 +223,29 @@ def test_promtool_test_runs_hold_back_gos_collector(
     result = promtool.test_rules([tmp_path / "x.test.yaml"])
     assert result.ok
     assert result.output.strip() == f"GC {seen}"
+
+
+@pytest.mark.parametrize(("files", "processes"), [(1, 1), (18, 2), (40, 4), (400, 16)])
+def test_promtool_test_starts_one_process_per_core_for_few_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int, processes: int
+) -> None:
+    """A one-service proof (~18 parts) runs in one promtool process per core (each costs
+    ~50 ms of CPU to start); many files spread over up to 8 chunks per core."""
+    fake = tmp_path / "promtool"
+    fake.write_text('#!/bin/sh\necho "run $(($# - 2))"\n')  # test rules FILES...
+    fake.chmod(0o755)
+    monkeypatch.setenv("PROMTOOL", str(fake))
+    monkeypatch.setattr(promtool.os, "cpu_count", lambda: 2)
+    paths = []
+    for i in range(files):
+        paths.append(tmp_path / f"{i}.test.yaml")
+        paths[-1].write_text("tests: []\n")
+    result = promtool.test_rules(paths)
+    runs = [int(line.split()[1]) for line in result.output.splitlines()]
+    assert (len(runs), sum(runs)) == (processes, files)
+
+
+def test_promtool_chunks_are_balanced_by_cost() -> None:
+    costs = {Path("a"): 100, Path("b"): 60, Path("c"): 50, Path("d"): 10}
+    chunks = promtool._chunks(list(costs), 2, costs.__getitem__)
+    assert chunks == [[Path("a"), Path("d")], [Path("b"), Path("c")]]
