@@ -190,7 +190,8 @@ def _build_one(job: tuple[int, Path | None]) -> Built:
     return plan.name, spooled, warnings, shape
 
 
-def _workers(jobs: int | None) -> int:
+def worker_count(jobs: int | None) -> int:
+    """``jobs`` (at least 1), or the cores this process may use when None."""
     if jobs is not None:
         return max(1, jobs)
     try:
@@ -247,7 +248,7 @@ def build_services(
     if progress is not None and done:
         progress(len(done))
     many = len(todo) >= PARALLEL_FROM
-    workers = min(_workers(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
+    workers = min(worker_count(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
     parallel = workers >= 2 and many
     # fork: workers inherit the imported modules instead of importing them again.
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)

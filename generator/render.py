@@ -10,9 +10,12 @@ atomically. Building is :mod:`generator.build`'s (per service, cached, in parall
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +23,7 @@ import yaml
 
 from generator import amtool, naming, promtool, proof_transfer
 from generator.build import (
+    PARALLEL_FROM,
     BundleFiles,
     Outputs,
     build_outputs,
@@ -27,6 +31,7 @@ from generator.build import (
     fleet_outputs,
     fleet_plan_outputs,
     variant,
+    worker_count,
 )
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
@@ -41,6 +46,7 @@ from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.proof_split import estimated_cost, split_test_file
 from generator.receivers import load_receivers
+from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
@@ -81,41 +87,82 @@ def display_path(path: Path, root: Path) -> str:
     return str(path)
 
 
+def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
+    """One spec's plan (its shape key derived too: the build asks for it next), or its
+    problems."""
+    path, root = job
+    shown = display_path(path, root)
+    try:
+        with processing(shown):
+            plan = resolve(load_spec(path, shown), shown)
+    except ObsgenError as err:
+        return list(err.diagnostics)
+    shape_key(plan)
+    return plan
+
+
+def _load_in_worker(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic] | None:
+    """:func:`_load_one`, or None when it raised something unexpected: the parent loads that
+    spec again itself, so the error reaches the CLI tagged with its file."""
+    try:
+        return _load_one(job)
+    except Exception:
+        return None
+
+
 def load_plans(
-    spec_paths: Iterable[Path], root: Path, progress: Callable[[int], None] | None = None
+    spec_paths: Iterable[Path],
+    root: Path,
+    progress: Callable[[int], None] | None = None,
+    jobs: int | None = None,
 ) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
 
-    ``progress`` is called with 1 after each spec.
+    ``progress`` is called with 1 after each spec. From :data:`generator.build.PARALLEL_FROM`
+    specs on, worker processes load them (``jobs`` of them, default one per usable core).
 
     Raises:
         ObsgenError: every problem in every file (exit code 2), including two specs that
             declare the same service name.
     """
+    jobs_args = [(path, root) for path in spec_paths]
+    workers = min(worker_count(jobs), len(jobs_args) // max(1, PARALLEL_FROM // 2))
+    loaded: Iterable[ServicePlan | list[Diagnostic] | None]
+    pool = None
+    if workers >= 2 and len(jobs_args) >= PARALLEL_FROM:
+        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        chunk = max(1, min(16, len(jobs_args) // (workers * 4)))
+        loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk)
+    else:
+        loaded = map(_load_one, jobs_args)
     problems: list[Diagnostic] = []
     plans: list[ServicePlan] = []
     owners: dict[str, str] = {}
-    for path in spec_paths:
-        shown = display_path(path, root)
-        try:
-            with processing(shown):
-                plan = resolve(load_spec(path, shown), shown)
-        except ObsgenError as err:
-            problems.extend(err.diagnostics)
-            continue
-        if plan.name in owners:
-            problems.append(
-                Diagnostic(
-                    shown,
-                    "metadata.name",
-                    f"service {plan.name!r} is already defined in {owners[plan.name]}",
+    try:
+        for job, found in zip(jobs_args, loaded, strict=True):
+            if found is None:
+                found = _load_one(job)
+            if isinstance(found, list):
+                problems.extend(found)
+                continue
+            plan = found
+            if plan.name in owners:
+                problems.append(
+                    Diagnostic(
+                        plan.source,
+                        "metadata.name",
+                        f"service {plan.name!r} is already defined in {owners[plan.name]}",
+                    )
                 )
-            )
-            continue
-        owners[plan.name] = shown
-        plans.append(plan)
-        if progress is not None:
-            progress(1)
+                continue
+            owners[plan.name] = plan.source
+            plans.append(plan)
+            if progress is not None:
+                progress(1)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     if problems:
         raise ObsgenError(problems)
     return sorted(plans, key=lambda p: p.name)
@@ -382,12 +429,12 @@ def render_bundle(
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
-    from generator.writer import stale_outputs
+    from generator.writer import flush_soon, stale_outputs
 
     paths = find_specs(spec_args, Path("."))
     if progress is not None:
         progress.phase("loading specs", len(paths))
-    plans = load_plans(paths, root, progress.advance if progress is not None else None)
+    plans = load_plans(paths, root, progress.advance if progress is not None else None, jobs)
     receivers = load_receivers(root)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
@@ -426,6 +473,8 @@ def render_bundle(
         renamed,
         build_fleet_files,
     )
+    if spool_to is not None:
+        flush_soon(spool_to)
     if warn is not None:
         for plan in plans:
             for warning in service_warnings.get(plan.name, []):

@@ -36,6 +36,7 @@ import os
 import secrets
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -316,6 +317,27 @@ def _make_durable(paths: Sequence[Path], folders: bool = False) -> None:
                 raise OSError(code, os.strerror(code), str(folder))
         finally:
             os.close(fd)
+
+
+def flush_soon(folder: Path) -> None:
+    """Start flushing the filesystem holding ``folder`` to disk (``syncfs(2)``) in a
+    background thread, so that :func:`write_all`'s own flush finds little left: render
+    calls it once the services' files are spooled, and builds the fleet files meanwhile.
+    Best effort: does nothing where there is no ``syncfs``, and ignores errors (the flush of
+    :func:`write_all` reports them)."""
+    syncfs = _libc_syncfs()
+    if syncfs is None:
+        return
+
+    def flush() -> None:
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                syncfs(fd)  # ctypes lets go of the GIL for the call
+            finally:
+                os.close(fd)
+
+    threading.Thread(target=flush, name="obsgen-flush", daemon=True).start()
 
 
 def _libc_syncfs() -> Callable[[int], int] | None:

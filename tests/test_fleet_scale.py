@@ -345,3 +345,50 @@ def test_fleet_records_are_in_every_rule_file_under_shared_names() -> None:
         text = (REPO / naming.rules_file(plan.name)).read_text(encoding="utf-8")
         for record in (naming.FLEET_INFO, naming.FLEET_SLI, naming.FLEET_ERROR_RATIO):
             assert f"record: {record}\n" in text, (plan.name, record)
+
+
+def _fleet_with_problems(folder: Path) -> list[Path]:
+    """20 specs (enough for worker processes to load them): one invalid, one that repeats
+    another's service name."""
+    paths = _clone_specs(folder, 20)
+    paths[3].write_text(paths[3].read_text().replace("metadata:", "metadata: 7\nnope:"))
+    paths[11].write_text(paths[11].read_text().replace("svc-11", "svc-05"))
+    return paths
+
+
+def test_specs_loaded_by_workers_give_the_plans_and_problems_of_one_process(
+    tmp_path: Path,
+) -> None:
+    paths = _clone_specs(tmp_path / "ok", 20)
+    serial, parallel = load_plans(paths, tmp_path, jobs=1), load_plans(paths, tmp_path, jobs=2)
+    assert [p.name for p in parallel] == [p.name for p in serial]
+    assert [shapes.shape_key(p) for p in parallel] == [shapes.shape_key(p) for p in serial]
+    bad = _fleet_with_problems(tmp_path / "bad")
+    found = []
+    for jobs in (1, 2):
+        with pytest.raises(ObsgenError) as err:
+            load_plans(bad, tmp_path, jobs=jobs)
+        found.append(err.value.diagnostics)
+    assert found[0] == found[1]
+    assert any("already defined" in d.message for d in found[1])
+    assert len(found[1]) >= 2
+
+
+def test_a_crash_in_a_loading_worker_names_its_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generator.render as render_module
+    from generator.errors import input_of
+
+    paths = _clone_specs(tmp_path / "specs", 20)
+    resolve = render_module.resolve
+
+    def crash_on_seven(spec: Any, source: str) -> ServicePlan:
+        if source.endswith("-07.yaml"):
+            raise RuntimeError("boom")
+        return resolve(spec, source)
+
+    monkeypatch.setattr(render_module, "resolve", crash_on_seven)
+    with pytest.raises(RuntimeError) as err:
+        load_plans(paths, tmp_path, jobs=2)
+    assert input_of(err.value) == "specs/triton-trtllm-07.yaml"
