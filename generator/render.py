@@ -15,7 +15,7 @@ import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,8 +207,9 @@ def promtool_problems(
     progress: Progress | None = None,
     shapes: Mapping[str, str] | None = None,
 ) -> list[Diagnostic]:
-    """Run ``promtool check rules`` over all rule files, then ``promtool test rules`` over the
-    generated test files, in a temp copy of the outputs. Returns the problems found.
+    """Run ``promtool check rules`` over all rule files and, beside it, ``promtool test
+    rules`` over the generated test files, in a temp copy of the outputs. Returns the problems
+    found: the check's when it fails, else the tests'.
 
     A service's tests are not run again when its rule and test files are byte-identical to
     those on disk under ``root`` (they passed when that render wrote them; the test suite
@@ -265,20 +266,22 @@ def promtool_problems(
         for rel in (*rules, *tests):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(outputs[rel], encoding="utf-8")
-        if progress is not None:
-            progress.phase("promtool check rules", 1)
-        checked = promtool.check_rules([base / r for r in rules], rules)
+        # The check runs beside the split and the tests (a one-service proof waits ~0.2 s
+        # less); its verdict comes first: the parts assume that every rule loads.
+        with ThreadPoolExecutor(max_workers=1) as beside:
+            checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
+            parts = [(part, t) for t in tests for part in split_test_file(base / t)]
+            if progress is not None:
+                progress.phase("promtool test rules", len(parts))
+            tested = promtool.test_rules(
+                [part for part, _ in parts],
+                [t for _, t in parts],
+                on_done=(lambda n: progress.advance(n)) if progress is not None else None,
+                cost=estimated_cost,
+            )
+            checked = checking.result()
         if not checked.ok:
             return list(checked.diagnostics)
-        parts = [(part, t) for t in tests for part in split_test_file(base / t)]
-        if progress is not None:
-            progress.phase("promtool test rules", len(parts))
-        tested = promtool.test_rules(
-            [part for part, _ in parts],
-            [t for _, t in parts],
-            on_done=(lambda n: progress.advance(n)) if progress is not None else None,
-            cost=estimated_cost,
-        )
         if tested.ok and cache is not None:
             for name, key in proofs.items():
                 cache.prove(name, key)  # with the services a proof stood for
