@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -197,3 +199,56 @@ class Prometheus(ServerProcess):
     def metrics_text(self) -> str:
         """Prometheus's own ``/metrics`` page."""
         return http_get(f"{self.url}/metrics").decode()
+
+
+# A fixed promtool workload (20 recording rules over 4 series, 241 evaluations): its CPU time
+# says how fast this machine runs promtool, whatever obsgen's own files are at the time.
+_REFERENCE_RULES = "groups:\n- name: reference\n  rules:\n" + "".join(
+    f'  - record: ref:x{i}:rate5m\n    expr: sum by (a) (rate(x{{b=~"[0-9]+"}}[5m])) * {i}\n'
+    for i in range(20)
+)
+_REFERENCE_TEST = (
+    "rule_files: [reference.rules.yaml]\nevaluation_interval: 1m\ntests:\n- interval: 1m\n"
+    "  input_series:\n"
+    + "".join(
+        f'  - series: \'x{{a="{i % 2}",b="{i}"}}\'\n    values: 0+{i + 1}x240\n' for i in range(4)
+    )
+    + "  promql_expr_test:\n  - expr: ref:x1:rate5m\n    eval_time: 4h\n    exp_samples:\n"
+    "    - labels: 'ref:x1:rate5m{a=\"0\"}'\n      value: 0.06666666666666667\n"
+    "    - labels: 'ref:x1:rate5m{a=\"1\"}'\n      value: 0.1\n"
+)
+
+
+def machine_speed() -> str:
+    """How fast this machine is, in CPU seconds of two fixed workloads (best of 3): a Python
+    loop of 10^7 additions, and ``promtool test rules`` of a fixed 20-rule file over 241
+    steps. Figures measured on different machines compare after scaling by these."""
+
+    def loop() -> float:
+        start = time.process_time()
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        return time.process_time() - start
+
+    python = min(loop() for _ in range(3))
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        return f"Python loop {python:.2f} s CPU; no promtool"
+    best = float("inf")
+    with tempfile.TemporaryDirectory(prefix="obsgen-bench-speed-") as tmp:
+        folder = Path(tmp)
+        (folder / "reference.rules.yaml").write_text(_REFERENCE_RULES)
+        (folder / "reference.test.yaml").write_text(_REFERENCE_TEST)
+        for _ in range(3):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(
+                [promtool, "test", "rules", "reference.test.yaml"],
+                cwd=folder,
+                check=True,
+                capture_output=True,
+            )
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            best = min(best, used)
+    return f"Python loop of 10^7 additions {python:.2f} s CPU; promtool reference test {best:.2f} s CPU"

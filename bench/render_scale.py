@@ -40,17 +40,18 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, command_line, machine, markdown_table
+from _common import REPO, command_line, machine, machine_speed, markdown_table
 
 sys.path.insert(0, str(REPO))
+from generator import promtool
 from generator.builders import install_limits  # this checkout's limits
-from generator.promtool import TEST_GC_ENV
-from generator.proof_split import split_test_file
+from generator.proof_split import estimated_cost, split_test_file
 
 TARGET_COLD_1000_S = 10.0
 TARGET_EDIT_S = 3.0
@@ -221,11 +222,20 @@ def _promtool_cpu(files: list[Path], env: dict[str, str] | None = None) -> float
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def _children_cpu(run: Callable[[], object]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    run()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
 def proof_cpu(example: str) -> tuple[float, float, float, int, int]:
     """CPU seconds of ``promtool test rules`` over an example's committed test files as they
-    are, split by the rules each test group observes
-    (:func:`generator.proof_split.split_test_file`), and split as ``obsgen render`` runs them
-    (with :data:`generator.promtool.TEST_GC_ENV`); and the two file counts."""
+    are, and split by the rules each test group observes
+    (:func:`generator.proof_split.split_test_file`) in one process; and of the proof as
+    ``obsgen render`` runs it: ``promtool check rules`` on the rule file, then the split
+    files through :func:`generator.promtool.test_rules` (one promtool per core, parts shared
+    out by estimated cost, Go's collector held back); and the two file counts."""
     with tempfile.TemporaryDirectory(prefix="obsgen-bench-proof-") as tmp:
         folder = Path(tmp)
         for path in (REPO / "rules").glob(f"{example}.*"):
@@ -234,8 +244,15 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int]:
         whole = _promtool_cpu(files)
         parts = [part for path in files for part in split_test_file(path)]
         split = _promtool_cpu(parts)
-        as_render = _promtool_cpu(parts, TEST_GC_ENV)
-    return whole, split, as_render, len(files), len(parts)
+
+        def as_render() -> None:
+            checked = promtool.check_rules([folder / f"{example}.rules.yaml"])
+            tested = promtool.test_rules(parts, cost=estimated_cost)
+            if not (checked.ok and tested.ok):
+                raise RuntimeError(f"{example}: the proof failed:\n{tested.output}")
+
+        rendered = _children_cpu(as_render)
+    return whole, split, rendered, len(files), len(parts)
 
 
 def _baseline_flags(code: Path) -> bool:
@@ -310,7 +327,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{run.rss_all:.0f}",
                 )
             )
-        print(f"# Render scale\n\nMachine: {machine()}; load average before: {_load()}\n")
+        print(f"# Render scale\n\nMachine: {machine()}; load average before: {_load()}")
+        print(f"Machine speed: {machine_speed()}\n")
         print(
             markdown_table(
                 [
@@ -356,8 +374,9 @@ def main(argv: list[str] | None = None) -> int:
                     "test files",
                     "promtool test rules CPU, files as committed (s)",
                     "split files",
-                    "CPU split by observed rules (s)",
-                    "CPU split, as render runs them: Go GC held back (s)",
+                    "CPU split by observed rules, one process (s)",
+                    "CPU as render runs it: check, then the split files on every core, "
+                    "Go GC held back (s)",
                 ],
                 proofs,
             )
