@@ -734,38 +734,64 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     return _group(name, series, tests)
 
 
-def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet; latency SLOs:
-    slow requests just above the threshold bucket burn, just below do not; a low-traffic case
-    for the minimum-events guard; a counter reset raises nothing."""
-    groups = []
+def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per SLO and tier, 5 % above the threshold fires and 5 % below stays quiet, with the
+    cases of several SLOs in one group where one traffic mix gives each SLO its own case's
+    share (:func:`_shares_mix`: each SLO's bad events are its own class, one no other SLO
+    counts). Each SLO then sees exactly the traffic of its own case, and the check expects
+    the alerts of every SLO for the joint mix, so no assertion is weaker; the steps are paid
+    once per group instead of once per case. Cases are packed per tier windows and side, in
+    spec order, each into the first group of its key it fits (one case per SLO a group)."""
+    packed: dict[tuple[int, int, bool], list[list[tuple[SLOPlan, Tier, Fraction, str]]]] = {}
     for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
-        bad = (
-            Klass(0, True)
-            if s.histogram is None
-            else _slow(s.histogram, s.threshold_seconds or 0.0, above=True)
-        )
         for tier in s.tiers:
             where = f"{s.name} {naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}"
+            factor = decimal_str(tier.factor)
             high = min(Fraction(1), tier.threshold * (1 + MARGIN))
             low = tier.threshold * (1 - MARGIN)
+            cases = [(False, low, f"{where}: burning 5% below {factor}x stays quiet")]
             if high > tier.threshold:
-                groups.append(
-                    _burn_group(
-                        plan,
-                        f"{where}: burning 5% above {decimal_str(tier.factor)}x fires",
-                        _slo_mix(plan, high, bad),
-                    )
+                cases.insert(0, (True, high, f"{where}: burning 5% above {factor}x fires"))
+            for above, share, name in cases:
+                key = (tier.long_window_ms, tier.short_window_ms, above)
+                groups = packed.setdefault(key, [])
+                for members in groups:
+                    joint = [*members, (s, tier, share, name)]
+                    if all(m[0] is not s for m in members) and _shares_mix(
+                        plan, [(m[0], m[1]) for m in joint], [m[2] for m in joint]
+                    ):
+                        members.append((s, tier, share, name))
+                        break
+                else:
+                    groups.append([(s, tier, share, name)])
+    out = []
+    for groups in packed.values():
+        for members in groups:
+            if len(members) == 1:
+                s, _, share, name = members[0]
+                mix = _slo_mix(plan, share, bad_class(s))
+            else:
+                joint_mix = _shares_mix(
+                    plan, [(m[0], m[1]) for m in members], [m[2] for m in members]
                 )
-            groups.append(
-                _burn_group(
-                    plan,
-                    f"{where}: burning 5% below {decimal_str(tier.factor)}x stays quiet",
-                    _slo_mix(plan, low, bad),
-                )
-            )
+                assert joint_mix is not None  # checked as each member joined
+                mix = joint_mix
+            out.append(_burn_group(plan, " | ".join(m[3] for m in members), mix))
+    return out
+
+
+def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet (several SLOs'
+    cases of one tier in one group when they fit: :func:`_threshold_groups`); latency SLOs:
+    slow requests just above the threshold bucket burn, just below do not; a low-traffic case
+    for the minimum-events guard; a counter reset raises nothing."""
+    groups = _threshold_groups(plan)
+    for s in distinct_slos(plan):
+        if s.histogram is not None and s.histogram.native:
+            continue
+        bad = bad_class(s)
         if s.histogram is not None and s.tiers:
             top = max(t.threshold for t in s.tiers)
             ratio = min(Fraction(1), top * 2)
@@ -886,71 +912,97 @@ def _shares_mix(
     return mix
 
 
+def _outage_mix(plan: ServicePlan, slos: Sequence[SLOPlan]) -> list[Klass] | None:
+    """A total outage for every SLO of ``slos`` at once: one class of events that each of them
+    counts as bad (a failure, slow on every member's histogram); None when one of them would
+    not count it so."""
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    mix = [Klass(BASE_PER_MIN * 100, True, tuple(sorted(durations.items())))]
+    if any(slo_bad_ratio(s, mix)[0] != 1 for s in slos):
+        return None
+    return mix
+
+
 def detection_group(
     plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], outage: bool = False
 ) -> tuple[int, dict[str, Any]] | None:
     """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
     traffic for the long window + one evaluation interval, then every SLO burning 5 % above
-    its tier's threshold (``outage``: every event bad, one SLO at a time, 1m file only);
-    silent one evaluation before the detection time our rules give
+    its tier's threshold; silent one evaluation before the detection time our rules give
     (:func:`generator.slo.detection_ms`, at the spec's scrape interval in the 1m file), firing
     at it. None when the members cannot share a case (different detection times, or their
-    bad shares do not fit) or a threshold leaves no room above it."""
+    bad shares do not fit) or a threshold leaves no room above it.
+
+    ``outage`` (1m file only): every event bad for every member SLO at once
+    (:func:`_outage_mix`); each member's tier is asserted silent one evaluation before its own
+    detection time and firing at it, and every assertion expects the alerts of every SLO at
+    that time (:func:`burns_for_phases`). None when one class cannot be bad for all members."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    if outage and (e != INTERVAL_MS or len(members) != 1):
+    if outage and e != INTERVAL_MS:
         return None
     targets = [
         Fraction(1) if outage else min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members
     ]
-    after = _shares_mix(plan, members, targets)
+    after = (
+        _outage_mix(plan, [s for s, _ in members])
+        if outage and len(members) > 1
+        else _shares_mix(plan, members, targets)
+    )
     if after is None:
         return None
     scrape = _scrape_ms(plan, e)
     how = sampling(plan, e, scrape)
-    found = {slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members}
-    if len(found) != 1 or None in found:
-        return None
-    detect = found.pop()
-    if detect is None:
+    found = [slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members]
+    detects = [d for d in found if d is not None]
+    if len(detects) != len(members) or (not outage and len(set(detects)) != 1):
         return None
     history = how.aligned(tier.long_window_ms + plan.evaluation_interval_ms)
     healthy_traffic = [Klass(BASE_PER_MIN * 100)]
-    steps = (history + detect) // scrape + 2
+    checks = sorted({history + d - since for d in detects for since in (e, 0)})
+    steps = checks[-1] // scrape + 2
     series = _onset_series(plan, healthy_traffic, after, history // scrape, steps, scrape)
     tests = [
         _at(
-            history + since,
+            at,
             naming.ALERT_ERROR_BUDGET_BURN,
-            burns_for_phases(
-                plan, [(0, healthy_traffic), (history, after)], history + since, e, scrape
-            ),
+            burns_for_phases(plan, [(0, healthy_traffic), (history, after)], at, e, scrape),
         )
-        for since in (detect - e, detect)
+        for at in checks
     ]
-    # One evaluation earlier the short window is normally over already: a fresh spike that a
-    # lowered long-window threshold would let through.
-    spike = all(
-        slo.window_ratio(
-            [(0, Fraction(0)), (history, slo_bad_ratio(s, after)[0])],
-            history + detect - e,
-            t.short_window_ms,
-            how,
+
+    def name(part: Sequence[int]) -> str:
+        """The case of members ``part`` (indexes), which share one detection time."""
+        detect = detects[part[0]]
+        # One evaluation earlier the short window is normally over already: a fresh spike that
+        # a lowered long-window threshold would let through.
+        spike = all(
+            slo.window_ratio(
+                [(0, Fraction(0)), (history, slo_bad_ratio(members[i][0], after)[0])],
+                history + detect - e,
+                members[i][1].short_window_ms,
+                how,
+            )
+            > members[i][1].threshold
+            for i in part
         )
-        > t.threshold
-        for s, t in members
-    )
-    workbook = min(t.detection_seconds(r) for (s, t), r in zip(members, targets, strict=True))
-    what = "every event bad" if outage else "5% above the threshold"
-    name = (
-        f"{', '.join(s.name for s, _ in members)} "
-        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
-        f"{what} after a healthy {format_duration_ms(history)} fires "
-        f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
-        f"{' (short window over, long under)' if spike else ''} "
-        f"(Workbook: {seconds_text(workbook)})"
-    )
-    return e, _group(name, series, tests, scrape)
+        workbook = min(members[i][1].detection_seconds(targets[i]) for i in part)
+        what = "every event bad" if outage else "5% above the threshold"
+        return (
+            f"{', '.join(members[i][0].name for i in part)} "
+            f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+            f"{what} after a healthy {format_duration_ms(history)} fires "
+            f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
+            f"{' (short window over, long under)' if spike else ''} "
+            f"(Workbook: {seconds_text(workbook)})"
+        )
+
+    # A total outage names each SLO's case apart (each its own time); else one time for all.
+    parts = [[i] for i in range(len(members))] if outage else [list(range(len(members)))]
+    return e, _group(" | ".join(map(name, parts)), series, tests, scrape)
 
 
 def outage_group(
