@@ -734,6 +734,23 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     return _group(name, series, tests)
 
 
+@dataclass(frozen=True)
+class _ThresholdCase:
+    """One SLO's case of one tier: its own bad class (:func:`bad_class`) at ``share``."""
+
+    slo: SLOPlan
+    tier: Tier
+    share: Fraction
+    name: str
+
+
+def _threshold_mix(plan: ServicePlan, cases: Sequence[_ThresholdCase]) -> list[Klass] | None:
+    """The traffic of ``cases`` (one per SLO) in one input block: :func:`_shares_mix`, or None."""
+    if len({c.slo.name for c in cases}) < len(cases):
+        return None
+    return _shares_mix(plan, [(c.slo, c.tier) for c in cases], [c.share for c in cases])
+
+
 def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """Per SLO and tier, 5 % above the threshold fires and 5 % below stays quiet, with the
     cases of several SLOs in one group where one traffic mix gives each SLO its own case's
@@ -742,7 +759,7 @@ def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     the alerts of every SLO for the joint mix, so no assertion is weaker; the steps are paid
     once per group instead of once per case. Cases are packed per tier windows and side, in
     spec order, each into the first group of its key it fits (one case per SLO a group)."""
-    packed: dict[tuple[int, int, bool], list[list[tuple[SLOPlan, Tier, Fraction, str]]]] = {}
+    packed: dict[tuple[int, int, bool], list[list[_ThresholdCase]]] = {}
     for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
@@ -751,70 +768,121 @@ def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             factor = decimal_str(tier.factor)
             high = min(Fraction(1), tier.threshold * (1 + MARGIN))
             low = tier.threshold * (1 - MARGIN)
-            cases = [(False, low, f"{where}: burning 5% below {factor}x stays quiet")]
+            sides = [(False, low, f"{where}: burning 5% below {factor}x stays quiet")]
             if high > tier.threshold:
-                cases.insert(0, (True, high, f"{where}: burning 5% above {factor}x fires"))
-            for above, share, name in cases:
-                key = (tier.long_window_ms, tier.short_window_ms, above)
-                groups = packed.setdefault(key, [])
-                for members in groups:
-                    joint = [*members, (s, tier, share, name)]
-                    if all(m[0] is not s for m in members) and _shares_mix(
-                        plan, [(m[0], m[1]) for m in joint], [m[2] for m in joint]
-                    ):
-                        members.append((s, tier, share, name))
-                        break
+                sides.insert(0, (True, high, f"{where}: burning 5% above {factor}x fires"))
+            for above, share, name in sides:
+                case = _ThresholdCase(s, tier, share, name)
+                groups = packed.setdefault((tier.long_window_ms, tier.short_window_ms, above), [])
+                fitting = (g for g in groups if _threshold_mix(plan, [*g, case]) is not None)
+                group = next(fitting, None)
+                if group is None:
+                    groups.append([case])
                 else:
-                    groups.append([(s, tier, share, name)])
+                    group.append(case)
     out = []
     for groups in packed.values():
-        for members in groups:
-            if len(members) == 1:
-                s, _, share, name = members[0]
-                mix = _slo_mix(plan, share, bad_class(s))
-            else:
-                joint_mix = _shares_mix(
-                    plan, [(m[0], m[1]) for m in members], [m[2] for m in members]
+        for cases in groups:
+            first = cases[0]
+            mix = _threshold_mix(plan, cases) if len(cases) > 1 else None
+            out.append(
+                _burn_group(
+                    plan,
+                    " | ".join(c.name for c in cases),
+                    mix or _slo_mix(plan, first.share, bad_class(first.slo)),
                 )
-                assert joint_mix is not None  # checked as each member joined
-                mix = joint_mix
-            out.append(_burn_group(plan, " | ".join(m[3] for m in members), mix))
+            )
     return out
+
+
+def _joint_mix(
+    plan: ServicePlan, parts: Sequence[tuple[SLOPlan, Fraction, Klass]]
+) -> list[Klass] | None:
+    """One traffic mix of ``BASE_PER_MIN × 100`` events a minute holding each part's class at
+    its share, where part ``(slo, share, klass)`` stands for the case ``_slo_mix(plan, share,
+    klass)``; None when the shares do not fit or some part's SLO would see a bad share other
+    than in its own case (one class counts against another part's SLO)."""
+    total = BASE_PER_MIN * 100
+    own = [_slo_mix(plan, share, k) for _, share, k in parts]
+    bad = [Klass(k.per_min, k.error, k.durations) for mix in own for k in mix[1:]]
+    good = total - sum(Fraction(k.per_min) for k in bad)
+    if good < 0:
+        return None
+    mix = [Klass(float(good)), *bad]
+    if Fraction(mix[0].per_min) != good or any(
+        slo_bad_ratio(s, mix)[0] != slo_bad_ratio(s, alone)[0]
+        for (s, _, _), alone in zip(parts, own, strict=True)
+    ):
+        return None
+    return mix
+
+
+def _all_bad(slos: Sequence[SLOPlan], per_min: float) -> Klass:
+    """``per_min`` events a minute that each SLO of ``slos`` counts as bad when it can: failures,
+    slow on every latency SLO's histogram (check with :func:`slo_bad_ratio`)."""
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    return Klass(per_min, True, tuple(sorted(durations.items())))
 
 
 def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet (several SLOs'
     cases of one tier in one group when they fit: :func:`_threshold_groups`); latency SLOs:
-    slow requests just above the threshold bucket burn, just below do not; a low-traffic case
-    for the minimum-events guard; a counter reset raises nothing."""
+    slow requests just above the threshold bucket burn, just below do not (the latency SLOs'
+    cases of one side in one group when they fit: :func:`_joint_mix`); a low-traffic case for
+    the minimum-events guard (SLOs with the same rate in one group, every event bad for each
+    of them); a counter reset raises nothing."""
     groups = _threshold_groups(plan)
-    for s in distinct_slos(plan):
-        if s.histogram is not None and s.histogram.native:
-            continue
-        bad = bad_class(s)
-        if s.histogram is not None and s.tiers:
-            top = max(t.threshold for t in s.tiers)
-            ratio = min(Fraction(1), top * 2)
-            for above in (True, False):
-                k = _slow(s.histogram, s.threshold_seconds or 0.0, above)
-                word = "just above" if above else "just below"
-                groups.append(
-                    _burn_group(
-                        plan,
-                        f"{s.name}: slow requests {word} the threshold bucket "
-                        + ("burn budget" if above else "do not burn budget"),
-                        _slo_mix(plan, ratio, k),
-                    )
-                )
-        if s.tiers:
-            # Only bad events, but so few that the fastest tier's long window misses min_events.
-            fastest = min(s.tiers, key=lambda t: t.long_window_ms)
-            per_min = Fraction(s.min_events, 2) * 60_000 / fastest.long_window_ms
+    slos = [s for s in distinct_slos(plan) if not (s.histogram and s.histogram.native)]
+    for above in (True, False):
+        word = "just above" if above else "just below"
+        packed: list[list[tuple[SLOPlan, Fraction, Klass]]] = []
+        for s in slos:
+            if s.histogram is None or not s.tiers:
+                continue
+            ratio = min(Fraction(1), max(t.threshold for t in s.tiers) * 2)
+            part = (s, ratio, _slow(s.histogram, s.threshold_seconds or 0.0, above))
+            for members in packed:
+                if _joint_mix(plan, [*members, part]) is not None:
+                    members.append(part)
+                    break
+            else:
+                packed.append([part])
+        for members in packed:
+            mix = _joint_mix(plan, members) if len(members) > 1 else None
             groups.append(
                 _burn_group(
                     plan,
-                    f"{s.name}: fewer than {s.min_events} events in {naming.window(fastest.long_window_ms)} do not page",
-                    [Klass(float(per_min), bad.error, bad.durations)],
+                    " | ".join(
+                        f"{s.name}: slow requests {word} the threshold bucket "
+                        + ("burn budget" if above else "do not burn budget")
+                        for s, _, _ in members
+                    ),
+                    mix or _slo_mix(plan, members[0][1], members[0][2]),
+                )
+            )
+    # Only bad events, but so few that the fastest tier's long window misses min_events.
+    few: dict[Fraction, list[tuple[SLOPlan, int]]] = {}
+    for s in slos:
+        if s.tiers:
+            fastest = min(t.long_window_ms for t in s.tiers)
+            few.setdefault(Fraction(s.min_events, 2) * 60_000 / fastest, []).append((s, fastest))
+    for per_min, owners in few.items():
+        joint = _all_bad([s for s, _ in owners], float(per_min))
+        fits = len(owners) > 1 and all(slo_bad_ratio(s, [joint])[0] == 1 for s, _ in owners)
+        for case in [owners] if fits else [[m] for m in owners]:
+            k = joint if fits else bad_class(case[0][0])
+            groups.append(
+                _burn_group(
+                    plan,
+                    " | ".join(
+                        f"{s.name}: fewer than {s.min_events} events in "
+                        f"{naming.window(fastest)} do not page"
+                        for s, fastest in case
+                    ),
+                    [Klass(float(per_min), k.error, k.durations)],
                 )
             )
     start = new_service_group(plan)
@@ -914,13 +982,8 @@ def _shares_mix(
 
 def _outage_mix(plan: ServicePlan, slos: Sequence[SLOPlan]) -> list[Klass] | None:
     """A total outage for every SLO of ``slos`` at once: one class of events that each of them
-    counts as bad (a failure, slow on every member's histogram); None when one of them would
-    not count it so."""
-    durations: dict[str, float] = {}
-    for s in slos:
-        for key, d in bad_class(s).durations:
-            durations[key] = max(d, durations.get(key, 0.0))
-    mix = [Klass(BASE_PER_MIN * 100, True, tuple(sorted(durations.items())))]
+    counts as bad (:func:`_all_bad`); None when one of them would not count it so."""
+    mix = [_all_bad(slos, BASE_PER_MIN * 100)]
     if any(slo_bad_ratio(s, mix)[0] != 1 for s in slos):
         return None
     return mix
