@@ -11,15 +11,19 @@ days of samples (promtool evaluates every rule of the file at every step, so a 3
 would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a traffic
 mix is predicted by :func:`expected_burns` from the tier thresholds and the minimum-events
 guard; each tier gets a case burning 5 % above its threshold (fires, with every
-lower-threshold tier) and one 5 % below (it stays quiet).
+lower-threshold tier) and one 5 % below (it stays quiet). The cases of several SLOs share one
+input block when one mix gives each SLO its own case's share, each SLO's bad events a class
+no other SLO counts (5xx-but-fast, slow-but-200): each SLO then reads the traffic of its own
+case, and the check expects every SLO's alerts, so promtool pays the steps once.
 
 Detection time: per tier (tiers of several SLOs with the same windows share a case), the
 counters run healthy for the long window + one evaluation interval, then every SLO burns 5 %
 above its threshold; the case asserts silence one evaluation before the time
 :func:`generator.slo.detection_ms` gives for our rules and the alert at it (at that earlier
 step the short window is already over and the long one not: the fresh-spike single-window
-case). Tiers in the 1m file also get a total outage, one SLO at a time, with series at the
-spec's scrape interval: the figure ``obsgen explain`` prints. Coarse tiers run in
+case). Tiers in the 1m file also get a total outage (every event a slow failure, bad for
+every SLO at once: each SLO's tier asserted at its own time), with series at the spec's scrape
+interval: the figure ``obsgen explain`` prints. Coarse tiers run in
 ``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval`` (per
 file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000; there each
 recorded increment covers the scrape interval before its evaluation, which
