@@ -231,3 +231,53 @@ def test_a_low_gpu_temperature_limit_keeps_the_healthy_cases_quiet(tmp_path: Pat
     assert any("healthy service over 2h" in t["name"] for t in doc["tests"])
     main.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert_ok(run_promtool("test", "rules", main))
+
+
+def _threshold_cases(path: Path) -> list[list[str]]:
+    """The threshold cases of each test group of a test file (groups without one left out)."""
+    groups = yaml.safe_load(path.read_text())["tests"]
+    found = [[p for p in g["name"].split(" | ") if CASE.match(p)] for g in groups]
+    return [cases for cases in found if cases]
+
+
+def test_threshold_cases_of_one_tier_share_a_group_when_their_shares_fit(tmp_path: Path) -> None:
+    """o1-preview: per tier and side, availability's and latency's cases run in one group (one
+    traffic mix: fast failures for one, slow successes for the other), and the total outage of
+    the 1h/5m tier is one block asserting each SLO at its own detection time. With 95 %
+    objectives the 1h/5m shares (75.6 % + 75.6 % above, 68.4 % + 68.4 % below) do not fit in
+    one mix: those cases fall back to a group each, the 6h/30m ones still share, and the
+    groups pass promtool."""
+    files = render_to(ROOT / "specs" / "o1-preview.yaml", tmp_path / "shared")
+    main = files["rules/o1-preview.test.yaml"]
+    shared = _threshold_cases(main)
+    assert len(shared) == 8 and all(len(cases) == 2 for cases in shared)
+    for cases in shared:
+        a, b = (CASE.match(c) for c in cases)
+        assert a and b and a["slo"] == "availability" and b["slo"] == "latency"
+        assert (a["long"], a["side"]) == (b["long"], b["side"])
+    (outage,) = [
+        g for g in yaml.safe_load(main.read_text())["tests"] if "every event bad" in g["name"]
+    ]
+    assert "availability 1h/5m: every event bad" in outage["name"]
+    assert "latency 1h/5m: every event bad" in outage["name"]
+    times = [t["eval_time"] for t in outage["alert_rule_test"]]
+    assert times == ["1h1m", "1h2m", "1h9m", "1h10m"]  # each SLO: silent, then firing
+
+    spec = good_spec()
+    set_path(spec, "spec.slos[0].objective", 95)
+    set_path(spec, "spec.slos[1].objective", 95)
+    files = render_to(write_spec(tmp_path, spec), tmp_path / "apart")
+    main = files["rules/o1-preview.test.yaml"]
+    apart = _threshold_cases(main)
+    alone = [c for cases in apart if len(cases) == 1 for c in cases]
+    assert sorted(alone) == [
+        "availability 1h/5m: burning 5% above 14.4x fires",
+        "availability 1h/5m: burning 5% below 14.4x stays quiet",
+        "latency 1h/5m: burning 5% above 14.4x fires",
+        "latency 1h/5m: burning 5% below 14.4x stays quiet",
+    ]
+    assert len(apart) == 10
+    doc = yaml.safe_load(main.read_text())
+    doc["tests"] = [g for g in doc["tests"] if any(map(CASE.match, g["name"].split(" | ")))]
+    main.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert_ok(run_promtool("test", "rules", main))

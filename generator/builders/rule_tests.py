@@ -11,15 +11,19 @@ days of samples (promtool evaluates every rule of the file at every step, so a 3
 would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a traffic
 mix is predicted by :func:`expected_burns` from the tier thresholds and the minimum-events
 guard; each tier gets a case burning 5 % above its threshold (fires, with every
-lower-threshold tier) and one 5 % below (it stays quiet).
+lower-threshold tier) and one 5 % below (it stays quiet). The cases of several SLOs share one
+input block when one mix gives each SLO its own case's share, each SLO's bad events a class
+no other SLO counts (5xx-but-fast, slow-but-200): each SLO then reads the traffic of its own
+case, and the check expects every SLO's alerts, so promtool pays the steps once.
 
 Detection time: per tier (tiers of several SLOs with the same windows share a case), the
 counters run healthy for the long window + one evaluation interval, then every SLO burns 5 %
 above its threshold; the case asserts silence one evaluation before the time
 :func:`generator.slo.detection_ms` gives for our rules and the alert at it (at that earlier
 step the short window is already over and the long one not: the fresh-spike single-window
-case). Tiers in the 1m file also get a total outage, one SLO at a time, with series at the
-spec's scrape interval: the figure ``obsgen explain`` prints. Coarse tiers run in
+case). Tiers in the 1m file also get a total outage (every event a slow failure, bad for
+every SLO at once: each SLO's tier asserted at its own time), with series at the spec's scrape
+interval: the figure ``obsgen explain`` prints. Coarse tiers run in
 ``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval`` (per
 file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000; there each
 recorded increment covers the scrape interval before its evaluation, which
@@ -734,61 +738,155 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     return _group(name, series, tests)
 
 
-def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet; latency SLOs:
-    slow requests just above the threshold bucket burn, just below do not; a low-traffic case
-    for the minimum-events guard; a counter reset raises nothing."""
-    groups = []
+@dataclass(frozen=True)
+class _ThresholdCase:
+    """One SLO's case of one tier: its own bad class (:func:`bad_class`) at ``share``."""
+
+    slo: SLOPlan
+    tier: Tier
+    share: Fraction
+    name: str
+
+
+def _threshold_mix(plan: ServicePlan, cases: Sequence[_ThresholdCase]) -> list[Klass] | None:
+    """The traffic of ``cases`` (one per SLO) in one input block: :func:`_shares_mix`, or None."""
+    if len({c.slo.name for c in cases}) < len(cases):
+        return None
+    return _shares_mix(plan, [(c.slo, c.tier) for c in cases], [c.share for c in cases])
+
+
+def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per SLO and tier, 5 % above the threshold fires and 5 % below stays quiet, with the
+    cases of several SLOs in one group where one traffic mix gives each SLO its own case's
+    share (:func:`_shares_mix`: each SLO's bad events are its own class, one no other SLO
+    counts). Each SLO then sees exactly the traffic of its own case, and the check expects
+    the alerts of every SLO for the joint mix, so no assertion is weaker; the steps are paid
+    once per group instead of once per case. Cases are packed per tier windows and side, in
+    spec order, each into the first group of its key it fits (one case per SLO a group)."""
+    packed: dict[tuple[int, int, bool], list[list[_ThresholdCase]]] = {}
     for s in distinct_slos(plan):
         if s.histogram is not None and s.histogram.native:
             continue
-        bad = (
-            Klass(0, True)
-            if s.histogram is None
-            else _slow(s.histogram, s.threshold_seconds or 0.0, above=True)
-        )
         for tier in s.tiers:
             where = f"{s.name} {naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}"
+            factor = decimal_str(tier.factor)
             high = min(Fraction(1), tier.threshold * (1 + MARGIN))
             low = tier.threshold * (1 - MARGIN)
+            sides = [(False, low, f"{where}: burning 5% below {factor}x stays quiet")]
             if high > tier.threshold:
-                groups.append(
-                    _burn_group(
-                        plan,
-                        f"{where}: burning 5% above {decimal_str(tier.factor)}x fires",
-                        _slo_mix(plan, high, bad),
-                    )
-                )
-            groups.append(
+                sides.insert(0, (True, high, f"{where}: burning 5% above {factor}x fires"))
+            for above, share, name in sides:
+                case = _ThresholdCase(s, tier, share, name)
+                groups = packed.setdefault((tier.long_window_ms, tier.short_window_ms, above), [])
+                fitting = (g for g in groups if _threshold_mix(plan, [*g, case]) is not None)
+                group = next(fitting, None)
+                if group is None:
+                    groups.append([case])
+                else:
+                    group.append(case)
+    out = []
+    for groups in packed.values():
+        for cases in groups:
+            first = cases[0]
+            mix = _threshold_mix(plan, cases) if len(cases) > 1 else None
+            out.append(
                 _burn_group(
                     plan,
-                    f"{where}: burning 5% below {decimal_str(tier.factor)}x stays quiet",
-                    _slo_mix(plan, low, bad),
+                    " | ".join(c.name for c in cases),
+                    mix or _slo_mix(plan, first.share, bad_class(first.slo)),
                 )
             )
-        if s.histogram is not None and s.tiers:
-            top = max(t.threshold for t in s.tiers)
-            ratio = min(Fraction(1), top * 2)
-            for above in (True, False):
-                k = _slow(s.histogram, s.threshold_seconds or 0.0, above)
-                word = "just above" if above else "just below"
-                groups.append(
-                    _burn_group(
-                        plan,
-                        f"{s.name}: slow requests {word} the threshold bucket "
-                        + ("burn budget" if above else "do not burn budget"),
-                        _slo_mix(plan, ratio, k),
-                    )
-                )
-        if s.tiers:
-            # Only bad events, but so few that the fastest tier's long window misses min_events.
-            fastest = min(s.tiers, key=lambda t: t.long_window_ms)
-            per_min = Fraction(s.min_events, 2) * 60_000 / fastest.long_window_ms
+    return out
+
+
+def _joint_mix(
+    plan: ServicePlan, parts: Sequence[tuple[SLOPlan, Fraction, Klass]]
+) -> list[Klass] | None:
+    """One traffic mix of ``BASE_PER_MIN × 100`` events a minute holding each part's class at
+    its share, where part ``(slo, share, klass)`` stands for the case ``_slo_mix(plan, share,
+    klass)``; None when the shares do not fit or some part's SLO would see a bad share other
+    than in its own case (one class counts against another part's SLO)."""
+    total = BASE_PER_MIN * 100
+    own = [_slo_mix(plan, share, k) for _, share, k in parts]
+    bad = [Klass(k.per_min, k.error, k.durations) for mix in own for k in mix[1:]]
+    good = total - sum(Fraction(k.per_min) for k in bad)
+    if good < 0:
+        return None
+    mix = [Klass(float(good)), *bad]
+    if Fraction(mix[0].per_min) != good or any(
+        slo_bad_ratio(s, mix)[0] != slo_bad_ratio(s, alone)[0]
+        for (s, _, _), alone in zip(parts, own, strict=True)
+    ):
+        return None
+    return mix
+
+
+def _all_bad(slos: Sequence[SLOPlan], per_min: float) -> Klass:
+    """``per_min`` events a minute that each SLO of ``slos`` counts as bad when it can: failures,
+    slow on every latency SLO's histogram (check with :func:`slo_bad_ratio`)."""
+    durations: dict[str, float] = {}
+    for s in slos:
+        for key, d in bad_class(s).durations:
+            durations[key] = max(d, durations.get(key, 0.0))
+    return Klass(per_min, True, tuple(sorted(durations.items())))
+
+
+def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet (several SLOs'
+    cases of one tier in one group when they fit: :func:`_threshold_groups`); latency SLOs:
+    slow requests just above the threshold bucket burn, just below do not (the latency SLOs'
+    cases of one side in one group when they fit: :func:`_joint_mix`); a low-traffic case for
+    the minimum-events guard (SLOs with the same rate in one group, every event bad for each
+    of them); a counter reset raises nothing."""
+    groups = _threshold_groups(plan)
+    slos = [s for s in distinct_slos(plan) if not (s.histogram and s.histogram.native)]
+    for above in (True, False):
+        word = "just above" if above else "just below"
+        packed: list[list[tuple[SLOPlan, Fraction, Klass]]] = []
+        for s in slos:
+            if s.histogram is None or not s.tiers:
+                continue
+            ratio = min(Fraction(1), max(t.threshold for t in s.tiers) * 2)
+            part = (s, ratio, _slow(s.histogram, s.threshold_seconds or 0.0, above))
+            for members in packed:
+                if _joint_mix(plan, [*members, part]) is not None:
+                    members.append(part)
+                    break
+            else:
+                packed.append([part])
+        for members in packed:
+            mix = _joint_mix(plan, members) if len(members) > 1 else None
             groups.append(
                 _burn_group(
                     plan,
-                    f"{s.name}: fewer than {s.min_events} events in {naming.window(fastest.long_window_ms)} do not page",
-                    [Klass(float(per_min), bad.error, bad.durations)],
+                    " | ".join(
+                        f"{s.name}: slow requests {word} the threshold bucket "
+                        + ("burn budget" if above else "do not burn budget")
+                        for s, _, _ in members
+                    ),
+                    mix or _slo_mix(plan, members[0][1], members[0][2]),
+                )
+            )
+    # Only bad events, but so few that the fastest tier's long window misses min_events.
+    few: dict[Fraction, list[tuple[SLOPlan, int]]] = {}
+    for s in slos:
+        if s.tiers:
+            fastest = min(t.long_window_ms for t in s.tiers)
+            few.setdefault(Fraction(s.min_events, 2) * 60_000 / fastest, []).append((s, fastest))
+    for per_min, owners in few.items():
+        joint = _all_bad([s for s, _ in owners], float(per_min))
+        fits = len(owners) > 1 and all(slo_bad_ratio(s, [joint])[0] == 1 for s, _ in owners)
+        for case in [owners] if fits else [[m] for m in owners]:
+            k = joint if fits else bad_class(case[0][0])
+            groups.append(
+                _burn_group(
+                    plan,
+                    " | ".join(
+                        f"{s.name}: fewer than {s.min_events} events in "
+                        f"{naming.window(fastest)} do not page"
+                        for s, fastest in case
+                    ),
+                    [Klass(float(per_min), k.error, k.durations)],
                 )
             )
     start = new_service_group(plan)
@@ -886,71 +984,92 @@ def _shares_mix(
     return mix
 
 
+def _outage_mix(plan: ServicePlan, slos: Sequence[SLOPlan]) -> list[Klass] | None:
+    """A total outage for every SLO of ``slos`` at once: one class of events that each of them
+    counts as bad (:func:`_all_bad`); None when one of them would not count it so."""
+    mix = [_all_bad(slos, BASE_PER_MIN * 100)]
+    if any(slo_bad_ratio(s, mix)[0] != 1 for s in slos):
+        return None
+    return mix
+
+
 def detection_group(
     plan: ServicePlan, members: Sequence[tuple[SLOPlan, Tier]], outage: bool = False
 ) -> tuple[int, dict[str, Any]] | None:
     """(evaluation interval, case) for tiers with the same windows (one per SLO): healthy
     traffic for the long window + one evaluation interval, then every SLO burning 5 % above
-    its tier's threshold (``outage``: every event bad, one SLO at a time, 1m file only);
-    silent one evaluation before the detection time our rules give
+    its tier's threshold; silent one evaluation before the detection time our rules give
     (:func:`generator.slo.detection_ms`, at the spec's scrape interval in the 1m file), firing
     at it. None when the members cannot share a case (different detection times, or their
-    bad shares do not fit) or a threshold leaves no room above it."""
+    bad shares do not fit) or a threshold leaves no room above it.
+
+    ``outage`` (1m file only): every event bad for every member SLO at once
+    (:func:`_outage_mix`); each member's tier is asserted silent one evaluation before its own
+    detection time and firing at it, and every assertion expects the alerts of every SLO at
+    that time (:func:`burns_for_phases`). None when one class cannot be bad for all members."""
     tier = members[0][1]
     e = detection_interval_ms(tier)
-    if outage and (e != INTERVAL_MS or len(members) != 1):
+    if outage and e != INTERVAL_MS:
         return None
     targets = [
         Fraction(1) if outage else min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members
     ]
-    after = _shares_mix(plan, members, targets)
+    after = (
+        _outage_mix(plan, [s for s, _ in members])
+        if outage and len(members) > 1
+        else _shares_mix(plan, members, targets)
+    )
     if after is None:
         return None
     scrape = _scrape_ms(plan, e)
     how = sampling(plan, e, scrape)
-    found = {slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members}
-    if len(found) != 1 or None in found:
-        return None
-    detect = found.pop()
-    if detect is None:
+    found = [slo.detection_ms(t, slo_bad_ratio(s, after)[0], how) for s, t in members]
+    detects = [d for d in found if d is not None]
+    if len(detects) != len(members) or (not outage and len(set(detects)) != 1):
         return None
     history = how.aligned(tier.long_window_ms + plan.evaluation_interval_ms)
     healthy_traffic = [Klass(BASE_PER_MIN * 100)]
-    steps = (history + detect) // scrape + 2
+    checks = sorted({history + d - since for d in detects for since in (e, 0)})
+    steps = checks[-1] // scrape + 2
     series = _onset_series(plan, healthy_traffic, after, history // scrape, steps, scrape)
     tests = [
         _at(
-            history + since,
+            at,
             naming.ALERT_ERROR_BUDGET_BURN,
-            burns_for_phases(
-                plan, [(0, healthy_traffic), (history, after)], history + since, e, scrape
-            ),
+            burns_for_phases(plan, [(0, healthy_traffic), (history, after)], at, e, scrape),
         )
-        for since in (detect - e, detect)
+        for at in checks
     ]
-    # One evaluation earlier the short window is normally over already: a fresh spike that a
-    # lowered long-window threshold would let through.
-    spike = all(
-        slo.window_ratio(
-            [(0, Fraction(0)), (history, slo_bad_ratio(s, after)[0])],
-            history + detect - e,
-            t.short_window_ms,
-            how,
+
+    def name(part: Sequence[int]) -> str:
+        """The case of members ``part`` (indexes), which share one detection time."""
+        detect = detects[part[0]]
+        # One evaluation earlier the short window is normally over already: a fresh spike that
+        # a lowered long-window threshold would let through.
+        spike = all(
+            slo.window_ratio(
+                [(0, Fraction(0)), (history, slo_bad_ratio(members[i][0], after)[0])],
+                history + detect - e,
+                members[i][1].short_window_ms,
+                how,
+            )
+            > members[i][1].threshold
+            for i in part
         )
-        > t.threshold
-        for s, t in members
-    )
-    workbook = min(t.detection_seconds(r) for (s, t), r in zip(members, targets, strict=True))
-    what = "every event bad" if outage else "5% above the threshold"
-    name = (
-        f"{', '.join(s.name for s, _ in members)} "
-        f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
-        f"{what} after a healthy {format_duration_ms(history)} fires "
-        f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
-        f"{' (short window over, long under)' if spike else ''} "
-        f"(Workbook: {seconds_text(workbook)})"
-    )
-    return e, _group(name, series, tests, scrape)
+        workbook = min(members[i][1].detection_seconds(targets[i]) for i in part)
+        what = "every event bad" if outage else "5% above the threshold"
+        return (
+            f"{', '.join(members[i][0].name for i in part)} "
+            f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
+            f"{what} after a healthy {format_duration_ms(history)} fires "
+            f"{format_duration_ms(detect)} in, not {seconds_text(Fraction(detect - e, 1000))}"
+            f"{' (short window over, long under)' if spike else ''} "
+            f"(Workbook: {seconds_text(workbook)})"
+        )
+
+    # A total outage names each SLO's case apart (each its own time); else one time for all.
+    parts = [[i] for i in range(len(members))] if outage else [list(range(len(members)))]
+    return e, _group(" | ".join(map(name, parts)), series, tests, scrape)
 
 
 def outage_group(
