@@ -179,11 +179,12 @@ def _file_size(path: Path) -> int:
     return path.stat().st_size
 
 
-# Chunks per core: up to this many when there are many files (the cores stay busy to the end
-# and progress moves), one per core for a few (each promtool process costs ~50 ms of CPU to
-# start, a tenth of a one-service proof split in 16).
+# Chunks per core: up to 8 when there are many files (the cores stay busy to the end and
+# progress moves), fewer for a few: each promtool process costs ~50 ms of CPU to start, and a
+# one-service proof (16–19 parts) waited least in two chunks per core (the cost estimate is
+# rough: one chunk per core left one core idle for a second).
 _CHUNKS_PER_WORKER = 8
-_FILES_PER_CHUNK = 8
+_FILES_PER_CHUNK = 4
 
 
 def test_rules(
@@ -198,8 +199,8 @@ def test_rules(
     tests one file after another on one core, so the files are split into chunks balanced by
     ``cost`` (default: file size; :func:`generator.proof_split.estimated_cost` for proof
     parts), run by one promtool process each, as many at a time as there are cores (with Go's
-    collector held back to a 128 MiB heap, unless ``$GOGC`` or ``$GOMEMLIMIT`` is set): one
-    chunk per core for up to 8 files per core, up to 8 chunks per core for more. Each
+    collector held back to a 128 MiB heap, unless ``$GOGC`` or ``$GOMEMLIMIT`` is set): a
+    chunk per 4 files per core, at least one and at most 8 chunks per core. Each
     process may run for 2 minutes plus 2 minutes per file it tests. ``on_done`` is called
     with the number of files of each chunk that finished.
 

@@ -225,11 +225,11 @@ def test_promtool_test_runs_hold_back_gos_collector(
     assert result.output.strip() == f"GC {seen}"
 
 
-@pytest.mark.parametrize(("files", "processes"), [(1, 1), (18, 2), (40, 4), (400, 16)])
-def test_promtool_test_starts_one_process_per_core_for_few_files(
+@pytest.mark.parametrize(("files", "processes"), [(1, 1), (7, 2), (18, 4), (40, 10), (400, 16)])
+def test_promtool_test_starts_few_processes_for_few_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int, processes: int
 ) -> None:
-    """A one-service proof (~18 parts) runs in one promtool process per core (each costs
+    """A one-service proof (~18 parts) runs in two promtool processes per core (each costs
     ~50 ms of CPU to start); many files spread over up to 8 chunks per core."""
     fake = tmp_path / "promtool"
     fake.write_text('#!/bin/sh\necho "run $(($# - 2))"\n')  # test rules FILES...
