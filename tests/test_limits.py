@@ -307,4 +307,6 @@ def test_repeated_slos_grow_the_tests_linearly(tmp_path: Path) -> None:
         return sum(len(text) for text in rule_tests_outputs(plans).values())
 
     small, large = size(2), size(10)
-    assert large < 2 * small, (small, large)
+    # Quadratic growth made this 25x. Linear: 1.8x, and 2.0x since one test group holds the
+    # cases of several SLOs (the 2-SLO files shrank by 12 %, the 10-SLO ones by 3 %).
+    assert large < 2.5 * small, (small, large)
