@@ -32,6 +32,7 @@ catches those evaluation failures); this is how ``obsgen render`` runs them fast
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -215,13 +216,15 @@ def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
     return list(files.values())
 
 
-def split_test_file(path: Path) -> list[Path]:
+def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Path]:
     """Split the promtool test file ``path`` (rule files resolved relative to it) into test
     files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
     when nothing can be saved (every test group needs every rule, or a file this cannot
     read or account for). The rule files must pass ``promtool check rules``: a rule that
     cannot load fails every test group of the whole file, but not of a part leaving it out.
+    ``costs`` (when given) receives each part's :func:`estimated_cost`, from what the split
+    has read already (not for ``[path]``).
     """
     try:
         doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
@@ -255,11 +258,16 @@ def split_test_file(path: Path) -> list[Path]:
                 loads.append(rules.name)
         else:
             loads = [str(f) for f in doc["rule_files"]]
+        loaded = len(needed) if isinstance(needed, frozenset) else len(index.all)
         for first in range(0, len(own_tests), TESTS_PER_PART):
             part = dict(doc, rule_files=loads, tests=own_tests[first : first + TESTS_PER_PART])
             target = path.parent / f"{stem}.set{number}.part{first // TESTS_PER_PART}.yaml"
             target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
             parts.append(target)
+            if costs is not None:
+                with contextlib.suppress(KeyError, TypeError, AttributeError, ValueError):
+                    step = parse_duration_ms(str(doc.get("evaluation_interval") or "1m"))
+                    costs[target] = _cost(part["tests"], step, loaded)
     return parts
 
 
@@ -277,14 +285,19 @@ def estimated_cost(path: Path) -> int:
         for rule_file in _rule_files(path.parent, doc["rule_files"]):
             loaded = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_BaseLoader)
             rules += sum(len(group.get("rules") or []) for group in loaded["groups"])
-        total = 0
-        for test in doc["tests"]:
-            cases = [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]
-            last = max((_duration_ms(str(case["eval_time"])) for case in cases), default=0)
-            total += (last // step + 1) * max(rules, 1)
-        return total
+        return _cost(doc["tests"], step, rules)
     except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
         return path.stat().st_size if path.exists() else 0
+
+
+def _cost(tests: list[Any], step_ms: int, rules: int) -> int:
+    """:func:`estimated_cost` of ``tests`` evaluated every ``step_ms`` over ``rules`` rules."""
+    total = 0
+    for test in tests:
+        cases = [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]
+        last = max((_duration_ms(str(case["eval_time"])) for case in cases), default=0)
+        total += (last // step_ms + 1) * max(rules, 1)
+    return total
 
 
 def _duration_ms(text: str) -> int:

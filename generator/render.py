@@ -270,14 +270,15 @@ def promtool_problems(
         # less); its verdict comes first: the parts assume that every rule loads.
         with ThreadPoolExecutor(max_workers=1) as beside:
             checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
-            parts = [(part, t) for t in tests for part in split_test_file(base / t)]
+            costs: dict[Path, int] = {}
+            parts = [(part, t) for t in tests for part in split_test_file(base / t, costs)]
             if progress is not None:
                 progress.phase("promtool test rules", len(parts))
             tested = promtool.test_rules(
                 [part for part, _ in parts],
                 [t for _, t in parts],
                 on_done=(lambda n: progress.advance(n)) if progress is not None else None,
-                cost=estimated_cost,
+                cost=lambda part: costs[part] if part in costs else estimated_cost(part),
             )
             checked = checking.result()
         if not checked.ok:

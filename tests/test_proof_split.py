@@ -418,3 +418,12 @@ def test_estimated_cost_is_steps_times_rules_loaded(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("rule_files: [missing.yaml]\ntests: []\n")
     assert estimated_cost(broken) == broken.stat().st_size
+
+
+def test_the_split_gives_each_parts_estimated_cost(tmp_path: Path) -> None:
+    for path in (ROOT / "rules").glob("o1-preview.*"):
+        shutil.copy(path, tmp_path)
+    costs: dict[Path, int] = {}
+    parts = split_test_file(tmp_path / "o1-preview.test.yaml", costs)
+    assert len(parts) > 1
+    assert costs == {part: estimated_cost(part) for part in parts}
