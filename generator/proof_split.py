@@ -259,14 +259,14 @@ def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Pa
         else:
             loads = [str(f) for f in doc["rule_files"]]
         loaded = len(needed) if isinstance(needed, frozenset) else len(index.all)
+        step = _step_ms(doc) if costs is not None else None
         for first in range(0, len(own_tests), TESTS_PER_PART):
             part = dict(doc, rule_files=loads, tests=own_tests[first : first + TESTS_PER_PART])
             target = path.parent / f"{stem}.set{number}.part{first // TESTS_PER_PART}.yaml"
             target.write_text(yaml.dump(part, Dumper=_Dumper, sort_keys=False), encoding="utf-8")
             parts.append(target)
-            if costs is not None:
+            if costs is not None and step is not None:
                 with contextlib.suppress(KeyError, TypeError, AttributeError, ValueError):
-                    step = parse_duration_ms(str(doc.get("evaluation_interval") or "1m"))
                     costs[target] = _cost(part["tests"], step, loaded)
     return parts
 
@@ -290,16 +290,19 @@ def estimated_cost(path: Path) -> int:
         return path.stat().st_size if path.exists() else 0
 
 
+def _step_ms(doc: Mapping[str, Any]) -> int | None:
+    """A test file's ``evaluation_interval`` in ms (promtool's default 1m), or None if bad."""
+    try:
+        return parse_duration_ms(str(doc.get("evaluation_interval") or "1m"))
+    except ValueError:
+        return None
+
+
 def _cost(tests: list[Any], step_ms: int, rules: int) -> int:
     """:func:`estimated_cost` of ``tests`` evaluated every ``step_ms`` over ``rules`` rules."""
     total = 0
     for test in tests:
         cases = [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]
-        last = max((_duration_ms(str(case["eval_time"])) for case in cases), default=0)
+        last = max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in cases), default=0)
         total += (last // step_ms + 1) * max(rules, 1)
     return total
-
-
-def _duration_ms(text: str) -> int:
-    """A Prometheus duration in ms, zero (``0s``, ``0``) included."""
-    return 0 if text.strip("0smhdwy") == "" else parse_duration_ms(text)

@@ -39,18 +39,22 @@ _MEMORY_FACTOR = {
 }
 
 
-def parse_duration_ms(text: str) -> int:
+def parse_duration_ms(text: str, zero: bool = False) -> int:
     """Parse a Prometheus duration into milliseconds.
 
     Args:
         text: e.g. ``"500ms"``, ``"10m"``, ``"1h30m"``, ``"30d"``; units in descending order.
+        zero: accept a zero duration (``"0s"``, and ``"0"`` as Prometheus writes it), as
+            promtool's ``eval_time`` does.
 
     Returns:
-        The duration in whole milliseconds (> 0).
+        The duration in whole milliseconds (> 0, or >= 0 with ``zero``).
 
     Raises:
-        ValueError: not a Prometheus duration, or zero.
+        ValueError: not a Prometheus duration, or zero (without ``zero``).
     """
+    if zero and text == "0":
+        return 0
     match = _DURATION.match(text) if text else None
     if match is None:
         raise ValueError(f"{text!r} is not a duration; expected e.g. 500ms, 30s, 10m, 1h30m, 30d")
@@ -59,7 +63,7 @@ def parse_duration_ms(text: str) -> int:
         for value, unit in zip(match.groups(), ("y", "w", "d", "h", "m", "s", "ms"), strict=True)
         if value
     )
-    if total == 0:
+    if total == 0 and not zero:
         raise ValueError(f"{text!r} is zero; expected a positive duration")
     return total
 
