@@ -15,7 +15,7 @@ What it does, per case (``--pods N``):
    of the usual shape: every window's error ratio from raw counters
    (``sum(rate(bad[w])) / sum(rate(total[w]))`` for 5m … 3d) and the 30-day SLI as the time
    average of the recorded 5m ratio (``sum_over_time / count_over_time``).
-4. Both rule sets have recorded series that longer windows read (obsgen: the good and total
+4. Both rule sets have recorded series that longer windows read (obsgen: the bad and total
    events of each 30 s evaluation, ``increase30s``: the bench spec's ``evaluationInterval``
    equals the history's step; usual: the 5m error ratio). Live rules only write them from now
    on, so both are backfilled over the whole history at 30 s with ``promtool tsdb
@@ -669,7 +669,7 @@ def engine_probes(
     ]
     recorded = sorted({r["record"] for g in backfill["groups"] for r in g["rules"]})
     for name in recorded:
-        # every series of the record (obsgen's events: good and total together)
+        # every series of the record (obsgen's events: bad and total together)
         probes.append(
             (f"sum_over_time() of {name}, all series, over 6h", f"sum(sum_over_time({name}[6h]))")
         )

@@ -27,8 +27,8 @@ BURN_RATE = "burn_rate"
 WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
-EVENTS = "events"  # SLO event increments: which count (EVENTS_GOOD or EVENTS_TOTAL)
-EVENTS_GOOD = "good"
+EVENTS = "events"  # SLO event increments: which count (EVENTS_BAD or EVENTS_TOTAL)
+EVENTS_BAD = "bad"
 EVENTS_TOTAL = "total"
 
 # Alert names: a contract (docs/contracts.md, Alerts).

@@ -810,7 +810,7 @@ GROUP_BY_RESERVED = {
     "quantile": "it is the summary quantile label; grouping by it mixes quantiles",
     "service": "obsgen sets it on every recorded series",
     "slo": "obsgen sets it on every SLO series",
-    naming.EVENTS: "obsgen's SLO event increments use it for good and total",
+    naming.EVENTS: "obsgen's SLO event increments use it for bad and total",
     "indicator": "obsgen sets it on every latency series",
     "namespace": "every aggregation keeps it already",
 }

@@ -149,8 +149,8 @@ SLO_SPECS = [
 
 
 @pytest.mark.parametrize("spec", SLO_SPECS, ids=lambda p: p.stem)
-def test_good_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) -> None:
-    """Each SLO's good and total increments are one rule's two series: one query reads one
+def test_bad_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) -> None:
+    """Each SLO's bad and total increments are one rule's two series: one query reads one
     snapshot, so a scrape stored while the group evaluates counts in both or in neither. (Two
     rules counted such a scrape as good only, hiding its errors: the e2e incident's missing
     page on a loaded machine.) Every window ratio and guard reads that one record."""
@@ -171,7 +171,7 @@ def test_good_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path)
             for m in [node.args[2]]
             if isinstance(m, P.StringLiteral)
         }
-        assert produced == {"good", "total"}
+        assert produced == {"bad", "total"}
         read = {
             (promql.selector_name(node), m.value)
             for rule in group["rules"]
@@ -180,7 +180,7 @@ def test_good_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path)
             for m in promql.matchers(node)
             if m.name == "events"
         }
-        assert read == {(record, "good"), (record, "total")}, group["name"]
+        assert read == {(record, "bad"), (record, "total")}, group["name"]
 
 
 AVAILABILITY = f'http_requests_total{{handler="/v1/chat/completions",{SELECTOR}'
@@ -188,13 +188,13 @@ LATENCY = "vllm:e2e_request_latency_seconds"
 SLOS = ("availability", "latency-e2e")
 
 
-def _events(at: str, slo: str, total: float, good: float | None) -> dict[str, Any]:
-    """The events record of ``slo`` at ``at``: its total series, and its good one unless None."""
+def _events(at: str, slo: str, total: float, bad: float | None) -> dict[str, Any]:
+    """The events record of ``slo`` at ``at``: its total series, and its bad one unless None."""
     name = "service:slo_events:increase1m"
     base = f'namespace="llm-serving",service="llama3-70b",slo="{slo}"'
     found = [{"labels": f'{name}{{events="total",{base}}}', "value": total}]
-    if good is not None:
-        found.append({"labels": f'{name}{{events="good",{base}}}', "value": good})
+    if bad is not None:
+        found.append({"labels": f'{name}{{events="bad",{base}}}', "value": bad})
     return {"expr": f'{name}{{slo="{slo}"}}', "eval_time": at, "exp_samples": found}
 
 
@@ -206,10 +206,10 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
     """Edge inputs of the one events record, each checked by promtool (1m evaluation):
 
     - zero traffic: both series 0 and every ratio 0 (an idle service is healthy, not NaN);
-    - the threshold bucket missing while ``_count`` exists: a total but no good series and no
+    - the threshold bucket missing while ``_count`` exists: a total but no bad series and no
       latency ratio at all, never a healthy 0;
     - a 5xx series born at 10m holding 5: its first value drops out of total and bad alike, so
-      at 20m the 5m ratio is 25 / 525 and the 1h one 50 / 2050, (total − good) / total exactly;
+      at 20m the 5m ratio is 25 / 525 and the 1h one 50 / 2050, bad / total exactly;
     - the 5xx counter alone resets (45 → 2): that minute counts 2 bad of 102, not −43.
     """
     rules = _render(tmp_path)
@@ -252,8 +252,8 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
                 "interval": "1m",
                 "input_series": late,
                 "promql_expr_test": [
-                    _events("10m", "availability", 100, 100),
-                    _events("11m", "availability", 105, 100),
+                    _events("10m", "availability", 100, 0),
+                    _events("11m", "availability", 105, 5),
                     _expect("20m", "5m", "availability", 25 / 525),
                     _expect("20m", "1h", "availability", 50 / 2050),
                 ],
@@ -263,7 +263,7 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
                 "interval": "1m",
                 "input_series": reset,
                 "promql_expr_test": [
-                    _events("10m", "availability", 102, 100),
+                    _events("10m", "availability", 102, 2),
                     _expect("12m", "5m", "availability", 22 / 522),
                 ],
             },
@@ -273,7 +273,7 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
 
 def test_events_stay_apart_per_model_and_cluster(tmp_path: Path) -> None:
     """Triton per model (groupBy) with ``clusterLabel``: the events record's ``or`` keeps one
-    total and one good series per cluster and model, and each window's ``sum without (events)``
+    total and one bad series per cluster and model, and each window's ``sum without (events)``
     merges nothing else — model m healthy in cluster x and 10 % failing in y, an idle model at
     0, and a model whose requests all fail (no success series at all) at 1."""
     text = (ROOT / "specs" / "triton-trtllm.yaml").read_text()

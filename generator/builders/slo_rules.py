@@ -1,21 +1,23 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
-Per SLO, one recording rule holds the good and the total events of the last evaluation
+Per SLO, one recording rule holds the bad and the total events of the last evaluation
 interval ``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``) as two series,
-``events="good"`` and ``events="total"``: per counter series ``x - x offset e`` (reset-aware,
+``events="bad"`` and ``events="total"``: per counter series ``x - x offset e`` (reset-aware,
 :func:`generator.promql.sum_increments`), then summed. One rule, because one query reads one
 snapshot of the database: with two rules, a scrape stored between their queries was counted
-as good by the later rule and never as total (the next evaluation's ``offset`` already holds
-it), so a scrape interval of requests counted as good and hid its errors. Read in one query, a late
-scrape drops out of both counts alike. Every window divides sums of those increments::
+by the later rule only (the next evaluation's ``offset`` already holds it), so a scrape
+interval of requests counted as good and hid its errors. Read in one query, a late scrape
+drops out of both counts alike. Every window divides sums of those increments::
 
-    error_ratio(w) = (Σ_w total − Σ_w good) / Σ_w total      over [w − e/2]: w / e increments
+    error_ratio(w) = Σ_w bad / Σ_w total      over [w − e/2]: w / e increments
 
 which is traffic-weighted (never an average of ratios), records 0 — not NaN — for an idle
 service, and is exact: the increments telescope to the events between two scrapes one window
 apart, so there is no rate ramp to wait for and a tier pages within one evaluation of the SRE
 Workbook's ideal (:func:`generator.slo.detection_ms`). The range is half an interval short of
 the window so that Prometheus 2's closed and 3's left-open ranges both hold ``w / e`` samples.
+Bad rather than good events are recorded so that each window reads two sums, not four: promtool
+evaluates every window at every step of every proof, and a sum is most of a window's cost.
 
 Alerts (SRE Workbook ch. 5, "Multiwindow, multi-burn-rate alerts"): a tier fires when both its
 long and short window error ratios exceed ``factor × error budget`` and the long window
@@ -87,6 +89,16 @@ def good_events(plan: ServicePlan, s: SLOPlan) -> str:
     return f"({requests_sum(plan, inc)}) - ({errors_sum(plan, inc)})"
 
 
+def bad_events(plan: ServicePlan, s: SLOPlan) -> str:
+    """Bad events since the previous evaluation: :func:`total_events` minus
+    :func:`good_events`, from the raw counters (absent while either is: a missing threshold
+    bucket never reads as 0 bad events). An availability SLO counting requests reads its
+    failure increments alone, which is the same count."""
+    if s.histogram is None:
+        return errors_sum(plan, _increments(plan))
+    return f"({total_events(plan, s)}) - ({good_events(plan, s)})"
+
+
 def total_events(plan: ServicePlan, s: SLOPlan) -> str:
     """All events of the SLO's SLI since the previous evaluation."""
     if s.histogram is not None:
@@ -120,14 +132,14 @@ def error_ratio_record(plan: ServicePlan, window_ms: int) -> str:
 
 
 def events_record(plan: ServicePlan) -> str:
-    """Record name of the per-evaluation good and total increments."""
+    """Record name of the per-evaluation bad and total increments."""
     return naming.record(
         plan.group_by, naming.SLI_EVENTS, naming.increase(plan.evaluation_interval_ms)
     )
 
 
 def events_expr(plan: ServicePlan, s: SLOPlan) -> str:
-    """The total and the good increments of ``s`` in one expression, told apart by the
+    """The total and the bad increments of ``s`` in one expression, told apart by the
     ``events`` label (see the module docstring for why one)."""
 
     def labelled(expr: str, value: str) -> str:
@@ -135,35 +147,36 @@ def events_expr(plan: ServicePlan, s: SLOPlan) -> str:
 
     return (
         f"{labelled(total_events(plan, s), naming.EVENTS_TOTAL)}\n"
-        f"or {labelled(good_events(plan, s), naming.EVENTS_GOOD)}"
+        f"or {labelled(bad_events(plan, s), naming.EVENTS_BAD)}"
     )
 
 
 def events_selector(plan: ServicePlan, s: SLOPlan, events: str) -> str:
-    """Selector of ``s``'s recorded good or total increments (``events``)."""
+    """Selector of ``s``'s recorded bad or total increments (``events``)."""
     return recorded(plan, events_record(plan), _slo(s), Matcher(naming.EVENTS, "=", events))
 
 
 def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
-    """Recording rules of one SLO: good/total increments, error ratio per window, SLI, budget,
+    """Recording rules of one SLO: bad/total increments, error ratio per window, SLI, budget,
     burn rate."""
     g = plan.group_by
     labels = {naming.SLO: s.name}
     rules = [record_rule(plan, events_record(plan), events_expr(plan, s), labels)]
-    good_sel = events_selector(plan, s, naming.EVENTS_GOOD)
+    bad_sel = events_selector(plan, s, naming.EVENTS_BAD)
     total_sel = events_selector(plan, s, naming.EVENTS_TOTAL)
     for window_ms in windows(s):
         r = _range(plan, window_ms)
-        good_w, total_w = (
+        bad_w, total_w = (
             f"sum without ({naming.EVENTS}) (sum_over_time({sel}[{r}]))"
-            for sel in (good_sel, total_sel)
+            for sel in (bad_sel, total_sel)
         )
-        # Each sum drops the events label, so good and total match and the ratio has one label
-        # set. 0 at zero traffic (0/0 is NaN, which >= 0 drops), but nothing (not a healthy 0)
-        # when the good series is missing. clamp_min: a window whose good sum holds one sample
-        # more than its total sum (vmalert's series made searchable at different moments) is 0
-        # bad events, not no ratio.
-        expr = f"clamp_min(({total_w} - {good_w}) / {total_w}, 0) >= 0 or {total_w} == 0"
+        # Each sum drops the events label, so bad and total match and the ratio has one label
+        # set. Nothing (not a healthy 0) when the bad series is missing. `+ 1e-300` leaves
+        # every nonzero total unchanged (a count's float spacing is far wider), so the ratio
+        # is exact, and makes 0 bad of 0 total a 0, not NaN. clamp_max: vmalert can make one
+        # series of the pair searchable before the other, and a bad increment whose total is
+        # not yet read must not read as more than every event bad.
+        expr = f"clamp_max({bad_w} / ({total_w} + 1e-300), 1)"
         rules.append(record_rule(plan, error_ratio_record(plan, window_ms), expr, labels))
     slo_error = recorded(plan, error_ratio_record(plan, s.window_ms), _slo(s))
     budget = decimal_str(s.error_budget)

@@ -51,21 +51,21 @@ def _firing(env: Env, service: Service) -> list[Notification]:
 
 
 def _slo_events(env: Env, service: Service, slo: str) -> str:
-    """The SLO's recorded good and total events since the start and the evaluations whose good
+    """The SLO's recorded bad and total events since the start and the evaluations whose bad
     increment exceeds its total one (a scrape counted by one and not the other)."""
     window = "10m"  # longer than the suite: every evaluation so far
     record = events_record(service.plan)
     samples = {}
-    for events in (naming.EVENTS_GOOD, naming.EVENTS_TOTAL):
+    for events in (naming.EVENTS_BAD, naming.EVENTS_TOTAL):
         matchers = f'{{service="{service.name}",slo="{slo}",{naming.EVENTS}="{events}"}}'
         found = env.prometheus.query(f"{record}{matchers}[{window}]")
         samples[events] = {t: float(v) for t, v in found[0]["values"]} if found else {}
-    good, total = samples[naming.EVENTS_GOOD], samples[naming.EVENTS_TOTAL]
-    over = [(t, total[t], good[t]) for t in sorted(total) if t in good and good[t] > total[t]]
-    shown = ", ".join(f"@{t:.3f} total {a:.0f} good {b:.0f}" for t, a, b in over[:5])
+    bad, total = samples[naming.EVENTS_BAD], samples[naming.EVENTS_TOTAL]
+    over = [(t, total[t], bad[t]) for t in sorted(total) if t in bad and bad[t] > total[t]]
+    shown = ", ".join(f"@{t:.3f} total {a:.0f} bad {b:.0f}" for t, a, b in over[:5])
     return (
-        f"{len(total)} evaluations: total {sum(total.values()):.0f}, good "
-        f"{sum(good.values()):.0f}; good > total at {len(over)} ({shown})"
+        f"{len(total)} evaluations: total {sum(total.values()):.0f}, bad "
+        f"{sum(bad.values()):.0f}; bad > total at {len(over)} ({shown})"
     )
 
 

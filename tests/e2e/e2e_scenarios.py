@@ -302,9 +302,9 @@ def burn_history(service: Service) -> str:
     """Query of every ``ErrorBudgetBurn`` alert of ``service`` that was pending or firing at
     any evaluation of the last 10 minutes (the whole suite, warm-up included), from the
     engine's own ``ALERTS`` series. The burn alerts have no ``for``: one evaluation that reads
-    an ``events="total"`` sample without its ``events="good"`` twin (VictoriaMetrics making
-    them searchable apart) while the windows hold few samples fires them for a second, between
-    two polls of the suite; the history keeps it."""
+    one ``events`` series without its twin (VictoriaMetrics making them searchable apart) while
+    the windows hold few samples could fire them for a second, between two polls of the suite;
+    the history keeps it."""
     alerts = recorded(
         service.plan, "ALERTS", Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_BURN)
     )

@@ -19,9 +19,10 @@ remote-writes each record, timestamped at the start of its group's evaluation, w
 has run (up to one evaluation interval), then after up to one ``-remoteWrite.flushInterval``;
 VictoriaMetrics 1.79 makes ingested rows searchable on a 1 s ticker (up to
 :data:`INGESTION_LAG_S`). With a shorter offset a rule can read the newest
-``events="total"`` sample of ``service:slo_events:increase1s`` without its ``events="good"`` twin: while
-the windows hold few samples, that unpaired total is a large bad share and a healthy service
-pages (it did, with the 1 s offset this suite once used). :data:`LATENCY_OFFSET_S` = 1 s +
+``events="total"`` sample of ``service:slo_events:increase1s`` without its twin. While obsgen
+recorded good events, that unpaired total was a large bad share while the windows held few
+samples, and a healthy service paged (it did, with the 1 s offset this suite once used); with
+bad events recorded an unpaired total lowers the ratio and an unpaired bad one is 0 when healthy. :data:`LATENCY_OFFSET_S` = 1 s +
 1 s + 3 s + 1 s of margin. Measured here (12 healthy services for 60 s, VictoriaMetrics'
 export API polled every 50 ms): records were searchable 0.4–1.5 s after their timestamp at a
 load average of 1–3 and at most 3.3 s at 9 (2 cores); a recorded SLO error ratio above 0
