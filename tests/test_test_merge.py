@@ -57,6 +57,17 @@ def test_cases_differing_only_in_what_the_other_does_not_read_share_a_block() ->
     assert [t["alertname"] for t in block["alert_rule_test"]] == ["HotGPU", "QueueHigh"]
 
 
+def test_a_block_keeps_only_the_series_its_alerts_read() -> None:
+    queue = _case(
+        "queue full", "QueueHigh", {"queue_depth": "50x30", "gpu_temperature_celsius": "60x30"}
+    )
+    (block,) = merge_cases([queue], reads(RULES))
+    assert block["input_series"] == [{"series": "queue_depth", "values": "50x30"}]
+    echo = _case("echo", "Echo", {"gpu_temperature_celsius": "95x30", "queue_depth": "0x30"})
+    (kept,) = merge_cases([echo], reads(RULES))
+    assert kept == echo  # reads ALERTS: every series may matter
+
+
 def test_cases_that_read_the_same_changed_series_keep_their_own_blocks() -> None:
     low = _case("queue low", "QueueHigh", {"queue_depth": "0x30"})
     high = _case("queue high", "QueueHigh", {"queue_depth": "50x30"})
@@ -99,5 +110,9 @@ def test_merging_the_generated_cases_keeps_every_assertion_and_saves_steps() -> 
             merged = merge_cases(doc["tests"], alert_reads)
             assert _assertions(merged) == _assertions(doc["tests"]), plan.name
             assert len(merged) <= len(doc["tests"])
+            for group in merged:
+                read = set().union(*(alert_reads[t["alertname"]] for t in group["alert_rule_test"]))
+                unread = [s for s in group["input_series"] if s["series"].split("{")[0] not in read]
+                assert not unread, (plan.name, group["name"], unread)
         main = next(iter(rule_test_files(plan).values()))["tests"]
         assert len(merge_cases(main, alert_reads)) < len(main), plan.name
