@@ -122,22 +122,40 @@ def _rename_text(text: str, pairs: list[tuple[str, str]]) -> str:
 
 
 _ATOMS = (int, float, bool, type(None), Fraction)
+_KEPT = (*_ATOMS, Preset)  # a Preset is obsgen's own table: never the spec's words
+
+
+def _path(where: list[Any]) -> str:
+    """A field path from :func:`_rename_value`'s trail: field names, list indexes, dict keys."""
+    parts = []
+    for step in where:
+        if isinstance(step, int):
+            parts.append(f"[{step}]")
+        elif isinstance(step, tuple):
+            parts.append(f"[{step[0]!r}]")
+        else:
+            parts.append(step)
+    return "".join(parts)
 
 
 def _rename_value(value: Any, pairs: list[tuple[str, str]], found: list[str]) -> Any:
     """``value`` (a plan or any part of it) with every string renamed; ``found`` receives the
     field path of each string that held an old string (a regex matcher's value as
     ``….regex``)."""
-    where: list[str] = []
+    where: list[Any] = []  # the trail to the current value, formatted only when needed
+    texts: dict[str, str] = {}  # each string renamed once: keys and labels repeat
 
     def walk(value: Any) -> Any:
-        if isinstance(value, (*_ATOMS, Preset)):
-            return value  # a Preset is obsgen's own table: never the spec's words
         if isinstance(value, str):
-            renamed = _rename_text(value, pairs)
-            if renamed != value:
-                found.append("".join(where))
+            renamed = texts.get(value)
+            if renamed is None:
+                renamed = texts[value] = _rename_text(value, pairs)
+            if renamed == value:
+                return value
+            found.append(_path(where))
             return renamed
+        if isinstance(value, _KEPT):
+            return value
         if isinstance(value, Matcher):
             where.append(".value" if value.op == "=" else ".regex")
             new_value = walk(value.value)
@@ -147,6 +165,29 @@ def _rename_value(value: Any, pairs: list[tuple[str, str]], found: list[str]) ->
             if new_value is value.value and new_label is value.label:
                 return value
             return Matcher(new_label, value.op, new_value)
+        if isinstance(value, (tuple, list)):
+            items = []
+            for i, old in enumerate(value):
+                if isinstance(old, _ATOMS):
+                    items.append(old)
+                    continue
+                where.append(i)
+                items.append(walk(old))
+                where.pop()
+            if all(new is old for new, old in zip(items, value, strict=True)):
+                return value
+            return type(value)(items)
+        if isinstance(value, dict) or (
+            isinstance(value, Mapping) and not dataclasses.is_dataclass(value)
+        ):
+            entries: dict[Any, Any] = {}
+            for key, old in value.items():
+                where.append("<key>")
+                new_key = walk(key)
+                where[-1] = (key,)
+                entries[new_key] = walk(old)
+                where.pop()
+            return value if list(entries.items()) == list(value.items()) else entries
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             changes = {}
             for item in dataclasses.fields(value):
@@ -158,27 +199,6 @@ def _rename_value(value: Any, pairs: list[tuple[str, str]], found: list[str]) ->
                     if new is not old:
                         changes[item.name] = new
             return dataclasses.replace(value, **changes) if changes else value
-        if isinstance(value, (tuple, list)):
-            items = []
-            for i, old in enumerate(value):
-                if isinstance(old, _ATOMS):
-                    items.append(old)
-                    continue
-                where.append(f"[{i}]")
-                items.append(walk(old))
-                where.pop()
-            if all(new is old for new, old in zip(items, value, strict=True)):
-                return value
-            return type(value)(items)
-        if isinstance(value, Mapping):
-            entries: dict[Any, Any] = {}
-            for key, old in value.items():
-                where.append("<key>")
-                new_key = walk(key)
-                where[-1] = f"[{key!r}]"
-                entries[new_key] = walk(old)
-                where.pop()
-            return value if list(entries.items()) == list(value.items()) else entries
         return value
 
     return walk(value)
