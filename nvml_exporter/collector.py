@@ -546,6 +546,7 @@ class NvmlCollector:
         self._nvml_lock = threading.Lock()
         self._initialised = False  # nvmlInit succeeded and nvmlShutdown is still owed
         self._up = False  # NVML initialised, GPUs enumerated and not found gone since
+        self.losses = 0  # how many collections found NVML gone (see Exporter.scrape)
         if registry is not None:
             registry.register(self)
 
@@ -719,6 +720,7 @@ class NvmlCollector:
         self.count_error("nvml", cause)
         log.error("NVML stopped working (%s): re-initialising", nvml.error_name(cause))
         self._up = False
+        self.losses += 1
 
     def _identify_late(self) -> None:
         """Probe the GPUs that could not be identified at init, once their backoff expired."""
@@ -829,10 +831,11 @@ class NvmlCollector:
             self.xids.watch(dev.handle, dev.uuid)  # a reset GPU forgot its registration
         return True
 
-    def self_families(self, duration_s: float) -> list[Metric]:
-        """Return the ``gpu_exporter_*`` families; ``duration_s`` is this scrape's time in s."""
+    def self_families(self, duration_s: float, up_seen: bool | None = None) -> list[Metric]:
+        """Return the ``gpu_exporter_*`` families; ``duration_s`` is this scrape's time in s,
+        ``up_seen`` whether its collection found NVML up (None: whether it is up now)."""
         up = m.NVML_UP.family()
-        up.add_metric((), 1 if self._up else 0)
+        up.add_metric((), 1 if (self._up if up_seen is None else up_seen) else 0)
         errors = m.COLLECTOR_ERRORS.family()
         with self._errors_lock:
             counts = sorted(self._errors.items())

@@ -286,8 +286,12 @@ class Exporter:
         """
         start = self.timer()
         families: list[Metric] = []
+        # What this scrape's collection saw: the re-init thread, woken by a collection that
+        # found NVML gone, may bring it back before the self metrics are read, and a scrape
+        # must not report NVML up beside no GPU readings.
+        up_seen, losses = self.collector.up, self.collector.losses
         try:
-            if self.collector.up:
+            if up_seen:
                 deadline_s = max(0.0, collection_deadline(timeout_header) - queued_s)
                 families, problem = self.flight.gather(deadline_s)
                 if problem is not None:
@@ -298,7 +302,8 @@ class Exporter:
         except Exception as exc:  # a bug; still answer with the self metrics
             self.collector.count_error("scrape", exc)
             log.exception("collection failed")
-        families.extend(self.collector.self_families(self.timer() - start))
+        up_seen = up_seen and self.collector.losses == losses
+        families.extend(self.collector.self_families(self.timer() - start, up_seen))
         try:
             families.extend(self.process.collect())
         except Exception as exc:

@@ -255,6 +255,29 @@ def test_stop_skips_nvml_shutdown_while_a_call_is_hung(
     assert fake.shutdown_calls == 0  # never race nvmlShutdown against a call in progress
 
 
+def test_a_scrape_that_found_nvml_gone_reports_it_down_though_it_came_back_since(
+    fake: FakeNvml, ready: Exporter, wait_for
+) -> None:
+    """The re-init thread, woken by the collection that found NVML gone, may re-initialise it
+    before that scrape reads its self metrics: the scrape still reports what it saw (no GPU
+    readings, NVML down), never NVML up beside no GPUs."""
+    wake = ready.collector.on_nvml_lost
+    assert wake is not None
+
+    def woken_and_back() -> None:
+        wake()
+        wait_for(lambda: ready.collector.up, what="re-init")  # the re-init thread wins
+
+    ready.collector.on_nvml_lost = woken_and_back
+    fake.restart_driver()
+    status, _, body = get(ready, "/metrics")
+    assert status == 200
+    assert up_gpus(body) == []
+    assert value(body, "gpu_exporter_nvml_up") == 0
+    _, _, body = get(ready, "/metrics")
+    assert value(body, "gpu_exporter_nvml_up") == 1 and up_gpus(body)
+
+
 def test_driver_restart_reinitialises_nvml_and_registers_xid_events_again(
     fake: FakeNvml, ready: Exporter, wait_for
 ) -> None:
