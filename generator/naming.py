@@ -150,7 +150,9 @@ QUEUE_DEPTH = "model_queue_depth"
 RUNNING_REQUESTS = "model_running_requests"
 KV_CACHE_USAGE = "model_kv_cache_usage"
 MEMORY_USAGE = "model_memory_working_set"
-SLI_EVENTS = "slo_events"
+# One record of bad and total events: renamed from slo_events (good and total) so that an
+# upgrade starts both series together, never a window of new bad over old total events.
+SLI_EVENTS = "slo_outcomes"
 SLI_ERROR = "slo_sli_error"
 SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
 SLO_BURN_RATE = "slo_burn_rate"

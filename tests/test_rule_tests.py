@@ -47,7 +47,7 @@ def test_slo_groups_evaluate_at_the_spec_interval_and_sum_whole_increments(tmp_p
     assert all("interval" not in g for g in doc["groups"] if g not in slo_groups)
     text = files["rules/chat-28d.rules.yaml"].read_text()
     # 30s increments; each window half an evaluation short: 120 increments in 1h, 80640 in 28d.
-    assert "record: service:slo_events:increase30s" in text and " offset 30s)" in text
+    assert "record: service:slo_outcomes:increase30s" in text and " offset 30s)" in text
     assert "[59m45s]" in text and "[27d23h59m45s]" in text and "[1h]" not in text
 
 

@@ -160,7 +160,7 @@ def test_bad_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) 
     assert slo_groups
     for group in slo_groups:
         records = {r["record"]: r["expr"] for r in group["rules"] if "record" in r}
-        events = [name for name in records if ":slo_events:" in name]
+        events = [name for name in records if ":slo_outcomes:" in name]
         raw_readers = [name for name, expr in records.items() if " offset " in expr]
         assert raw_readers == events, group["name"]  # one rule reads the counters
         (record,) = events
@@ -190,7 +190,7 @@ SLOS = ("availability", "latency-e2e")
 
 def _events(at: str, slo: str, total: float, bad: float | None) -> dict[str, Any]:
     """The events record of ``slo`` at ``at``: its total series, and its bad one unless None."""
-    name = "service:slo_events:increase1m"
+    name = "service:slo_outcomes:increase1m"
     base = f'namespace="llm-serving",service="llama3-70b",slo="{slo}"'
     found = [{"labels": f'{name}{{events="total",{base}}}', "value": total}]
     if bad is not None:
@@ -306,7 +306,7 @@ def test_events_stay_apart_per_model_and_cluster(tmp_path: Path) -> None:
         }
         for (c, m), value in ratios.items()
     ]
-    events = "service_model:slo_events:increase1m"
+    events = "service_model:slo_outcomes:increase1m"
     _run(
         rules,
         [

@@ -19,7 +19,7 @@ remote-writes each record, timestamped at the start of its group's evaluation, w
 has run (up to one evaluation interval), then after up to one ``-remoteWrite.flushInterval``;
 VictoriaMetrics 1.79 makes ingested rows searchable on a 1 s ticker (up to
 :data:`INGESTION_LAG_S`). With a shorter offset a rule can read the newest
-``events="total"`` sample of ``service:slo_events:increase1s`` without its twin. While obsgen
+``events="total"`` sample of ``service:slo_outcomes:increase1s`` without its twin. While obsgen
 recorded good events, that unpaired total was a large bad share while the windows held few
 samples, and a healthy service paged (it did, with the 1 s offset this suite once used); with
 bad events recorded an unpaired total lowers the ratio and an unpaired bad one is 0 when healthy. :data:`LATENCY_OFFSET_S` = 1 s +
