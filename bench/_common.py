@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.error
@@ -26,6 +27,21 @@ from pathlib import Path
 from typing import Any, Self
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def export_paths(revision: str, into: Path, *paths: str) -> Path:
+    """``paths`` (folders of the repository) as of git ``revision``, exported under ``into``
+    (created); returns ``into``."""
+    into.mkdir(parents=True, exist_ok=True)
+    archive = into / "export.tar"
+    subprocess.run(
+        ["git", "archive", "--format=tar", "-o", str(archive), revision, *paths],
+        cwd=REPO,
+        check=True,
+    )
+    with tarfile.open(archive) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -36,7 +36,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -46,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import REPO, command_line, machine, machine_speed, markdown_table
+from _common import REPO, command_line, export_paths, machine, machine_speed, markdown_table
 
 sys.path.insert(0, str(REPO))
 from generator import promtool
@@ -140,20 +139,6 @@ def timed(args: list[str], cwd: Path, env: dict[str, str]) -> Run:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(args)} failed:\n{stderr.decode()[-3000:]}")
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, peak / 1024)
-
-
-def export_revision(revision: str, into: Path) -> Path:
-    """The ``generator`` package of git ``revision``, exported under ``into``."""
-    into.mkdir(parents=True)
-    archive = into / "src.tar"
-    subprocess.run(
-        ["git", "archive", "--format=tar", "-o", str(archive), revision, "generator"],
-        cwd=REPO,
-        check=True,
-    )
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    return into
 
 
 def obsgen(code: Path | None) -> tuple[list[str], dict[str, str]]:
@@ -291,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[tuple[str, int], dict[str, Run]] = {}
         builds: list[tuple[str, Path | None, list[int]]] = [("this", None, args.sizes)]
         if args.baseline:
-            exported = export_revision(args.baseline, work / "baseline")
+            exported = export_paths(args.baseline, work / "baseline", "generator")
             builds.insert(0, (f"baseline {args.baseline}", exported, args.baseline_sizes))
         for label, code, sizes in builds:
             for size in sizes:

@@ -24,8 +24,9 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 KNOWN_ORDER = ("rule_eval", "render_scale", "exporter_scrape", "lint_corpus")
 # Run only when named (``--only detection --budget 3600``): days of 1m promtool evaluations
-# per tier, about half an hour on 2 cores (BENCHMARKS.md, "Time to page").
-ALONE = ("detection",)
+# per tier, about half an hour on 2 cores (BENCHMARKS.md, "Time to page"); and proof_compare,
+# which needs the git revision to compare with: run it directly (`--baseline REV`).
+ALONE = ("detection", "proof_compare")
 BUDGET_S = 600
 
 
