@@ -44,12 +44,23 @@ def proof_cpu(rules: Path, example: str) -> float:
         parts = [
             p for f in sorted(folder.glob(f"{example}.*test.yaml")) for p in split_test_file(f)
         ]
-        checked = promtool.check_rules([folder / f"{example}.rules.yaml"])
-        tested = promtool.test_rules(parts, cost=estimated_cost)
+        prove_as_render(folder, example, parts)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if not (checked.ok and tested.ok):
-            raise RuntimeError(f"{example}: the proof failed:\n{checked.output}{tested.output}")
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def prove_as_render(folder: Path, example: str, parts: list[Path]) -> None:
+    """``promtool check rules`` on ``example``'s rule file in ``folder``, then its split test
+    files ``parts`` through :func:`generator.promtool.test_rules`, as ``obsgen render`` runs
+    them.
+
+    Raises:
+        RuntimeError: the proof failed.
+    """
+    checked = promtool.check_rules([folder / f"{example}.rules.yaml"])
+    tested = promtool.test_rules(parts, cost=estimated_cost)
+    if not (checked.ok and tested.ok):
+        raise RuntimeError(f"{example}: the proof failed:\n{checked.output}{tested.output}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,11 +46,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import REPO, command_line, export_paths, machine, machine_speed, markdown_table
+from proof_compare import prove_as_render
 
 sys.path.insert(0, str(REPO))
-from generator import promtool
 from generator.builders import install_limits  # this checkout's limits
-from generator.proof_split import estimated_cost, split_test_file
+from generator.proof_split import split_test_file
 
 TARGET_COLD_1000_S = 10.0
 TARGET_EDIT_S = 3.0
@@ -229,14 +229,7 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int]:
         whole = _promtool_cpu(files)
         parts = [part for path in files for part in split_test_file(path)]
         split = _promtool_cpu(parts)
-
-        def as_render() -> None:
-            checked = promtool.check_rules([folder / f"{example}.rules.yaml"])
-            tested = promtool.test_rules(parts, cost=estimated_cost)
-            if not (checked.ok and tested.ok):
-                raise RuntimeError(f"{example}: the proof failed:\n{tested.output}")
-
-        rendered = _children_cpu(as_render)
+        rendered = _children_cpu(lambda: prove_as_render(folder, example, parts))
     return whole, split, rendered, len(files), len(parts)
 
 
