@@ -246,6 +246,7 @@ def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Pa
         return [path]
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")
+    step = _step_ms(doc) if costs is not None else None
     for number, (needed, own_tests) in enumerate(sets.items()):
         if isinstance(needed, frozenset):
             loads = []
@@ -259,7 +260,6 @@ def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Pa
         else:
             loads = [str(f) for f in doc["rule_files"]]
         loaded = len(needed) if isinstance(needed, frozenset) else len(index.all)
-        step = _step_ms(doc) if costs is not None else None
         for first in range(0, len(own_tests), TESTS_PER_PART):
             part = dict(doc, rule_files=loads, tests=own_tests[first : first + TESTS_PER_PART])
             target = path.parent / f"{stem}.set{number}.part{first // TESTS_PER_PART}.yaml"
