@@ -28,14 +28,30 @@ every rule that cannot load, but not these.
 
 The committed test files are unchanged and still run as they are (the test suite does so, and
 catches those evaluation failures); this is how ``obsgen render`` runs them faster.
+
+**Assertions proven before.** Each assertion of a test group (one ``alert_rule_test`` or
+``promql_expr_test`` entry) has a verdict that depends only on what promtool reads for it: the
+file's fields but ``tests`` and ``rule_files``; its test group's fields but the assertions and
+the name (interval, external labels…); the rules it observes, each with its group's other
+fields, in load order; the input series those rules or its own expression name (no selector of
+them can match a series of another metric; with every rule observed, every series counts);
+and the assertion itself. promtool tests each test group in fresh storage with freshly loaded
+rules, and evaluating on to a later ``eval_time`` changes no earlier alert.
+:func:`assertion_keys` hashes exactly those inputs; :func:`split_test_file`, given the keys of
+assertions that passed, leaves them out, and a test group keeps only its other assertions,
+loading only the rules those observe. After a change to one alert, a service's proof runs only
+the assertions that change can reach. Where the keys come from decides what they are worth:
+``obsgen render`` takes them from the test files on disk, which passed when a render wrote
+them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +232,138 @@ def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
     return list(files.values())
 
 
-def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Path]:
+def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
+    """The test file ``path``, the rule groups it loads (in load order) and each group's rule
+    file, by its index among the files.
+
+    Raises:
+        OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError: a file that
+            cannot be read or does not have the shape of a promtool test or rule file.
+    """
+    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    groups: list[dict[str, Any]] = []
+    origin: list[int] = []
+    for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
+        own = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+        groups += own
+        origin += [number] * len(own)
+    list(doc["tests"])  # a TypeError now, not later, when it is not a list
+    return doc, groups, origin
+
+
+_ASSERTIONS = ("alert_rule_test", "promql_expr_test")
+
+
+def _dumped(value: Any) -> bytes:
+    return yaml.dump(value, Dumper=_Dumper).encode("utf-8")
+
+
+# An input series' metric name in promtool's notation: `name{…}`, `name` or `{__name__="name", …}`.
+_SERIES_NAME = re.compile(r"\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*(?:\{|\Z)")
+_SERIES_NAME_LABEL = re.compile(r'[{,]\s*__name__\s*=\s*"([A-Za-z_:][A-Za-z0-9_:]*)"')
+
+
+def _series_name(entry: Any) -> str | None:
+    """The metric name of an ``input_series`` entry, or None when it cannot tell."""
+    try:
+        series = str(entry["series"])
+    except (KeyError, TypeError):
+        return None
+    found = _SERIES_NAME.match(series) or _SERIES_NAME_LABEL.search(series)
+    return found.group(1) if found else None
+
+
+class _Keys:
+    """The inputs of a test file's assertions, hashed (see the module docstring)."""
+
+    def __init__(
+        self, doc: Mapping[str, Any], groups: list[dict[str, Any]], origin: list[int]
+    ) -> None:
+        self._file = _dumped({k: v for k, v in doc.items() if k not in ("tests", "rule_files")})
+        self._groups = [
+            hashlib.sha256(
+                _dumped([origin[g], {k: v for k, v in group.items() if k != "rules"}])
+            ).digest()
+            for g, group in enumerate(groups)
+        ]
+        self._rules = {
+            (g, r): hashlib.sha256(_dumped(rule)).digest()
+            for g, group in enumerate(groups)
+            for r, rule in enumerate(group.get("rules") or [])
+        }
+        self._names = {
+            (g, r): frozenset(_IDENTIFIER.findall(str(rule.get("expr", ""))))
+            for g, group in enumerate(groups)
+            for r, rule in enumerate(group.get("rules") or [])
+        }
+
+    def of(self, test: Mapping[str, Any], index: _RuleIndex) -> list[tuple[str, int, str]]:
+        """``(kind, position, key)`` of each assertion of ``test``. An input series whose
+        metric name none of the rules it observes (nor its own expression) names cannot be
+        read by it, and is left out of its key; with every rule observed, none is."""
+        fields = {k: v for k, v in test.items() if k not in (*_ASSERTIONS, "name")}
+        series = list(fields.pop("input_series", None) or [])
+        shared = _dumped(fields)
+        found = []
+        for kind in _ASSERTIONS:
+            for position, assertion in enumerate(test.get(kind) or []):
+                needed = _needed({kind: [assertion]}, index)
+                rules: list[Rule] = sorted(index.all if isinstance(needed, str) else needed)
+                read = set(_IDENTIFIER.findall(str(assertion.get("expr", ""))))
+                for rule in rules:
+                    read |= self._names[rule]
+                own_series = [
+                    entry
+                    for entry in series
+                    if needed == _WHOLE or _series_name(entry) in read | {None}
+                ]
+                digest = hashlib.sha256(self._file + b"\0" + shared + b"\0")
+                digest.update(_dumped(own_series) + b"\0")
+                last = -1
+                for g, r in rules:
+                    if g != last:
+                        digest.update(b"g" + self._groups[g])
+                        last = g
+                    digest.update(b"r" + self._rules[(g, r)])
+                digest.update(f"\0{kind}\0".encode() + _dumped(assertion))
+                found.append((kind, position, digest.hexdigest()))
+        return found
+
+
+def assertion_keys(path: Path) -> set[str]:
+    """The key of every assertion of the promtool test file ``path`` (rule files resolved
+    relative to it): a hash of everything its verdict depends on (see the module docstring).
+    Empty when a file cannot be read or understood."""
+    try:
+        doc, groups, origin = _load(path)
+        index = _RuleIndex(groups)
+        keys = _Keys(doc, groups, origin)
+        return {key for test in doc["tests"] for _, _, key in keys.of(test, index)}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
+        return set()
+
+
+def _unproven(
+    tests: list[Any], keys: _Keys, index: _RuleIndex, proven: Collection[str]
+) -> list[Any]:
+    """``tests`` without the assertions whose key is in ``proven``; a test group left with
+    none is left out."""
+    kept = []
+    for test in tests:
+        todo: dict[str, list[Any]] = {kind: [] for kind in _ASSERTIONS}
+        for kind, position, key in keys.of(test, index):
+            if key not in proven:
+                todo[kind].append(test[kind][position])
+        if any(todo.values()):
+            reduced = {k: v for k, v in test.items() if k not in _ASSERTIONS}
+            reduced.update({kind: found for kind, found in todo.items() if found})
+            kept.append(reduced)
+    return kept
+
+
+def split_test_file(
+    path: Path, costs: dict[Path, int] | None = None, proven: Collection[str] = ()
+) -> list[Path]:
     """Split the promtool test file ``path`` (rule files resolved relative to it) into test
     files beside it, each loading only the rules its test groups need (see the module
     docstring); returns their paths in the order of their first test group, or ``[path]``
@@ -224,25 +371,26 @@ def split_test_file(path: Path, costs: dict[Path, int] | None = None) -> list[Pa
     read or account for). The rule files must pass ``promtool check rules``: a rule that
     cannot load fails every test group of the whole file, but not of a part leaving it out.
     ``costs`` (when given) receives each part's :func:`estimated_cost`, from what the split
-    has read already (not for ``[path]``).
+    has read already (not for ``[path]``). ``proven``: keys (:func:`assertion_keys`) of
+    assertions that passed; they are left out, and a file whose assertions all passed gives
+    no part.
     """
     try:
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-        groups: list[dict[str, Any]] = []
-        origin: list[int] = []  # each group's rule file, by its index among the files
-        for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
-            own = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
-            groups += own
-            origin += [number] * len(own)
+        doc, groups, origin = _load(path)
         tests = list(doc["tests"])
         index = _RuleIndex(groups)
+        reduced = False
+        if proven:
+            unproven = _unproven(tests, _Keys(doc, groups, origin), index, proven)
+            reduced = unproven != tests
+            tests = unproven
         sets: dict[frozenset[Rule] | str, list[Any]] = {}
         for test in tests:
             needed = _needed(test, index)
             sets.setdefault(_WHOLE if needed == frozenset(index.all) else needed, []).append(test)
     except (OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError):
         return [path]  # promtool reports what is wrong with it
-    if len(sets) == 1 and _WHOLE in sets:
+    if len(sets) == 1 and _WHOLE in sets and not reduced:
         return [path]
     parts: list[Path] = []
     stem = path.name.removesuffix(".yaml")

@@ -44,7 +44,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
-from generator.proof_split import estimated_cost, split_test_file
+from generator.proof_split import assertion_keys, estimated_cost, split_test_file
 from generator.receivers import load_receivers
 from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
@@ -220,6 +220,9 @@ def promtool_problems(
     cache records for these very files and this promtool (that proof checked them: at 1,000
     services reused from the cache, 22 s of checking saved). Each test file runs split by the
     rule groups its test groups observe (:func:`generator.proof_split.split_test_file`).
+    With ``cache``, an assertion (one ``alert_rule_test`` or ``promql_expr_test`` entry) whose
+    inputs are those of an assertion of the service's test files on disk under ``root`` is not
+    run again: those files passed when a render wrote them, and the test suite re-runs them.
 
     ``shapes`` (service → the shape it was renamed from, :mod:`generator.shapes`): of the
     services of one shape, only the first is checked and tested when its files show that the
@@ -261,6 +264,13 @@ def promtool_problems(
         for p in services[name]
         if p.startswith("rules/") and p.endswith(".test.yaml")
     )
+    # Assertions of the files on disk passed when a render wrote them: only those whose
+    # inputs changed run again (generator/proof_split.py; --no-cache runs every one).
+    passed: dict[str, set[str]] = {}
+    if root is not None and cache is not None:
+        for rel in tests:
+            owner = rel.removeprefix("rules/").split(".")[0]
+            passed.setdefault(owner, set()).update(assertion_keys(root / rel))
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
@@ -271,7 +281,13 @@ def promtool_problems(
         with ThreadPoolExecutor(max_workers=1) as beside:
             checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
             costs: dict[Path, int] = {}
-            parts = [(part, t) for t in tests for part in split_test_file(base / t, costs)]
+            parts = [
+                (part, t)
+                for t in tests
+                for part in split_test_file(
+                    base / t, costs, passed.get(t.removeprefix("rules/").split(".")[0], ())
+                )
+            ]
             if progress is not None:
                 progress.phase("promtool test rules", len(parts))
             tested = promtool.test_rules(

@@ -266,6 +266,48 @@ def test_rule_files_no_recorded_proof_covers_are_checked_on_every_render(
     assert log.read_text().startswith("check rules")
 
 
+def _asserting_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Make obsgen run promtool through a wrapper that logs the alert names each
+    ``promtool test rules`` run asserts on, one ``alertname: X`` line per assertion."""
+    real = shutil.which("promtool")
+    assert real is not None, "make test installs promtool"
+    log = tmp_path / "asserted.log"
+    log.write_text("")
+    wrapper = tmp_path / "promtool"
+    wrapper.write_text(
+        f'#!/bin/sh\nif [ "$1" = test ]; then shift 2; grep -h "alertname:" "$@" >> "{log}"; '
+        f'set -- test rules "$@"; fi\nexec "{real}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PROMTOOL", str(wrapper))
+    return log
+
+
+def test_after_an_edit_only_the_assertions_it_can_reach_are_proved_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _asserting_promtool(tmp_path, monkeypatch)
+    repo, spec = _small_repo(tmp_path)
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    everything = re.findall(r"alertname: (\S+)", log.read_text())
+    assert {"ModelErrorRatioHigh", "ModelSignalMissing", "ModelTargetDown"} <= set(everything)
+
+    # The error-ratio threshold moved: the files on disk passed, so only the assertions that
+    # observe that alert run again (the healthy and zero-traffic cases' included).
+    spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
+    log.write_text("")
+    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    again = re.findall(r"alertname: (\S+)", log.read_text())
+    assert set(again) == {"ModelErrorRatioHigh"}
+    assert len(again) == everything.count("ModelErrorRatioHigh")
+
+    # --no-cache: every assertion of the changed files.
+    spec.write_text(spec.read_text().replace("maxRatio: 0.06", "maxRatio: 0.07"))
+    log.write_text("")
+    assert main(["render", "--no-cache", "--out", str(repo), str(repo / "specs")]) == 0
+    assert sorted(re.findall(r"alertname: (\S+)", log.read_text())) == sorted(everything)
+
+
 # --- the fleet overview ---------------------------------------------------------------------
 
 

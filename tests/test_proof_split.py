@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.proof_split import TESTS_PER_PART, estimated_cost, split_test_file
+from generator.proof_split import (
+    TESTS_PER_PART,
+    assertion_keys,
+    estimated_cost,
+    split_test_file,
+)
 from tests.helpers_promtool import ROOT, assert_ok, run_promtool
 
 
@@ -427,3 +432,124 @@ def test_the_split_gives_each_parts_estimated_cost(tmp_path: Path) -> None:
     parts = split_test_file(tmp_path / "o1-preview.test.yaml", costs)
     assert len(parts) > 1
     assert costs == {part: estimated_cost(part) for part in parts}
+
+
+def _asserted(part: Path) -> set[str]:
+    return {a["alertname"] for t in _load(part)["tests"] for a in t.get("alert_rule_test", [])}
+
+
+def test_assertions_that_passed_are_left_out_and_a_changed_alert_still_fails(
+    tmp_path: Path,
+) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+        for path in (ROOT / "rules").glob("o1-preview.*"):
+            shutil.copy(path, folder)
+    passed = set().union(*map(assertion_keys, old.glob("*.test.yaml")))
+    assert len(passed) > 60
+    assert split_test_file(new / "o1-preview.test.yaml", proven=passed) == []
+
+    # The error-ratio threshold moved in the rules (5% → 60%), its tests left as they were:
+    # only the assertions on that alert run again, and they fail.
+    rules = new / "o1-preview.rules.yaml"
+    text = rules.read_text(encoding="utf-8")
+    moved = text.replace(
+        'ratio_rate5m{service="o1-preview"} > 0.05', 'ratio_rate5m{service="o1-preview"} > 0.6'
+    )
+    assert moved != text
+    rules.write_text(moved, encoding="utf-8")
+    parts = split_test_file(new / "o1-preview.test.yaml", proven=passed)
+    assert parts
+    assert set().union(*map(_asserted, parts)) == {"ModelErrorRatioHigh"}
+    tested = sum(len(_load(part)["tests"]) for part in parts)
+    assert tested < len(_load(new / "o1-preview.test.yaml")["tests"]) / 4
+    result = run_promtool("test", "rules", *parts)
+    assert result.returncode != 0
+    assert "ModelErrorRatioHigh" in result.stdout + result.stderr
+    # every assertion of the slow files stays proven: none reads that alert
+    assert split_test_file(new / "o1-preview.slow-1h.test.yaml", proven=passed) == []
+
+
+def _keys(tmp_path: Path, rules: str, doc: dict) -> set[str]:
+    (tmp_path / "x.rules.yaml").write_text(rules, encoding="utf-8")
+    path = tmp_path / "x.test.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return assertion_keys(path)
+
+
+def _traffic_doc() -> dict:
+    test = _alert_test("TrafficHigh", "5m", [{"exp_labels": {"job": "a"}}])
+    return {"rule_files": ["x.rules.yaml"], "evaluation_interval": "1m", "tests": [test]}
+
+
+def _with_group(**fields: object) -> dict:
+    doc = _traffic_doc()
+    doc["tests"][0].update(fields)
+    return doc
+
+
+def _with_assertion(**fields: object) -> dict:
+    doc = _traffic_doc()
+    doc["tests"][0]["alert_rule_test"][0].update(fields)
+    return doc
+
+
+SLOWER = [{"series": 'requests_total{job="a"}', "values": "0+60x10"}]
+UNREAD = [*SERIES, {"series": 'other_total{job="a"}', "values": "0+1x10"}]
+BY_NAME = [*SERIES, {"series": '{__name__="requests_total", job="b"}', "values": "0+1x10"}]
+
+
+@pytest.mark.parametrize(
+    ("edit", "doc", "same"),
+    [
+        pytest.param(("vector(1)", "vector(2)"), _traffic_doc(), True, id="an unobserved rule"),
+        pytest.param(None, _with_group(name="renamed"), True, id="the test group's name"),
+        pytest.param(
+            ("rate(requests_total[1m])", "irate(requests_total[1m])"),
+            _traffic_doc(),
+            False,
+            id="a record read",
+        ),
+        pytest.param(("> 1", "> 2"), _traffic_doc(), False, id="the alert"),
+        pytest.param(
+            ("- name: derived\n", "- name: derived\n  interval: 2m\n"),
+            _traffic_doc(),
+            False,
+            id="its group",
+        ),
+        pytest.param(("- name: raw\n", "- name: raw2\n"), _traffic_doc(), False, id="a group read"),
+        pytest.param(
+            None,
+            {**_traffic_doc(), "evaluation_interval": "30s"},
+            False,
+            id="the evaluation interval",
+        ),
+        pytest.param(None, _with_group(interval="2m"), False, id="the series interval"),
+        pytest.param(None, _with_group(input_series=SLOWER), False, id="the input series"),
+        pytest.param(None, _with_group(input_series=UNREAD), True, id="a series it cannot read"),
+        pytest.param(None, _with_group(input_series=BY_NAME), False, id="a series by __name__"),
+        pytest.param(
+            None, _with_group(external_labels={"cluster": "x"}), False, id="external labels"
+        ),
+        pytest.param(None, _with_assertion(eval_time="6m"), False, id="the eval time"),
+        pytest.param(None, _with_assertion(exp_alerts=[]), False, id="the expectation"),
+    ],
+)
+def test_an_assertion_key_changes_with_every_input_of_its_verdict(
+    tmp_path: Path, edit: tuple[str, str] | None, doc: dict, same: bool
+) -> None:
+    before = _keys(tmp_path, RULES, _traffic_doc())
+    assert len(before) == 1
+    rules = RULES if edit is None else RULES.replace(*edit)
+    assert (rules, doc) != (RULES, _traffic_doc())
+    assert (_keys(tmp_path, rules, doc) == before) is same
+
+
+def test_a_plain_and_a_quoted_scalar_give_different_keys(tmp_path: Path) -> None:
+    # promtool's decoder reads some fields of `1` and `'1'` differently (a number or text):
+    # the key keeps the difference rather than assume which.
+    rule = "expr: job:requests:rate1m > 1"
+    quoted = RULES.replace(rule, rule + "\n    labels: {tier: '1'}")
+    plain = RULES.replace(rule, rule + "\n    labels: {tier: 1}")
+    assert _keys(tmp_path, quoted, _traffic_doc()) != _keys(tmp_path, plain, _traffic_doc())
