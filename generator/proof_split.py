@@ -34,15 +34,19 @@ catches those evaluation failures); this is how ``obsgen render`` runs them fast
 file's fields but ``tests`` and ``rule_files``; its test group's fields but the assertions and
 the name (interval, external labels…); the rules it observes, each with its group's other
 fields, in load order; the input series those rules or its own expression name (no selector of
-them can match a series of another metric; with every rule observed, every series counts);
-and the assertion itself. promtool tests each test group in fresh storage with freshly loaded
-rules, and evaluating on to a later ``eval_time`` changes no earlier alert.
-:func:`assertion_keys` hashes exactly those inputs; :func:`split_test_file`, given the keys of
-assertions that passed, leaves them out, and a test group keeps only its other assertions,
-loading only the rules those observe. After a change to one alert, a service's proof runs only
-the assertions that change can reach. Where the keys come from decides what they are worth:
-``obsgen render`` takes them from the test files on disk, which passed when a render wrote
-them.
+them can match a series of another metric; with every rule observed, as when one selects by
+labels alone, every series counts); and the assertion itself. promtool tests each test group
+in fresh storage with freshly loaded rules, and evaluating on to a later ``eval_time`` changes
+no earlier alert; an expression test can read later samples (``@``, a negative ``offset``), so
+its key also holds its group's last ``eval_time``, and a group holding one runs whole or not
+at all. :func:`assertion_keys` hashes exactly those inputs; :func:`split_test_file`, given the
+keys of assertions that passed, leaves them out, and a test group keeps only its other
+assertions, loading only the rules those observe. After a change to one alert, a service's
+proof runs only the assertions that change can reach. As with the parts, a rule that fails to
+evaluate is seen only where it is evaluated: not in a group left out, nor after a shortened
+group's last step. Where the keys come from decides what they are worth: ``obsgen render``
+takes them from the test files on disk, which passed when a render wrote them (read within
+the linter's bounds, as files obsgen did not just write).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from typing import Any
 
 import yaml
 
+from generator.lint import limits
 from generator.units import parse_duration_ms
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -111,10 +116,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 # Series the rule manager writes for alerting rules: reading them reads every alert's state.
 _ALERT_STATE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 # A selector's `{` and the word before it on its line: a metric name, or nothing, a number or
-# one of PromQL's word operators (`or{job="a"}`), when the selector has no name and may read
-# any series, records and ALERTS included. Braces inside strings only add rules.
+# one of PromQL's keywords (`or{job="a"}`, `group_left {job="a"}`), when the selector has no
+# name and may read any series, records and ALERTS included. Braces inside strings only add rules.
 _BEFORE_BRACE = re.compile(r"([A-Za-z0-9_:]*)[ \t]*\{")
-_WORD_OPERATORS = frozenset({"and", "or", "unless", "bool", "atan2"})
+_WORD_OPERATORS = frozenset(
+    {"and", "or", "unless", "bool", "atan2", "group_left", "group_right"}
+    | {"on", "ignoring", "by", "without", "offset"}
+)
 # The template function that runs a PromQL query (in an alert's labels or annotations).
 _TEMPLATE_QUERY = re.compile(r"\{\{.*\bquery\b", re.DOTALL)
 _WHOLE = "*"
@@ -232,19 +240,35 @@ def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
     return list(files.values())
 
 
-def _load(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
+def _read(path: Path, bounded: bool) -> Any:
+    if not bounded:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    try:
+        text = limits.read_text(path, regular_only=True)
+        limits.check_yaml(text)
+    except limits.Refused as refused:
+        raise ValueError(f"{path}: {refused.message}") from None
+    return yaml.load(text, Loader=_Loader)
+
+
+def _load(
+    path: Path, bounded: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """The test file ``path``, the rule groups it loads (in load order) and each group's rule
-    file, by its index among the files.
+    file, by its index among the files. ``bounded``: read only regular files, within the
+    linter's bounds on size and YAML shape (:mod:`generator.lint.limits`): for files obsgen
+    did not just write.
 
     Raises:
         OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError: a file that
-            cannot be read or does not have the shape of a promtool test or rule file.
+            cannot be read, is refused by those bounds, or does not have the shape of a
+            promtool test or rule file.
     """
-    doc = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    doc = _read(path, bounded)
     groups: list[dict[str, Any]] = []
     origin: list[int] = []
     for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
-        own = yaml.load(rule_file.read_text(encoding="utf-8"), Loader=_Loader)["groups"]
+        own = _read(rule_file, bounded)["groups"]
         groups += own
         origin += [number] * len(own)
     list(doc["tests"])  # a TypeError now, not later, when it is not a list
@@ -258,18 +282,17 @@ def _dumped(value: Any) -> bytes:
     return yaml.dump(value, Dumper=_Dumper).encode("utf-8")
 
 
-# An input series' metric name in promtool's notation: `name{…}`, `name` or `{__name__="name", …}`.
+# An input series' metric name written before its labels: `name{…}` or `name`.
 _SERIES_NAME = re.compile(r"\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*(?:\{|\Z)")
-_SERIES_NAME_LABEL = re.compile(r'[{,]\s*__name__\s*=\s*"([A-Za-z_:][A-Za-z0-9_:]*)"')
 
 
 def _series_name(entry: Any) -> str | None:
-    """The metric name of an ``input_series`` entry, or None when it cannot tell."""
+    """The metric name of an ``input_series`` entry written before its labels, or None
+    (``{__name__="x", …}``, whose label values this does not parse, or no series)."""
     try:
-        series = str(entry["series"])
+        found = _SERIES_NAME.match(str(entry["series"]))
     except (KeyError, TypeError):
         return None
-    found = _SERIES_NAME.match(series) or _SERIES_NAME_LABEL.search(series)
     return found.group(1) if found else None
 
 
@@ -298,16 +321,27 @@ class _Keys:
         }
 
     def of(self, test: Mapping[str, Any], index: _RuleIndex) -> list[tuple[str, int, str]]:
-        """``(kind, position, key)`` of each assertion of ``test``. An input series whose
-        metric name none of the rules it observes (nor its own expression) names cannot be
-        read by it, and is left out of its key; with every rule observed, none is."""
+        """``(kind, position, key)`` of each assertion of ``test``.
+
+        An input series whose metric name none of the rules it observes (nor its own
+        expression) names cannot be read by it, and is left out of its key; when it observes
+        every rule (one may select series by labels alone), none is. An expression test also
+        reads what the rules recorded up to the test group's last ``eval_time`` (with ``@``
+        or a negative ``offset``): that time is part of its key.
+
+        Raises:
+            ValueError: an ``eval_time`` that is not a duration.
+        """
         fields = {k: v for k, v in test.items() if k not in (*_ASSERTIONS, "name")}
         series = list(fields.pop("input_series", None) or [])
         shared = _dumped(fields)
+        cases = [case for kind in _ASSERTIONS for case in test.get(kind) or []]
+        until = max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in cases), default=0)
         found = []
         for kind in _ASSERTIONS:
             for position, assertion in enumerate(test.get(kind) or []):
                 needed = _needed({kind: [assertion]}, index)
+                everything = isinstance(needed, str) or needed == index.all
                 rules: list[Rule] = sorted(index.all if isinstance(needed, str) else needed)
                 read = set(_IDENTIFIER.findall(str(assertion.get("expr", ""))))
                 for rule in rules:
@@ -315,10 +349,12 @@ class _Keys:
                 own_series = [
                     entry
                     for entry in series
-                    if needed == _WHOLE or _series_name(entry) in read | {None}
+                    if everything or (name := _series_name(entry)) is None or name in read
                 ]
                 digest = hashlib.sha256(self._file + b"\0" + shared + b"\0")
                 digest.update(_dumped(own_series) + b"\0")
+                if kind == "promql_expr_test":
+                    digest.update(f"until {until}\0".encode())
                 last = -1
                 for g, r in rules:
                     if g != last:
@@ -333,9 +369,10 @@ class _Keys:
 def assertion_keys(path: Path) -> set[str]:
     """The key of every assertion of the promtool test file ``path`` (rule files resolved
     relative to it): a hash of everything its verdict depends on (see the module docstring).
-    Empty when a file cannot be read or understood."""
+    Empty when a file cannot be read or understood, or is not a regular file within the
+    linter's bounds (:mod:`generator.lint.limits`: size, YAML nesting and aliases)."""
     try:
-        doc, groups, origin = _load(path)
+        doc, groups, origin = _load(path, bounded=True)
         index = _RuleIndex(groups)
         keys = _Keys(doc, groups, origin)
         return {key for test in doc["tests"] for _, _, key in keys.of(test, index)}
@@ -347,14 +384,17 @@ def _unproven(
     tests: list[Any], keys: _Keys, index: _RuleIndex, proven: Collection[str]
 ) -> list[Any]:
     """``tests`` without the assertions whose key is in ``proven``; a test group left with
-    none is left out."""
+    none is left out. A test group with an expression test runs whole or not at all: leaving
+    out its last assertions would end its evaluation sooner than the expression may read."""
     kept = []
     for test in tests:
         todo: dict[str, list[Any]] = {kind: [] for kind in _ASSERTIONS}
         for kind, position, key in keys.of(test, index):
             if key not in proven:
                 todo[kind].append(test[kind][position])
-        if any(todo.values()):
+        if any(todo.values()) and test.get("promql_expr_test"):
+            kept.append(test)
+        elif any(todo.values()):
             reduced = {k: v for k, v in test.items() if k not in _ASSERTIONS}
             reduced.update({kind: found for kind, found in todo.items() if found})
             kept.append(reduced)

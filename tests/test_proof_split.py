@@ -4,6 +4,7 @@ and a broken threshold still caught."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -171,6 +172,11 @@ groups:
             '(count({__name__=~"job:.*"}) or vector(0)) > 99',
             [["job:requests:rate1m", "job:requests:rate5m"], ["TrafficHigh"], ["Other", "Reader"]],
             id="a __name__ matcher may read any record",
+        ),
+        pytest.param(
+            'vector(1) * on() group_left {job="a"} > 99',
+            [["job:requests:rate1m", "job:requests:rate5m"], ["TrafficHigh"], ["Other", "Reader"]],
+            id="a selector without a name after group_left may read any record",
         ),
     ],
 )
@@ -498,6 +504,7 @@ def _with_assertion(**fields: object) -> dict:
 SLOWER = [{"series": 'requests_total{job="a"}', "values": "0+60x10"}]
 UNREAD = [*SERIES, {"series": 'other_total{job="a"}', "values": "0+1x10"}]
 BY_NAME = [*SERIES, {"series": '{__name__="requests_total", job="b"}', "values": "0+1x10"}]
+DECOY = [*SERIES, {"series": '{job=\'x,__name__="o"\', __name__="requests_total"}', "values": "1"}]
 
 
 @pytest.mark.parametrize(
@@ -529,6 +536,7 @@ BY_NAME = [*SERIES, {"series": '{__name__="requests_total", job="b"}', "values":
         pytest.param(None, _with_group(input_series=SLOWER), False, id="the input series"),
         pytest.param(None, _with_group(input_series=UNREAD), True, id="a series it cannot read"),
         pytest.param(None, _with_group(input_series=BY_NAME), False, id="a series by __name__"),
+        pytest.param(None, _with_group(input_series=DECOY), False, id="a quoted __name__ decoy"),
         pytest.param(
             None, _with_group(external_labels={"cluster": "x"}), False, id="external labels"
         ),
@@ -553,3 +561,59 @@ def test_a_plain_and_a_quoted_scalar_give_different_keys(tmp_path: Path) -> None
     quoted = RULES.replace(rule, rule + "\n    labels: {tier: '1'}")
     plain = RULES.replace(rule, rule + "\n    labels: {tier: 1}")
     assert _keys(tmp_path, quoted, _traffic_doc()) != _keys(tmp_path, plain, _traffic_doc())
+
+
+def test_a_selector_without_a_name_makes_every_series_part_of_the_key(tmp_path: Path) -> None:
+    rules = RULES.replace("expr: vector(1)", 'expr: sum({job="a"}) > 5')
+    doc = {**_traffic_doc(), "tests": [_alert_test("Other", "5m", [])]}
+    before = _keys(tmp_path, rules, doc)
+    doc["tests"][0]["input_series"] = UNREAD
+    assert _keys(tmp_path, rules, doc) != before
+
+
+def test_an_expression_test_is_proved_again_when_its_group_evaluates_longer(
+    tmp_path: Path,
+) -> None:
+    # `@ 600` reads the record at 10m (5m back at most), which exists only when the test group
+    # evaluates that far.
+    late_read = {
+        "name": "late read",
+        "interval": "1m",
+        "input_series": SERIES,
+        "promql_expr_test": [
+            {"expr": "job:requests:rate1m @ 600", "eval_time": "1m", "exp_samples": []}
+        ],
+    }
+    old = tmp_path / "old"
+    old.mkdir()
+    passed = assertion_keys(_test_file(old, late_read))
+    assert_ok(run_promtool("test", "rules", old / "x.test.yaml"))
+
+    alert = _alert_test("TrafficHigh", "10m", [{"exp_labels": {"job": "a"}}])
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    passed |= assertion_keys(_test_file(alone, alert))  # the alert's case passed on its own
+
+    # Both in one test group: the group now evaluates to 10m, and the expression sees it.
+    both = {**late_read, "alert_rule_test": alert["alert_rule_test"]}
+    path = _test_file(tmp_path, both)
+    assert run_promtool("test", "rules", path).returncode != 0
+    parts = split_test_file(path, proven=passed)
+    assert [_load(p)["tests"] for p in parts] == [[both]]  # run whole, the alert's case too
+    assert run_promtool("test", "rules", *parts).returncode != 0
+
+
+def test_files_on_disk_outside_the_bounds_give_no_keys(tmp_path: Path) -> None:
+    path = _test_file(tmp_path, _alert_test("TrafficHigh", "5m", []))
+    assert assertion_keys(path)
+    fifo = tmp_path / "fifo.rules.yaml"
+    os.mkfifo(fifo)
+    doc = _load(path)
+    path.write_text(yaml.safe_dump({**doc, "rule_files": ["fifo.rules.yaml"]}), encoding="utf-8")
+    assert assertion_keys(path) == set()  # not opened: a FIFO would block the read forever
+
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
+    )
+    path.write_text(laughs + "rule_files: [x.rules.yaml]\ntests: [*a8]\n", encoding="utf-8")
+    assert assertion_keys(path) == set()
