@@ -33,20 +33,25 @@ catches those evaluation failures); this is how ``obsgen render`` runs them fast
 ``promql_expr_test`` entry) has a verdict that depends only on what promtool reads for it: the
 file's fields but ``tests`` and ``rule_files``; its test group's fields but the assertions and
 the name (interval, external labels…); the rules it observes, each with its group's other
-fields, in load order; the input series those rules or its own expression name (no selector of
-them can match a series of another metric; with every rule observed, as when one selects by
-labels alone, every series counts); and the assertion itself. promtool tests each test group
-in fresh storage with freshly loaded rules, and evaluating on to a later ``eval_time`` changes
-no earlier alert; an expression test can read later samples (``@``, a negative ``offset``), so
-its key also holds its group's last ``eval_time``, and a group holding one runs whole or not
-at all. :func:`assertion_keys` hashes exactly those inputs; :func:`split_test_file`, given the
-keys of assertions that passed, leaves them out, and a test group keeps only its other
-assertions, loading only the rules those observe. After a change to one alert, a service's
-proof runs only the assertions that change can reach. As with the parts, a rule that fails to
-evaluate is seen only where it is evaluated: not in a group left out, nor after a shortened
-group's last step. Where the keys come from decides what they are worth: ``obsgen render``
-takes them from the test files on disk, which passed when a render wrote them (read within
-the linter's bounds, as files obsgen did not just write).
+fields, in load order; and the assertion itself. Every input series of the group counts, read
+or not: promtool pastes each entry's text into one ``load`` command, where a malformed or
+duplicated one fails the group and one holding a line break adds or hides series. promtool
+tests each test group in fresh storage with freshly loaded rules, and evaluating on to a later
+``eval_time`` changes no earlier alert; an expression test can read later samples (``@``, a
+negative ``offset``), so its key also holds its group's last ``eval_time``, and a group holding
+one runs whole or not at all. :func:`assertion_keys` hashes exactly those inputs;
+:func:`split_test_file`, given the keys of assertions that passed, leaves them out, and a test
+group keeps only its other assertions, loading only the rules those observe. After a change to
+one alert, a service's proof runs only the assertions that change can reach. As with the parts,
+a rule that fails to evaluate is seen only where it is evaluated: not in a group left out, nor
+after a shortened group's last step. Where the keys come from decides what they are worth:
+``obsgen render`` takes them from the test files on disk, which passed when a render wrote them
+(read within the linter's bounds, as files obsgen did not just write).
+
+Only YAML that promtool's Go decoders read as PyYAML does is split or keyed: a file with an
+explicit tag or a merge key, a rule file with an anchor or alias, or a rule's ``record``,
+``alert`` or ``expr`` (a test case's ``alertname``, ``eval_time`` or ``expr``, a series' text
+or values) that PyYAML reads as other than text (``null``) stays whole and gives no keys.
 """
 
 from __future__ import annotations
@@ -240,15 +245,54 @@ def _rule_files(base: Path, entries: list[Any]) -> list[Path]:
     return list(files.values())
 
 
-def _read(path: Path, bounded: bool) -> Any:
+def _read(path: Path, bounded: bool, rule_file: bool = False) -> Any:
     if not bounded:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
-    try:
-        text = limits.read_text(path, regular_only=True)
-        limits.check_yaml(text)
-    except limits.Refused as refused:
-        raise ValueError(f"{path}: {refused.message}") from None
+        text = path.read_text(encoding="utf-8")
+    else:
+        try:
+            text = limits.read_text(path, regular_only=True)
+            limits.check_yaml(text)
+        except limits.Refused as refused:
+            raise ValueError(f"{path}: {refused.message}") from None
+    _refuse_unlike_go(text, rule_file)
     return yaml.load(text, Loader=_Loader)
+
+
+def _refuse_unlike_go(text: str, rule_file: bool) -> None:
+    """Refuse YAML that promtool's Go decoders may read otherwise than PyYAML: explicit tags
+    (``!!binary``, ``!!null``…), merge keys (applied in another order) and, in a rule file,
+    anchors and aliases (promtool keeps ``record``, ``alert`` and ``expr`` as YAML nodes: an
+    aliased ``expr`` reads as the anchor's name).
+
+    Raises:
+        ValueError: naming what was found.
+    """
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if rule_file and (isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None)):
+            raise ValueError("a YAML anchor or alias in a rule file")
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            raise ValueError(f"an explicit YAML tag {tag}")
+        if isinstance(event, yaml.ScalarEvent) and event.value == "<<" and not event.style:
+            raise ValueError("a YAML merge key")
+
+
+_TEXT_FIELDS = {
+    "rule": ("record", "alert", "expr"),
+    "test case": ("alertname", "eval_time", "expr"),
+    "input series": ("series", "values"),
+}
+
+
+def _check_text(kind: str, item: Any) -> None:
+    """Refuse a field promtool reads as text that PyYAML read as something else (``null``).
+
+    Raises:
+        ValueError: naming the field.
+    """
+    for field in _TEXT_FIELDS[kind]:
+        if field in item and not isinstance(item[field], str):
+            raise ValueError(f"a {kind}'s {field} that is not text")
 
 
 def _load(
@@ -268,10 +312,17 @@ def _load(
     groups: list[dict[str, Any]] = []
     origin: list[int] = []
     for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
-        own = _read(rule_file, bounded)["groups"]
+        own = _read(rule_file, bounded, rule_file=True)["groups"]
         groups += own
         origin += [number] * len(own)
-    list(doc["tests"])  # a TypeError now, not later, when it is not a list
+    for group in groups:
+        for rule in group.get("rules") or []:
+            _check_text("rule", rule)
+    for test in doc["tests"]:
+        for case in [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]:
+            _check_text("test case", case)
+        for entry in test.get("input_series") or []:
+            _check_text("input series", entry)
     return doc, groups, origin
 
 
@@ -280,20 +331,6 @@ _ASSERTIONS = ("alert_rule_test", "promql_expr_test")
 
 def _dumped(value: Any) -> bytes:
     return yaml.dump(value, Dumper=_Dumper).encode("utf-8")
-
-
-# An input series' metric name written before its labels: `name{…}` or `name`.
-_SERIES_NAME = re.compile(r"\s*([A-Za-z_:][A-Za-z0-9_:]*)\s*(?:\{|\Z)")
-
-
-def _series_name(entry: Any) -> str | None:
-    """The metric name of an ``input_series`` entry written before its labels, or None
-    (``{__name__="x", …}``, whose label values this does not parse, or no series)."""
-    try:
-        found = _SERIES_NAME.match(str(entry["series"]))
-    except (KeyError, TypeError):
-        return None
-    return found.group(1) if found else None
 
 
 class _Keys:
@@ -314,45 +351,24 @@ class _Keys:
             for g, group in enumerate(groups)
             for r, rule in enumerate(group.get("rules") or [])
         }
-        self._names = {
-            (g, r): frozenset(_IDENTIFIER.findall(str(rule.get("expr", ""))))
-            for g, group in enumerate(groups)
-            for r, rule in enumerate(group.get("rules") or [])
-        }
 
     def of(self, test: Mapping[str, Any], index: _RuleIndex) -> list[tuple[str, int, str]]:
-        """``(kind, position, key)`` of each assertion of ``test``.
-
-        An input series whose metric name none of the rules it observes (nor its own
-        expression) names cannot be read by it, and is left out of its key; when it observes
-        every rule (one may select series by labels alone), none is. An expression test also
+        """``(kind, position, key)`` of each assertion of ``test``. An expression test also
         reads what the rules recorded up to the test group's last ``eval_time`` (with ``@``
         or a negative ``offset``): that time is part of its key.
 
         Raises:
             ValueError: an ``eval_time`` that is not a duration.
         """
-        fields = {k: v for k, v in test.items() if k not in (*_ASSERTIONS, "name")}
-        series = list(fields.pop("input_series", None) or [])
-        shared = _dumped(fields)
+        shared = _dumped({k: v for k, v in test.items() if k not in (*_ASSERTIONS, "name")})
         cases = [case for kind in _ASSERTIONS for case in test.get(kind) or []]
         until = max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in cases), default=0)
         found = []
         for kind in _ASSERTIONS:
             for position, assertion in enumerate(test.get(kind) or []):
                 needed = _needed({kind: [assertion]}, index)
-                everything = isinstance(needed, str) or needed == index.all
                 rules: list[Rule] = sorted(index.all if isinstance(needed, str) else needed)
-                read = set(_IDENTIFIER.findall(str(assertion.get("expr", ""))))
-                for rule in rules:
-                    read |= self._names[rule]
-                own_series = [
-                    entry
-                    for entry in series
-                    if everything or (name := _series_name(entry)) is None or name in read
-                ]
                 digest = hashlib.sha256(self._file + b"\0" + shared + b"\0")
-                digest.update(_dumped(own_series) + b"\0")
                 if kind == "promql_expr_test":
                     digest.update(f"until {until}\0".encode())
                 last = -1

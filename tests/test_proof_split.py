@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import proof_split
 from generator.proof_split import (
     TESTS_PER_PART,
     assertion_keys,
@@ -534,7 +535,7 @@ DECOY = [*SERIES, {"series": '{job=\'x,__name__="o"\', __name__="requests_total"
         ),
         pytest.param(None, _with_group(interval="2m"), False, id="the series interval"),
         pytest.param(None, _with_group(input_series=SLOWER), False, id="the input series"),
-        pytest.param(None, _with_group(input_series=UNREAD), True, id="a series it cannot read"),
+        pytest.param(None, _with_group(input_series=UNREAD), False, id="a series no rule reads"),
         pytest.param(None, _with_group(input_series=BY_NAME), False, id="a series by __name__"),
         pytest.param(None, _with_group(input_series=DECOY), False, id="a quoted __name__ decoy"),
         pytest.param(
@@ -561,14 +562,6 @@ def test_a_plain_and_a_quoted_scalar_give_different_keys(tmp_path: Path) -> None
     quoted = RULES.replace(rule, rule + "\n    labels: {tier: '1'}")
     plain = RULES.replace(rule, rule + "\n    labels: {tier: 1}")
     assert _keys(tmp_path, quoted, _traffic_doc()) != _keys(tmp_path, plain, _traffic_doc())
-
-
-def test_a_selector_without_a_name_makes_every_series_part_of_the_key(tmp_path: Path) -> None:
-    rules = RULES.replace("expr: vector(1)", 'expr: sum({job="a"}) > 5')
-    doc = {**_traffic_doc(), "tests": [_alert_test("Other", "5m", [])]}
-    before = _keys(tmp_path, rules, doc)
-    doc["tests"][0]["input_series"] = UNREAD
-    assert _keys(tmp_path, rules, doc) != before
 
 
 def test_an_expression_test_is_proved_again_when_its_group_evaluates_longer(
@@ -616,4 +609,35 @@ def test_files_on_disk_outside_the_bounds_give_no_keys(tmp_path: Path) -> None:
         f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]\n" for i in range(1, 9)
     )
     path.write_text(laughs + "rule_files: [x.rules.yaml]\ntests: [*a8]\n", encoding="utf-8")
+    assert assertion_keys(path) == set()
+
+
+@pytest.mark.parametrize(
+    ("edit", "what"),
+    [
+        pytest.param(
+            ("expr: vector(1)", "expr: &other vector(1)\n  - alert: Copy\n    expr: *other"),
+            "anchor or alias",
+            id="an alias (promtool reads the anchor's name)",
+        ),
+        pytest.param(("expr: vector(1)", "expr: !!str vector(1)"), "explicit YAML tag", id="a tag"),
+        pytest.param(("- alert: Other", "- alert: null"), "not text", id="a null alert name"),
+        pytest.param(
+            ("  - alert: Other\n", "  - <<: {for: 1m}\n    alert: Other\n"),
+            "merge key",
+            id="a merge key (Go applies it in another order)",
+        ),
+    ],
+)
+def test_yaml_go_may_read_otherwise_is_neither_split_nor_keyed(
+    tmp_path: Path, edit: tuple[str, str], what: str
+) -> None:
+    path = _test_file(tmp_path, _alert_test("TrafficHigh", "5m", []))
+    rules = tmp_path / "x.rules.yaml"
+    text = rules.read_text(encoding="utf-8")
+    assert edit[0] in text
+    rules.write_text(text.replace(*edit), encoding="utf-8")
+    with pytest.raises(ValueError, match=what):
+        proof_split._load(path)
+    assert split_test_file(path) == [path]
     assert assertion_keys(path) == set()
