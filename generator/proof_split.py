@@ -295,13 +295,18 @@ def _check_text(kind: str, item: Any) -> None:
             raise ValueError(f"a {kind}'s {field} that is not text")
 
 
+RuleFiles = dict[str, list[dict[str, Any]]]
+"""Rule files already read, by path: their groups, shared by calls on test files that load
+the same rule files (a service's test files all load its one rule file)."""
+
+
 def _load(
-    path: Path, bounded: bool = False
+    path: Path, bounded: bool = False, read: RuleFiles | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[int]]:
     """The test file ``path``, the rule groups it loads (in load order) and each group's rule
     file, by its index among the files. ``bounded``: read only regular files, within the
     linter's bounds on size and YAML shape (:mod:`generator.lint.limits`): for files obsgen
-    did not just write.
+    did not just write. ``read``: rule files read before (none is read twice).
 
     Raises:
         OSError, yaml.YAMLError, KeyError, TypeError, AttributeError, ValueError: a file that
@@ -312,7 +317,11 @@ def _load(
     groups: list[dict[str, Any]] = []
     origin: list[int] = []
     for number, rule_file in enumerate(_rule_files(path.parent, doc["rule_files"])):
-        own = _read(rule_file, bounded, rule_file=True)["groups"]
+        own = read.get(str(rule_file)) if read is not None else None
+        if own is None:
+            own = _read(rule_file, bounded, rule_file=True)["groups"]
+            if read is not None:
+                read[str(rule_file)] = own
         groups += own
         origin += [number] * len(own)
     for group in groups:
@@ -382,13 +391,14 @@ class _Keys:
         return found
 
 
-def assertion_keys(path: Path) -> set[str]:
+def assertion_keys(path: Path, read: RuleFiles | None = None) -> set[str]:
     """The key of every assertion of the promtool test file ``path`` (rule files resolved
     relative to it): a hash of everything its verdict depends on (see the module docstring).
     Empty when a file cannot be read or understood, or is not a regular file within the
-    linter's bounds (:mod:`generator.lint.limits`: size, YAML nesting and aliases)."""
+    linter's bounds (:mod:`generator.lint.limits`: size, YAML nesting and aliases).
+    ``read``: rule files read before, and where to keep those read now."""
     try:
-        doc, groups, origin = _load(path, bounded=True)
+        doc, groups, origin = _load(path, bounded=True, read=read)
         index = _RuleIndex(groups)
         keys = _Keys(doc, groups, origin)
         return {key for test in doc["tests"] for _, _, key in keys.of(test, index)}
@@ -418,7 +428,10 @@ def _unproven(
 
 
 def split_test_file(
-    path: Path, costs: dict[Path, int] | None = None, proven: Collection[str] = ()
+    path: Path,
+    costs: dict[Path, int] | None = None,
+    proven: Collection[str] = (),
+    read: RuleFiles | None = None,
 ) -> list[Path]:
     """Split the promtool test file ``path`` (rule files resolved relative to it) into test
     files beside it, each loading only the rules its test groups need (see the module
@@ -429,10 +442,10 @@ def split_test_file(
     ``costs`` (when given) receives each part's :func:`estimated_cost`, from what the split
     has read already (not for ``[path]``). ``proven``: keys (:func:`assertion_keys`) of
     assertions that passed; they are left out, and a file whose assertions all passed gives
-    no part.
+    no part. ``read``: rule files read before, and where to keep those read now.
     """
     try:
-        doc, groups, origin = _load(path)
+        doc, groups, origin = _load(path, read=read)
         tests = list(doc["tests"])
         index = _RuleIndex(groups)
         reduced = False

@@ -44,7 +44,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
-from generator.proof_split import assertion_keys, estimated_cost, split_test_file
+from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, split_test_file
 from generator.receivers import load_receivers
 from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
@@ -268,9 +268,10 @@ def promtool_problems(
     # inputs changed run again (generator/proof_split.py; --no-cache runs every one).
     passed: dict[str, set[str]] = {}
     if root is not None and cache is not None:
+        on_disk: RuleFiles = {}
         for rel in tests:
             owner = rel.removeprefix("rules/").split(".")[0]
-            passed.setdefault(owner, set()).update(assertion_keys(root / rel))
+            passed.setdefault(owner, set()).update(assertion_keys(root / rel, on_disk))
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
@@ -281,11 +282,12 @@ def promtool_problems(
         with ThreadPoolExecutor(max_workers=1) as beside:
             checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
             costs: dict[Path, int] = {}
+            read: RuleFiles = {}
             parts = [
                 (part, t)
                 for t in tests
                 for part in split_test_file(
-                    base / t, costs, passed.get(t.removeprefix("rules/").split(".")[0], ())
+                    base / t, costs, passed.get(t.removeprefix("rules/").split(".")[0], ()), read
                 )
             ]
             if progress is not None:
