@@ -295,6 +295,23 @@ def _check_text(kind: str, item: Any) -> None:
             raise ValueError(f"a {kind}'s {field} that is not text")
 
 
+_ASSERTIONS = ("alert_rule_test", "promql_expr_test")
+
+
+def _cases(test: Mapping[str, Any]) -> list[Any]:
+    """A test group's assertions: its alert tests, then its expression tests."""
+    return [case for kind in _ASSERTIONS for case in test.get(kind) or []]
+
+
+def _last_eval_ms(test: Mapping[str, Any]) -> int:
+    """A test group's last ``eval_time`` in ms (0 without assertions).
+
+    Raises:
+        ValueError: an ``eval_time`` that is not a duration.
+    """
+    return max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in _cases(test)), default=0)
+
+
 RuleFiles = dict[str, list[dict[str, Any]]]
 """Rule files already read, by path: their groups, shared by calls on test files that load
 the same rule files (a service's test files all load its one rule file)."""
@@ -328,14 +345,11 @@ def _load(
         for rule in group.get("rules") or []:
             _check_text("rule", rule)
     for test in doc["tests"]:
-        for case in [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]:
+        for case in _cases(test):
             _check_text("test case", case)
         for entry in test.get("input_series") or []:
             _check_text("input series", entry)
     return doc, groups, origin
-
-
-_ASSERTIONS = ("alert_rule_test", "promql_expr_test")
 
 
 def _dumped(value: Any) -> bytes:
@@ -370,8 +384,7 @@ class _Keys:
             ValueError: an ``eval_time`` that is not a duration.
         """
         shared = _dumped({k: v for k, v in test.items() if k not in (*_ASSERTIONS, "name")})
-        cases = [case for kind in _ASSERTIONS for case in test.get(kind) or []]
-        until = max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in cases), default=0)
+        until = _last_eval_ms(test)
         found = []
         for kind in _ASSERTIONS:
             for position, assertion in enumerate(test.get(kind) or []):
@@ -519,7 +532,5 @@ def _cost(tests: list[Any], step_ms: int, rules: int) -> int:
     """:func:`estimated_cost` of ``tests`` evaluated every ``step_ms`` over ``rules`` rules."""
     total = 0
     for test in tests:
-        cases = [*(test.get("alert_rule_test") or []), *(test.get("promql_expr_test") or [])]
-        last = max((parse_duration_ms(str(c["eval_time"]), zero=True) for c in cases), default=0)
-        total += (last // step_ms + 1) * max(rules, 1)
+        total += (_last_eval_ms(test) // step_ms + 1) * max(rules, 1)
     return total
