@@ -257,21 +257,21 @@ def promtool_problems(
     rules = [r for r in rules if r.removeprefix("rules/").split(".")[0] not in skipped]
     if not rules:
         return []
-    tests = sorted(
-        p
+    owner = {
+        p: name
         for name in to_prove
         if name not in skipped
         for p in services[name]
         if p.startswith("rules/") and p.endswith(".test.yaml")
-    )
+    }
+    tests = sorted(owner)
     # Assertions of the files on disk passed when a render wrote them: only those whose
     # inputs changed run again (generator/proof_split.py; --no-cache runs every one).
     passed: dict[str, set[str]] = {}
     if root is not None and cache is not None:
         on_disk: RuleFiles = {}
         for rel in tests:
-            owner = rel.removeprefix("rules/").split(".")[0]
-            passed.setdefault(owner, set()).update(assertion_keys(root / rel, on_disk))
+            passed.setdefault(owner[rel], set()).update(assertion_keys(root / rel, on_disk))
     with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
         base = Path(tmp)
         for rel in (*rules, *tests):
@@ -286,9 +286,7 @@ def promtool_problems(
             parts = [
                 (part, t)
                 for t in tests
-                for part in split_test_file(
-                    base / t, costs, passed.get(t.removeprefix("rules/").split(".")[0], ()), read
-                )
+                for part in split_test_file(base / t, costs, passed.get(owner[t], ()), read)
             ]
             if progress is not None:
                 progress.phase("promtool test rules", len(parts))
