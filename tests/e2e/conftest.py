@@ -4,7 +4,8 @@ vmalert, both engines scraping the same fake targets and loading the same rules.
 
 One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
 scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
-series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake. All
+series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake, all
+served by a process of the service's own (:class:`~tests.e2e.e2e_fakes.FakeHost`). All
 rules are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
 Prometheus and by one vmalert (whose notifications go to a sink: the Alertmanager scenarios
 are Prometheus's). The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the
@@ -21,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from generator.receivers import ReceiversConfig, parse_receivers
 from generator.render import build_outputs
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
+from tests.e2e.e2e_fakes import FakeHost
 from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
 
@@ -87,13 +89,16 @@ def e2e() -> Iterator[Env]:
 
     with contextlib.ExitStack() as stack:
         workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="obsgen-e2e-")))
-        services = {s: make_service(s, path) for s, path in SERVICES.items()}
+        hosts = {s: FakeHost(workdir / f"e2e-{s}.fakes.log") for s in SERVICES}
+        stack.callback(_shut_down, hosts.values())
+        with ThreadPoolExecutor(max_workers=len(hosts)) as starting:
+            list(starting.map(FakeHost.start, hosts.values()))
+        services = {s: make_service(s, path, hosts[s]) for s, path in SERVICES.items()}
         for service in services.values():
             stack.callback(service.model.stop)
-            service.model.start()
             if service.gpu is not None:
                 stack.callback(service.gpu.stop)
-                service.gpu.start()
+            service.start()
         webhook = WebhookRecorder()
         stack.callback(webhook.stop)
         webhook.start()
@@ -134,6 +139,12 @@ def e2e() -> Iterator[Env]:
             target=_stop_when_done, args=(env, victoriametrics), daemon=True, name="vm-stop"
         ).start()
         yield env
+
+
+def _shut_down(hosts: Iterable[FakeHost]) -> None:
+    for host in hosts:
+        if hasattr(host, "shutdown"):  # set by a start that succeeded
+            host.shutdown()
 
 
 def _stop_when_done(env: Env, victoriametrics: VictoriaMetricsStack) -> None:

@@ -16,7 +16,7 @@ from generator.builders.pods import example_pods
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
-from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeModelServer
+from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeHost, FakeModelServer
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack
 
@@ -45,7 +45,8 @@ def plan_of(data: dict[str, Any], source: str) -> ServicePlan:
 
 @dataclass
 class Service:
-    """One service under test: its plan and fake targets."""
+    """One service under test: its plan, and its fake targets (proxies of the fakes its
+    :class:`FakeHost` serves) with their ports once started."""
 
     name: str
     plan: ServicePlan
@@ -53,6 +54,17 @@ class Service:
     model: FakeModelServer
     gpu: FakeGpuSidecar | None
     pod: str
+    model_port: int = 0
+    kube_port: int = 0
+    gpu_port: int = 0
+
+    def start(self) -> None:
+        """Start serving the fakes and note their ports."""
+        self.model.start()
+        self.model_port, self.kube_port = self.model.ports()
+        if self.gpu is not None:
+            self.gpu.start()
+            self.gpu_port = self.gpu.bound_port()
 
 
 class Engine(Protocol):
@@ -130,7 +142,8 @@ SERVICES: dict[str, Path] = {
 }
 
 
-def make_service(scenario: str, spec_file: Path) -> Service:
+def make_service(scenario: str, spec_file: Path, host: FakeHost) -> Service:
+    """The service of ``scenario``, its fakes built in ``host`` (started) and not started."""
     name = f"e2e-{scenario}"
     data = spec_data(spec_file, name)
     plan = plan_of(data, f"{spec_file.name} as {name}")
@@ -138,7 +151,7 @@ def make_service(scenario: str, spec_file: Path) -> Service:
     assert plan.queue_depth is not None
     # Named as Kubernetes names a Deployment's pods; attributed by owner series, not by name.
     pod, replicaset = example_pods(plan)[0]
-    model = FakeModelServer(
+    model = host.FakeModelServer(  # type: ignore[attr-defined]
         metric=latency.metric,
         buckets=[b * latency.seconds_per_unit for b in latency.buckets],
         queue_metric=plan.queue_depth.name,
@@ -149,7 +162,7 @@ def make_service(scenario: str, spec_file: Path) -> Service:
         deployment=plan.deployment_name,
         replicaset=replicaset,
     )
-    gpu = FakeGpuSidecar() if plan.gpu_exporter else None
+    gpu = host.FakeGpuSidecar() if plan.gpu_exporter else None  # type: ignore[attr-defined]
     return Service(name, plan, data, model, gpu, pod)
 
 
@@ -158,11 +171,11 @@ def scrape_jobs(service: Service) -> list[ScrapeJob]:
     jobs = [
         ScrapeJob(
             service.name,
-            service.model.port,
+            service.model_port,
             {"namespace": namespace, "pod": service.pod, "container": service.plan.container},
         ),
         # cAdvisor / kube-state-metrics carry their own namespace/pod/container labels.
-        ScrapeJob(f"{service.name}-kube", service.model.kube_port, honor_labels=True),
+        ScrapeJob(f"{service.name}-kube", service.kube_port, honor_labels=True),
     ]
     if service.gpu is not None:
         # The job label obsgen's GPU PodMonitor sets, which the GPU rules select.
@@ -170,7 +183,7 @@ def scrape_jobs(service: Service) -> list[ScrapeJob]:
         jobs.append(
             ScrapeJob(
                 gpu_job,
-                service.gpu.port,
+                service.gpu_port,
                 {"namespace": namespace, "pod": service.pod, "container": "nvml-exporter"},
             )
         )

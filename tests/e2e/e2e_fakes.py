@@ -12,13 +12,22 @@
   and the owner chain pod → ReplicaSet → Deployment and the Deployment's replica counts.
 * :class:`FakeGpuSidecar`: the real ``nvml_exporter.server.Exporter`` over a one-GPU
   ``FakeNvml`` whose memory use the test sets.
+* :class:`FakeHost`: a process of its own serving one service's fakes, driven through proxies.
+  Served from the test process, the fakes shared its interpreter lock with 12 scenario threads
+  and their polls: at the suite's start that lock was busy all the time, a GPU exporter's
+  collection thread waited past the 1 s scrape timeout, and a healthy service was paged for
+  ``GPUExporterDown``.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from multiprocessing import get_context
+from multiprocessing.managers import BaseManager
+from pathlib import Path
 from typing import Any
 
 from prometheus_client.core import (
@@ -234,6 +243,10 @@ class FakeModelServer:
         self.port = self._servers[0][0].server_port
         self.kube_port = self._servers[1][0].server_port
 
+    def ports(self) -> tuple[int, int]:
+        """``(model port, Kubernetes port)`` once started (for a proxy, which sees methods)."""
+        return self.port, self.kube_port
+
     def kill(self) -> None:
         """Stop serving the model metrics (the Kubernetes series stay); idempotent."""
         if self._servers and self._servers[0] is not None:
@@ -279,6 +292,10 @@ class FakeGpuSidecar:
         """The exporter's bound port."""
         return self.exporter.port
 
+    def bound_port(self) -> int:
+        """The exporter's bound port (for a proxy, which sees methods)."""
+        return self.exporter.port
+
     def fill(self, ratio: float) -> None:
         """Set used GPU memory to ``ratio`` (0–1) of the total."""
         self.gpu.memory_used = int(self.gpu.memory_total * ratio)
@@ -296,3 +313,29 @@ class FakeGpuSidecar:
         if not self._stopped:
             self._stopped = True
             self.exporter.stop()
+
+
+class FakeHost(BaseManager):
+    """A process serving one service's fakes: ``host.FakeModelServer(...)`` and
+    ``host.FakeGpuSidecar()`` build them there and return proxies whose method calls
+    (``start``, ``set_traffic``, ``fill``, ``kill``, …) run there. Their log records go to
+    ``log_file``, not to the suite's output.
+    """
+
+    def __init__(self, log_file: Path) -> None:
+        super().__init__(ctx=get_context("spawn"))
+        self.log_file = log_file
+
+    def start(self) -> None:  # type: ignore[override]
+        """Start the process (a fresh interpreter; seconds under load)."""
+        super().start(initializer=_log_to, initargs=(str(self.log_file),))
+
+
+def _log_to(path: str) -> None:
+    logging.basicConfig(
+        filename=path, level=logging.INFO, format="%(asctime)s %(name)s %(message)s"
+    )
+
+
+FakeHost.register("FakeModelServer", FakeModelServer)
+FakeHost.register("FakeGpuSidecar", FakeGpuSidecar)
