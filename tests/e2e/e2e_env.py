@@ -5,6 +5,8 @@ Kept out of ``conftest.py`` so test modules import it by a unique name.
 
 from __future__ import annotations
 
+import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +109,10 @@ class Env:
     victoriametrics: VictoriaMetricsStack | None = None
     failures: dict[str, dict[str, str]] = field(default_factory=dict)
     timings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    warmed: dict[str, threading.Event] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.warmed = {s.name: threading.Event() for s in self.services.values()}
 
     @property
     def engines(self) -> list[Engine]:
@@ -123,6 +129,24 @@ class Env:
         failed = self.failures.get(self.services[scenario].name, {}).get(engine)
         if failed is not None:
             raise AssertionError(f"{engine}: {failed}")
+
+    def warmed_up(self, scenario: str, timeout_s: float = 120) -> None:
+        """Wait until ``scenario``'s service has warmed up on Prometheus (every series its
+        warm-up waits for exists), whatever the scenario's verdict after that.
+
+        Raises:
+            AssertionError: the scenario ended, or ``timeout_s`` passed, before that; the
+                scenario's own failure when it raised one.
+        """
+        warmed = self.warmed[self.services[scenario].name]
+        outcome = self.results[scenario]
+        deadline = time.monotonic() + timeout_s
+        while not warmed.wait(0.5):
+            if outcome.done() and not warmed.is_set():
+                outcome.result()
+                raise AssertionError(f"{scenario}: ended before its warm-up was done")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{scenario}: not warmed up within {timeout_s:.0f}s")
 
 
 # scenario name -> spec file; the services of the suite.

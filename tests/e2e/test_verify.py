@@ -22,7 +22,7 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> str:
 
 
 def _verify(e2e: Env, spec: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    e2e.result("healthy")  # warm-up done: every series of the healthy service exists
+    e2e.warmed_up("healthy")  # every series of the healthy service exists
     code = main(["verify", spec, "--prometheus-url", e2e.prometheus.url, "--timeout", "5"])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
