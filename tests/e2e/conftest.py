@@ -1,18 +1,19 @@
 """Package fixture of the end-to-end suite: a real Prometheus sending its alerts to a real
 Alertmanager whose receivers are a local webhook recorder, and a real VictoriaMetrics with
-vmalert, both engines scraping the same fake targets and loading the same rules.
+vmalert, both engines scraping the same fake targets and loading the same rules, but for the
+Alertmanager scenarios' services, which only Prometheus watches (its alerts are the ones that
+reach the Alertmanager; watched on both engines, they only loaded the machine).
 
 One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
 scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
 series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake, all
 served by a process of the service's own (:class:`~tests.e2e.e2e_fakes.FakeHost`). All
 rules are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
-Prometheus and by one vmalert (whose notifications go to a sink: the Alertmanager scenarios
-are Prometheus's). The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the
+Prometheus and by one vmalert (whose notifications go to a sink). The Alertmanager runs ``alertmanager/alertmanager.yaml`` rendered for the
 same specs, with :data:`RECEIVERS` (the team's page and ticket receivers are webhooks of the
 recorder, timings of a second). The scenarios start together as soon as both engines are
 ready, each in its own thread (they touch different services and alerts); a scenario drives
-its fakes once and watches both engines, and each test waits for its scenario's outcome on
+its fakes once and watches its engines, and each test waits for its scenario's outcome on
 one engine. Processes are stopped and the temporary folder removed whatever happens, once the
 package's last test is done: left running, Prometheus and the fakes took most of a core from
 the rest of the session (the promtool proof of the committed tests ran in 127 s instead of
@@ -42,7 +43,7 @@ from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
 
 TIMINGS: dict[tuple[str, str], dict[str, float]] = {}
-"""The last session's engine timings, for the terminal summary."""
+"""The last run's engine timings, for the terminal summary."""
 
 # Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
 # a repeat interval of an hour means a group is notified again only when it changes.
@@ -108,18 +109,23 @@ def e2e() -> Iterator[Env]:
         alertmanager = AlertmanagerServer(am_binary, workdir)
         stack.callback(alertmanager.stop)
         alertmanager.start(outputs[CONFIG_FILE])
-        rule_files = []
-        for service in services.values():
+        rule_files = {}
+        for scenario, service in services.items():
             path = workdir / f"{service.name}.rules.yaml"
             path.write_text(outputs[naming.rules_file(service.name)], encoding="utf-8")
-            rule_files.append(path)
+            rule_files[scenario] = path
         prometheus = PrometheusServer(binary, workdir)
         stack.callback(prometheus.stop)
-        jobs = [j for s in services.values() for j in scrape_jobs(s)]
-        prometheus.start(jobs, rule_files, alertmanager.url.removeprefix("http://"))
+        jobs = {s: scrape_jobs(service) for s, service in services.items()}
+        prometheus.start(
+            [j for js in jobs.values() for j in js],
+            list(rule_files.values()),
+            alertmanager.url.removeprefix("http://"),
+        )
         victoriametrics = VictoriaMetricsStack(vm_binaries, workdir)
         stack.callback(victoriametrics.stop)
-        victoriametrics.start(jobs, rule_files)
+        both = [s for s in services if s not in ALERTING_SCENARIOS]
+        victoriametrics.start([j for s in both for j in jobs[s]], [rule_files[s] for s in both])
         env = Env(
             prometheus,
             alertmanager,
@@ -128,6 +134,7 @@ def e2e() -> Iterator[Env]:
             outputs,
             workdir,
             victoriametrics=victoriametrics,
+            reference_only=frozenset(services[s].name for s in ALERTING_SCENARIOS),
         )
         stack.callback(TIMINGS.update, env.timings)
         pool = ThreadPoolExecutor(max_workers=len(scenarios), thread_name_prefix="scenario")
@@ -136,7 +143,7 @@ def e2e() -> Iterator[Env]:
         for scenario, run in scenarios.items():
             env.results[scenario] = pool.submit(_run, run, env, services[scenario])
         # VictoriaMetrics only serves the scenarios: once they are over, stop it, so that its
-        # scrapes of the fakes (served by this process) do not slow the rest of the session.
+        # scrapes of the fakes do not slow the package's remaining tests.
         threading.Thread(
             target=_stop_when_done, args=(env, victoriametrics), daemon=True, name="vm-stop"
         ).start()

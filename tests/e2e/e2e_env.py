@@ -93,7 +93,8 @@ class Env:
     same targets and loading the same rules), the Alertmanager Prometheus sends to and the
     webhook receiving its notifications, the services, rendered outputs, scenario outcomes.
 
-    A scenario drives each service once and watches every engine: ``failures`` holds, per
+    A scenario drives each service once and watches every engine of it (the Alertmanager
+    scenarios' services, ``reference_only``, Prometheus alone): ``failures`` holds, per
     service and engine, why that engine did not reach an expected state (the scenario goes on
     for the other engines); ``timings`` the seconds each engine took per awaited event.
     """
@@ -109,6 +110,7 @@ class Env:
     victoriametrics: VictoriaMetricsStack | None = None
     failures: dict[str, dict[str, str]] = field(default_factory=dict)
     timings: dict[tuple[str, str], dict[str, float]] = field(default_factory=dict)
+    reference_only: frozenset[str] = frozenset()
     warmed: dict[str, threading.Event] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -121,6 +123,11 @@ class Env:
         if self.victoriametrics is not None:
             found.append(self.victoriametrics)
         return found
+
+    def engines_of(self, service: str) -> list[Engine]:
+        """The engines that watch ``service`` (its targets and rules): Prometheus alone for a
+        service in ``reference_only``, else every running engine."""
+        return self.engines[:1] if service in self.reference_only else self.engines
 
     def result(self, scenario: str, engine: str = "prometheus", timeout_s: float = 120) -> None:
         """Wait for ``scenario``; re-raise its failure, or the failure it recorded for

@@ -114,7 +114,7 @@ def live_engines(env: Env, service: Service) -> list[Engine]:
         EngineFailed: none is left.
     """
     failed = env.failures.get(service.name, {})
-    live = [e for e in env.engines if e.name not in failed]
+    live = [e for e in env.engines_of(service.name) if e.name not in failed]
     if not live:
         raise EngineFailed(f"{service.name}: every engine failed: {failed}")
     return live
