@@ -287,11 +287,6 @@ class FakeGpuSidecar:
         self.exporter = Exporter(self.nvml, host="127.0.0.1", port=0)
         self._stopped = False
 
-    @property
-    def port(self) -> int:
-        """The exporter's bound port."""
-        return self.exporter.port
-
     def bound_port(self) -> int:
         """The exporter's bound port (for a proxy, which sees methods)."""
         return self.exporter.port
