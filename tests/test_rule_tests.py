@@ -159,7 +159,7 @@ def test_generated_tests_fail_on_a_broken_threshold(
     files = render_to(ROOT / "specs" / "o1-preview.yaml", tmp_path)
     rules = files["rules/o1-preview.rules.yaml"]
     tests = files[f"rules/o1-preview.{suffix}test.yaml"]
-    passed = assertion_keys(tests)  # as committed: test_committed_generated_tests_pass_promtool
+    passed = assertion_keys(tests)  # unbroken, as committed (proved in full by test_render)
     text = rules.read_text()
     regex = old.startswith(("\\n", " or", "\\)"))
     broken = re.sub(old, new, text) if regex else text.replace(old, new)
