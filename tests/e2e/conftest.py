@@ -7,18 +7,18 @@ reach the Alertmanager; watched on both engines, they only loaded the machine).
 One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
 scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
 series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake, all
-served by a process of the service's own (:class:`~tests.e2e.e2e_fakes.FakeHost`). All
-rules are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
+served by a process of the service's own (:class:`~tests.e2e.e2e_fakes.FakeHost`). All rules
+are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
 Prometheus and by one vmalert (whose notifications go to a sink). The Alertmanager runs
 ``alertmanager/alertmanager.yaml`` rendered for the same specs, with :data:`RECEIVERS` (the
-team's page and ticket receivers are webhooks of the recorder, timings of a second). The scenarios start together as soon as both engines are
-ready, each in its own thread (they touch different services and alerts); a scenario drives
-its fakes once and watches its engines, and each test waits for its scenario's outcome on
-one engine. Processes are stopped and the temporary folder removed whatever happens, once the
-package's last test is done: left running, Prometheus and the fakes took most of a core from
-the rest of the session (the promtool proof of the committed tests ran in 127 s instead of
-about 60 s). The seconds each engine took per event are printed after the run (``e2e engine
-timings``).
+team's page and ticket receivers are webhooks of the recorder, timings of a second). The
+scenarios start together as soon as both engines are ready, each in its own thread (they touch
+different services and alerts); a scenario drives its fakes once and watches its engines, and
+each test waits for its scenario's outcome on one engine. Processes are stopped and the
+temporary folder removed whatever happens, once the package's last test is done: left running,
+Prometheus and the fakes took most of a core from the rest of the session (the promtool proof
+of the committed tests ran in 127 s instead of about 60 s). The seconds each engine took per
+event are printed after the run (``e2e engine timings``).
 """
 
 from __future__ import annotations
