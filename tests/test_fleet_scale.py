@@ -23,7 +23,7 @@ from generator.errors import Diagnostic, Level, ObsgenError, summarise
 from generator.plan import ServicePlan
 from generator.progress import Progress
 from generator.render import find_specs, load_plans
-from tests.helpers_promtool import logging_promtool
+from tests.helpers_promtool import logging_promtool, promtool
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -233,25 +233,35 @@ def _small_repo(tmp_path: Path) -> tuple[Path, Path]:
     return repo, spec
 
 
+def _render_proved(repo: Path) -> int:
+    """Render ``repo``'s specs into it with their promtool proof (as ``make render`` does)."""
+    return main(["render", "--out", str(repo), str(repo / "specs")])
+
+
+def _move_error_threshold(spec: Path) -> None:
+    """Move the small spec's error-ratio threshold from 0.05 to 0.06."""
+    spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
+
+
 def test_a_passed_promtool_proof_is_not_run_again_for_the_same_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = logging_promtool(tmp_path, monkeypatch)
     repo, spec = _small_repo(tmp_path)
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     assert "test rules" in log.read_text()
 
     # Outputs gone (a fresh checkout of another branch): rebuilt, but the proof is reused.
     for path in (repo / "rules").iterdir():
         path.unlink()
     log.write_text("")
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     assert log.read_text() == ""  # the recorded proof checked and tested these very files
 
     # Other rules: proved again.
-    spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
+    _move_error_threshold(spec)
     log.write_text("")
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     assert "test rules" in log.read_text()
 
 
@@ -262,15 +272,14 @@ def test_rule_files_no_recorded_proof_covers_are_checked_on_every_render(
     repo, _ = _small_repo(tmp_path)
     assert _render(repo) == 0  # written with --skip-promtool: never checked
     assert not log.exists()
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     assert log.read_text().startswith("check rules")
 
 
 def _asserting_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Make obsgen run promtool through a wrapper that logs the alert names each
     ``promtool test rules`` run asserts on, one ``alertname: X`` line per assertion."""
-    real = shutil.which("promtool")
-    assert real is not None, "make test installs promtool"
+    real = promtool()
     log = tmp_path / "asserted.log"
     log.write_text("")
     wrapper = tmp_path / "promtool"
@@ -288,16 +297,16 @@ def test_after_an_edit_only_the_assertions_it_can_reach_are_proved_again(
 ) -> None:
     log = _asserting_promtool(tmp_path, monkeypatch)
     repo, spec = _small_repo(tmp_path)
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     everything = re.findall(r"alertname: (\S+)", log.read_text())
     assert {"ModelErrorRatioHigh", "ModelSignalMissing", "ModelTargetDown"} <= set(everything)
 
     # The error-ratio threshold moved: the files on disk passed, so only the assertions that
     # observe that alert (the healthy and zero-traffic cases' included) run again, and those
     # sharing a test group with its cases, whose input series moved with the threshold.
-    spec.write_text(spec.read_text().replace("maxRatio: 0.05", "maxRatio: 0.06"))
+    _move_error_threshold(spec)
     log.write_text("")
-    assert main(["render", "--out", str(repo), str(repo / "specs")]) == 0
+    assert _render_proved(repo) == 0
     again = re.findall(r"alertname: (\S+)", log.read_text())
     assert again.count("ModelErrorRatioHigh") == everything.count("ModelErrorRatioHigh")
     assert not {"ModelTargetDown", "ModelSignalMissing"} & set(again)
