@@ -8,6 +8,7 @@ when something asks for it (the fleet files, promtool, the writer), then dropped
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -92,15 +93,26 @@ def spooled_file(outputs: Mapping[str, str], rel: str) -> Path | None:
 
 
 def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:
-    """Write ``outputs`` under ``base`` and return them as a :class:`FileBacked`."""
-    made: set[Path] = set()
+    """Write ``outputs`` under ``base`` (each file with mode 0644, whatever the umask: the
+    writer moves spooled files into place as they are) and return them as a
+    :class:`FileBacked`."""
+    made: set[str] = set()
     sizes: dict[str, int] = {}
+    top = os.fspath(base)
     for rel, text in outputs.items():
-        path = base / rel
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
+        path = f"{top}/{rel}"
+        folder = path.rpartition("/")[0]
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
         data = text.encode("utf-8")
-        path.write_bytes(data)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            os.fchmod(fd, 0o644)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
         sizes[rel] = len(data)
     return FileBacked(base, dict.fromkeys(outputs), sizes=sizes)

@@ -33,6 +33,7 @@ Anything that fails a check is built in full, so the output is always what a ful
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ Build = Callable[[ServicePlan], ServiceFiles]
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]\Z")
 _SOURCE = re.compile(r"[A-Za-z0-9._/-]+\Z")
+_RUN = re.compile(r"[A-Za-z0-9._/-]+")  # the characters of a name or spec path
 # Where a name may stand in a plan: fields and values the builders copy as opaque text.
 _OPAQUE = re.compile(
     r"""(
@@ -228,6 +230,18 @@ class _Shape:
         cut = re.compile("(" + "|".join(re.escape(old) for old, _ in strings) + ")")
         self.pieces = {rel: cut.split(text) for rel, text in self.outputs.items()}
 
+    @functools.cached_property
+    def runs(self) -> str:
+        """Every distinct maximal run of :data:`_SOURCE`'s characters in the files' paths and
+        texts, one per line. A name or spec path (both made of those characters only) is in
+        some file exactly when it is in this text, which is a few percent of their size:
+        :meth:`ShapeBuilder.outputs_and_shape` looks for each real service's strings in it."""
+        found: set[str] = set()
+        for rel, text in self.outputs.items():
+            found.update(_RUN.findall(rel))
+            found.update(_RUN.findall(text))
+        return "\n".join(sorted(found))
+
     def renamed(self, real: _Identity) -> tuple[Outputs, list[Diagnostic]]:
         """The shape's files and warnings with the stand-in's strings replaced by ``real``'s."""
         pairs = self.identity.pairs_to(real)
@@ -395,8 +409,7 @@ class ShapeBuilder:
         shape = self._shapes.get(key) if key is not None else None
         if key is not None and shape is not None:
             real = _identity(plan)
-            texts = [*shape.outputs, *shape.outputs.values()]
-            if not _clashes(shape.identity, real, texts):
+            if not _clashes(shape.identity, real, [shape.runs]):
                 self.renamed += 1
                 files, warnings = shape.renamed(real)
                 return files, warnings, key
