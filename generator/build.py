@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.alertmanager import alertmanager_outputs
@@ -206,6 +206,27 @@ def worker_count(jobs: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def parallel_workers(count: int, jobs: int | None) -> int:
+    """Worker processes for ``count`` jobs: ``jobs`` (default: the usable cores), at most one
+    per ``PARALLEL_FROM // 2`` jobs; 0 when fewer than two would run or ``count`` is below
+    :data:`PARALLEL_FROM` (the jobs then run in this process)."""
+    workers = min(worker_count(jobs), count // max(1, PARALLEL_FROM // 2))
+    return workers if workers >= 2 and count >= PARALLEL_FROM else 0
+
+
+def fork_pool(workers: int, **options: Any) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes, forked where the platform allows it: workers inherit
+    the imported modules (and whatever this process set up) instead of importing them again.
+    ``options``: more :class:`ProcessPoolExecutor` arguments."""
+    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context, **options)
+
+
+def chunk_size(count: int, workers: int) -> int:
+    """Jobs per task sent to a worker: about four tasks per worker, at most 16 jobs each."""
+    return max(1, min(16, count // (workers * 4)))
+
+
 def build_services(
     plans: Sequence[ServicePlan],
     dashboards_via: str = "configmaps",
@@ -254,13 +275,11 @@ def build_services(
     if progress is not None and done:
         progress(len(done))
     many = len(todo) >= PARALLEL_FROM
-    workers = min(worker_count(jobs), len(todo) // max(1, PARALLEL_FROM // 2))
-    parallel = workers >= 2 and many
-    # fork: workers inherit the imported modules instead of importing them again.
-    context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
+    workers = parallel_workers(len(todo), jobs)
+    parallel = workers > 0
     shapes = ShapeBuilder(_service_build(dashboards_via, mimir))
     if parallel:  # the shapes' builds in workers, then workers that inherit the shapes
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as first:
+        with fork_pool(workers) as first:
             shapes.prepare(
                 todo, lambda ps: first.map(_build_plan, [(p, dashboards_via, mimir) for p in ps])
             )
@@ -270,14 +289,8 @@ def build_services(
     jobs_args = [(i, spool_to if many else None) for i in range(len(todo))]
     built: Iterable[Built]
     if parallel:
-        pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=context,
-            initializer=_use_shapes,
-            initargs=(shapes, todo),
-        )
-        chunk = max(1, min(16, len(todo) // (workers * 4)))
-        built = pool.map(_build_one, jobs_args, chunksize=chunk)  # every job submitted
+        pool = fork_pool(workers, initializer=_use_shapes, initargs=(shapes, todo))
+        built = pool.map(_build_one, jobs_args, chunksize=chunk_size(len(todo), workers))
     else:
         pool = None
         built = map(_build_one, jobs_args)

@@ -10,12 +10,10 @@ atomically. Building is :mod:`generator.build`'s (per service, cached, in parall
 
 from __future__ import annotations
 
-import multiprocessing
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,15 +21,16 @@ import yaml
 
 from generator import amtool, naming, promtool, proof_transfer
 from generator.build import (
-    PARALLEL_FROM,
     BundleFiles,
     Outputs,
     build_outputs,
     build_services,
+    chunk_size,
     fleet_outputs,
     fleet_plan_outputs,
+    fork_pool,
+    parallel_workers,
     variant,
-    worker_count,
 )
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import routing_warnings
@@ -126,14 +125,12 @@ def load_plans(
             declare the same service name.
     """
     jobs_args = [(path, root) for path in spec_paths]
-    workers = min(worker_count(jobs), len(jobs_args) // max(1, PARALLEL_FROM // 2))
+    workers = parallel_workers(len(jobs_args), jobs)
     loaded: Iterable[ServicePlan | list[Diagnostic] | None]
     pool = None
-    if workers >= 2 and len(jobs_args) >= PARALLEL_FROM:
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-        chunk = max(1, min(16, len(jobs_args) // (workers * 4)))
-        loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk)
+    if workers:
+        pool = fork_pool(workers)
+        loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk_size(len(jobs_args), workers))
     else:
         loaded = map(_load_one, jobs_args)
     problems: list[Diagnostic] = []

@@ -67,11 +67,14 @@ def _unchanged(path: Path, outputs: Mapping[str, str], rel: str) -> bool:
 
 
 def _lstat(path: Path) -> os.stat_result | None:
-    """``path``'s own status (a symlink's, not its target's); None when it does not exist."""
+    """``path``'s own status (a symlink's, not its target's); None where ``Path.is_file``
+    would say False for want of a file (absent, a file or a symlink loop on the way)."""
     try:
         return os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
+    except OSError as err:
+        if err.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return None
+        raise
 
 
 def _unchanged_stat(
@@ -388,10 +391,9 @@ def _libc_syncfs() -> Callable[[int], int] | None:
     return function
 
 
-def _backup(path: Path, run: str, exists: bool | None = None) -> Path | None:
-    """Keep ``path``'s current content as ``.obsgen-backup.<run>.<name>``; None if absent.
-    ``exists``: whether ``path`` exists, when already looked up (None: look)."""
-    if not (os.path.lexists(path) if exists is None else exists):
+def _backup(path: Path, run: str) -> Path | None:
+    """Keep ``path``'s current content as ``.obsgen-backup.<run>.<name>``; None if absent."""
+    if not os.path.lexists(path):
         return None
     backup = path.parent / f"{BACKUP_PREFIX}{run}.{path.name}"
     try:
@@ -573,10 +575,8 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
             steps.append(_Step(target, _stage(target, outputs, rel, run, devices), None))
         _make_durable([step.staged for step in steps if step.staged is not None])
         steps.extend(_Step(root / rel, None, None) for rel in remove)
-        for step, rel in zip(steps, [*changed, *remove], strict=True):
-            step.backup = _backup(
-                step.target, run, found[rel] is not None if rel in found else None
-            )
+        for step in steps:
+            step.backup = _backup(step.target, run)
         _write_journal(root, run, steps)
     except BaseException as err:
         _discard(steps)

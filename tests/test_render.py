@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from collections.abc import Mapping
@@ -31,6 +32,19 @@ def _render_into(root: Path, specs: Path) -> dict[str, bytes]:
 def test_committed_outputs_are_up_to_date(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["render", "--check", "--skip-promtool", "--out", str(REPO), str(REPO / "specs")])
     assert code == 0, capsys.readouterr().err
+
+
+def test_a_render_turns_the_garbage_collector_back_on_even_when_it_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert gc.isenabled()
+    _render_into(tmp_path / "good", REPO / "specs" / "o1-preview.yaml")
+    assert gc.isenabled()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("metadata: [\n", encoding="utf-8")
+    assert main(["render", "--skip-promtool", "--out", str(tmp_path / "bad"), str(bad)]) == 2
+    assert "invalid YAML" in capsys.readouterr().err
+    assert gc.isenabled()
 
 
 def test_committed_rule_files_pass_promtool_check() -> None:

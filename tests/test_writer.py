@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator import cache, writer
+from generator.build import BundleFiles
 from generator.cli import main
 from generator.filebacked import FileBacked, spool
 
@@ -336,6 +337,39 @@ def test_spooled_files_are_moved_into_place_not_copied(tmp_path: Path) -> None:
         assert written.stat().st_ino == inodes[rel]  # the same file, no second copy
         assert written.stat().st_mode & 0o777 == 0o644
         assert not (spooled.base / rel).exists()
+
+
+def test_outputs_get_mode_0644_whatever_the_umask(tmp_path: Path) -> None:
+    old_umask = os.umask(0o077)
+    try:
+        root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n"})
+        # The first is moved from the spool, the second staged beside its target.
+        outputs = BundleFiles([spooled, {"docs/b.md": "b\n"}])
+        assert writer.write_all(root, outputs, []) == ["docs/b.md", "rules/a.yaml"]
+        assert not (spooled.base / "rules/a.yaml").exists()
+    finally:
+        os.umask(old_umask)
+    for rel in ("rules/a.yaml", "docs/b.md"):
+        assert (root / rel).stat().st_mode & 0o777 == 0o644, rel
+
+
+def test_what_is_already_on_disk_decides_what_is_written(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "rules").mkdir(parents=True)
+    same, other, linked, fifo = (root / "rules" / n for n in ("same", "other", "linked", "fifo"))
+    same.write_text("x: 1\n")
+    other.write_text("x: 2\n")  # same size, other text
+    (tmp_path / "elsewhere").write_text("x: 1\n")
+    linked.symlink_to(tmp_path / "elsewhere")  # a link to the same text counts as unchanged
+    os.mkfifo(fifo)  # not a regular file: replaced, never read
+    kept = same.stat().st_ino
+    outputs = {f"rules/{n}": "x: 1\n" for n in ("same", "other", "linked", "fifo", "new")}
+    assert writer.write_all(root, outputs, []) == ["rules/fifo", "rules/new", "rules/other"]
+    assert same.stat().st_ino == kept
+    assert linked.is_symlink()
+    for name in ("other", "fifo", "new"):
+        assert (root / "rules" / name).read_text() == "x: 1\n"
+    assert not list(root.rglob(".obsgen-*"))  # no staged file or backup left behind
 
 
 def test_a_moved_spool_leaves_the_cache_able_to_record_the_files(tmp_path: Path) -> None:
