@@ -67,14 +67,13 @@ def _unchanged(path: Path, outputs: Mapping[str, str], rel: str) -> bool:
 
 
 def _lstat(path: Path) -> os.stat_result | None:
-    """``path``'s own status (a symlink's, not its target's); None where ``Path.is_file``
-    would say False for want of a file (absent, a file or a symlink loop on the way)."""
+    """``path``'s own status (a symlink's, not its target's); None when it cannot be looked
+    at (absent, a file or a symlink loop on the way, a folder it may not search): the target
+    then counts as changed, and writing it reports the error with nothing changed."""
     try:
         return os.lstat(path)
-    except OSError as err:
-        if err.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
-            return None
-        raise
+    except OSError:
+        return None
 
 
 def _unchanged_stat(
@@ -296,8 +295,7 @@ def _stage(
     run, by its path as text (output folders are created, and each folder is looked at, once:
     at 1,000 services, a ``Path`` per lookup cost more than the moves)."""
     devices = {} if devices is None else devices
-    target = os.fspath(path)
-    folder = os.path.dirname(target)
+    folder = os.path.dirname(os.fspath(path)) or "."  # a top-level file of a root of "."
     if folder not in devices:
         os.makedirs(folder, exist_ok=True)
         devices[folder] = _device(Path(folder))

@@ -353,6 +353,20 @@ def test_outputs_get_mode_0644_whatever_the_umask(tmp_path: Path) -> None:
         assert (root / rel).stat().st_mode & 0o777 == 0o644, rel
 
 
+def test_a_root_of_dot_takes_top_level_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # obsgen.yaml is the one top-level output, written from `--out .` (the default).
+    monkeypatch.chdir(tmp_path)
+    outputs = {"obsgen.yaml": "render: {}\n", "rules/a.yaml": "a: 1\n"}
+    assert writer.write_all(Path("."), outputs, []) == ["obsgen.yaml", "rules/a.yaml"]
+    assert (tmp_path / "obsgen.yaml").read_text() == "render: {}\n"
+    (tmp_path / "obsgen.yaml").unlink()
+    args = ["render", "--skip-promtool", "-q", "--dashboards-via", "values", str(SPEC)]
+    assert main(args) == 0
+    assert "dashboardsVia: values" in (tmp_path / "obsgen.yaml").read_text()
+
+
 def test_what_is_already_on_disk_decides_what_is_written(tmp_path: Path) -> None:
     root = tmp_path / "root"
     (root / "rules").mkdir(parents=True)
