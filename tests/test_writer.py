@@ -344,12 +344,12 @@ def test_outputs_get_mode_0644_whatever_the_umask(tmp_path: Path) -> None:
     try:
         root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n"})
         # The first is moved from the spool, the second staged beside its target.
-        outputs = BundleFiles([spooled, {"docs/b.md": "b\n"}])
-        assert writer.write_all(root, outputs, []) == ["docs/b.md", "rules/a.yaml"]
+        outputs = BundleFiles([spooled, {"dashboards/b.json": "b\n"}])
+        assert writer.write_all(root, outputs, []) == ["dashboards/b.json", "rules/a.yaml"]
         assert not (spooled.base / "rules/a.yaml").exists()
     finally:
         os.umask(old_umask)
-    for rel in ("rules/a.yaml", "docs/b.md"):
+    for rel in ("rules/a.yaml", "dashboards/b.json"):
         assert (root / rel).stat().st_mode & 0o777 == 0o644, rel
 
 
