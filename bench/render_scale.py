@@ -47,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import floors
 from _common import REPO, command_line, export_paths, machine, machine_speed, markdown_table
 from proof_compare import prove_as_render
 
@@ -223,13 +224,14 @@ def _children_cpu(run: Callable[[], object]) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def proof_cpu(example: str) -> tuple[float, float, float, int, int]:
+def proof_cpu(example: str) -> tuple[float, float, float, int, int, int]:
     """CPU seconds of ``promtool test rules`` over an example's committed test files as they
     are, and split by the rules each test group observes
     (:func:`generator.proof_split.split_test_file`) in one process; and of the proof as
     ``obsgen render`` runs it: ``promtool check rules`` on the rule file, then the split
     files through :func:`generator.promtool.test_rules` (one promtool per core, parts shared
-    out by estimated cost, Go's collector held back); and the two file counts."""
+    out by estimated cost, Go's collector held back); the two file counts; and the rule
+    evaluations the split files ask for (:func:`floors.rule_evaluations`)."""
     with tempfile.TemporaryDirectory(prefix="obsgen-bench-proof-") as tmp:
         folder = Path(tmp)
         for path in (REPO / "rules").glob(f"{example}.*"):
@@ -239,7 +241,8 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int]:
         parts = [part for path in files for part in split_test_file(path)]
         split = _promtool_cpu(parts)
         rendered = _children_cpu(lambda: prove_as_render(folder, example, parts))
-    return whole, split, rendered, len(files), len(parts)
+        evaluations = floors.rule_evaluations(parts)
+    return whole, split, rendered, len(files), len(parts), evaluations
 
 
 def _baseline_flags(code: Path) -> bool:
@@ -349,8 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         print()
         proofs = []
+        evaluations: dict[str, int] = {}
         for example in sorted(p.stem.split(".")[0] for p in (REPO / "rules").glob("*.rules.yaml")):
-            whole, split, as_render, files, parts = proof_cpu(example)
+            whole, split, as_render, files, parts, evaluations[example] = proof_cpu(example)
             proofs.append(
                 (example, files, f"{whole:.2f}", parts, f"{split:.2f}", f"{as_render:.2f}")
             )
@@ -369,12 +373,43 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         print()
+        print(_floors(work, max(args.sizes), evaluations))
+        print()
         print(_verdicts(results, proofs))
         print()
         print(f"Command: `{command_line()}`")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _floors(work: Path, size: int, evaluations: dict[str, int]) -> str:
+    """The floors table (:mod:`floors`): writing the ``size`` fleet's files without
+    rendering, and promtool's cost per rule evaluation times each proof's evaluations."""
+    files, size_bytes, wall, cpu, synced = floors.write_floor(work / f"this-{size}", work)
+    per_ms = floors.promtool_evaluation_ms(REPO / "rules" / f"{EDITED}.rules.yaml")
+    rows = [
+        (
+            f"write {files:,} files of the {size:,}-spec fleet's sizes ({size_bytes / 1e9:.2f} GB) "
+            "from 2 processes, then sync",
+            f"{wall:.2f} s wall + {synced:.2f} s sync",
+            f"{cpu:.2f} s",
+        ),
+        (
+            "promtool, one rule evaluation (one input series)",
+            "",
+            f"{per_ms:.3f} ms",
+        ),
+    ]
+    rows += [
+        (
+            f"{name}'s proof: {count:,} rule evaluations at that cost",
+            "",
+            f"{count * per_ms / 1000:.2f} s",
+        )
+        for name, count in sorted(evaluations.items())
+    ]
+    return markdown_table(["floor", "wall", "CPU"], rows)
 
 
 def _render_old(work: Path, size: int, code: Path) -> dict[str, Run]:
