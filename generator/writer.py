@@ -81,25 +81,22 @@ def _unchanged_stat(
 ) -> bool:
     """:func:`_unchanged`, given ``path``'s :func:`_lstat`: a regular file is compared by size,
     then content; a symlink as :func:`_unchanged` does (by what it leads to)."""
-    if st is None or stat.S_ISDIR(st.st_mode):
+    if st is None:
         return False
     if stat.S_ISLNK(st.st_mode):
         return _unchanged(path, outputs, rel)
-    if not stat.S_ISREG(st.st_mode):
-        return False
-    content = outputs[rel].encode()
-    if st.st_size != len(content):
-        return False
-    try:
-        return path.read_bytes() == content
-    except OSError:
-        return False
+    return stat.S_ISREG(st.st_mode) and _same_content(path, outputs[rel].encode(), st)
 
 
-def _same_content(path: Path, content: bytes) -> bool:
-    """Whether regular file ``path`` holds exactly ``content`` (size first: no big reads)."""
+def _same_content(path: Path, content: bytes, st: os.stat_result | None = None) -> bool:
+    """Whether regular file ``path`` holds exactly ``content`` (size first: no big reads).
+    ``st``: its status, when the caller already knows it is a regular file."""
     try:
-        if not path.is_file() or path.stat().st_size != len(content):
+        if st is None:
+            if not path.is_file():
+                return False
+            st = path.stat()
+        if st.st_size != len(content):
             return False
         return path.read_bytes() == content
     except OSError:
