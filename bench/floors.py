@@ -5,14 +5,14 @@
   render's 0.9 GB of files cost on this machine's disk and kernel whatever obsgen does.
 * :func:`promtool_evaluation_ms`: promtool's CPU per rule evaluation, from test groups that
   evaluate a rule file at many steps on one input series.
-* :func:`rule_evaluations`: how many rule evaluations a set of promtool test files asks for
-  (each test group evaluates every rule its file loads at every evaluation step up to its last
-  ``eval_time``): with the figure above, the CPU a proof cannot go below.
+
+Times the rule evaluations a proof asks for (:func:`generator.proof_split.estimated_cost`,
+which counts them to share proof parts out between processes), the figure above is the CPU a
+proof cannot go below.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import resource
 import subprocess
@@ -20,13 +20,10 @@ import tempfile
 import time
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from generator.units import parse_duration_ms
-
-OUTPUT_DIRS = ("rules", "dashboards", "manifests", "helm", "docs", "alertmanager")
+from generator.render import OUTPUT_DIRS
 
 
 def _write_sizes(job: tuple[str, list[tuple[str, int]]]) -> None:
@@ -63,33 +60,12 @@ def write_floor(repo: Path, work: Path) -> tuple[int, int, float, float, float]:
     return len(found), sum(size for _, size in found), wall, cpu, synced
 
 
-def _steps(group: dict[str, Any], step_ms: int) -> int:
-    times = [
-        parse_duration_ms(str(case["eval_time"]), zero=True)
-        for kind in ("alert_rule_test", "promql_expr_test")
-        for case in group.get(kind) or []
-    ]
-    return math.floor(max(times, default=0) / step_ms) + 1
-
-
 def _rule_count(paths: list[Path]) -> int:
     return sum(
         len(group.get("rules") or [])
         for path in paths
         for group in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("groups") or []
     )
-
-
-def rule_evaluations(test_files: list[Path]) -> int:
-    """Rule evaluations promtool performs for ``test_files``: per test group, the rules of
-    its file's ``rule_files`` times the evaluation steps from 0 to its last ``eval_time``."""
-    total = 0
-    for path in test_files:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-        step_ms = parse_duration_ms(str(doc.get("evaluation_interval", "1m")))
-        rules = _rule_count([path.parent / name for name in doc.get("rule_files") or []])
-        total += sum(rules * _steps(group, step_ms) for group in doc.get("tests") or [])
-    return total
 
 
 def promtool_evaluation_ms(rule_file: Path, groups: int = 4, steps: int = 60) -> float:

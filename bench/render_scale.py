@@ -53,7 +53,7 @@ from proof_compare import prove_as_render
 
 sys.path.insert(0, str(REPO))
 from generator.builders import install_limits  # this checkout's limits
-from generator.proof_split import split_test_file
+from generator.proof_split import estimated_cost, split_test_file
 
 TARGET_COLD_1000_S = 10.0
 TARGET_EDIT_S = 3.0
@@ -231,7 +231,7 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int, int]:
     ``obsgen render`` runs it: ``promtool check rules`` on the rule file, then the split
     files through :func:`generator.promtool.test_rules` (one promtool per core, parts shared
     out by estimated cost, Go's collector held back); the two file counts; and the rule
-    evaluations the split files ask for (:func:`floors.rule_evaluations`)."""
+    evaluations the split files ask for (:func:`generator.proof_split.estimated_cost`)."""
     with tempfile.TemporaryDirectory(prefix="obsgen-bench-proof-") as tmp:
         folder = Path(tmp)
         for path in (REPO / "rules").glob(f"{example}.*"):
@@ -241,7 +241,7 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int, int]:
         parts = [part for path in files for part in split_test_file(path)]
         split = _promtool_cpu(parts)
         rendered = _children_cpu(lambda: prove_as_render(folder, example, parts))
-        evaluations = floors.rule_evaluations(parts)
+        evaluations = sum(estimated_cost(part) for part in parts)
     return whole, split, rendered, len(files), len(parts), evaluations
 
 
