@@ -38,7 +38,7 @@ from generator.filebacked import FileBacked, spool, spooled_file
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
 from generator.shapes import Build, ShapeBuilder, build_or_none
-from generator.yamlio import YamlText, dump_yaml, generated_header
+from generator.yamlio import YamlText, comment_lines, dump_yaml, generated_header
 
 if TYPE_CHECKING:
     from generator.cache import OutputCache
@@ -86,18 +86,46 @@ def service_outputs(
     return out
 
 
-def rule_groups_text(rules_file: str) -> YamlText | list[object]:
-    """The ``groups`` of a rendered rule file, as text to splice into other documents.
+# Where str.splitlines ends a line.
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def rule_groups_text(rules_file: str, source: str | None = None) -> YamlText | list[object]:
+    """The ``groups`` of a rendered rule file, as text to splice into other documents: the
+    file without its comment lines. ``source``: the spec the file was rendered from, when
+    known; a file starting with that spec's header and holding no other comment line is cut
+    after the header, without going through its lines (1,000 services: ~0.5 s).
 
     Raises:
         ValueError: the text is not a rule file rendered by obsgen.
     """
-    body = "".join(line for line in rules_file.splitlines(keepends=True) if line[:1] != "#")
+    header = comment_lines(generated_header(source)) if source is not None else ""
+    plain_header = len(header.splitlines()) == header.count("\n")
+    if header and plain_header and rules_file.startswith(header):
+        body = rules_file[len(header) :]
+        if _has_comment_line(body):
+            body = _without_comment_lines(body)
+    else:
+        body = _without_comment_lines(rules_file)
     if body == "groups: []\n":
         return []
     if not body.startswith("groups:\n"):
         raise ValueError("not a rule file rendered by obsgen")
     return YamlText(body.removeprefix("groups:\n"))
+
+
+def _without_comment_lines(text: str) -> str:
+    return "".join(line for line in text.splitlines(keepends=True) if line[:1] != "#")
+
+
+def _has_comment_line(text: str) -> bool:
+    """True when a line of ``text`` (as :meth:`str.splitlines` cuts it) starts with ``#``."""
+    at = text.find("#")
+    while at != -1:
+        if at == 0 or text[at - 1] in _LINE_BREAKS:
+            return True
+        at = text.find("#", at + 1)
+    return False
 
 
 def fleet_plan_outputs(plans: Sequence[ServicePlan], fleet_name: str | None = None) -> Outputs:
@@ -152,7 +180,10 @@ def fleet_outputs(
         }
     )
     shared = [Dashboard(FLEET_NAME, fleet_text, None, fleet_uid)]
-    groups = {p.name: rule_groups_text(services[p.name][naming.rules_file(p.name)]) for p in plans}
+    groups = {
+        p.name: rule_groups_text(services[p.name][naming.rules_file(p.name)], p.source)
+        for p in plans
+    }
     out.update(fleet_overlay(plans, per_service, shared, dashboards_via, groups, warn))
     return out
 

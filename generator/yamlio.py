@@ -252,6 +252,8 @@ class _Emitter:
 def indent_lines(text: str, pad: str) -> str:
     """``text`` (lines ending in ``\\n``) with ``pad`` before every line but empty ones, which
     stay empty as libyaml writes them (inside literal blocks)."""
+    if text[-1:] == "\n" and text[:1] != "\n" and "\n\n" not in text:  # no empty line
+        return pad + text[:-1].replace("\n", "\n" + pad) + "\n"
     return "\n".join(pad + line if line else line for line in text.split("\n"))
 
 
@@ -282,9 +284,12 @@ def dump_yaml(data: Any, header: str | None = None) -> str:
     body = _fast(data)
     if body is None:
         body = _pyyaml(data)
-    if header:
-        body = "".join(f"# {line}\n" for line in header.splitlines()) + body
-    return body
+    return comment_lines(header) + body if header else body
+
+
+def comment_lines(header: str) -> str:
+    """``header`` as the YAML comment lines :func:`dump_yaml` puts before a document."""
+    return "".join(f"# {line}\n" for line in header.splitlines())
 
 
 def dump_json(data: Any) -> str:

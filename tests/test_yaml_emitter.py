@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import yamlio
+from generator.build import rule_groups_text
 from generator.builders.rulefile import rule_file
 from generator.render import build_outputs, find_specs, load_plans
 
@@ -191,3 +192,39 @@ def test_long_lines_fold_as_libyaml_folds_them_at_any_depth(length: int) -> None
                     whole, inside, reference = [whole], {key: inside}, {key: reference}
                 assert yamlio.dump_yaml(whole) == yamlio._pyyaml(whole)
                 assert yamlio.dump_yaml(inside) == yamlio._pyyaml(reference)
+
+
+# Text with every line break str.splitlines knows, comment marks and empty lines.
+_LINES = st.text(alphabet=st.sampled_from(list("ab #-:\n\r\x85\u2028 ")), max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINES, st.sampled_from(["", "  ", "    "]))
+def test_indent_lines_pads_every_line_but_empty_ones(text: str, pad: str) -> None:
+    """The fast path (no empty line) gives what padding each line in turn gives."""
+    expected = "\n".join(pad + line if line else line for line in text.split("\n"))
+    assert yamlio.indent_lines(text, pad) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(_LINES, _LINES)
+def test_rule_groups_text_cut_after_the_header_drops_every_comment_line(
+    source: str, rest: str
+) -> None:
+    """Cutting a rule file after its spec's header gives what dropping each comment line does,
+    whatever breaks or comment marks the spec path and the rest hold."""
+    header = yamlio.comment_lines(yamlio.generated_header(source))
+    for text in (header + "groups:\n" + rest, header + "groups: []\n", "groups:\n" + rest):
+        body = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("#"))
+        expected: Any
+        if body == "groups: []\n":
+            expected = []
+        elif body.startswith("groups:\n") and body[8:9] not in ("", " ", "\n"):
+            expected = body.removeprefix("groups:\n")
+        else:
+            expected = ValueError
+        try:
+            got: Any = rule_groups_text(text, source)
+        except ValueError:
+            got = ValueError
+        assert (got if isinstance(got, list) or got is ValueError else got.text) == expected
