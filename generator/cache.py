@@ -66,6 +66,13 @@ def code_digest() -> str:
     return digest.hexdigest()
 
 
+def plan_digest(plan: ServicePlan) -> str:
+    """SHA-256 of ``repr(plan)``: every field of the resolved spec. Kept on the plan, so that
+    loading computes it once, in the loader's worker processes, not twice in the parent
+    (checking the cache, then recording)."""
+    return plan.derive("plan_digest", lambda: hashlib.sha256(repr(plan).encode()).hexdigest())
+
+
 def proof_key(outputs: Mapping[str, str], service: str, promtool: str) -> str:
     """Hash of ``service``'s rule and test files in ``outputs`` and of the ``promtool`` binary
     (path, size, mtime) that tests them."""
@@ -111,7 +118,7 @@ class OutputCache:
     def key(plan: ServicePlan, variant: str) -> str:
         """The cache key of ``plan``'s own outputs rendered with options ``variant``
         (:func:`generator.build.variant`)."""
-        text = f"{code_digest()}\0{variant}\0{plan!r}"
+        text = f"{code_digest()}\0{variant}\0{plan_digest(plan)}"
         return hashlib.sha256(text.encode()).hexdigest()
 
     def get(self, service: str, key: str) -> FileBacked | None:

@@ -38,7 +38,7 @@ from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
-from generator.cache import OutputCache, proof_key
+from generator.cache import OutputCache, plan_digest, proof_key
 from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
@@ -87,8 +87,8 @@ def display_path(path: Path, root: Path) -> str:
 
 
 def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
-    """One spec's plan (its shape key derived too: the build asks for it next), or its
-    problems."""
+    """One spec's plan (its shape key and digest derived too: the build and the cache ask
+    for them next), or its problems."""
     path, root = job
     shown = display_path(path, root)
     try:
@@ -97,6 +97,7 @@ def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
     except ObsgenError as err:
         return list(err.diagnostics)
     shape_key(plan)
+    plan_digest(plan)
     return plan
 
 

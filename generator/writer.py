@@ -268,7 +268,7 @@ class _Step:
     done: bool = False
 
 
-def _fsync_dir(folder: Path) -> None:
+def _fsync_dir(folder: str | Path) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -292,7 +292,7 @@ def _stage(
     run, by its path as text (output folders are created, and each folder is looked at, once:
     at 1,000 services, a ``Path`` per lookup cost more than the moves)."""
     devices = {} if devices is None else devices
-    folder = os.path.dirname(os.fspath(path)) or "."  # a top-level file of a root of "."
+    folder = _folder(path)  # "." for a top-level file of a root of "."
     if folder not in devices:
         os.makedirs(folder, exist_ok=True)
         devices[folder] = _device(Path(folder))
@@ -315,12 +315,17 @@ def _stage(
     return tmp
 
 
+def _folder(path: str | Path) -> str:
+    """The folder holding ``path``, as text ("." for a bare name): no ``Path`` made per file."""
+    return os.path.dirname(os.fspath(path)) or "."
+
+
 def _device(path: Path) -> int:
     """The filesystem ``path`` is on (``st_dev``)."""
     return path.stat().st_dev
 
 
-def _make_durable(paths: Sequence[Path], folders: bool = False) -> None:
+def _make_durable(paths: Sequence[str | Path], folders: bool = False) -> None:
     """Flush ``paths`` to disk: files, or with ``folders`` folders whose entries changed.
 
     On Linux, one ``syncfs(2)`` per filesystem holding them: an ``fsync`` per file waits for a
@@ -340,7 +345,7 @@ def _make_durable(paths: Sequence[Path], folders: bool = False) -> None:
                 os.close(fd)
         return
     devices: dict[int, str] = {}
-    found = (os.fspath(p) for p in paths) if folders else (os.fspath(p.parent) for p in paths)
+    found = (os.fspath(p) for p in paths) if folders else (_folder(p) for p in paths)
     for folder in set(found):
         devices.setdefault(os.stat(folder).st_dev, folder)
     for folder in devices.values():
@@ -570,8 +575,9 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
             steps.append(_Step(target, _stage(target, outputs, rel, run, devices), None))
         _make_durable([step.staged for step in steps if step.staged is not None])
         steps.extend(_Step(root / rel, None, None) for rel in remove)
-        for step in steps:
-            step.backup = _backup(step.target, run)
+        for i, step in enumerate(steps):  # a changed target found absent has no backup
+            if i >= len(changed) or found[changed[i]] is not None:
+                step.backup = _backup(step.target, run)
         _write_journal(root, run, steps)
     except BaseException as err:
         _discard(steps)
@@ -589,7 +595,7 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
                 step.target.unlink(missing_ok=True)
             step.done = True
         with contextlib.suppress(OSError):  # as for any folder fsync: best effort
-            _make_durable(sorted({s.target.parent for s in steps}), folders=True)
+            _make_durable(sorted({_folder(s.target) for s in steps}), folders=True)
     except OSError as err:
         raise _rolled_back(err, root, steps) from None
     except BaseException:  # Ctrl-C in the middle: put the old bundle back, then stop

@@ -5,6 +5,7 @@ grow with the fleet, a progress line only on a terminal, repeated warnings print
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import io
 import json
 import re
@@ -18,6 +19,7 @@ import pytest
 from generator import build, cache, naming, shapes
 from generator.build import build_outputs
 from generator.builders.dashboard import fleet_dashboard_output
+from generator.cache import plan_digest
 from generator.cli import main
 from generator.errors import Diagnostic, Level, ObsgenError, summarise
 from generator.plan import ServicePlan
@@ -416,6 +418,10 @@ def test_specs_loaded_by_workers_give_the_plans_and_problems_of_one_process(
     serial, parallel = load_plans(paths, tmp_path, jobs=1), load_plans(paths, tmp_path, jobs=2)
     assert [p.name for p in parallel] == [p.name for p in serial]
     assert [shapes.shape_key(p) for p in parallel] == [shapes.shape_key(p) for p in serial]
+    # The digest a worker computed (the cache key's input) is that of the plan received here.
+    assert all("plan_digest" in p.derived for p in parallel)
+    fresh = [hashlib.sha256(repr(p).encode()).hexdigest() for p in parallel]
+    assert [plan_digest(p) for p in parallel] == fresh == [plan_digest(p) for p in serial]
     bad = _fleet_with_problems(tmp_path / "bad")
     found = []
     for jobs in (1, 2):

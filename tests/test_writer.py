@@ -16,6 +16,7 @@ import pytest
 from generator import cache, writer
 from generator.build import BundleFiles
 from generator.cli import main
+from generator.errors import ObsgenError
 from generator.filebacked import FileBacked, spool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -154,6 +155,7 @@ def replace(src, dst):
     real(src, dst)
 os.replace = replace
 from generator.cli import main
+from generator.errors import ObsgenError
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -470,3 +472,32 @@ def test_a_dead_renders_spool_is_swept_by_the_next_render(tmp_path: Path) -> Non
     assert _render(root) == 0
     assert not leftover.parent.parent.exists()
     assert not list(root.glob(f"{writer.SPOOL_PREFIX}*"))  # the live render's spool is gone too
+
+
+def test_a_failed_write_of_new_and_old_files_removes_the_new_and_restores_the_old(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only files found on disk get a backup: a new one is removed again on rollback, and a
+    file that appeared since it was found absent is never taken for a backup."""
+    root = tmp_path / "root"
+    (root / "rules").mkdir(parents=True)
+    (root / "rules" / "b.yaml").write_text("old: b\n")
+    outputs = {f"rules/{n}.yaml": f"new: {n}\n" for n in ("a", "b", "c")}
+    real_link, real_replace = os.link, os.replace
+    linked: list[str] = []
+
+    def link(src: str | Path, dst: str | Path, **kwargs: object) -> None:
+        linked.append(Path(src).name)
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        if Path(dst).name == "c.yaml":
+            raise OSError(28, "No space left on device", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "link", link)
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(ObsgenError, match="2 files already replaced were restored"):
+        writer.write_all(root, outputs, [])
+    assert linked == ["b.yaml"]
+    assert _snapshot(root) == {"rules/b.yaml": b"old: b\n"}
