@@ -211,7 +211,8 @@ class OutputCache:
             fd, tmp = tempfile.mkstemp(prefix=".repo-", suffix=".tmp", dir=self.file.parent)
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, separators=(",", ":"))
+                    # One string: json.dump writes the 1,000 services' records piece by piece.
+                    handle.write(json.dumps(data, separators=(",", ":")))
                 os.replace(tmp, self.file)
             finally:
                 Path(tmp).unlink(missing_ok=True)
