@@ -206,6 +206,19 @@ def _rename_value(value: Any, pairs: list[tuple[str, str]], found: list[str]) ->
     return walk(value)
 
 
+def _renamed(value: Any, pairs: list[tuple[str, str]]) -> Any:
+    """``_rename_value(value, pairs, [])``; a list of text-to-text mappings (alert labels,
+    shared by 1,000 services) without the general walk, which cost ~1 ms per service."""
+    if type(value) is list and all(
+        type(item) is dict and all(type(k) is str and type(v) is str for k, v in item.items())
+        for item in value
+    ):
+        distinct = {text for item in value for entry in item.items() for text in entry}
+        texts = {text: _rename_text(text, pairs) for text in distinct}
+        return [{texts[k]: texts[v] for k, v in item.items()} for item in value]
+    return _rename_value(value, pairs, [])
+
+
 def _recast(plan: ServicePlan, name: str, source: str) -> tuple[ServicePlan, list[str]]:
     """``plan`` as if its spec had said ``name`` wherever it says the service name, and
     lived at ``source``; with the paths of the fields that changed."""
@@ -333,7 +346,7 @@ def share(plans: Sequence[ServicePlan], what: str, build: Callable[[ServicePlan]
         for plan in group:
             real = _identity(plan)
             if what not in plan.derived and not _clashes(low_id, real, [text]):
-                plan.derived[what] = _rename_value(values[0], low_id.pairs_to(real), [])
+                plan.derived[what] = _renamed(values[0], low_id.pairs_to(real))
 
 
 def build_or_none(build: Build, plan: ServicePlan) -> ServiceFiles | None:

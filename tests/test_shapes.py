@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -206,3 +207,19 @@ def test_a_failing_stand_in_leaves_each_service_to_fail_under_its_own_name(
     with pytest.raises(ObsgenError) as caught:
         builder.outputs(plans[1])
     assert str(caught.value.diagnostics[0]) == f"{plans[1].source}: spec.metrics: no example value"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [{"alertname": "A", "service": "chat-a1", "job": "chat-a1-svc"}, {"x": "chat-a1/chat-a1"}],
+        [{"chat-a1": "k"}, {"k": "v"}],
+        [],
+        [{"n": 1, "service": "chat-a1"}],  # not all text: the general walk
+        ({"service": "chat-a1"},),
+    ],
+)
+def test_renaming_label_lists_gives_what_the_general_walk_gives(value: Any) -> None:
+    pairs = [("specs/chat-a1.yaml", "specs/chat-b2.yaml"), ("chat-a1", "chat-b2")]
+    assert shapes._renamed(value, pairs) == shapes._rename_value(value, pairs, [])
+    assert "chat-a1" not in repr(shapes._renamed(value, pairs))
