@@ -428,7 +428,7 @@ class BundleFiles(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._order)
 
-    def spooled(self, rel: str) -> Path | None:
+    def spooled(self, rel: str) -> str | None:
         """The spooled file holding ``rel`` (:func:`generator.filebacked.spooled_file`)."""
         return spooled_file(self._where[rel], rel)
 

@@ -73,18 +73,19 @@ class FileBacked(Mapping[str, str]):
     def __iter__(self) -> Iterator[str]:
         return iter(self.identities)
 
-    def spooled(self, rel: str) -> Path | None:
+    def spooled(self, rel: str) -> str | None:
         """The file holding ``rel`` when this is a spool (written by :func:`spool`, with no
-        identity to check), else None. The writer moves it into place: read ``rel`` before."""
+        identity to check), as a path in text, else None. The writer moves it into place: read
+        ``rel`` before."""
         if self.on_disk or self.identities[rel] is not None:
             return None
-        return self.base / rel
+        return f"{os.fspath(self.base)}/{rel}"
 
     def __len__(self) -> int:
         return len(self.identities)
 
 
-def spooled_file(outputs: Mapping[str, str], rel: str) -> Path | None:
+def spooled_file(outputs: Mapping[str, str], rel: str) -> str | None:
     """The spooled file holding ``outputs[rel]`` when ``outputs`` has one (a spool
     :class:`FileBacked`, or a mapping over parts with a ``spooled`` method), else None: the
     writer moves it into place instead of copying it."""

@@ -183,8 +183,10 @@ def test_a_failure_while_staging_changes_no_output_at_all(
     edited = {p: p.read_bytes() for p in before}
     real_stage = writer._stage
 
-    def stage(path: Path, outputs: Mapping[str, str], rel: str, run: str, *more: Any) -> Path:
-        if path.name == "o1-preview.rules.yaml":
+    def stage(
+        path: str | Path, outputs: Mapping[str, str], rel: str, run: str, *more: Any
+    ) -> str | Path:
+        if Path(path).name == "o1-preview.rules.yaml":
             raise OSError(28, "No space left on device", str(path))
         return real_stage(path, outputs, rel, run, *more)
 
