@@ -273,7 +273,7 @@ class _Step:
     done: bool = False
 
 
-def _fsync_dir(folder: str | Path) -> None:
+def _fsync_dir(folder: StrPath) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
@@ -320,7 +320,13 @@ def _stage(
     return tmp
 
 
-def _folder(path: str | Path) -> str:
+def _root_prefix(root: Path) -> str:
+    """What ``root / rel`` puts before ``rel``, as text: nothing for a root of "."."""
+    top = os.fspath(root)
+    return "" if top == "." else top.rstrip("/") + "/"
+
+
+def _folder(path: StrPath) -> str:
     """The folder holding ``path``, as text ("." for a bare name): no ``Path`` made per file."""
     return os.path.dirname(os.fspath(path)) or "."
 
@@ -330,7 +336,7 @@ def _device(path: Path) -> int:
     return path.stat().st_dev
 
 
-def _make_durable(paths: Sequence[str | Path], folders: bool = False) -> None:
+def _make_durable(paths: Sequence[StrPath], folders: bool = False) -> None:
     """Flush ``paths`` to disk: files, or with ``folders`` folders whose entries changed.
 
     On Linux, one ``syncfs(2)`` per filesystem holding them: an ``fsync`` per file waits for a
@@ -415,9 +421,9 @@ def _journal_path(root: Path) -> Path:
 
 
 def _write_journal(root: Path, run: str, steps: Sequence[_Step]) -> None:
-    # Paths under a root of "." print without it ("rules/a.yaml"): relpath, which resolves
-    # both against the working directory, cost a third of the journal's time at 1,000 services.
-    prefix = "" if str(root) == "." else f"{root}{os.sep}"
+    # relpath, which resolves both against the working directory, cost a third of the
+    # journal's time at 1,000 services.
+    prefix = _root_prefix(root)
 
     def rel(path: StrPath | None) -> str | None:
         if path is None:
@@ -553,8 +559,7 @@ def write_all(root: Path, outputs: Mapping[str, str], remove: list[str]) -> list
         raise ObsgenError(problems)
     # One lstat per target tells absent, folder and "maybe unchanged" apart: at 1,000 services
     # the separate is_file/is_dir/lexists calls were a third of the write.
-    top = os.fspath(root)
-    prefix = "" if top == "." else top.rstrip("/") + "/"  # as root / rel prints
+    prefix = _root_prefix(root)
     targets = {rel: prefix + rel for rel in sorted(outputs)}
     found = {rel: _lstat(target) for rel, target in targets.items()}
     changed = [
