@@ -300,12 +300,12 @@ def _stage(
     folder = _folder(path)  # "." for a top-level file of a root of "."
     if folder not in devices:
         os.makedirs(folder, exist_ok=True)
-        devices[folder] = _device(Path(folder))
+        devices[folder] = _device(folder)
     spooled = spooled_file(outputs, rel)
     if spooled is not None:
-        spool_folder = os.path.dirname(spooled)
+        spool_folder = _folder(spooled)
         if spool_folder not in devices:
-            devices[spool_folder] = _device(Path(spool_folder))
+            devices[spool_folder] = _device(spool_folder)
         if devices[spool_folder] == devices[folder]:
             return spooled
     tmp = Path(folder, f"{STAGED_PREFIX}{run}.{os.path.basename(path)}")
@@ -331,9 +331,9 @@ def _folder(path: StrPath) -> str:
     return os.path.dirname(os.fspath(path)) or "."
 
 
-def _device(path: Path) -> int:
+def _device(path: StrPath) -> int:
     """The filesystem ``path`` is on (``st_dev``)."""
-    return path.stat().st_dev
+    return os.stat(path).st_dev
 
 
 def _make_durable(paths: Sequence[StrPath], folders: bool = False) -> None:
@@ -358,7 +358,7 @@ def _make_durable(paths: Sequence[StrPath], folders: bool = False) -> None:
     devices: dict[int, str] = {}
     found = (os.fspath(p) for p in paths) if folders else (_folder(p) for p in paths)
     for folder in set(found):
-        devices.setdefault(os.stat(folder).st_dev, folder)
+        devices.setdefault(_device(folder), folder)
     for folder in devices.values():
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
@@ -632,8 +632,8 @@ def _discard(steps: Sequence[_Step], staged: bool = True) -> None:
     for step in steps:
         for leftover in (step.staged if staged else None, step.backup):
             if leftover is not None:
-                with contextlib.suppress(OSError):
-                    Path(leftover).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # absent included
+                    os.unlink(leftover)
 
 
 def _write_error(err: OSError, root: Path, outcome: str) -> ObsgenError:

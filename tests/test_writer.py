@@ -400,7 +400,7 @@ def test_a_spool_on_another_filesystem_gets_the_files_written(
     root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: 1\n"})
     real_device = writer._device
 
-    def device(path: Path) -> int:  # the spool as if mounted elsewhere
+    def device(path: str | Path) -> int:  # the spool as if mounted elsewhere
         return -1 if writer.SPOOL_PREFIX in str(path) else real_device(path)
 
     monkeypatch.setattr(writer, "_device", device)
