@@ -54,8 +54,8 @@ ServiceFiles = tuple[Outputs, list[Diagnostic]]
 Build = Callable[[ServicePlan], ServiceFiles]
 
 _NAME = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]\Z")
-_SOURCE = re.compile(r"[A-Za-z0-9._/-]+\Z")
-_RUN = re.compile(r"[A-Za-z0-9._/-]+")  # the characters of a name or spec path
+# The characters of a spec path (and of a name): a whole path matches, a text holds runs.
+_RUN = re.compile(r"[A-Za-z0-9._/-]+")
 # Where a name may stand in a plan: fields and values the builders copy as opaque text.
 _OPAQUE = re.compile(
     r"""(
@@ -245,7 +245,7 @@ class _Shape:
 
     @functools.cached_property
     def runs(self) -> str:
-        """Every distinct maximal run of :data:`_SOURCE`'s characters in the files' paths and
+        """Every distinct maximal run of :data:`_RUN`'s characters in the files' paths and
         texts, one per line. A name or spec path (both made of those characters only) is in
         some file exactly when it is in this text, which is a few percent of their size:
         :meth:`ShapeBuilder.outputs_and_shape` looks for each real service's strings in it."""
@@ -286,7 +286,7 @@ def shape_key(plan: ServicePlan) -> str | None:
 
 
 def _shape_key(plan: ServicePlan) -> str | None:
-    if not (_NAME.match(plan.name) and _SOURCE.match(plan.source)):
+    if not (_NAME.match(plan.name) and _RUN.fullmatch(plan.source)):
         return None
     if not plain_yaml(plan.name):
         return None
