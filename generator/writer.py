@@ -112,16 +112,22 @@ def _is_transient(name: str) -> bool:
     return name.startswith((STAGED_PREFIX, BACKUP_PREFIX))
 
 
-def _walk_files(base: Path) -> Iterator[Path]:
-    """Regular files under ``base``, not following symlinks (files or folders), sorted."""
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(base, followlinks=False):
-        dirs.sort()
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink() and path.is_file():
-                found.append(path)
-    yield from sorted(found)
+def _walk_files(base: str) -> list[str]:
+    """Regular files under folder ``base``, not following symlinks (files or folders), as
+    paths in text, sorted. A folder that cannot be read is passed over, as ``os.walk`` does."""
+    found: list[str] = []
+    folders = [base]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:  # the entry's type comes with it: no stat per file
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False):
+                        found.append(entry.path)
+        except OSError:
+            continue
+    return sorted(found)
 
 
 def stale_outputs(
@@ -134,16 +140,17 @@ def stale_outputs(
     folders a symlink leads to, or files staged by a render in progress.
     """
     stale = []
+    top = os.fspath(root)
     for directory in directories:
         base = root / directory
         if base.is_symlink() or not base.is_dir():
             continue
-        for path in _walk_files(base):
-            rel = path.relative_to(root).as_posix()
-            if rel in outputs or _is_transient(path.name):
+        for path in _walk_files(f"{top}/{directory}"):
+            rel = path[len(top) + 1 :]
+            if rel in outputs or _is_transient(path.rpartition("/")[2]):
                 continue
             try:
-                with path.open("rb") as handle:
+                with open(path, "rb") as handle:
                     head = handle.read(512).decode("utf-8", errors="replace")
             except OSError:
                 continue
