@@ -34,7 +34,7 @@ from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
 from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import Diagnostic
-from generator.filebacked import FileBacked, spool, spooled_file
+from generator.filebacked import FileBacked, spool, spool_changes, spooled_file
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
 from generator.shapes import Build, ShapeBuilder, build_or_none
@@ -216,15 +216,18 @@ def _use_shapes(shapes: ShapeBuilder | None, plans: Sequence[ServicePlan] = ()) 
     _shapes, _plans = shapes, plans
 
 
-def _build_one(job: tuple[int, Path | None]) -> Built:
-    index, spool_to = job
+def _build_one(job: tuple[int, Path | None, Path | None]) -> Built:
+    index, spool_to, beside = job
     plan = _plans[index]
     assert _shapes is not None, "build_services sets the shapes first"
     outputs, warnings, shape = _shapes.outputs_and_shape(plan)
     if spool_to is None:
         return plan.name, outputs, warnings, shape
-    spooled = spool(spool_to, outputs)  # only the paths travel back to the parent
-    return plan.name, spooled, warnings, shape
+    # Only the paths travel back to the parent.
+    if beside is None:
+        return plan.name, spool(spool_to, outputs), warnings, shape
+    parts = spool_changes(spool_to, beside, outputs)
+    return plan.name, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings, shape
 
 
 def worker_count(jobs: int | None) -> int:
@@ -269,13 +272,16 @@ def build_services(
     warnings: dict[str, list[Diagnostic]] | None = None,
     renamed: dict[str, str] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    beside: Path | None = None,
 ) -> dict[str, Mapping[str, str]]:
     """Each plan's own files by service name: the files in the repository when ``cache``
     recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
     built (in ``jobs`` worker processes, default one per usable core, when
     :data:`PARALLEL_FROM` or more need building). With ``spool_to``, many services built are
-    written under that folder and held as files, not in memory. ``mimir``: also each
-    service's Mimir rule file.
+    written under that folder and held as files, not in memory; those that the repository
+    ``beside`` already holds byte for byte stay there instead
+    (:func:`generator.filebacked.spool_changes`). ``mimir``: also each service's Mimir rule
+    file.
 
     ``renamed`` (when given) receives, for each service renamed from a shape's build
     (:mod:`generator.shapes`), that shape.
@@ -317,7 +323,7 @@ def build_services(
     else:
         shapes.prepare(todo)
     _use_shapes(shapes, todo)
-    jobs_args = [(i, spool_to if many else None) for i in range(len(todo))]
+    jobs_args = [(i, spool_to if many else None, beside) for i in range(len(todo))]
     built: Iterable[Built]
     if parallel:
         pool = fork_pool(workers, initializer=_use_shapes, initargs=(shapes, todo))
@@ -432,7 +438,21 @@ class BundleFiles(Mapping[str, str]):
         """The spooled file holding ``rel`` (:func:`generator.filebacked.spooled_file`)."""
         return spooled_file(self._where[rel], rel)
 
+    def size(self, rel: str) -> int:
+        """Size in bytes of ``rel``, without reading a :class:`FileBacked` file."""
+        part = self._where[rel]
+        size = getattr(part, "size", None)
+        return size(rel) if callable(size) else len(part[rel].encode("utf-8"))
+
     def to_write(self) -> BundleFiles:
-        """The files that may differ from the repository: all but those reused in place
-        (:meth:`generator.cache.OutputCache.get` found them unchanged on disk)."""
-        return BundleFiles(p for p in self._parts if not (isinstance(p, FileBacked) and p.on_disk))
+        """The files that may differ from the repository: all but those in place on disk
+        (:meth:`generator.cache.OutputCache.get` or
+        :func:`generator.filebacked.spool_changes` found them unchanged there)."""
+        return BundleFiles(self._changeable())
+
+    def _changeable(self) -> Iterator[Mapping[str, str]]:
+        for part in self._parts:
+            if isinstance(part, BundleFiles):
+                yield from part._changeable()
+            elif not (isinstance(part, FileBacked) and part.on_disk):
+                yield part

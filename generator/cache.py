@@ -84,11 +84,10 @@ def proof_key(outputs: Mapping[str, str], service: str, promtool: str) -> str:
 
 
 def _size(outputs: Mapping[str, str], rel: str) -> int:
-    """Size in bytes of output ``rel`` (without reading a spooled file)."""
-    if isinstance(outputs, FileBacked):
-        known = outputs.sizes.get(rel)
-        return known if known is not None else (outputs.base / rel).stat().st_size
-    return len(outputs[rel].encode("utf-8"))
+    """Size in bytes of output ``rel`` (without reading a spooled file: ``outputs`` with a
+    ``size`` method, :class:`FileBacked` or :class:`generator.build.BundleFiles`, answer it)."""
+    size = getattr(outputs, "size", None)
+    return size(rel) if callable(size) else len(outputs[rel].encode("utf-8"))
 
 
 class OutputCache:
@@ -158,7 +157,8 @@ class OutputCache:
         """
         for name, key in keys.items():
             own = outputs[name]
-            if isinstance(own, FileBacked) and own.on_disk:
+            entry = self._services.get(name)
+            if isinstance(own, FileBacked) and own.on_disk and entry and entry["key"] == key:
                 continue  # reused as recorded
             files: dict[str, list[int]] = {}
             for rel in own:

@@ -9,6 +9,7 @@ when something asks for it (the fleet files, promtool, the writer), then dropped
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -84,6 +85,12 @@ class FileBacked(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self.identities)
 
+    def size(self, rel: str) -> int:
+        """Size in bytes of ``rel`` (from :attr:`sizes` when known: a spooled file may have been
+        moved into place since)."""
+        known = self.sizes.get(rel)
+        return known if known is not None else (self.base / rel).stat().st_size
+
 
 def spooled_file(outputs: Mapping[str, str], rel: str) -> str | None:
     """The spooled file holding ``outputs[rel]`` when ``outputs`` has one (a spool
@@ -97,16 +104,70 @@ def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:
     """Write ``outputs`` under ``base`` (each file with mode 0644, whatever the umask: the
     writer moves spooled files into place as they are) and return them as a
     :class:`FileBacked`."""
+    return _spool(base, {rel: text.encode("utf-8") for rel, text in outputs.items()})
+
+
+def spool_changes(base: Path, root: Path, outputs: Mapping[str, str]) -> list[FileBacked]:
+    """Spool (as :func:`spool`) the ``outputs`` that differ from the repository ``root``.
+
+    Returns one or two parts: the spooled outputs, and the outputs that ``root`` already holds
+    byte for byte as regular files (not through a symlink), as an ``on_disk`` part with the
+    identity each had when compared (each part only when it holds a file, the spooled one
+    also when ``outputs`` is empty): nothing to write, and a later change to one is an error
+    when it is read, as for a service the cache reused. A render of an unchanged repository
+    with no cache (a fresh clone in CI) then compares each file once, in the worker that built
+    it, instead of spooling, comparing again and deleting every file.
+    """
+    top = os.fspath(root)
+    changed: dict[str, bytes] = {}
+    kept: dict[str, Identity | None] = {}
+    sizes: dict[str, int] = {}
+    for rel, text in outputs.items():
+        data = text.encode("utf-8")
+        found = _holds(f"{top}/{rel}", data)
+        if found is None:
+            changed[rel] = data
+        else:
+            kept[rel] = found
+            sizes[rel] = len(data)
+    parts = [_spool(base, changed)] if changed or not kept else []
+    if kept:
+        parts.append(FileBacked(root, kept, on_disk=True, sizes=sizes))
+    return parts
+
+
+def _holds(path: str, data: bytes) -> Identity | None:
+    """The identity of ``path`` when it is a regular file (a symlink is not followed) holding
+    exactly ``data``, else None."""
+    try:
+        # O_NONBLOCK: a FIFO put where an output goes must not hang the render.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            if handle.read() != data:
+                return None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _spool(base: Path, outputs: Mapping[str, bytes]) -> FileBacked:
     made: set[str] = set()
     sizes: dict[str, int] = {}
     top = os.fspath(base)
-    for rel, text in outputs.items():
+    for rel, data in outputs.items():
         path = f"{top}/{rel}"
         folder = path.rpartition("/")[0]
         if folder not in made:
             os.makedirs(folder, exist_ok=True)
             made.add(folder)
-        data = text.encode("utf-8")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
             os.fchmod(fd, 0o644)

@@ -490,6 +490,7 @@ def render_bundle(
         service_warnings,
         renamed,
         build_fleet_files,
+        beside=root,
     )
     if spool_to is not None:
         flush_soon(spool_to)

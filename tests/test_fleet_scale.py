@@ -22,6 +22,7 @@ from generator.builders.dashboard import fleet_dashboard_output
 from generator.cache import plan_digest
 from generator.cli import main
 from generator.errors import Diagnostic, Level, ObsgenError, summarise
+from generator.filebacked import identity
 from generator.plan import ServicePlan
 from generator.progress import Progress
 from generator.render import find_specs, load_plans
@@ -162,6 +163,40 @@ def test_files_moved_in_from_the_spool_are_reused_whole_by_the_next_render(
     built = _counting_builds(monkeypatch)
     assert _render(tmp_path, "--jobs=1") == 0  # a rebuild would happen in this process
     assert built == []
+    assert "0 changed" in capsys.readouterr().out
+
+
+def test_a_render_without_a_cache_writes_only_what_differs_and_records_every_service(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    parallel_from_4: int,
+) -> None:
+    """A fresh clone in CI: outputs committed, no cache. Files already right are kept in place
+    (compared in the workers); edited and deleted ones are written back; the cache then holds
+    every service, also those whose files were all kept."""
+    _clone_specs(tmp_path / "specs", parallel_from_4)
+    assert _render(tmp_path) == 0
+    first = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
+    edited = tmp_path / "rules" / "svc-01.rules.yaml"
+    edited.write_bytes(edited.read_bytes().replace(b"> 0", b"> 1", 1))  # same size
+    removed = tmp_path / "dashboards" / "svc-02.json"
+    removed.unlink()
+    kept = tmp_path / "rules" / "svc-00.rules.yaml"
+    kept_identity = identity(kept)
+    capsys.readouterr()
+
+    assert _render(tmp_path) == 0
+
+    out = capsys.readouterr().out
+    assert out.splitlines()[1:] == ["  dashboards/svc-02.json", "  rules/svc-01.rules.yaml"]
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == first
+    assert identity(kept) == kept_identity  # not rewritten
+    assert not list(tmp_path.glob(".obsgen-spool-*"))
+    built = _counting_builds(monkeypatch)
+    assert _render(tmp_path, "--jobs=1") == 0
+    assert built == []  # every service recorded, kept in place or not
     assert "0 changed" in capsys.readouterr().out
 
 

@@ -17,7 +17,7 @@ from generator import cache, writer
 from generator.build import BundleFiles
 from generator.cli import main
 from generator.errors import ObsgenError
-from generator.filebacked import FileBacked, spool
+from generator.filebacked import FileBacked, identity, spool, spool_changes
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "specs" / "o1-preview.yaml"
@@ -339,6 +339,58 @@ def test_spooled_files_are_moved_into_place_not_copied(tmp_path: Path) -> None:
         assert written.stat().st_ino == inodes[rel]  # the same file, no second copy
         assert written.stat().st_mode & 0o777 == 0o644
         assert not (spooled.base / rel).exists()
+
+
+def test_only_outputs_the_repository_does_not_hold_are_spooled(tmp_path: Path) -> None:
+    """A render over committed outputs (a fresh clone in CI) spools only what differs; the
+    rest stays in place, to be neither written nor swept."""
+    root = tmp_path / "root"
+    texts = {
+        "rules/same.yaml": "a: 1\n",
+        "rules/edited.yaml": "b: 2\n",  # same size, one byte differs
+        "rules/longer.yaml": "c: 3\n",
+        "rules/missing.yaml": "d: 4\n",
+        "rules/linked.yaml": "e: 5\n",  # a symlink to the same text is not followed
+        "rules/fifo.yaml": "f: 6\n",  # opening a FIFO must not hang
+        "rules/folder.yaml": "g: 7\n",
+    }
+    (root / "rules" / "folder.yaml").mkdir(parents=True)
+    (root / "rules" / "same.yaml").write_text("a: 1\n")
+    (root / "rules" / "edited.yaml").write_text("b: 3\n")
+    (root / "rules" / "longer.yaml").write_text("c: 3\n\n")
+    (tmp_path / "target.yaml").write_text("e: 5\n")
+    (root / "rules" / "linked.yaml").symlink_to(tmp_path / "target.yaml")
+    os.mkfifo(root / "rules" / "fifo.yaml")
+    spool_dir = root / f"{writer.SPOOL_PREFIX}test"
+
+    spooled, kept = spool_changes(spool_dir, root, texts)
+
+    assert sorted(kept) == ["rules/same.yaml"]
+    assert kept.on_disk and kept.identities["rules/same.yaml"] == identity(root / "rules/same.yaml")
+    assert kept.size("rules/same.yaml") == 5
+    assert sorted(spooled) == sorted(set(texts) - {"rules/same.yaml"})
+    assert sorted(
+        p.relative_to(spool_dir).as_posix() for p in spool_dir.rglob("*") if p.is_file()
+    ) == sorted(spooled)
+    assert dict(spooled.items()) == {rel: texts[rel] for rel in spooled}
+    outputs = BundleFiles([spooled, kept])
+    assert dict(outputs.items()) == texts
+    assert sorted(outputs.to_write()) == sorted(spooled)  # kept files are not written
+
+    (root / "rules" / "same.yaml").write_text("a: 2\n")  # changed after it was compared
+    with pytest.raises(ObsgenError, match="changed on disk during the render"):
+        outputs["rules/same.yaml"]
+
+
+def test_nothing_is_spooled_when_the_repository_holds_every_output(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "rules").mkdir(parents=True)
+    (root / "rules" / "a.yaml").write_text("a: 1\n")
+    (kept,) = spool_changes(root / "spool", root, {"rules/a.yaml": "a: 1\n"})
+    assert not (root / "spool").exists()
+    assert kept.on_disk and dict(kept.items()) == {"rules/a.yaml": "a: 1\n"}
+    (spooled,) = spool_changes(root / "spool", root, {})
+    assert not spooled.on_disk and len(spooled) == 0
 
 
 def test_outputs_get_mode_0644_whatever_the_umask(tmp_path: Path) -> None:

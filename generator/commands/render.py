@@ -23,7 +23,7 @@ from generator.project_config import (
     recorded_text,
 )
 from generator.render import Bundle, render_bundle
-from generator.writer import SPOOL_PREFIX, differences, output_lock, write_all
+from generator.writer import SPOOL_PREFIX, differences, output_lock, outside_root, write_all
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -195,6 +195,10 @@ def _finish(
             return 1
         print(f"{len(bundle.outputs)} files up to date")
         return 0
+    # Files kept in place are refused like written ones when their folder leads out of the root.
+    problems = outside_root(root, list(bundle.outputs))
+    if problems:
+        raise ObsgenError(problems)
     to_write: Mapping[str, str] = outputs
     if record is not None:
         to_write = BundleFiles([outputs, {CONFIG_FILE: record}])
