@@ -200,6 +200,22 @@ def test_a_render_without_a_cache_writes_only_what_differs_and_records_every_ser
     assert "0 changed" in capsys.readouterr().out
 
 
+def test_a_folder_leading_out_of_the_root_is_refused_even_when_every_file_in_it_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], parallel_from_4: int
+) -> None:
+    other, root = tmp_path / "other", tmp_path / "root"
+    _clone_specs(root / "specs", parallel_from_4)
+    shutil.copytree(root / "specs", other / "specs")
+    assert _render(other) == 0
+    assert _render(root) == 0
+    shutil.rmtree(root / "rules")
+    (root / "rules").symlink_to(other / "rules", target_is_directory=True)  # the same files
+    capsys.readouterr()
+    assert _render(root) == 2
+    err = capsys.readouterr().err
+    assert f"{root}/rules: resolves to {other.resolve()}/rules, outside the output root" in err
+
+
 def test_new_obsgen_code_rebuilds_every_service(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
