@@ -11,6 +11,7 @@ and the services' rule texts, never rebuilding a service's rule groups.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -18,7 +19,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from generator import naming
 from generator.builders.alertmanager import alertmanager_outputs
@@ -254,6 +255,40 @@ def fork_pool(workers: int, **options: Any) -> ProcessPoolExecutor:
     ``options``: more :class:`ProcessPoolExecutor` arguments."""
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
     return ProcessPoolExecutor(max_workers=workers, mp_context=context, **options)
+
+
+T = TypeVar("T")
+
+# The work of the process :func:`in_own_process` forks: set in this process before the fork,
+# so that the child inherits it (and all it reads) instead of receiving it pickled.
+_own_work: Callable[[], Any] | None = None
+
+
+def _run_own_work() -> Any:
+    assert _own_work is not None, "in_own_process sets the work first"
+    return _own_work()
+
+
+@contextlib.contextmanager
+def in_own_process(work: Callable[[], T], enabled: bool = True) -> Iterator[Callable[[], T]]:
+    """Start ``work`` in a forked process of its own and give a function that waits for its
+    result (raising what ``work`` raised); with ``enabled`` False, or off Linux, that function
+    runs ``work`` in this process instead. Only the result is pickled: the process inherits
+    everything ``work`` reads. Leaving the block waits for the process."""
+    if not enabled or sys.platform != "linux":
+        yield work
+        return
+    global _own_work
+    pool = fork_pool(1)
+    try:
+        _own_work = work
+        try:
+            future = pool.submit(_run_own_work)  # forks here
+        finally:
+            _own_work = None
+        yield future.result
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def chunk_size(count: int, workers: int) -> int:

@@ -29,11 +29,12 @@ from generator.build import (
     fleet_outputs,
     fleet_plan_outputs,
     fork_pool,
+    in_own_process,
     parallel_workers,
     variant,
 )
 from generator.builders import alertmanager
-from generator.builders.alertmanager_routing import routing_warnings
+from generator.builders.alertmanager_routing import routing_warnings, share_alert_labels
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
@@ -470,44 +471,51 @@ def render_bundle(
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}
     renamed: dict[str, str] = {}
-    fleet: Outputs = {}
     from_plans: Outputs = {}
 
     def build_fleet_files() -> None:
         # From the plans alone: built in this process while workers build the services.
-        fleet.update(alertmanager.alertmanager_outputs(plans, receivers))
         if not partial:
             from_plans.update(fleet_plan_outputs(plans, fleet_name))
 
-    services = build_services(
-        plans,
-        dashboards_via,
-        cache,
-        progress.advance if progress is not None else None,
-        jobs,
-        spool_to,
-        mimir,
-        service_warnings,
-        renamed,
-        build_fleet_files,
-        beside=root,
-    )
-    if spool_to is not None:
-        flush_soon(spool_to)
-    if warn is not None:
-        for plan in plans:
-            for warning in service_warnings.get(plan.name, []):
-                warn(warning)
+    # The Alertmanager files need only the plans and the receivers: at fleet size a process of
+    # their own builds them beside everything else (2 s for 1,000 services). The alerts'
+    # labels, which they and the runbooks read, are shared out per shape here first, for both.
+    share_alert_labels(plans)
+    with in_own_process(
+        lambda: alertmanager.alertmanager_outputs(plans, receivers),
+        enabled=parallel_workers(len(plans), jobs) > 0,
+    ) as alertmanager_files:
+        services = build_services(
+            plans,
+            dashboards_via,
+            cache,
+            progress.advance if progress is not None else None,
+            jobs,
+            spool_to,
+            mimir,
+            service_warnings,
+            renamed,
+            build_fleet_files,
+            beside=root,
+        )
+        if spool_to is not None:
+            flush_soon(spool_to)
+        if warn is not None:
+            for plan in plans:
+                for warning in service_warnings.get(plan.name, []):
+                    warn(warning)
+        if progress is not None:
+            progress.phase("building fleet files", 1)
+        if partial:
+            fleet = linked_runbooks(plans, services, root)
+        else:
+            fleet = fleet_outputs(plans, services, dashboards_via, fleet_name, warn, from_plans)
+        for path, text in alertmanager_files().items():
+            # Of a partial render, only the named services' AlertmanagerConfig files.
+            if not partial or any(naming.owned_by(path, plan.name) for plan in plans):
+                fleet[path] = text
     parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
-    if progress is not None:
-        progress.phase("building fleet files", 1)
-    if partial:
-        # A service's AlertmanagerConfig is its own file, built from receivers.yaml too.
-        names = [plan.name for plan in plans]
-        fleet = {p: t for p, t in fleet.items() if any(naming.owned_by(p, n) for n in names)}
-        fleet.update(linked_runbooks(plans, services, root))
-    else:
-        fleet.update(fleet_outputs(plans, services, dashboards_via, fleet_name, warn, from_plans))
     parts.append(fleet)
     outputs = BundleFiles(parts)
     key_variant = variant(dashboards_via, mimir)

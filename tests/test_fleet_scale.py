@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -67,6 +68,38 @@ def test_worker_processes_build_exactly_what_one_process_builds(
     monkeypatch.setattr(build, "ProcessPoolExecutor", counted)
     assert build_outputs(plans, jobs=2) == serial
     assert pools == [2, 2]  # the shape's two stand-ins, then the services
+
+
+def test_a_render_in_worker_processes_writes_what_one_process_writes(
+    tmp_path: Path, parallel_from_4: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Services, Alertmanager files (built in a process of their own) and fleet files alike."""
+    one, many = tmp_path / "one", tmp_path / "many"
+    _clone_specs(one / "specs", parallel_from_4)
+    shutil.copytree(one / "specs", many / "specs")
+    assert _render(one, "--jobs=1") == 0
+    assert _render(many, "--jobs=2") == 0
+
+    def files(root: Path) -> dict[Path, bytes]:
+        return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    assert files(one) == files(many)
+    assert any(p.parts[0] == "alertmanager" for p in files(many))
+
+
+def test_work_in_its_own_process_gives_its_result_or_its_error() -> None:
+    with build.in_own_process(os.getpid) as result:
+        assert result() != os.getpid()
+    with build.in_own_process(os.getpid, enabled=False) as result:
+        assert result() == os.getpid()
+
+    def failing() -> None:
+        raise ObsgenError([Diagnostic("specs/a.yaml", "spec.alerts", "bad")], exit_code=2)
+
+    with pytest.raises(ObsgenError) as caught, build.in_own_process(failing) as result:
+        result()
+    assert [str(d) for d in caught.value.diagnostics] == ["specs/a.yaml: spec.alerts: bad"]
+    assert caught.value.exit_code == 2
 
 
 def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
