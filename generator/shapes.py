@@ -335,6 +335,8 @@ def share(plans: Sequence[ServicePlan], what: str, build: Callable[[ServicePlan]
     the low one's value gives the high one's. Other plans are left alone, to be built when
     asked for."""
     for group in _by_shape(plans).values():
+        if all(what in plan.derived for plan in group):
+            continue  # shared already (render shares the alerts' labels before its builders ask)
         stands = _stand_ins(group[0])
         if stands is None:
             continue

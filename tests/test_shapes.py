@@ -182,6 +182,23 @@ def test_shared_alert_labels_equal_their_own_computation(tmp_path: Path) -> None
         assert any(labels.get("service") == plan.name for labels in alert_labels(plan))
 
 
+def test_share_builds_nothing_for_a_shape_whose_plans_all_hold_the_value(tmp_path: Path) -> None:
+    plans = _plans_named(tmp_path, ["chat-a1", "chat-b2", "chat-c3"])
+    built: list[str] = []
+
+    def counting(plan: ServicePlan) -> list[dict[str, str]]:
+        built.append(plan.name)
+        return _alert_labels(plan)
+
+    shapes.share(plans, ALERT_LABELS, counting)
+    assert len(built) == 2  # the two stand-ins
+    shapes.share(plans, ALERT_LABELS, counting)
+    assert len(built) == 2
+    del plans[1].derived[ALERT_LABELS]
+    shapes.share(plans, ALERT_LABELS, counting)
+    assert len(built) == 4 and alert_labels(plans[1]) == _alert_labels(plans[1])
+
+
 def test_share_leaves_values_it_cannot_rename_to_be_built(tmp_path: Path) -> None:
     plans = _plans_named(tmp_path, ["chat-a1", "chat-b2", "chat-c3"])
     shapes.share(plans, "digest", lambda p: hashlib.sha256(p.name.encode()).hexdigest())
