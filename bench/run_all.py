@@ -25,8 +25,9 @@ REPO = BENCH.parent
 KNOWN_ORDER = ("rule_eval", "render_scale", "exporter_scrape", "lint_corpus")
 # Run only when named (``--only detection --budget 3600``): days of 1m promtool evaluations
 # per tier, about half an hour on 2 cores (BENCHMARKS.md, "Time to page"); and proof_compare,
-# which needs the git revision to compare with: run it directly (`--baseline REV`).
-ALONE = ("detection", "proof_compare")
+# which needs the git revision to compare with: run it directly (`--baseline REV`); and
+# proof_rule_cost, a few minutes of promtool per rule of one test group.
+ALONE = ("detection", "proof_compare", "proof_rule_cost")
 BUDGET_S = 600
 
 
