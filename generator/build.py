@@ -15,6 +15,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -35,7 +36,7 @@ from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
 from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import Diagnostic
-from generator.filebacked import FileBacked, spool, spool_changes, spooled_file
+from generator.filebacked import FileBacked, Identity, spool, spool_changes, spooled_file
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
 from generator.shapes import Build, ShapeBuilder, build_or_none
@@ -249,12 +250,27 @@ def parallel_workers(count: int, jobs: int | None) -> int:
     return workers if workers >= 2 and count >= PARALLEL_FROM else 0
 
 
-def fork_pool(workers: int, **options: Any) -> ProcessPoolExecutor:
+def fork_pool(
+    workers: int, initializer: Callable[..., object] | None = None, initargs: tuple[Any, ...] = ()
+) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes, forked where the platform allows it: workers inherit
     the imported modules (and whatever this process set up) instead of importing them again.
-    ``options``: more :class:`ProcessPoolExecutor` arguments."""
+    Each worker ignores Ctrl-C (SIGINT), then runs ``initializer(*initargs)`` when given: the
+    parent stops the pool on Ctrl-C, and a worker interrupted while sending a result would
+    leave the parent waiting for the rest of it."""
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else None)
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context, **options)
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(initializer, initargs),
+    )
+
+
+def _start_worker(initializer: Callable[..., object] | None, initargs: tuple[Any, ...]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 T = TypeVar("T")
@@ -286,7 +302,15 @@ def in_own_process(work: Callable[[], T], enabled: bool = True) -> Iterator[Call
             future = pool.submit(_run_own_work)  # forks here
         finally:
             _own_work = None
-        yield future.result
+
+        def result() -> T:
+            try:
+                done: T = future.result()
+                return done
+            finally:
+                pool.shutdown()  # the process ends as soon as its work is taken
+
+        yield result
     finally:
         pool.shutdown(cancel_futures=True)
 
@@ -478,6 +502,22 @@ class BundleFiles(Mapping[str, str]):
         part = self._where[rel]
         size = getattr(part, "size", None)
         return size(rel) if callable(size) else len(part[rel].encode("utf-8"))
+
+    def kept_identity(self, rel: str) -> Identity | None:
+        """The identity ``rel`` must still have (:meth:`FileBacked.kept_identity`), else None."""
+        kept = getattr(self._where[rel], "kept_identity", None)
+        return kept(rel) if callable(kept) else None
+
+    def moved_in_place(self) -> list[str]:
+        """The files held in place on disk (found unchanged there) that changed since, sorted:
+        edited, replaced or deleted during the render (:meth:`FileBacked.moved`)."""
+        found: list[str] = []
+        for part in self._parts:
+            if isinstance(part, BundleFiles):
+                found += part.moved_in_place()
+            elif isinstance(part, FileBacked):
+                found += part.moved()
+        return sorted(found)
 
     def to_write(self) -> BundleFiles:
         """The files that may differ from the repository: all but those in place on disk

@@ -90,6 +90,12 @@ def _size(outputs: Mapping[str, str], rel: str) -> int:
     return size(rel) if callable(size) else len(outputs[rel].encode("utf-8"))
 
 
+def _kept_identity(outputs: Mapping[str, str], rel: str) -> list[int] | None:
+    """The identity output ``rel`` had when found unchanged in place, when it was."""
+    kept = getattr(outputs, "kept_identity", None)
+    return kept(rel) if callable(kept) else None
+
+
 class OutputCache:
     """The records of one repository root (see the module docstring).
 
@@ -158,13 +164,19 @@ class OutputCache:
         for name, key in keys.items():
             own = outputs[name]
             entry = self._services.get(name)
-            if isinstance(own, FileBacked) and own.on_disk and entry and entry["key"] == key:
+            if (
+                isinstance(own, FileBacked)
+                and own.on_disk
+                and entry
+                and (entry["key"], entry["files"]) == (key, own.identities)
+            ):
                 continue  # reused as recorded
             files: dict[str, list[int]] = {}
             for rel in own:
                 found = identity(self.root / rel)
-                if found is None or found[0] != _size(own, rel):
-                    files = {}
+                kept = _kept_identity(own, rel)
+                if found is None or found[0] != _size(own, rel) or kept not in (None, found):
+                    files = {}  # a file kept in place changed after it was compared
                     break
                 files[rel] = found
             if files:

@@ -19,10 +19,10 @@ from generator.errors import Diagnostic, ObsgenError
 Identity = list[int]
 
 
-def identity(path: Path) -> Identity | None:
+def identity(path: Path | str) -> Identity | None:
     """The recorded identity of ``path``, or None when it cannot be stat-ed."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except OSError:
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
@@ -84,6 +84,23 @@ class FileBacked(Mapping[str, str]):
 
     def __len__(self) -> int:
         return len(self.identities)
+
+    def kept_identity(self, rel: str) -> Identity | None:
+        """The identity ``rel`` must still have when this part holds files in place
+        (``on_disk``: found unchanged there), else None."""
+        return self.identities[rel] if self.on_disk else None
+
+    def moved(self) -> list[str]:
+        """Of the files held in place (``on_disk``), those whose identity is not the recorded
+        one any more: changed, replaced or deleted since they were found unchanged."""
+        if not self.on_disk:
+            return []
+        top = os.fspath(self.base)
+        return [
+            rel
+            for rel, kept in self.identities.items()
+            if kept is not None and identity(f"{top}/{rel}") != kept
+        ]
 
     def size(self, rel: str) -> int:
         """Size in bytes of ``rel`` (from :attr:`sizes` when known: a spooled file may have been

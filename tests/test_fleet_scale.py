@@ -11,13 +11,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator import build, cache, naming, shapes
+from generator import build, cache, naming, shapes, writer
 from generator.build import build_outputs
 from generator.builders.dashboard import fleet_dashboard_output
 from generator.cache import plan_digest
@@ -231,6 +232,66 @@ def test_a_render_without_a_cache_writes_only_what_differs_and_records_every_ser
     assert _render(tmp_path, "--jobs=1") == 0
     assert built == []  # every service recorded, kept in place or not
     assert "0 changed" in capsys.readouterr().out
+
+
+def test_files_kept_in_place_with_a_new_identity_are_recorded_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel_from_4: int
+) -> None:
+    """A checkout rewrites every output with the same bytes: the render that finds them right
+    records their new identities, and the next one builds nothing."""
+    _clone_specs(tmp_path / "specs", parallel_from_4)
+    assert _render(tmp_path) == 0
+    for path in tmp_path.rglob("*"):
+        if path.is_file() and path.parts[len(tmp_path.parts)] != "specs":
+            data = path.read_bytes()
+            path.unlink()
+            path.write_bytes(data)
+    assert _render(tmp_path) == 0  # the cache's identities are stale: built, and all kept
+    built = _counting_builds(monkeypatch)
+    assert _render(tmp_path, "--jobs=1") == 0
+    assert built == []
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted"])
+def test_a_file_kept_in_place_that_changes_during_the_render_stops_it(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    parallel_from_4: int,
+    change: str,
+) -> None:
+    """Its text is not held, so it cannot be written back: the render says so and changes
+    nothing, records nothing, and the next render puts the file right."""
+    _clone_specs(tmp_path / "specs", parallel_from_4)
+    assert _render(tmp_path, "--no-cache") == 0
+    board = tmp_path / "dashboards" / "svc-01.json"
+    good = board.read_bytes()
+    original = writer.stale_outputs
+
+    def changing(*args: Any, **kwargs: Any) -> list[str]:  # someone saves a file meanwhile
+        if change == "edited":
+            board.write_bytes(good.replace(b'"title"', b'"TITLE"', 1))
+        else:
+            board.unlink()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "stale_outputs", changing)
+    capsys.readouterr()
+    assert _render(tmp_path) == 1
+    assert "dashboards/svc-01.json: changed on disk during the render; render again" in (
+        capsys.readouterr().err
+    )
+    monkeypatch.setattr(writer, "stale_outputs", original)
+    assert _render(tmp_path) == 0
+    assert "  dashboards/svc-01.json" in capsys.readouterr().out.splitlines()
+    assert board.read_bytes() == good
+
+
+def test_pool_workers_leave_ctrl_c_to_the_parent() -> None:
+    """A worker interrupted while sending its result would leave the parent waiting."""
+    with build.in_own_process(lambda: signal.getsignal(signal.SIGINT)) as handler:
+        assert handler() == signal.SIG_IGN
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN
 
 
 def test_a_folder_leading_out_of_the_root_is_refused_even_when_every_file_in_it_is_kept(

@@ -184,7 +184,17 @@ def _finish(
 ) -> int:
     """Compare (``--check``) or write the bundle (and a new obsgen.yaml ``record``); record
     what was written in ``cache``."""
-    # Files reused in place are on disk unchanged: nothing to compare or write.
+    # Files reused in place are on disk unchanged: nothing to compare or write, unless they
+    # changed since (their text is not held: they cannot be written back).
+    moved = bundle.outputs.moved_in_place()
+    if moved:
+        raise ObsgenError(
+            [
+                Diagnostic(rel, "", "changed on disk during the render; render again")
+                for rel in moved
+            ],
+            exit_code=1,
+        )
     outputs, stale = bundle.outputs.to_write(), bundle.stale
     if args.check:
         drift = differences(root, outputs, stale)
