@@ -36,7 +36,15 @@ from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import rule_groups
 from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import Diagnostic
-from generator.filebacked import FileBacked, Identity, spool, spool_changes, spooled_file
+from generator.filebacked import (
+    FileBacked,
+    Identity,
+    kept_identity_of,
+    size_of,
+    spool,
+    spool_changes,
+    spooled_file,
+)
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
 from generator.shapes import Build, ShapeBuilder, build_or_none
@@ -498,15 +506,12 @@ class BundleFiles(Mapping[str, str]):
         return spooled_file(self._where[rel], rel)
 
     def size(self, rel: str) -> int:
-        """Size in bytes of ``rel``, without reading a :class:`FileBacked` file."""
-        part = self._where[rel]
-        size = getattr(part, "size", None)
-        return size(rel) if callable(size) else len(part[rel].encode("utf-8"))
+        """Size in bytes of ``rel`` (:func:`generator.filebacked.size_of`)."""
+        return size_of(self._where[rel], rel)
 
     def kept_identity(self, rel: str) -> Identity | None:
-        """The identity ``rel`` must still have (:meth:`FileBacked.kept_identity`), else None."""
-        kept = getattr(self._where[rel], "kept_identity", None)
-        return kept(rel) if callable(kept) else None
+        """The identity ``rel`` must still have (:func:`generator.filebacked.kept_identity_of`)."""
+        return kept_identity_of(self._where[rel], rel)
 
     def moved_in_place(self) -> list[str]:
         """The files held in place on disk (found unchanged there) that changed since, sorted:

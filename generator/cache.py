@@ -31,7 +31,7 @@ from typing import Any
 
 from generator import __version__
 from generator.errors import Diagnostic, Level
-from generator.filebacked import FileBacked, identity
+from generator.filebacked import FileBacked, identity, kept_identity_of, size_of
 from generator.plan import ServicePlan
 
 FORMAT = 2
@@ -81,19 +81,6 @@ def proof_key(outputs: Mapping[str, str], service: str, promtool: str) -> str:
     for path in sorted(p for p in outputs if p.startswith(f"rules/{service}.")):
         digest.update(path.encode() + b"\0" + outputs[path].encode() + b"\0")
     return digest.hexdigest()
-
-
-def _size(outputs: Mapping[str, str], rel: str) -> int:
-    """Size in bytes of output ``rel`` (without reading a spooled file: ``outputs`` with a
-    ``size`` method, :class:`FileBacked` or :class:`generator.build.BundleFiles`, answer it)."""
-    size = getattr(outputs, "size", None)
-    return size(rel) if callable(size) else len(outputs[rel].encode("utf-8"))
-
-
-def _kept_identity(outputs: Mapping[str, str], rel: str) -> list[int] | None:
-    """The identity output ``rel`` had when found unchanged in place, when it was."""
-    kept = getattr(outputs, "kept_identity", None)
-    return kept(rel) if callable(kept) else None
 
 
 class OutputCache:
@@ -174,8 +161,8 @@ class OutputCache:
             files: dict[str, list[int]] = {}
             for rel in own:
                 found = identity(self.root / rel)
-                kept = _kept_identity(own, rel)
-                if found is None or found[0] != _size(own, rel) or kept not in (None, found):
+                kept = kept_identity_of(own, rel)
+                if found is None or found[0] != size_of(own, rel) or kept not in (None, found):
                     files = {}  # a file kept in place changed after it was compared
                     break
                 files[rel] = found

@@ -117,6 +117,20 @@ def spooled_file(outputs: Mapping[str, str], rel: str) -> str | None:
     return spooled(rel) if callable(spooled) else None
 
 
+def size_of(outputs: Mapping[str, str], rel: str) -> int:
+    """Size in bytes of ``outputs[rel]``, without reading a file when ``outputs`` knows it (a
+    :class:`FileBacked`, or a mapping over parts with a ``size`` method)."""
+    size = getattr(outputs, "size", None)
+    return size(rel) if callable(size) else len(outputs[rel].encode("utf-8"))
+
+
+def kept_identity_of(outputs: Mapping[str, str], rel: str) -> Identity | None:
+    """The identity ``outputs[rel]`` must still have when ``outputs`` holds it in place on disk
+    (:meth:`FileBacked.kept_identity`, or a mapping over parts with that method), else None."""
+    kept = getattr(outputs, "kept_identity", None)
+    return kept(rel) if callable(kept) else None
+
+
 def spool(base: Path, outputs: Mapping[str, str]) -> FileBacked:
     """Write ``outputs`` under ``base`` (each file with mode 0644, whatever the umask: the
     writer moves spooled files into place as they are) and return them as a

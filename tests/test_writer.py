@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import cache, writer
+from generator import writer
 from generator.build import BundleFiles
 from generator.cli import main
 from generator.errors import ObsgenError
-from generator.filebacked import FileBacked, identity, spool, spool_changes
+from generator.filebacked import FileBacked, identity, size_of, spool, spool_changes
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "specs" / "o1-preview.yaml"
@@ -443,7 +443,7 @@ def test_what_is_already_on_disk_decides_what_is_written(tmp_path: Path) -> None
 def test_a_moved_spool_leaves_the_cache_able_to_record_the_files(tmp_path: Path) -> None:
     root, spooled = _spooled(tmp_path, {"rules/a.yaml": "a: é\n"})
     writer.write_all(root, spooled, [])
-    assert cache._size(spooled, "rules/a.yaml") == len("a: é\n".encode())
+    assert size_of(spooled, "rules/a.yaml") == len("a: é\n".encode())
 
 
 def test_a_spool_on_another_filesystem_gets_the_files_written(
