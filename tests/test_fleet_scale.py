@@ -289,9 +289,15 @@ def test_a_file_kept_in_place_that_changes_during_the_render_stops_it(
 
 def test_pool_workers_leave_ctrl_c_to_the_parent() -> None:
     """A worker interrupted while sending its result would leave the parent waiting."""
-    with build.in_own_process(lambda: signal.getsignal(signal.SIGINT)) as handler:
-        assert handler() == signal.SIG_IGN
-    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN
+    # The parent takes Ctrl-C as Python does, whatever this test process inherited (a
+    # background job of a non-interactive shell starts with SIGINT ignored).
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with build.in_own_process(lambda: signal.getsignal(signal.SIGINT)) as handler:
+            assert handler() == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_a_folder_leading_out_of_the_root_is_refused_even_when_every_file_in_it_is_kept(
