@@ -140,13 +140,13 @@ def stale_outputs(
     folders a symlink leads to, or files staged by a render in progress.
     """
     stale = []
-    top = os.fspath(root)
+    prefix = _root_prefix(root)
     for directory in directories:
         base = root / directory
         if base.is_symlink() or not base.is_dir():
             continue
-        for path in _walk_files(f"{top}/{directory}"):
-            rel = path[len(top) + 1 :]
+        for path in _walk_files(prefix + directory):
+            rel = path[len(prefix) :]
             if rel in outputs or _is_transient(path.rpartition("/")[2]):
                 continue
             try:
