@@ -1,7 +1,7 @@
 """Run every bench script in ``bench/`` and save each one's markdown table (``make bench``).
 
 Scripts are the ``bench/*.py`` files not starting with ``_`` (and not this one), run with their
-default options, in a fixed order for the known ones (rule evaluation, render scale, exporter
+default options, in a fixed order for the known ones (rule evaluation, realistic fleet, exporter
 scrape, linter corpus), then any others alphabetically, except those in :data:`ALONE`, which
 take longer than the whole budget and run on their own (``--only`` still picks them). Each
 one's stdout is written to
@@ -22,12 +22,13 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
-KNOWN_ORDER = ("rule_eval", "render_scale", "exporter_scrape", "lint_corpus")
+KNOWN_ORDER = ("rule_eval", "realistic_fleet", "exporter_scrape", "lint_corpus")
 # Run only when named (``--only detection --budget 3600``): days of 1m promtool evaluations
 # per tier, about half an hour on 2 cores (BENCHMARKS.md, "Time to page"); and proof_compare,
 # which needs the git revision to compare with: run it directly (`--baseline REV`); and
-# proof_rule_cost, a few minutes of promtool per rule of one test group.
-ALONE = ("detection", "proof_compare", "proof_rule_cost")
+# proof_rule_cost, a few minutes of promtool per rule of one test group; and render_scale, the
+# fleet of copies of the example specs (the realistic fleet is the headline figure).
+ALONE = ("detection", "proof_compare", "proof_rule_cost", "render_scale")
 BUDGET_S = 600
 
 

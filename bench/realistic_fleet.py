@@ -1,0 +1,140 @@
+"""Realistic fleet: N distinct services rendered cold, then warm, without promtool.
+
+The fleet is :func:`_fleet_specs.realistic_specs` (deterministic from ``--seed``): each spec
+its own namespace, objectives, thresholds, replicas, memory limit and server. Each size is
+rendered with ``obsgen render --skip-promtool -q`` into an empty repository with an empty
+cache (cold), then again (warm). Rows: wall, CPU (obsgen and its children, ``wait4``), peak RSS
+(one process, and all of obsgen's processes), and what the repository holds after the render:
+bytes and files in all and per service, and bytes per output folder. ``--outputs`` writes an
+``obsgen.yaml`` with ``render.outputs`` first (docs/config.md). Targets: 1,000 services cold
+≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import command_line, machine, markdown_table
+from _fleet_specs import realistic_specs
+from render_scale import _load, obsgen, timed
+
+TARGET_1000_S = 40.0
+TARGET_RSS_MIB = 1024
+TARGET_BYTES_PER_SERVICE = 300_000
+
+
+def tree_sizes(repo: Path) -> dict[str, tuple[int, int]]:
+    """Bytes and files under ``repo`` by top-level folder (``obsgen.yaml`` and specs/ left
+    out: the user writes those)."""
+    sizes: dict[str, tuple[int, int]] = {}
+    for path in repo.rglob("*"):
+        if not path.is_file():
+            continue
+        top = path.relative_to(repo).parts[0]
+        if top in ("specs", "obsgen.yaml"):
+            continue
+        size, count = sizes.get(top, (0, 0))
+        sizes[top] = (size + path.stat().st_size, count + 1)
+    return dict(sorted(sizes.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Render each size cold and warm; print the tables, the verdicts and the command."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100])
+    parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument("--outputs", nargs="+", help="render.outputs of obsgen.yaml")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="obsgen-bench-realistic-"))
+    rows, folders, verdicts = [], [], []
+    try:
+        for size in args.sizes:
+            repo = work / f"fleet-{size}"
+            realistic_specs(repo / "specs", size, args.seed)
+            if args.outputs:
+                (repo / "obsgen.yaml").write_text(
+                    "render:\n  outputs: [" + ", ".join(args.outputs) + "]\n", encoding="utf-8"
+                )
+            command, env = obsgen(None)
+            env["OBSGEN_CACHE_DIR"] = str(work / f"cache-{size}")
+            cold = timed([*command, "--skip-promtool", "-q"], repo, env)
+            sizes = tree_sizes(repo)
+            warm = timed([*command, "--skip-promtool", "-q"], repo, env)
+            total = sum(b for b, _ in sizes.values())
+            files = sum(n for _, n in sizes.values())
+            for mode, run in (("cold", cold), ("warm", warm)):
+                rows.append(
+                    (
+                        f"{size:,}",
+                        mode,
+                        f"{run.wall:.2f}",
+                        f"{run.cpu:.2f}",
+                        f"{run.cpu / size * 1000:.0f}",
+                        f"{run.rss_one:.0f}",
+                        f"{run.rss_all:.0f}",
+                    )
+                )
+            folders.append(
+                (
+                    f"{size:,}",
+                    f"{total:,}",
+                    f"{files:,}",
+                    f"{total / size / 1000:.0f}",
+                    f"{files / size:.1f}",
+                    ", ".join(f"{top} {b / size / 1000:.0f}" for top, (b, _) in sizes.items()),
+                )
+            )
+            scaled = cold.wall * 1000 / size
+            verdicts.append(
+                f"- {size:,} services: cold {cold.wall:.1f} s wall "
+                f"(×{1000 / size:g} = {scaled:.0f} s for 1,000 if linear; target "
+                f"{TARGET_1000_S:.0f} s), peak {cold.rss_all:.0f} MiB (target {TARGET_RSS_MIB}), "
+                f"{total / size / 1000:.0f} KB per service (target "
+                f"{TARGET_BYTES_PER_SERVICE // 1000})"
+            )
+        print(f"# Realistic fleet\n\nMachine: {machine()}; load average before: {_load()}\n")
+        print(
+            markdown_table(
+                [
+                    "services",
+                    "render",
+                    "wall (s)",
+                    "CPU (s)",
+                    "CPU ms per service",
+                    "peak RSS, one process (MiB)",
+                    "peak RSS, all processes (MiB)",
+                ],
+                rows,
+            )
+        )
+        print()
+        print(
+            markdown_table(
+                [
+                    "services",
+                    "bytes written",
+                    "files",
+                    "KB per service",
+                    "files per service",
+                    "KB per service by folder",
+                ],
+                folders,
+            )
+        )
+        print()
+        print("\n".join(verdicts))
+        print()
+        print(f"Command: `{command_line()}`")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
