@@ -9,7 +9,7 @@ from generator.render import load_plans
 from generator.shapes import shape_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from _fleet_specs import realistic_specs  # noqa: E402
+from _fleet_specs import realistic_specs
 
 
 def test_the_realistic_fleet_is_valid_distinct_and_the_same_from_one_seed(tmp_path: Path) -> None:
