@@ -81,7 +81,7 @@ MAX_SLO_WINDOW_MS = 365 * 86_400_000
 MIN_MEMORY_BYTES = 1 << 20
 MAX_MEMORY_BYTES = 1 << 50
 
-Server = Literal["vllm", "tgi", "triton", "openai-http"]
+Server = Literal["vllm", "sglang", "trtllm", "tgi", "triton", "openai-http"]
 Severity = Literal["critical", "warning", "info"]
 
 # Latency indicators: the spec's metric key and its short alias.

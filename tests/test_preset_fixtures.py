@@ -72,6 +72,10 @@ CASES = [
     pytest.param("vllm-0.11.prom", "vllm", "0.11", "llama3-70b-vllm", id="vllm 0.11 with inter_token_latency_seconds"),
     pytest.param("tgi-3.0.prom", "tgi", "3.0", "mistral-7b-tgi", id="tgi router through metrics-exporter-prometheus"),
     pytest.param("triton-24.08.prom", "triton", "24.08", "triton-trtllm", id="triton with the TensorRT-LLM backend"),
+    pytest.param("sglang-0.4.7.prom", "sglang", "0.4.7", "qwen-sglang", id="sglang 0.4.7: first release with an abort counter"),
+    pytest.param("sglang-0.5.3.prom", "sglang", "0.5.3", "qwen-sglang", id="sglang 0.5.3: e2e bounds to 2400s, is_streaming label"),
+    pytest.param("trtllm-1.1.prom", "trtllm", "1.1", "llama-trtllm-serve", id="trtllm-serve 1.1: unprefixed names"),
+    pytest.param("trtllm-1.2.prom", "trtllm", "1.2", "llama-trtllm-serve", id="trtllm-serve 1.2: trtllm_ prefix and gauges"),
     pytest.param("openai-http-0.prom", "openai-http", None, "o1-preview", id="generic prometheus-client openai-http server"),
 ]  # fmt: skip
 

@@ -26,7 +26,13 @@ from generator.render import render
 from generator.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ("llama3-70b-vllm", "mistral-7b-tgi", "triton-trtllm")
+EXAMPLES = (
+    "llama3-70b-vllm",
+    "mistral-7b-tgi",
+    "triton-trtllm",
+    "qwen-sglang",
+    "llama-trtllm-serve",
+)
 
 
 def base_spec(server: str, **spec: Any) -> dict[str, Any]:
@@ -70,6 +76,11 @@ def all_exprs(plan: ServicePlan) -> list[tuple[str, str]]:
         pytest.param("vllm", "interTokenLatency", "vllm:inter_token_latency_seconds", 0.01, 80.0, 19, id="vllm itl uses the per-token 19 bounds"),
         pytest.param("tgi", "requestDuration", "tgi_request_duration", 0.0001 * 1.5, 145.61096060497135, 35, id="tgi duration has no _seconds suffix and 35 geometric bounds"),
         pytest.param("tgi", "interTokenLatency", "tgi_request_mean_time_per_token_duration", 0.0001 * 1.5, 145.61096060497135, 35, id="tgi mean time per token shares the duration bounds"),
+        pytest.param("sglang", "requestDuration", "sglang:e2e_request_latency_seconds", 0.1, 2400.0, 22, id="sglang 0.5.2+ e2e bounds reach 2400s"),
+        pytest.param("sglang", "timeToFirstToken", "sglang:time_to_first_token_seconds", 0.1, 400.0, 18, id="sglang ttft"),
+        pytest.param("sglang", "interTokenLatency", "sglang:inter_token_latency_seconds", 0.002, 8.0, 23, id="sglang itl"),
+        pytest.param("trtllm", "requestDuration", "trtllm_e2e_request_latency_seconds", 0.3, 7680.0, 21, id="trtllm e2e uses vllm's list"),
+        pytest.param("trtllm", "interTokenLatency", "trtllm_time_per_output_token_seconds", 0.01, 80.0, 19, id="trtllm tpot stands in for itl"),
         pytest.param("triton", "timeToFirstToken", "nv_inference_first_response_histogram_ms", 100.0, 5000.0, 4, id="triton first response histogram is in milliseconds"),
     ],
 )  # fmt: skip
@@ -95,6 +106,8 @@ def test_tgi_bounds_follow_the_routers_repeated_multiplication() -> None:
     [
         pytest.param("vllm", "http_requests_total", None, "vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc", "model_name", id="vllm"),
         pytest.param("tgi", "tgi_request_success", "tgi_request_failure", "tgi_queue_size", "tgi_batch_current_size", None, None, id="tgi has no kv gauge and no model label"),
+        pytest.param("sglang", "sglang:num_requests_total", "sglang:num_aborted_requests_total", "sglang:num_queue_reqs", "sglang:num_running_reqs", "sglang:token_usage", "model_name", id="sglang counts aborts against finished requests"),
+        pytest.param("trtllm", "trtllm_request_success_total", None, "trtllm_num_requests_waiting", "trtllm_num_requests_running", "trtllm_kv_cache_utilization", "model_name", id="trtllm"),
         pytest.param("triton", "nv_inference_request_success", "nv_inference_request_failure", "nv_inference_pending_request_count", "nv_trt_llm_request_metrics", "nv_trt_llm_kv_cache_block_metrics", "model", id="triton"),
     ],
 )  # fmt: skip
@@ -120,6 +133,39 @@ def test_preset_counters_and_gauges(
 
 
 # --- version keying -----------------------------------------------------------------------
+
+
+def test_sglang_before_the_abort_counter_is_refused_naming_the_first_release() -> None:
+    (error,) = errors_of(base_spec("sglang", serverVersion="0.4.6"))
+    assert error == (
+        "spec.serverVersion: no sglang preset for version 0.4.6; the oldest supported is 0.4.7"
+    )
+    assert get_preset("sglang", "0.5.1").latency["requestDuration"].buckets[-1] == 800.0
+    assert get_preset("sglang", "0.5.2").latency["requestDuration"].buckets[-1] == 2400.0
+
+
+@pytest.mark.parametrize(
+    ("version", "first", "error_matcher"),
+    [
+        pytest.param("1.1", "e2e_request_latency_seconds", 'finished_reason=~"cancelled|timeout"', id="1.1 unprefixed"),
+        pytest.param("1.2", "trtllm_e2e_request_latency_seconds", 'finished_reason=~"cancelled|timeout"', id="1.2 trtllm_"),
+    ],
+)  # fmt: skip
+def test_trtllm_reads_every_spelling_of_its_histograms(
+    version: str, first: str, error_matcher: str
+) -> None:
+    plan = plan_of(base_spec("trtllm", serverVersion=version))
+    h = plan.histograms["requestDuration"]
+    assert h.metric == first
+    assert set(h.names) == {
+        "e2e_request_latency_seconds",
+        "trtllm_e2e_request_latency_seconds",
+        "trtllm:e2e_request_latency_seconds",
+    }
+    exprs = " ".join(expr for _, expr in all_exprs(plan))
+    for name in h.names:
+        assert f"{name}_bucket" in exprs
+    assert error_matcher in exprs
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.presets import openai_http, tgi, triton, vllm
+from generator.presets import openai_http, sglang, tgi, triton, trtllm, vllm
 from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
 from generator.versions import Release, parse_release
 
@@ -34,15 +34,19 @@ __all__ = [
 
 PRESETS: dict[str, list[Preset]] = {
     "openai-http": openai_http.PRESETS,
+    "sglang": sglang.PRESETS,
     "tgi": tgi.PRESETS,
     "triton": triton.PRESETS,
+    "trtllm": trtllm.PRESETS,
     "vllm": vllm.PRESETS,
 }
 # Newest release (line) each server's entries were checked against; later ones warn.
 CHECKED_THROUGH: dict[str, tuple[str, ...]] = {
     "openai-http": openai_http.CHECKED_THROUGH,
+    "sglang": sglang.CHECKED_THROUGH,
     "tgi": tgi.CHECKED_THROUGH,
     "triton": triton.CHECKED_THROUGH,
+    "trtllm": trtllm.CHECKED_THROUGH,
     "vllm": vllm.CHECKED_THROUGH,
 }
 # Runtime variants per server (spec.serverVariant), default first; absent: none.
@@ -94,7 +98,7 @@ def select_preset(server: str, version: str | None, variant: str | None = None) 
     """The preset entry of ``server`` for release ``version`` and runtime ``variant``.
 
     Args:
-        server: ``vllm``, ``tgi``, ``triton`` or ``openai-http``.
+        server: ``vllm``, ``sglang``, ``trtllm``, ``tgi``, ``triton`` or ``openai-http``.
         version: the spec's ``serverVersion`` (any form :mod:`generator.versions` parses), or
             None for the newest entry.
         variant: the spec's ``serverVariant``, or None for the server's default.

@@ -1,0 +1,79 @@
+"""Preset ``trtllm``: TensorRT-LLM's OpenAI server ``trtllm-serve`` (PyTorch backend).
+
+Source: ``tensorrt_llm/metrics/collector.py`` (``MetricsCollector``, "adapted from" vLLM's
+``vllm/engine/metrics.py``) of NVIDIA/TensorRT-LLM, read in the stored history of that file
+(its first version, one with ``metric_prefix = "trtllm_"`` and seven series, and the 2026
+one); Dynamo's TensorRT-LLM page ("TensorRT-LLM version 1.1.0rc5 exposes 5 basic Prometheus
+metrics", the prefix "added by Dynamo") dates the unprefixed names. Labels: ``model_name`` and
+``engine_type`` on every series; ``finished_reason`` on the request counter. Histogram bounds
+are vLLM's lists (identical in every version of the file).
+
+Names: 1.1 exposes ``request_success_total``, ``e2e_request_latency_seconds``,
+``time_to_first_token_seconds``, ``time_per_output_token_seconds``,
+``request_queue_time_seconds`` with no prefix; Dynamo re-exports them as ``trtllm:…`` (its
+0.7 docs) and later as ``trtllm_…``. From 1.2 TensorRT-LLM names them ``trtllm_…`` itself and
+adds ``trtllm_kv_cache_utilization`` (used / max KV blocks, 0–1),
+``trtllm_num_requests_running`` and ``trtllm_num_requests_waiting``. Every entry reads the
+histograms under all three spellings (the declared release's first); the request counter's
+other spellings are known names for ``spec.metrics.requests.name``.
+
+Requests: ``request_success_total{finished_reason}`` counts every finished request despite
+its name, by the LLM API's finish reason (``tensorrt_llm/executor/result.py``: ``stop``,
+``length``, ``timeout``, ``cancelled``); failures are ``cancelled`` and ``timeout``. A request
+that fails before the executor answers is not counted. The per-request
+``time_per_output_token_seconds`` stands in for inter-token latency.
+"""
+
+from __future__ import annotations
+
+from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+from generator.presets.vllm import E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS
+
+ERRORS = (("finished_reason", "cancelled|timeout"),)
+PREFIXES = ("", "trtllm_", "trtllm:")
+
+# The newest release line the entries were checked against; newer ones get a warning.
+CHECKED_THROUGH = ("1.2",)
+
+
+def _requests(prefix: str) -> RequestsDef:
+    return RequestsDef(
+        name=f"{prefix}request_success_total",
+        error_matchers=ERRORS,
+        source="trtllm-serve's finished-request counter, by finished_reason",
+    )
+
+
+def _histogram(prefix: str, base: str, buckets: tuple[float, ...]) -> HistogramDef:
+    others = tuple(f"{p}{base}" for p in PREFIXES if p != prefix)
+    return HistogramDef(f"{prefix}{base}", buckets, also=others)
+
+
+def _entry(since: str, prefix: str, gauges: bool) -> Preset:
+    return Preset(
+        server="trtllm",
+        since_version=since,
+        latency={
+            "requestDuration": _histogram(prefix, "e2e_request_latency_seconds", E2E_BUCKETS),
+            "timeToFirstToken": _histogram(prefix, "time_to_first_token_seconds", TTFT_BUCKETS),
+            "interTokenLatency": _histogram(prefix, "time_per_output_token_seconds", ITL_BUCKETS),
+        },
+        requests=_requests(prefix),
+        other_requests=tuple(_requests(p) for p in PREFIXES if p != prefix),
+        queue_depth=GaugeDef(f"{prefix}num_requests_waiting") if gauges else None,
+        running_requests=GaugeDef(f"{prefix}num_requests_running") if gauges else None,
+        kv_cache_usage=GaugeDef(f"{prefix}kv_cache_utilization") if gauges else None,
+        model_label="model_name",
+        absent={}
+        if gauges
+        else {
+            "queueDepth": "TensorRT-LLM 1.1 exposes no queue gauge",
+            "kvCacheUsage": "TensorRT-LLM 1.1 exposes no KV-cache gauge",
+        },
+    )
+
+
+PRESETS: list[Preset] = [
+    _entry("1.1", "", gauges=False),
+    _entry("1.2", "trtllm_", gauges=True),
+]
