@@ -196,3 +196,18 @@ def test_routes(
 
 
 test_routes.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+def routes(config_file: Path, labels: Mapping[str, str]) -> list[str]:
+    """The receivers an alert of ``labels`` reaches in the Alertmanager configuration
+    ``config_file`` (``amtool config routes test``, in order).
+
+    Raises:
+        ObsgenError: amtool is missing or hangs, or refuses the configuration.
+    """
+    args = [Matcher(k, "=", v).render() for k, v in sorted(labels.items())]
+    code, output = _run(["config", "routes", "test", f"--config.file={config_file}", *args])
+    text = output.strip()
+    if code != 0 or not text:
+        raise ObsgenError([Diagnostic(str(config_file), "", f"amtool config routes test: {text}")])
+    return [name.strip() for name in text.splitlines()[-1].split(",") if name.strip()]

@@ -188,9 +188,14 @@ class PrometheusAPI:
 
     def _too_large(self, url: str) -> ObsgenError:
         return self._error(
-            f"{url} answered with more than {self.max_bytes} bytes; is --prometheus-url "
+            f"{url} answered with more than {self.max_bytes} bytes; is {self.url_option} "
             "the server's base URL?"
         )
+
+    server = "Prometheus"
+    """What the messages call the server."""
+    url_option = "--prometheus-url"
+    """The command-line option naming the server's URL."""
 
     def get(self, path: str, **params: str) -> Any:
         """GET ``/api/v1/<path>``; return its ``data``.
@@ -201,28 +206,38 @@ class PrometheusAPI:
                 the Prometheus API (exit code 2).
         """
         url = f"{self.url}/api/v1/{path}"
+        status, body = self.get_json(url, params)
+        if not isinstance(body, dict) or body.get("status") != "success":
+            detail = body.get("error", body) if isinstance(body, dict) else body
+            raise self._error(f"{url} answered HTTP {status}: {_shown(detail)}")
+        return body.get("data")
+
+    def get_json(self, url: str, params: dict[str, str]) -> tuple[int, Any]:
+        """GET ``url``; return (HTTP status, the JSON body), bounded as every request is.
+
+        Raises:
+            PrometheusUnreachable: the server cannot be reached or times out (exit code 2).
+            ObsgenError: the body is too large or not JSON (exit code 2).
+        """
         try:
             status, raw = self._fetch(url, params)
         except requests.Timeout:
             raise self._timed_out(url, overall=False) from None
         except requests.RequestException as err:
             message = (
-                f"cannot connect to Prometheus at {self.url} ({type(err).__name__}); "
-                "check --prometheus-url and that the server is running"
+                f"cannot connect to {self.server} at {self.url} ({type(err).__name__}); "
+                f"check {self.url_option} and that the server is running"
             )
             raise PrometheusUnreachable([Diagnostic(self.url, "", message)]) from None
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
             raise self._error(
-                f"{url} answered HTTP {status} without Prometheus API JSON "
+                f"{url} answered HTTP {status} without {self.server} API JSON "
                 f"({_shown(raw[:MAX_SHOWN].decode('utf-8', 'replace'))}); "
-                "is --prometheus-url the server's base URL?"
+                f"is {self.url_option} the server's base URL?"
             ) from None
-        if not isinstance(body, dict) or body.get("status") != "success":
-            detail = body.get("error", body) if isinstance(body, dict) else body
-            raise self._error(f"{url} answered HTTP {status}: {_shown(detail)}")
-        return body.get("data")
+        return status, body
 
     def _error(self, message: str) -> ObsgenError:
         return ObsgenError([Diagnostic(self.url, "", message)])

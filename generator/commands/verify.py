@@ -1,8 +1,9 @@
-"""``obsgen verify SPEC… --prometheus-url URL``: check specs against a live Prometheus.
+"""``obsgen verify SPEC… --prometheus-url URL [--alertmanager-url URL]``: check specs and the
+installed bundle against a live Prometheus (and Alertmanager).
 
-Prints one table row per check (see :mod:`generator.verify`) and exits 0 when nothing is
-missing or wrong, 1 when something is, 2 when a spec is invalid or the server cannot be
-reached.
+Prints one table row per check (:mod:`generator.verify`, :mod:`generator.verify_bundle`) and
+exits 0 when nothing is missing or wrong, 1 when something is, 2 when a spec is invalid or a
+server cannot be reached.
 """
 
 from __future__ import annotations
@@ -17,8 +18,17 @@ from generator.verify import (
     DEADLINE_S,
     MAX_RESPONSE_BYTES,
     PrometheusAPI,
+    Row,
     format_table,
     verify_plan,
+)
+from generator.verify_bundle import (
+    AlertmanagerAPI,
+    check_external_labels,
+    check_retention,
+    check_routing,
+    check_rules,
+    external_labels,
 )
 
 
@@ -30,6 +40,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("PROMETHEUS_URL"),
         required="PROMETHEUS_URL" not in os.environ,
         help="base URL of the Prometheus to ask, e.g. http://127.0.0.1:9090 (env PROMETHEUS_URL)",
+    )
+    parser.add_argument(
+        "--alertmanager-url",
+        default=os.environ.get("ALERTMANAGER_URL"),
+        help="base URL of the Alertmanager the Prometheus sends to, e.g. http://127.0.0.1:9093 "
+        "(env ALERTMANAGER_URL): check that each alert reaches its team's receiver",
     )
     parser.add_argument(
         "--timeout",
@@ -62,17 +78,31 @@ def _seconds(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Verify every spec; exit 1 when a series, bucket or window is missing or wrong."""
+    """Verify every spec and its installed bundle; exit 1 when something is missing or wrong."""
     plans = load_plans(find_specs(args.specs, Path(".")), Path("."))
-    api = PrometheusAPI(
-        args.prometheus_url,
-        timeout_s=args.timeout,
-        deadline_s=args.deadline,
-        max_bytes=args.max_response_bytes,
-    )
+    limits = {
+        "timeout_s": args.timeout,
+        "deadline_s": args.deadline,
+        "max_bytes": args.max_response_bytes,
+    }
+    api = PrometheusAPI(args.prometheus_url, **limits)
     version = api.version()
-    rows = [row for plan in plans for row in verify_plan(plan, api)]
+    labels = external_labels(api)
+    routing = None
+    if args.alertmanager_url:
+        alertmanager = AlertmanagerAPI(args.alertmanager_url, **limits)
+        routing = (alertmanager, alertmanager.config_text())
+    rows: list[Row] = []
+    for plan in plans:
+        rows.extend(verify_plan(plan, api))
+        rows.extend(check_rules(plan, api))
+        rows.extend(check_retention(plan, api))
+        rows.extend(check_external_labels(plan, labels, api))
+        if routing is not None:
+            rows.extend(check_routing(plan, routing[1], labels, routing[0].url))
     print(f"Prometheus {version or '(version unknown)'} at {printable(api.url)}")
+    if routing is not None:
+        print(f"Alertmanager at {printable(routing[0].url)}")
     print(format_table(rows))
     failed = [r for r in rows if r.status.failed]
     warned = [r for r in rows if r.status.value == "warning"]

@@ -47,6 +47,8 @@ TIMINGS: dict[tuple[str, str], dict[str, float]] = {}
 
 # Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
 # a repeat interval of an hour means a group is notified again only when it changes.
+RETENTION = "30d"
+"""The suite's Prometheus retention: the specs' longest SLO window."""
 FAST = {"groupWait": "1s", "groupInterval": "1s", "repeatInterval": "1h"}
 
 
@@ -121,6 +123,8 @@ def e2e() -> Iterator[Env]:
             [j for js in jobs.values() for j in js],
             list(rule_files.values()),
             alertmanager.url.removeprefix("http://"),
+            # keeps the specs' 30-day SLO windows, as `obsgen verify` checks
+            [f"--storage.tsdb.retention.time={RETENTION}"],
         )
         victoriametrics = VictoriaMetricsStack(vm_binaries, workdir)
         stack.callback(victoriametrics.stop)

@@ -115,9 +115,11 @@ class PrometheusServer:
         jobs: Sequence[ScrapeJob],
         rule_files: Sequence[Path],
         alertmanager: str | None = None,
+        flags: Sequence[str] = (),
     ) -> None:
         """Write the config and start the server; return once it is ready. Alerts go to the
-        Alertmanager at ``alertmanager`` (``host:port``) when given.
+        Alertmanager at ``alertmanager`` (``host:port``) when given; ``flags`` are more
+        command-line flags (``--storage.tsdb.retention.time=10d``).
 
         Raises:
             RuntimeError: the server exited or did not become ready within 30 s.
@@ -136,6 +138,7 @@ class PrometheusServer:
                     f"--storage.tsdb.path={self.workdir / 'tsdb'}",
                     f"--web.listen-address=127.0.0.1:{self.port}",
                     "--log.level=warn",
+                    *flags,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,

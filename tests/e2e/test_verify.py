@@ -1,16 +1,26 @@
-"""``obsgen verify`` against the suite's real Prometheus (the healthy service's targets)."""
+"""``obsgen verify`` against the suite's real Prometheus (the healthy service's targets, its
+bundle loaded) and Alertmanager, and against two more Prometheus servers scraping the same
+targets: one without the bundle (keeping 10 days), one with an old copy of it; and an
+Alertmanager whose team receivers are placeholders."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from generator import naming
+from generator.builders.alertmanager import config_text
 from generator.cli import main
-from tests.e2e.e2e_env import MODEL_SPEC, Env, spec_data
-from tests.e2e.e2e_prometheus import free_port
+from generator.receivers import EMPTY
+from tests.alertmanager_server import AlertmanagerServer, find_alertmanager
+from tests.e2e.e2e_env import MODEL_SPEC, Env, scrape_jobs, spec_data
+from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus, free_port, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -21,11 +31,66 @@ def _write(tmp_path: Path, data: dict[str, Any]) -> str:
     return str(path)
 
 
-def _verify(e2e: Env, spec: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+def _verify(
+    e2e: Env, spec: str, capsys: pytest.CaptureFixture[str], *more: str, url: str = ""
+) -> tuple[int, str]:
     e2e.warmed_up("healthy")  # every series of the healthy service exists
-    code = main(["verify", spec, "--prometheus-url", e2e.prometheus.url, "--timeout", "5"])
+    url = url or e2e.prometheus.url
+    code = main(["verify", spec, "--prometheus-url", url, "--timeout", "5", *more])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+def _rows(out: str, check: str) -> list[str]:
+    return [line for line in out.splitlines() if f"  {check}  " in line]
+
+
+def _old_copy(text: str) -> str:
+    """The healthy service's rule file as an older bundle had it: one alert waited longer,
+    and the fleet group did not exist yet."""
+    doc = yaml.safe_load(text)
+    doc["groups"] = [g for g in doc["groups"] if not g["name"].endswith(".fleet")]
+    traffic = next(g for g in doc["groups"] if g["name"].endswith(".traffic"))
+    alert = next(r for r in traffic["rules"] if "alert" in r)
+    alert["for"] = "59m"
+    return yaml.safe_dump(doc)
+
+
+@pytest.fixture(scope="module")
+def others(e2e: Env, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """URLs of a Prometheus without the bundle (keeping 10 days), one with an old copy of it,
+    and an Alertmanager of placeholder receivers; all stopped after the module."""
+    binary, am_binary = find_prometheus(), find_alertmanager()
+    assert binary and am_binary
+    folder = tmp_path_factory.mktemp("verify-servers")
+    jobs = scrape_jobs(e2e.services["healthy"])
+    old = folder / "old.rules.yaml"
+    old.write_text(_old_copy(e2e.outputs[naming.rules_file("e2e-healthy")]), encoding="utf-8")
+    servers = {name: PrometheusServer(binary, folder / name) for name in ("bare", "old")}
+    alertmanager = AlertmanagerServer(am_binary, folder / "am")
+    with contextlib.ExitStack() as stack:
+        for server in servers.values():
+            server.workdir.mkdir()
+            stack.callback(server.stop)
+        alertmanager.workdir.mkdir()
+        stack.callback(alertmanager.stop)
+        with ThreadPoolExecutor(max_workers=3) as starting:
+            started = [
+                starting.submit(
+                    servers["bare"].start, jobs, [], None, ["--storage.tsdb.retention.time=10d"]
+                ),
+                starting.submit(
+                    servers["old"].start, jobs, [old], None, ["--storage.tsdb.retention.time=30d"]
+                ),
+                starting.submit(
+                    alertmanager.start, config_text([e2e.services["healthy"].plan], EMPTY)
+                ),
+            ]
+            for future in started:
+                future.result()
+        for server in servers.values():  # scraped once, as the suite's Prometheus is
+            wait_for("a scrape", lambda s=server: s.query("up"), bool, 30)
+        yield {"bare": servers["bare"].url, "old": servers["old"].url, "am": alertmanager.url}
 
 
 def test_a_spec_that_matches_the_server_passes(
@@ -38,6 +103,74 @@ def test_a_spec_that_matches_the_server_passes(
     assert "le: 0.05, 0.1, 0.25, 0.5, 1.0, 2.5" in out
     assert "scraped every" not in out  # spec says 1s, as the targets report
     assert "1 pods owned by Deployment/e2e-healthy" in out  # via kube_pod_owner → ReplicaSet
+    rules = _rows(out, "rules")
+    assert len(rules) >= 7 and all(" ok " in line and "identical" in line for line in rules), out
+    (retention,) = _rows(out, "retention")
+    assert " ok " in retention and "server keeps 30d" in retention, retention
+
+
+def test_a_prometheus_without_the_bundle_fails_naming_the_missing_groups(
+    e2e: Env, others: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, spec_data(MODEL_SPEC, "e2e-healthy"))
+    code, out = _verify(e2e, spec, capsys, url=others["bare"])
+    assert code == 1, out
+    (rules,) = _rows(out, "rules")
+    assert " missing " in rules and "none of the service's" in rules, rules
+    for group in ("traffic", "memory", "slo.availability", "fleet"):
+        assert f"obsgen.e2e-healthy.{group}" in rules, rules
+    assert "helm/values-e2e-healthy.yaml" in rules  # what to change
+
+
+def test_a_prometheus_keeping_less_than_the_slo_window_fails(
+    e2e: Env, others: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, spec_data(MODEL_SPEC, "e2e-healthy"))
+    code, out = _verify(e2e, spec, capsys, url=others["bare"])
+    assert code == 1, out
+    (retention,) = _rows(out, "retention")
+    assert " wrong " in retention and "window 30d" in retention, retention
+    assert "keeps 10d" in retention and "--storage.tsdb.retention.time=30d" in retention
+
+
+def test_a_prometheus_with_an_old_copy_fails_naming_the_differing_group(
+    e2e: Env, others: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, spec_data(MODEL_SPEC, "e2e-healthy"))
+    code, out = _verify(e2e, spec, capsys, url=others["old"])
+    assert code == 1, out
+    by_group = {line.split()[3]: line for line in _rows(out, "rules")}
+    traffic = by_group["obsgen.e2e-healthy.traffic"]
+    assert " wrong " in traffic and "differs from the rendered group" in traffic, traffic
+    assert "for 59m loaded" in traffic, traffic
+    fleet = by_group["obsgen.e2e-healthy.fleet"]
+    assert " missing " in fleet and "not loaded" in fleet, fleet
+    assert " ok " in by_group["obsgen.e2e-healthy.memory"]
+    (retention,) = _rows(out, "retention")
+    assert " ok " in retention
+
+
+def test_alerts_reach_the_teams_receivers_in_the_running_alertmanager(
+    e2e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, spec_data(MODEL_SPEC, "e2e-healthy"))
+    code, out = _verify(e2e, spec, capsys, "--alertmanager-url", e2e.alertmanager.url)
+    assert code == 0, out
+    routing = _rows(out, "routing")
+    assert routing and all(" ok " in line for line in routing), out
+    assert any("reaches e2e-page" in line for line in routing), routing
+    assert any("reaches e2e-ticket" in line for line in routing), routing
+
+
+def test_an_alertmanager_of_placeholder_receivers_fails(
+    e2e: Env, others: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, spec_data(MODEL_SPEC, "e2e-healthy"))
+    code, out = _verify(e2e, spec, capsys, "--alertmanager-url", others["am"])
+    assert code == 1, out
+    routing = _rows(out, "routing")
+    assert routing and all(" wrong " in line for line in routing), routing
+    assert "delivers nowhere" in routing[0] and "receivers.yaml" in routing[0], routing[0]
 
 
 def test_pods_not_attributed_are_reported(
