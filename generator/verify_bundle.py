@@ -170,8 +170,20 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
         rows.append(Row(plan.name, "rules", subject, status, detail))
 
     prefix = naming.group_name(plan.name, "")
+    try:
+        served = _groups(api)
+    except PrometheusUnreachable:
+        raise
+    except ObsgenError as err:
+        add(
+            prefix + "*",
+            Status.WARNING,
+            f"cannot list the loaded rules ({err.diagnostics[0].message}); point "
+            "--prometheus-url at the server (or ruler) that evaluates them",
+        )
+        return rows
     loaded: dict[str, list[dict[str, Any]]] = {}
-    for group in _groups(api):
+    for group in served:
         if group["name"].startswith(prefix):
             loaded.setdefault(group["name"], []).append(group)
     rendered = rule_groups(plan)
@@ -204,20 +216,20 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
                 "install the bundle one way only (Helm values or manifests)",
             )
             continue
-        served = copies[0]
+        copy = copies[0]
         interval = parse_duration_ms(group["interval"]) if "interval" in group else None
-        if interval is not None and interval != _seconds_ms(served.get("interval")):
+        if interval is not None and interval != _seconds_ms(copy.get("interval")):
             add(
                 name,
                 Status.WRONG,
-                f"evaluated every {_shown(served.get('interval'))}s, rendered every "
+                f"evaluated every {_shown(copy.get('interval'))}s, rendered every "
                 f"{group['interval']}: an old copy is installed; re-install it: "
                 f"{_install_hint(plan)}",
             )
             continue
         mine = [_rendered_rule(r) for r in group["rules"]]
-        theirs = [_served_rule(r) for r in served["rules"]]
-        errors = [r for r in served["rules"] if r.get("health") == "err"]
+        theirs = [_served_rule(r) for r in copy["rules"]]
+        errors = [r for r in copy["rules"] if r.get("health") == "err"]
         if rule_digest(mine) != rule_digest(theirs):
             add(
                 name,
@@ -235,7 +247,7 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
                 f"{_shown(first.get('lastError', ''))}; check the series and labels it reads",
             )
         else:
-            unknown = sum(1 for r in served["rules"] if r.get("health") == "unknown")
+            unknown = sum(1 for r in copy["rules"] if r.get("health") == "unknown")
             note = f", {unknown} not evaluated yet" if unknown else ""
             add(name, Status.OK, f"{len(mine)} rules, identical ({rule_digest(mine)}){note}")
     for name in sorted(set(loaded) - {g["name"] for g in rendered}):

@@ -1,18 +1,33 @@
-"""What ``obsgen verify`` counts as the same rule: :func:`generator.verify_bundle.normalised_expr`
-equates the spellings Prometheus prints back (its parser's String(), seen on 2.42 in
-tests/e2e/test_verify.py) and nothing else; :func:`rule_digest` changes with any rule part."""
+"""The installed-bundle checks of ``obsgen verify`` on answers shaped as Prometheus's (the real
+servers are in tests/e2e/test_verify.py): what counts as the same rule —
+:func:`generator.verify_bundle.normalised_expr` equates the spellings Prometheus prints back
+(its parser's String(), seen on 2.42) and nothing else, :func:`rule_digest` changes with any
+rule part — rule health, duplicate and stale groups, retention, the cluster label."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from generator import naming
+from generator.builders.rulefile import rule_groups
+from generator.errors import Diagnostic, ObsgenError
+from generator.plan import ServicePlan, resolve
+from generator.spec import parse_spec
+from generator.units import parse_duration_ms
+from generator.verify import Status
 from generator.verify_bundle import (
     _difference,
     _rendered_rule,
     _served_rule,
+    check_external_labels,
+    check_retention,
+    check_rules,
     normalised_expr,
     rule_digest,
 )
+from tests.factories import good_spec
 
 
 @pytest.mark.parametrize(
@@ -78,7 +93,113 @@ def test_a_rule_as_rendered_and_as_served_has_one_digest() -> None:
         ({"name": "B"}, "name differs"),
     ],
 )
-def test_any_changed_part_changes_the_digest_and_is_named(change: dict[str, object], named: str) -> None:
+def test_any_changed_part_changes_the_digest_and_is_named(
+    change: dict[str, object], named: str
+) -> None:
     mine, theirs = [_rendered_rule(RENDERED)], [_served_rule({**SERVED, **change})]
     assert rule_digest(mine) != rule_digest(theirs)
     assert named in _difference(mine, theirs)
+
+
+class _Stub:
+    """Answers ``get`` from a mapping of API paths, as :class:`PrometheusAPI` would."""
+
+    def __init__(self, answers: dict[str, Any], up: list[Any] | None = None) -> None:
+        self.answers = answers
+        self.up = up or []
+
+    def get(self, path: str, **_: str) -> Any:
+        if path not in self.answers:
+            raise ObsgenError([Diagnostic("stub", "", f"{path} answered HTTP 404")])
+        return self.answers[path]
+
+    def query(self, _: str) -> list[Any]:
+        return self.up
+
+
+def _plan(**spec: Any) -> ServicePlan:
+    data = good_spec()
+    data["spec"].update(spec)
+    return resolve(parse_spec(data, "specs/x.yaml"), "specs/x.yaml")
+
+
+def _served_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """The plan's groups as /api/v1/rules lists them (every rule evaluated, healthy)."""
+    groups = []
+    for group in rule_groups(plan):
+        rules = []
+        for rule in group["rules"]:
+            kind = "alert" if "alert" in rule else "record"
+            served = {
+                "type": "alerting" if kind == "alert" else "recording",
+                "name": rule[kind],
+                "query": rule["expr"],
+                "labels": rule.get("labels", {}),
+                "health": "ok",
+            }
+            if kind == "alert":
+                served["duration"] = parse_duration_ms(rule.get("for", "0s"), zero=True) / 1000
+                served["annotations"] = rule.get("annotations", {})
+            rules.append(served)
+        interval = parse_duration_ms(group["interval"]) / 1000 if "interval" in group else 60
+        groups.append(
+            {"name": group["name"], "file": "a.yaml", "interval": interval, "rules": rules}
+        )
+    return groups
+
+
+def _statuses(rows: list[Any]) -> dict[str, str]:
+    return {row.subject: f"{row.status.value}: {row.detail}" for row in rows}
+
+
+def test_rule_errors_duplicates_and_stale_groups_fail() -> None:
+    plan = _plan()
+    groups = _served_groups(plan)
+    groups[0]["rules"][0].update(health="err", lastError="many-to-many matching not allowed")
+    groups.append({**groups[1], "file": "b.yaml"})
+    stale = naming.group_name(plan.name, "slo.gone")
+    groups.append({"name": stale, "file": "a.yaml", "interval": 60, "rules": []})
+    found = _statuses(check_rules(plan, _Stub({"rules": {"groups": groups}})))  # type: ignore[arg-type]
+    assert found[groups[0]["name"]].startswith("wrong: 1 rules fail to evaluate")
+    assert "many-to-many" in found[groups[0]["name"]]
+    assert found[groups[1]["name"]].startswith("wrong: loaded 2 times (a.yaml, b.yaml)")
+    assert found[stale].startswith("wrong: loaded but no longer rendered")
+    assert all(
+        v.startswith("ok: ")
+        for k, v in found.items()
+        if k not in (groups[0]["name"], groups[1]["name"], stale)
+    )
+
+
+def test_a_server_without_a_rules_api_is_a_warning() -> None:
+    (row,) = check_rules(_plan(), _Stub({}))  # type: ignore[arg-type]
+    assert row.status is Status.WARNING and "cannot list the loaded rules" in row.detail
+
+
+@pytest.mark.parametrize(
+    ("answers", "status", "detail"),
+    [
+        ({"status/runtimeinfo": {"storageRetention": "31d"}}, Status.OK, "server keeps 31d"),
+        ({"status/runtimeinfo": {"storageRetention": "10d or 50GiB"}}, Status.WRONG, "keeps 10d"),
+        ({"status/runtimeinfo": {"storageRetention": "50GiB"}}, Status.WARNING, "by size only"),
+        ({"status/flags": {"storage.tsdb.retention.time": "10d"}}, Status.WRONG, "keeps 10d"),
+        ({}, Status.WARNING, "does not say its retention"),
+    ],
+)
+def test_retention_against_the_longest_slo_window(
+    answers: dict[str, Any], status: Status, detail: str
+) -> None:
+    (row,) = check_retention(_plan(), _Stub(answers))  # type: ignore[arg-type]
+    assert row.status is status and detail in row.detail, row
+    assert "window 30d" in row.subject
+
+
+def test_the_cluster_label_must_come_from_the_server_or_the_targets() -> None:
+    plan = _plan(prometheus={"clusterLabel": "cluster"})
+    (row,) = check_external_labels(plan, {}, _Stub({}))  # type: ignore[arg-type]
+    assert row.status is Status.WRONG and "global.external_labels.cluster" in row.detail
+    (row,) = check_external_labels(plan, {"cluster": "eu1"}, _Stub({}))  # type: ignore[arg-type]
+    assert row.status is Status.OK
+    (row,) = check_external_labels(_plan(), {"cluster": "eu1"}, _Stub({}))  # type: ignore[arg-type]
+    assert row.status is Status.WARNING and "clusterLabel: cluster" in row.detail
+    assert check_external_labels(_plan(), {"replica": "a"}, _Stub({})) == []  # type: ignore[arg-type]
