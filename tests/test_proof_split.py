@@ -462,7 +462,8 @@ def test_assertions_that_passed_are_left_out_and_a_changed_alert_still_fails(
     rules = new / "o1-preview.rules.yaml"
     text = rules.read_text(encoding="utf-8")
     moved = text.replace(
-        'ratio_rate5m{service="o1-preview"} > 0.05', 'ratio_rate5m{service="o1-preview"} > 0.6'
+        'ratio_rate5m{namespace="ai-inference",service="o1-preview"} > 0.05',
+        'ratio_rate5m{namespace="ai-inference",service="o1-preview"} > 0.6',
     )
     assert moved != text
     rules.write_text(moved, encoding="utf-8")

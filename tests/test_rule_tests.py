@@ -64,7 +64,8 @@ def test_native_histogram_limits_are_stated_in_the_test_file(tmp_path: Path) -> 
 def _line(window: str, slo: str, threshold: str, short: bool = False) -> str:
     """One window's comparison inside an o1-preview ErrorBudgetBurn expression."""
     head = "and on (namespace, service, slo) " if short else "      "
-    return f'{head}service:slo_sli_error:ratio_rate{window}{{service="o1-preview",slo="{slo}"}} > {threshold}\n'
+    ident = 'namespace="ai-inference",service="o1-preview"'
+    return f'{head}service:slo_sli_error:ratio_rate{window}{{{ident},slo="{slo}"}} > {threshold}\n'
 
 
 MAIN, SLOW_10M, SLOW_3H = "", "slow-10m.", "slow-3h."

@@ -47,7 +47,10 @@ def test_the_page_of_an_alert_shows_that_services_checks_first(outputs: dict[str
     assert lines[1] == "# ModelErrorRatioHigh: `o1-preview`"
     headings = [line for line in lines if line.startswith("## ")]
     assert headings[0] == "## First three checks"
-    assert 'service:model_request_errors:ratio_rate5m{service="o1-preview"}' in page
+    assert (
+        'service:model_request_errors:ratio_rate5m{namespace="ai-inference",service="o1-preview"}'
+        in page
+    )
     assert "llama3-70b" not in page and "triton-trtllm" not in page
     assert 'amtool silence add alertname="ModelErrorRatioHigh" service="o1-preview"' in page
     assert "[every service with this alert](../ModelErrorRatioHigh.md)" in page
@@ -111,7 +114,10 @@ def test_kv_cache_page_lists_servers_with_the_gauge_only(outputs: dict[str, str]
     assert "`mistral-7b`" not in page
     assert "ModelKVCacheNearFull" not in _service_pages(outputs, "mistral-7b")
     own = _service_pages(outputs, "triton-trtllm")["ModelKVCacheNearFull"]
-    assert 'service_model_pod:model_kv_cache_usage:max{service="triton-trtllm"}' in own
+    assert (
+        'service_model_pod:model_kv_cache_usage:max{namespace="llm-serving",service="triton-trtllm"}'
+        in own
+    )
 
 
 def test_queries_use_recorded_names_that_the_rules_record(outputs: dict[str, str]) -> None:

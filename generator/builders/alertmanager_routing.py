@@ -274,9 +274,10 @@ class RouteCase:
 
 
 def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
-    """The fixed labels of every alerting rule of ``plan``: ``alertname``, the rule's labels,
-    and ``namespace`` when the spec's selector fixes it (every alert keeps it). Kept on the
-    plan (:func:`share_alert_labels` fills it for a fleet)."""
+    """The fixed labels of every alerting rule of ``plan``: ``alertname`` and the rule's own
+    labels, exactly as the rules set them (the service's ``namespace`` among them when the
+    spec's selector fixes it, :func:`generator.builders.common.identity`). Kept on the plan
+    (:func:`share_alert_labels` fills it for a fleet)."""
     return plan.derive(ALERT_LABELS, lambda: _alert_labels(plan))
 
 
@@ -290,8 +291,6 @@ def _alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     found = []
     for rule in alert_rules(plan):
         labels = {"alertname": rule["alert"], **rule["labels"]}
-        if plan.namespace:
-            labels["namespace"] = plan.namespace
         found.append(dict(sorted(labels.items())))
     return found
 
@@ -363,7 +362,8 @@ def routing_warnings(
                     "spec.selector.namespace",
                     "not set: no AlertmanagerConfig is rendered for this service (the operator "
                     "routes only alerts of the object's own namespace); use "
-                    "alertmanager/alertmanager.yaml",
+                    "alertmanager/alertmanager.yaml. Its records and alerts are told apart from "
+                    "another service of the same name by the service label alone",
                     Level.WARNING,
                 )
             )

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import naming
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, equals, selector
 from generator.text import alert_text
 from generator.units import format_duration_ms
 
@@ -15,24 +15,45 @@ Rule = dict[str, Any]
 Group = dict[str, Any]
 
 
-def service_matcher(plan: ServicePlan) -> Matcher:
-    """``service="<name>"``: selects this service's recorded series."""
-    return Matcher(naming.SERVICE, "=", plan.name)
+def identity(plan: ServicePlan) -> dict[str, str]:
+    """The fixed labels naming this service on every record and alert it writes:
+    ``service`` and, when ``spec.selector`` fixes it, ``namespace`` (the service's own).
+
+    A service's identity is (cluster label, namespace, service): the cluster label has no
+    fixed value in a spec, so every ``by``/``on`` clause keeps it (:meth:`ServicePlan.keeping`);
+    namespace and service are fixed here, so two services of one name in two namespaces never
+    read each other's records, and every alert carries the namespace of the service's
+    ``AlertmanagerConfig`` even when a metric is scraped in another namespace
+    (docs/spec.md, "Service identity").
+    """
+    labels = {naming.SERVICE: plan.name}
+    if plan.namespace:
+        labels["namespace"] = plan.namespace
+    return labels
+
+
+def identity_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """Equality matchers of :func:`identity`: select this service's recorded series, its
+    alerts (``ALERTS``) and its notifications, and no other service's."""
+    return equals(identity(plan))
 
 
 def recorded(plan: ServicePlan, record: str, *extra: Matcher) -> str:
-    """Selector of a recorded series of this service, e.g. ``x:y:rate5m{service="a"}``."""
-    return selector(record, (service_matcher(plan), *extra))
+    """Selector of a recorded series of this service (:func:`identity_matchers` and
+    ``extra``), e.g. ``x:y:rate5m{namespace="ns",service="a"}``."""
+    return selector(record, (*identity_matchers(plan), *extra))
 
 
 def record_rule(
     plan: ServicePlan, record: str, expr: str, labels: Mapping[str, str] | None = None
 ) -> Rule:
-    """A recording rule that adds the ``service`` label (and ``labels``) to ``expr``'s output."""
+    """A recording rule that sets the :func:`identity` labels (and ``labels``) on ``expr``'s
+    output: ``expr`` must give at most one series per label set once they are set, which
+    holds since every selector of the service fixes one namespace."""
     return {
         "record": record,
         "expr": expr,
-        "labels": {naming.SERVICE: plan.name, **dict(sorted((labels or {}).items()))},
+        "labels": {**identity(plan), **dict(sorted((labels or {}).items()))},
     }
 
 
@@ -47,7 +68,7 @@ def alert_rule(
 ) -> Rule:
     """An alerting rule with the contract labels and annotations (docs/contracts.md, Alerts).
 
-    Labels: ``service``, ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
+    Labels: :func:`identity` (``service``, ``namespace``), ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),
     ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``.
     """
@@ -67,7 +88,7 @@ def alert_rule(
         rule["for"] = format_duration_ms(for_ms)
     rule["labels"] = {
         **dict(sorted((labels or {}).items())),
-        naming.SERVICE: plan.name,
+        **identity(plan),
         naming.SEVERITY: severity,
         naming.TEAM: plan.team,
     }

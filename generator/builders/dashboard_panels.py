@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from generator import naming
-from generator.builders.common import recorded
+from generator.builders.common import identity_matchers, recorded
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
@@ -200,7 +200,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         naming.ALERTS_SERIES,
         (
             Matcher("alertstate", "=", "firing"),
-            Matcher(naming.SERVICE, "=", plan.name),
+            *identity_matchers(plan),
             *_cluster(plan),
         ),
     )

@@ -46,11 +46,18 @@ def _cluster(cluster: str | None) -> tuple[Matcher, ...]:
     return (Matcher(cluster, "=~", "$cluster"),) if cluster else ()
 
 
+def _identity_keys(cluster: str | None) -> tuple[str, ...]:
+    """The labels naming one service in the fleet: namespace, ``service`` and the cluster
+    label (:func:`generator.builders.common.identity`), so two services of one name in two
+    namespaces are two rows."""
+    return ("namespace", naming.SERVICE, *((cluster,) if cluster else ()))
+
+
 def _in_selection(expr: str, cluster: str | None) -> str:
-    """``expr`` (per ``service``, and cluster) kept for the services the ``team`` variable
-    selects."""
+    """``expr`` (per service identity: namespace, ``service``, and cluster) kept for the
+    services the ``team`` variable selects."""
     info = selector(naming.FLEET_INFO, (_TEAM, *_cluster(cluster)))
-    keys = (naming.SERVICE, *((cluster,) if cluster else ()))
+    keys = _identity_keys(cluster)
     return f"{expr} and on{by(keys).removeprefix(' by')} {info}"
 
 
@@ -65,7 +72,7 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
     alerts = selector(
         naming.ALERTS_SERIES, (Matcher("alertstate", "=", "firing"), _SERVICE, *where)
     )
-    by_service = by((naming.SERVICE, *((cluster,) if cluster else ())))
+    by_service = by(_identity_keys(cluster))
     queries = (
         Query(selector(naming.FLEET_INFO, (_SERVICE, _TEAM, *where)), instant=True),
         *(
@@ -137,9 +144,9 @@ def fleet_panel(plans: Sequence[ServicePlan]) -> PanelDef:
                             "server": True,
                         },
                         "indexByName": (
-                            {cluster: 0, "service": 1, naming.TEAM: 2}
+                            {cluster: 0, "namespace": 1, "service": 2, naming.TEAM: 3}
                             if cluster
-                            else {"service": 0, naming.TEAM: 1}
+                            else {"namespace": 0, "service": 1, naming.TEAM: 2}
                         ),
                         "renameByName": rename,
                     },

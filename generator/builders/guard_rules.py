@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, service_matcher
+from generator.builders.common import Rule, alert_rule, identity_matchers
 from generator.builders.pods import (
     KSM_POD_OWNER,
     OWNER_RECORD,
@@ -282,7 +282,7 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
     readers = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts)
     if not readers:
         return
-    record = Source(OWNER_RECORD, (service_matcher(plan),))
+    record = Source(OWNER_RECORD, identity_matchers(plan))
     workload = f"{plan.workload_kind}/{plan.deployment_name}"
     out.add(
         SignalInput(

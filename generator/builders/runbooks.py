@@ -19,6 +19,7 @@ from typing import Any
 from generator import naming
 from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
+from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import replica_metrics, signal_inputs
 from generator.builders.pods import OWNER_RECORD, owned
@@ -99,7 +100,7 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
 def _service_context(plan: ServicePlan) -> dict[str, Any]:
     g = plan.group_by
     cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
-    svc = (Matcher(naming.SERVICE, "=", plan.name), *cluster)
+    svc = (*identity_matchers(plan), *cluster)
 
     def rec(record: str, *extra: Matcher) -> str:
         return selector(record, (*svc, *extra))
