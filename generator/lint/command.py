@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 from generator.errors import Diagnostic, ObsgenError
+from generator.lint.checks import all_checks
 from generator.lint.config import CONFIG_NAME, load_config
 from generator.lint.engine import lint_paths
 from generator.lint.model import Severity
 from generator.lint.output import FORMATS, render
 from generator.lint.promql import parse_duration
-from generator.lint.registry import all_checks
 from generator.lint.versions import TARGETS, parse_target
 
 

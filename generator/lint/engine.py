@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from generator.lint import limits, versions
 from generator.lint import promql as q
+from generator.lint.checks import all_checks
 from generator.lint.config import LintConfig
 from generator.lint.dashboards import QUERY
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
@@ -24,13 +25,11 @@ from generator.lint.promtool_step import run_promtool
 from generator.lint.registry import (
     PROMQL_PARSE,
     PROMTOOL,
-    REGISTRY,
     RULE_INVALID,
     RULE_SHAPE,
     UNREADABLE_INPUT,
     Check,
     Context,
-    all_checks,
 )
 
 
@@ -63,8 +62,9 @@ class Report:
 
 
 class _Collector:
-    def __init__(self, config: LintConfig) -> None:
+    def __init__(self, config: LintConfig, checks: Sequence[Check]) -> None:
         self.config = config
+        self.checks = {check.id: check for check in checks}
         self.findings: list[Finding] = []
 
     def add(
@@ -81,7 +81,7 @@ class _Collector:
             return
         if rule is not None and (check_id in rule.disabled or "all" in rule.disabled):
             return
-        base = severity or REGISTRY[check_id].severity
+        base = severity or self.checks[check_id].severity
         final = self.config.severities.get(check_id, base)
         self.findings.append(
             Finding(file, line, check_id, final, message, rule.name if rule else "", fix)
@@ -219,8 +219,9 @@ def lint_files(
     """
     trees, parse_errors, refused = _parse_all(files)
     ctx = _context(files, trees, config)
-    out = _Collector(config)
-    _run_checks(all_checks(), files, trees, ctx, out)
+    checks = all_checks()
+    out = _Collector(config, checks)
+    _run_checks(checks, files, trees, ctx, out)
     rejected: set[int] = set()
     if promtool:
         for problem in run_promtool(files):

@@ -1,22 +1,22 @@
 """The check registry: every check's id, default severity, family, one-line summary and doc.
 
-A check module registers its functions with :func:`rule_check` (one rule at a time) or
-:func:`set_check` (all rules of all files at once, e.g. duplicates). Importing
-:mod:`generator.lint.checks` registers them all. ``docs/lint.md`` holds one entry per id,
-under a heading equal to the id (a test keeps the two in step).
+A check is a :class:`Check` value: a per-rule function or a whole-input function with its
+metadata. :data:`generator.lint.checks.CHECKS` lists every check explicitly (nothing registers
+on import). ``docs/lint/<id>.md`` documents each id (a test keeps the two in step).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from generator.lint.config import LintConfig
+from generator.lint.labels import Labels, analyse, union
 from generator.lint.model import Fix, Rule, Severity, SourceFile
 from generator.lint.names import CounterNames
 from generator.lint.promql import Expr
 
-DOCS = "docs/lint.md"
+DOCS = "docs/lint"
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,39 @@ class Context:
     config: LintConfig
     counters: CounterNames
     records: Mapping[str, Sequence[tuple[Rule, Expr | None]]] = field(default_factory=dict)
+    _record_labels: dict[str, Labels | None] = field(default_factory=dict, compare=False)
 
     def recorded_trees(self, name: str) -> list[Expr]:
         """Parsed expressions of the recording rules writing ``name`` (empty when none here)."""
         return [tree for _, tree in self.records.get(name, ()) if tree is not None]
+
+    def record_labels(self, name: str) -> Labels | None:
+        """Labels the series recorded as ``name`` can carry: the union over its recording
+        rules here of their expression's labels and static labels; ``None`` when no rule here
+        writes it, one does not parse, or the records refer to each other in a cycle.
+        Computed once per name and run."""
+        if name in self._record_labels:
+            return self._record_labels[name]
+        rules = self.records.get(name, ())
+        self._record_labels[name] = None  # a cycle reads as unknown
+        found: Labels | None = None
+        for rule, tree in rules:
+            if tree is None:
+                found = None
+                break
+            own = analyse(tree, self.record_labels).labels
+            if own.scalar:
+                own = Labels(only=frozenset())
+            static = frozenset(rule.labels)
+            own = replace(
+                own,
+                only=None if own.only is None else own.only | static,
+                never=own.never - static,
+                expected=own.expected | static,
+            )
+            found = own if found is None else union(found, own)
+        self._record_labels[name] = found
+        return found
 
 
 RuleFunc = Callable[[Rule, Expr, Context], Iterable[Hit]]
@@ -86,57 +115,37 @@ class Check:
 
     @property
     def doc(self) -> str:
-        """Where the check is documented: ``docs/lint.md#<id>``."""
-        return f"{DOCS}#{self.id}"
-
-
-REGISTRY: dict[str, Check] = {}
-
-
-def _add(check: Check) -> None:
-    if check.id in REGISTRY:
-        raise RuntimeError(f"check id {check.id!r} registered twice")
-    REGISTRY[check.id] = check
+        """Where the check is documented: ``docs/lint/<id>.md``."""
+        return f"{DOCS}/{self.id}.md"
 
 
 def rule_check(
     id: str, severity: Severity, family: str, summary: str
-) -> Callable[[RuleFunc], RuleFunc]:
-    """Register a per-rule check (decorator)."""
+) -> Callable[[RuleFunc], Check]:
+    """Make a per-rule check of the decorated function: the name is bound to the
+    :class:`Check` (it is listed in :data:`generator.lint.checks.CHECKS`, nothing registers)."""
 
-    def register(func: RuleFunc) -> RuleFunc:
-        _add(Check(id, severity, family, summary, rule_func=func))
-        return func
+    def build(func: RuleFunc) -> Check:
+        return Check(id, severity, family, summary, rule_func=func)
 
-    return register
+    return build
 
 
-def set_check(
-    id: str, severity: Severity, family: str, summary: str
-) -> Callable[[SetFunc], SetFunc]:
-    """Register a check over every file at once (decorator)."""
+def set_check(id: str, severity: Severity, family: str, summary: str) -> Callable[[SetFunc], Check]:
+    """Make a check over every file at once of the decorated function (see :func:`rule_check`)."""
 
-    def register(func: SetFunc) -> SetFunc:
-        _add(Check(id, severity, family, summary, set_func=func))
-        return func
+    def build(func: SetFunc) -> Check:
+        return Check(id, severity, family, summary, set_func=func)
 
-    return register
+    return build
 
 
 # Checks the engine itself reports (no function): input problems and promtool's verdict.
 PROMTOOL = "promtool"
 PROMQL_PARSE = "promql-parse"
 RULE_INVALID = "rule-invalid"
-_add(Check(PROMTOOL, Severity.ERROR, "input", "promtool check rules rejects the file"))
-_add(
-    Check(
-        PROMQL_PARSE,
-        Severity.ERROR,
-        "input",
-        "the expression does not parse (info when promtool accepts it: obsgen checks skipped)",
-    )
-)
-_add(Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"))
+RULE_SHAPE = "rule-shape"
+UNREADABLE_INPUT = "unreadable-input"
 DASHBOARD_CHECKS = {
     "dashboard-panel-id": "panel ids are not unique (or not all null)",
     "dashboard-grid": "panels overlap or leave the 24-column grid",
@@ -145,43 +154,42 @@ DASHBOARD_CHECKS = {
     "dashboard-rate-interval": "a range that is not [$__rate_interval]",
     "dashboard-unused-variable": "a templating variable nothing uses",
 }
-for _id, _summary in DASHBOARD_CHECKS.items():
-    _add(Check(_id, Severity.WARNING, "dashboards", _summary))
-RULE_SHAPE = "rule-shape"
-_add(
+ENGINE_CHECKS: tuple[Check, ...] = (
+    Check(PROMTOOL, Severity.ERROR, "input", "promtool check rules rejects the file"),
+    Check(
+        PROMQL_PARSE,
+        Severity.ERROR,
+        "input",
+        "the expression does not parse (info when promtool accepts it: obsgen checks skipped)",
+    ),
+    Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"),
+    *(
+        Check(check_id, Severity.WARNING, "dashboards", summary)
+        for check_id, summary in DASHBOARD_CHECKS.items()
+    ),
     Check(
         RULE_SHAPE,
         Severity.ERROR,
         "input",
         "a rule file whose structure is wrong (spec.groups a mapping, a group not a mapping)",
-    )
-)
-UNREADABLE_INPUT = "unreadable-input"
-_add(
+    ),
     Check(
         UNREADABLE_INPUT,
         Severity.ERROR,
         "input",
         "a file cannot be read or is not YAML; the other files are still linted (exit 2)",
-    )
+    ),
 )
 
-
-def all_checks() -> list[Check]:
-    """Every check, importing the check modules first; sorted by family then id."""
-    import generator.lint.checks  # noqa: F401  (registers on import)
-
-    return sorted(REGISTRY.values(), key=lambda c: (_FAMILY_ORDER.get(c.family, 9), c.id))
-
-
-_FAMILY_ORDER = {
+FAMILY_ORDER = {
     "histograms": 0,
     "quantiles": 1,
     "counters": 2,
     "slo": 3,
     "alerts": 4,
-    "versions": 5,
-    "hygiene": 6,
-    "dashboards": 7,
-    "input": 8,
+    "labels": 5,
+    "versions": 6,
+    "hygiene": 7,
+    "dashboards": 8,
+    "input": 9,
 }

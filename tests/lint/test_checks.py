@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from generator.lint import LintConfig
-from generator.lint.registry import all_checks
+from generator.lint.checks import all_checks
 
 from .helpers import LintFn, alert, helm_values, prometheus_rule, record, rule_file
+from .label_cases import LABEL_CASES
 
 R5M, R30M, R1H = (
     "slo:sli_error:ratio_rate5m",
@@ -1212,6 +1213,7 @@ CASES = [
         {},
         id="PrometheusRule with a list of groups",
     ),
+    *LABEL_CASES,
 ]
 
 

@@ -28,6 +28,12 @@ Added for issue 18 (monitoring-mixins/website @ f901a79, Apache-2.0):
 * prometheus-mixin: `alertmanager!~""` is a plain string (info); no runbook_url/summary on
   some alerts.
 
+Added with the label-set checks:
+
+* template-label: litellm's three alerts print `{{ $labels.instance }}` on `sum(…)` and on
+  `histogram_quantile(…, sum(…) by (le))`, velero's VeleroHighBackupDuration on `… by (le,
+  schedule)`: the aggregation removed `instance`, the text renders "instance ".
+
 promtool's duplicate-rules lint on kubernetes-mixin_rules.yaml is not reported: the four
 `code_verb:apiserver_request_total:increase1h` rules select disjoint status classes.
 """
@@ -49,7 +55,10 @@ EXPECTED: dict[str, dict[str, int]] = {
         "range-too-short": 3,
         "regex-redundant-anchor": 4,
     },
-    "awesome-prometheus-alerts_litellm_embedded-exporter.yml": {"alert-missing-annotation": 3},
+    "awesome-prometheus-alerts_litellm_embedded-exporter.yml": {
+        "alert-missing-annotation": 3,
+        "template-label": 3,
+    },
     "cortex-mixin_alerts.yaml": {
         "alert-missing-annotation": 114,
         "le-spelling": 1,
@@ -74,7 +83,11 @@ EXPECTED: dict[str, dict[str, int]] = {
         "record-name-format": 2,
     },
     "thanos-mixin_alerts.yaml": {"histogram-quantile-without-le": 1},
-    "velero-mixin_alerts.yaml": {"alert-missing-annotation": 4, "quantile-over-time": 1},
+    "velero-mixin_alerts.yaml": {
+        "alert-missing-annotation": 4,
+        "quantile-over-time": 1,
+        "template-label": 1,
+    },
 }
 
 

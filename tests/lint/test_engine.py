@@ -12,8 +12,8 @@ import yaml
 from generator.cli import main
 from generator.errors import ObsgenError
 from generator.lint import LintConfig, Severity, lint_paths
+from generator.lint.checks import all_checks
 from generator.lint.config import parse_config
-from generator.lint.registry import all_checks
 
 from .helpers import LintFn, alert, needs_promtool, rule_file
 
@@ -280,10 +280,19 @@ def test_list_checks_names_every_check(capsys: pytest.CaptureFixture[str]) -> No
     assert all(c.id in out for c in all_checks())
 
 
-def test_every_check_is_documented() -> None:
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "lint.md").read_text()
-    headings = {line[4:].strip() for line in docs.splitlines() if line.startswith("### ")}
-    assert headings == {c.id for c in all_checks()}
+def test_every_check_has_its_page_with_a_wrong_and_a_right_example() -> None:
+    root = Path(__file__).resolve().parents[2]
+    index = (root / "docs" / "lint.md").read_text()
+    pages = {path.stem for path in (root / "docs" / "lint").glob("*.md")}
+    assert pages == {c.id for c in all_checks()}
+    for check in all_checks():
+        page = (root / check.doc).read_text()
+        assert page.startswith(f"# `{check.id}`\n"), check.id
+        assert f"**{check.severity.value}**" in page, check.id
+        blocks = page.split("```")[1::2]
+        assert any("wrong" in block for block in blocks), check.id
+        assert any("right" in block for block in blocks), check.id
+        assert f"(lint/{check.id}.md)" in index, check.id
 
 
 def test_obsgen_committed_outputs_lint_clean_in_every_packaging(

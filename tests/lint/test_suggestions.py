@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from generator.lint import Finding, LintConfig, Report, Severity, lint_paths
-from generator.lint.registry import all_checks
+from generator.lint.checks import all_checks
 
 from .helpers import alert, needs_promtool, record, rule_file
 from .test_checks import CASES as CHECK_CASES
@@ -148,6 +148,7 @@ SUGGESTIONS: list[Any] = [
     ("histogram-quantile-of-quantiles", [rule_file(record("service_pod:lat:p90", "histogram_quantile(0.9, sum by (le, service, pod) (rate(lat_seconds_bucket[5m])))"), record("service:lat:p90", "histogram_quantile(0.9, sum by (le, service) (service_pod:lat:p90))"))], {}, "histogram_quantile(0.9, sum by (le, service) (rate(lat_seconds_bucket[5m])))"),
     ("alert-value-in-labels", [rule_file(alert("up == 0", labels={"severity": "warning", "current": "{{ $value }}"}))], {}, "annotations.current"),
     ("alert-missing-for", [rule_file(alert("rate(node_disk_io_time_seconds_total[5m]) > 0.8", **{"for": None}))], {}, "for: 5m"),
+    ("irate-in-alert", [rule_file(alert("irate(http_requests_total[5m]) > 1 and irate(x_total[5m]) > 2"))], {}, "rate()"),
     ("absent-without-for", [rule_file(alert('absent(up{job="demo"})', **{"for": None}))], {}, "for: 5m"),
     ("regex-plain-string", [rule_file(record("job:x:rate5m", 'sum by (job) (rate(http_requests_total{method=~"GET"}[5m]))'))], {}, 'method="GET"'),
     ("regex-plain-string", [rule_file(record("job:x:rate5m", 'sum by (job) (rate(http_requests_total{path!~"/a\\\\.b"}[5m]))'))], {}, 'path!="/a.b"'),
@@ -189,6 +190,8 @@ def test_the_printed_suggestion_passes_when_applied(
 
 def _core(printed: str) -> str:
     """The part of a printed suggestion that appears in the fix itself."""
+    if printed.endswith("()"):
+        return printed.removesuffix(")")
     for prefix in ("for: ", "annotations.", "enabledFeatures: ["):
         if printed.startswith(prefix):
             return printed.removeprefix(prefix).rstrip("]")

@@ -216,7 +216,7 @@ def duplicate_rule(
     """Two copies of one alert page twice; two copies of one record write the same series.
 
     Copies that are one rule deployed two ways are not reported: see
-    :func:`_same_rule_deployed_once` and docs/lint.md#duplicate-rule.
+    :func:`_same_rule_deployed_once` and docs/lint/duplicate-rule.md.
     """
     seen: dict[tuple[str, str, tuple[tuple[str, str], ...], str], list[Rule]] = {}
     for source in files:

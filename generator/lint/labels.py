@@ -1,0 +1,444 @@
+"""Label-set inference over PromQL: which labels each sub-expression's series can carry.
+
+:func:`analyse` follows Prometheus' evaluation rules (``by``/``without``, ``on``/``ignoring``,
+``group_left``/``group_right``, ``absent``, ``label_replace``, ``vector`` …) bottom-up and
+reports the joins and groupings that name a label which can never be there. The metric name
+(``__name__``) is left out throughout: vector matching ignores it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import promql_parser as P
+
+from generator.lint import promql as q
+
+NAME = "__name__"
+_ABSENT = frozenset({"absent", "absent_over_time"})
+_SCALAR_FUNCS = frozenset({"scalar", "time", "pi"})
+_NO_LABEL_FUNCS = frozenset({"vector"})
+_DROPS_LE = frozenset({"histogram_quantile", "histogram_fraction"})
+_KEEPS_INPUT = frozenset({"topk", "bottomk", "limitk", "limit_ratio"})
+_ABSENT_WHY = "`absent()` (it keeps only its selector's `=` matchers)"
+
+
+@dataclass(frozen=True)
+class Labels:
+    """The labels an expression's series can carry.
+
+    Attributes:
+        scalar: the expression is a scalar or string: no series, nothing to match.
+        only: the labels a series can carry at most; ``None`` when open (a selector: any label
+            its series have, except ``never``).
+        never: labels that can never be there although the set is open (``x{a=""}``, a
+            ``without (a)``).
+        expected: labels every series is meant to carry: equality matchers, ``by`` labels,
+            ``label_replace`` targets. A join on a side expecting a label the other side can
+            never carry can never match.
+        why: what limited the set last, for messages (e.g. "`sum by (frontend)`").
+        joined: labels copied in by a ``group_left``/``group_right`` below.
+        reasons: ``(label, what removed it)`` for labels removed one by one (``without``,
+            ``ignoring``, ``histogram_quantile``'s ``le``).
+    """
+
+    scalar: bool = False
+    only: frozenset[str] | None = None
+    never: frozenset[str] = frozenset()
+    expected: frozenset[str] = frozenset()
+    why: str = ""
+    joined: frozenset[str] = frozenset()
+    reasons: tuple[tuple[str, str], ...] = ()
+
+    def reason(self, label: str) -> str:
+        """What removed ``label`` (e.g. "`sum by (frontend)`"), ``""`` when unknown."""
+        return dict(self.reasons).get(label, self.why)
+
+    def can(self, label: str) -> bool:
+        """True when some series of the expression may carry ``label``."""
+        if self.scalar:
+            return False
+        if self.only is not None:
+            return label in self.only
+        return label not in self.never
+
+    def expects(self, label: str) -> bool:
+        """True when the series are meant to carry ``label`` (and can)."""
+        return label in self.expected and self.can(label)
+
+    def describe(self) -> str:
+        """``"{a, b}"`` for a closed set, ``"{a, b, …}"`` for an open one."""
+        if self.scalar:
+            return "a scalar (no labels)"
+        if self.only is None:
+            shown = sorted(self.expected)
+            return "{" + ", ".join([*shown, "…"]) + "}"
+        return "{" + ", ".join(sorted(self.only)) + "}" if self.only else "no labels"
+
+
+SCALAR = Labels(scalar=True)
+OPEN = Labels()
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A join or grouping that names a label that can never be there.
+
+    Attributes:
+        kind: ``"never-matches"`` (a binary operation whose sides can never match) or
+            ``"label-removed"`` (``on``/``group_left``/``by`` naming a label a side lacks).
+        message: one line, naming the operation, the label and what removed it.
+    """
+
+    kind: str
+    message: str
+
+
+@dataclass
+class Analysis:
+    """The result of :func:`analyse`.
+
+    Attributes:
+        labels: the labels of the whole expression's series.
+        problems: every problem found, bottom-up.
+    """
+
+    labels: Labels
+    problems: list[Problem] = field(default_factory=list)
+
+
+Records = Callable[[str], Labels | None]
+
+
+def _no_records(name: str) -> Labels | None:
+    return None
+
+
+def _matches_empty(pattern: str) -> bool:
+    try:
+        return re.fullmatch(pattern, "") is not None
+    except re.error:
+        return True
+
+
+def selector_labels(node: P.VectorSelector) -> Labels:
+    """Labels of a plain selector: open, minus ``x=""`` labels, expecting its other matchers."""
+    never: set[str] = set()
+    expected: set[str] = set()
+    for matcher in node.matchers.matchers:
+        name, value = str(matcher.name), str(matcher.value)
+        if name == NAME:
+            continue
+        if matcher.op == P.MatchOp.Equal:
+            (expected if value else never).add(name)
+        elif matcher.op == P.MatchOp.NotEqual and not value:
+            expected.add(name)
+        elif matcher.op == P.MatchOp.Re:
+            (never if value == "" else expected if not _matches_empty(value) else set()).add(name)
+        elif matcher.op == P.MatchOp.NotRe and _matches_empty(value):
+            expected.add(name)
+    if node.matchers.or_matchers:
+        expected.clear()
+    return Labels(never=frozenset(never), expected=frozenset(expected))
+
+
+def absent_labels(arg: q.Expr) -> Labels:
+    """Labels of ``absent(arg)``: only the equality matchers of a plain selector argument."""
+    arg = q.unwrap(arg)
+    if isinstance(arg, P.MatrixSelector):
+        arg = arg.vector_selector
+    if isinstance(arg, P.VectorSelector) and not arg.matchers.or_matchers:
+        kept = frozenset(
+            str(m.name)
+            for m in arg.matchers.matchers
+            if m.op == P.MatchOp.Equal and str(m.name) != NAME and str(m.value)
+        )
+        return Labels(only=kept, expected=kept, why=_ABSENT_WHY)
+    return Labels(only=frozenset(), why=_ABSENT_WHY)
+
+
+def _with(labels: Labels, extra: frozenset[str], expected: bool) -> Labels:
+    only = None if labels.only is None else labels.only | extra
+    return replace(
+        labels,
+        only=only,
+        never=labels.never - extra,
+        expected=labels.expected | extra if expected else labels.expected,
+    )
+
+
+def _without(labels: Labels, removed: frozenset[str], why: str) -> Labels:
+    only = None if labels.only is None else labels.only - removed
+    return Labels(
+        only=only,
+        never=labels.never | removed,
+        expected=labels.expected - removed,
+        why=labels.why,
+        joined=labels.joined - removed,
+        reasons=(*labels.reasons, *((label, why) for label in sorted(removed))),
+    )
+
+
+def _keep(labels: Labels, kept: frozenset[str], why: str) -> Labels:
+    return Labels(
+        only=frozenset(label for label in kept if labels.can(label)),
+        expected=labels.expected & kept,
+        why=why,
+    )
+
+
+def _label_list(labels: object) -> str:
+    return ", ".join(str(label) for label in labels)  # type: ignore[attr-defined]
+
+
+class _Analyser:
+    def __init__(self, records: Records) -> None:
+        self.records = records
+        self.problems: list[Problem] = []
+
+    def labels(self, node: q.Expr) -> Labels:
+        if isinstance(node, P.ParenExpr | P.UnaryExpr | P.SubqueryExpr):
+            return self.labels(node.expr)
+        if isinstance(node, P.MatrixSelector):
+            return self.labels(node.vector_selector)
+        if isinstance(node, P.VectorSelector):
+            return self._selector(node)
+        if isinstance(node, P.NumberLiteral | P.StringLiteral):
+            return SCALAR
+        if isinstance(node, P.AggregateExpr):
+            return self._aggregate(node)
+        if isinstance(node, P.Call):
+            return self._call(node)
+        if isinstance(node, P.BinaryExpr):
+            return self._binary(node)
+        return OPEN
+
+    def _selector(self, node: P.VectorSelector) -> Labels:
+        own = selector_labels(node)
+        recorded = self.records(q.selector_name(node))
+        if recorded is None or recorded.only is None:
+            return own
+        kept = frozenset(label for label in recorded.only if own.can(label))
+        return Labels(
+            only=kept,
+            expected=(recorded.expected | own.expected) & kept,
+            why=f"the recording rule of `{q.selector_name(node)}`",
+        )
+
+    def _aggregate(self, node: P.AggregateExpr) -> Labels:
+        inner = self.labels(node.expr)
+        if isinstance(node.param, P.Expr):
+            self.labels(node.param)
+        operator = q.op(node)
+        if operator in _KEEPS_INPUT:
+            return inner
+        kind, grouped = q.grouping(node)
+        names = frozenset(grouped) - {NAME}
+        extra: frozenset[str] = frozenset()
+        if operator == "count_values" and isinstance(node.param, P.StringLiteral):
+            extra = frozenset({str(node.param.val)})
+        if kind == "without":
+            result = _without(inner, names, f"`{operator} without ({_label_list(grouped)})`")
+        else:
+            text = f"`{operator} by ({_label_list(grouped)})`" if kind else f"`{operator}()`"
+            for label in sorted(names):
+                if not inner.can(label):
+                    self.problems.append(
+                        Problem(
+                            "label-removed",
+                            f"{text} groups by `{label}`, which its input can never carry "
+                            f"({_removed(inner, label)}): every series lands in one group",
+                        )
+                    )
+            kept = _keep(inner, names, text)
+            result = replace(kept, expected=kept.expected | (kept.only or frozenset()))
+        return _with(result, extra, expected=True) if extra else result
+
+    def _call(self, node: P.Call) -> Labels:
+        name = q.func_name(node)
+        args = [arg for arg in node.args if isinstance(arg, P.Expr)]
+        inner = [self.labels(arg) for arg in args]
+        if name in _ABSENT:
+            return absent_labels(args[0]) if args else Labels(only=frozenset())
+        if name in _SCALAR_FUNCS:
+            return SCALAR
+        if name in _NO_LABEL_FUNCS:
+            return Labels(only=frozenset(), why=f"`{name}()`")
+        vectors = [labels for labels in inner if not labels.scalar]
+        if name == "info":
+            return OPEN
+        if not vectors:
+            return Labels(only=frozenset(), why=f"`{name}()`")
+        first = vectors[0]
+        if name in _DROPS_LE:
+            return _without(first, frozenset({"le"}), f"`{name}()`")
+        if name in ("label_replace", "label_join") and len(args) > 1:
+            target = q.unwrap(args[1])
+            if isinstance(target, P.StringLiteral):
+                return _with(first, frozenset({str(target.val)}), expected=True)
+        return first
+
+    def _binary(self, node: P.BinaryExpr) -> Labels:
+        lhs, rhs = self.labels(node.lhs), self.labels(node.rhs)
+        if lhs.scalar and rhs.scalar:
+            return SCALAR
+        if lhs.scalar or rhs.scalar:
+            return rhs if lhs.scalar else lhs
+        operator = q.op(node)
+        modifier = node.modifier
+        matching = modifier.matching if modifier is not None else None
+        on = matching is not None and matching.type == P.LabelModifierType.Include
+        named = frozenset(matching.labels) - {NAME} if matching is not None else frozenset()
+        card = modifier.card if modifier is not None else None
+        text = _binary_text(node)
+        if on:
+            self._check_on(text, named, lhs, rhs)
+        self._check_match(text, operator, on, named, lhs, rhs)
+        include = frozenset(modifier.group_labels or ()) if modifier is not None else frozenset()
+        if card == P.VectorMatchCardinality.ManyToOne:
+            return self._grouped(text, "group_left", "right", include, lhs, rhs)
+        if card == P.VectorMatchCardinality.OneToMany:
+            return self._grouped(text, "group_right", "left", include, rhs, lhs)
+        if operator in ("and", "unless"):
+            lost = sorted(rhs.joined - lhs.expected)
+            if lost:
+                self.problems.append(
+                    Problem(
+                        "label-removed",
+                        f"`{operator}` keeps only the left side's labels: "
+                        f"{', '.join(f'`{label}`' for label in lost)} copied in by a group "
+                        f"modifier on its right side never reach the result; put the "
+                        f"`{operator}` in parentheses before the join",
+                    )
+                )
+            return lhs
+        if operator == "or":
+            return union(lhs, rhs)
+        if on:
+            return _keep(lhs, named, text)
+        if named:
+            return _without(lhs, named, text)
+        both = lhs.expected | rhs.expected
+        if lhs.only is not None and rhs.only is not None:
+            return Labels(only=lhs.only & rhs.only, expected=both, why=lhs.why or rhs.why)
+        closed = lhs if lhs.only is not None else rhs
+        return replace(closed, expected=both, never=lhs.never | rhs.never)
+
+    def _check_on(self, text: str, named: frozenset[str], lhs: Labels, rhs: Labels) -> None:
+        for label in sorted(named):
+            for side, labels in (("left", lhs), ("right", rhs)):
+                if not labels.can(label):
+                    self.problems.append(
+                        Problem(
+                            "label-removed",
+                            f"{text} joins on `{label}`, which the {side} side can never carry "
+                            f"({_removed(labels, label)})",
+                        )
+                    )
+
+    def _check_match(
+        self,
+        text: str,
+        operator: str,
+        on: bool,
+        named: frozenset[str],
+        lhs: Labels,
+        rhs: Labels,
+    ) -> None:
+        if operator == "or":
+            return
+        for label in sorted(lhs.expected | rhs.expected):
+            if (label in named) is not on or label == NAME:
+                continue
+            for side, has, other_side, other in (
+                ("left", lhs, "right", rhs),
+                ("right", rhs, "left", lhs),
+            ):
+                if has.expects(label) and not other.can(label):
+                    self.problems.append(
+                        Problem(
+                            "never-matches",
+                            _never_message(text, operator, label, side, other_side, other),
+                        )
+                    )
+                    return
+
+    def _grouped(
+        self,
+        text: str,
+        modifier: str,
+        one_side: str,
+        include: frozenset[str],
+        many: Labels,
+        one: Labels,
+    ) -> Labels:
+        for label in sorted(include):
+            if not one.can(label):
+                self.problems.append(
+                    Problem(
+                        "label-removed",
+                        f"{text}: {modifier}({label}) copies `{label}` from the {one_side} "
+                        f"side, which can never carry it ({_removed(one, label)})",
+                    )
+                )
+        copied = frozenset(label for label in include if one.can(label))
+        joined = _with(many, copied, expected=False)
+        return replace(joined, joined=joined.joined | copied)
+
+
+def union(lhs: Labels, rhs: Labels) -> Labels:
+    """Labels of series from either ``lhs`` or ``rhs`` (``a or b``, two recording rules)."""
+    only = None if lhs.only is None or rhs.only is None else lhs.only | rhs.only
+    return Labels(
+        only=only,
+        never=lhs.never & rhs.never,
+        expected=lhs.expected & rhs.expected,
+        why=lhs.why or rhs.why,
+    )
+
+
+def _removed(labels: Labels, label: str) -> str:
+    shown = labels.describe()
+    why = labels.reason(label)
+    return f"it has {shown}: {why} removed `{label}`" if why else f"it has {shown}"
+
+
+def _binary_text(node: P.BinaryExpr) -> str:
+    modifier = node.modifier
+    text = str(node.op)
+    if modifier is not None and modifier.matching is not None:
+        kind = "on" if modifier.matching.type == P.LabelModifierType.Include else "ignoring"
+        text += f" {kind} ({_label_list(modifier.matching.labels)})"
+    return f"`{text}`"
+
+
+def _never_message(
+    text: str, operator: str, label: str, side: str, other_side: str, other: Labels
+) -> str:
+    outcome = {
+        "and": "is always empty",
+        "unless": "never removes anything",
+    }.get(operator, "is always empty")
+    return (
+        f"{text} can never match: the {side} side's series carry `{label}`, the {other_side} "
+        f"side's never do ({_removed(other, label)}), so the result {outcome}; match on the labels "
+        f"both sides keep (`on (…)`/`ignoring ({label})`) or keep `{label}` on both sides"
+    )
+
+
+def analyse(tree: q.Expr, records: Records = _no_records) -> Analysis:
+    """Infer the labels of ``tree``'s series and collect every impossible join or grouping.
+
+    Args:
+        tree: a parsed expression.
+        records: the labels of a recorded series by name (from its recording rules in the
+            same lint run), or ``None`` when unknown (treated as an open selector).
+
+    Returns:
+        The labels of the whole expression and the problems, in evaluation order.
+    """
+    analyser = _Analyser(records)
+    result = analyser.labels(tree)
+    return Analysis(result, analyser.problems)
