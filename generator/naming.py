@@ -57,6 +57,8 @@ INDICATOR_LABEL = {
     "requestDuration": "e2e",
     "timeToFirstToken": "ttft",
     "interTokenLatency": "itl",
+    "requestQueueTime": "queue",
+    "timePerOutputToken": "tpot",
 }
 
 # Kubernetes metrics the memory alerts read (cAdvisor and kube-state-metrics).

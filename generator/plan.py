@@ -851,7 +851,8 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 p.add(
                     f"spec.metrics.{key}.{attr}",
                     f"{attr} applies to latency histograms only "
-                    "(requestDuration, timeToFirstToken, interTokenLatency)",
+                    "(requestDuration, timeToFirstToken, interTokenLatency, requestQueueTime, "
+                    "timePerOutputToken)",
                 )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)

@@ -92,6 +92,10 @@ INDICATOR_ALIASES = {
     "ttft": "timeToFirstToken",
     "interTokenLatency": "interTokenLatency",
     "itl": "interTokenLatency",
+    "requestQueueTime": "requestQueueTime",
+    "queue": "requestQueueTime",
+    "timePerOutputToken": "timePerOutputToken",
+    "tpot": "timePerOutputToken",
 }
 
 
@@ -552,6 +556,8 @@ class Metrics(StrictModel):
     request_duration: MetricOverride | None = None
     time_to_first_token: MetricOverride | None = None
     inter_token_latency: MetricOverride | None = None
+    request_queue_time: MetricOverride | None = None
+    time_per_output_token: MetricOverride | None = None
     requests: MetricOverride | None = None
     queue_depth: MetricOverride | None = None
     running_requests: MetricOverride | None = None
@@ -711,6 +717,8 @@ Signal = Literal[
     "requestDuration",
     "timeToFirstToken",
     "interTokenLatency",
+    "requestQueueTime",
+    "timePerOutputToken",
     "queueDepth",
     "kvCacheUsage",
     "pods",

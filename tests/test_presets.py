@@ -80,7 +80,10 @@ def all_exprs(plan: ServicePlan) -> list[tuple[str, str]]:
         pytest.param("sglang", "timeToFirstToken", "sglang:time_to_first_token_seconds", 0.1, 400.0, 18, id="sglang ttft"),
         pytest.param("sglang", "interTokenLatency", "sglang:inter_token_latency_seconds", 0.002, 8.0, 23, id="sglang itl"),
         pytest.param("trtllm", "requestDuration", "trtllm_e2e_request_latency_seconds", 0.3, 7680.0, 21, id="trtllm e2e uses vllm's list"),
-        pytest.param("trtllm", "interTokenLatency", "trtllm_time_per_output_token_seconds", 0.01, 80.0, 19, id="trtllm tpot stands in for itl"),
+        pytest.param("trtllm", "timePerOutputToken", "trtllm_time_per_output_token_seconds", 0.01, 80.0, 19, id="trtllm per-request tpot"),
+        pytest.param("trtllm", "requestQueueTime", "trtllm_request_queue_time_seconds", 0.3, 7680.0, 21, id="trtllm queue uses the request-latency list"),
+        pytest.param("vllm", "requestQueueTime", "vllm:request_queue_time_seconds", 0.3, 7680.0, 21, id="vllm queue uses request_latency_buckets"),
+        pytest.param("sglang", "requestQueueTime", "sglang:queue_time_seconds", 0.0, 3000.0, 36, id="sglang 0.5.3 queue time"),
         pytest.param("triton", "timeToFirstToken", "nv_inference_first_response_histogram_ms", 100.0, 5000.0, 4, id="triton first response histogram is in milliseconds"),
     ],
 )  # fmt: skip
@@ -399,6 +402,35 @@ def test_example_spec_passes_promtool_and_matches_the_committed_rules(example: s
     rules = [p for p in outputs if p.endswith(".rules.yaml")]
     assert len(rules) == 1
     assert (ROOT / rules[0]).read_text() == outputs[rules[0]], "run `obsgen render` and commit"
+
+
+@pytest.mark.parametrize(
+    ("server", "indicator", "threshold", "histogram"),
+    [
+        pytest.param("vllm", "queue", "2500ms", "vllm:request_queue_time_seconds", id="vllm queue time"),
+        pytest.param("trtllm", "tpot", "100ms", "trtllm_time_per_output_token_seconds", id="trtllm per-request tpot"),
+        pytest.param("sglang", "queue", "5s", "sglang:queue_time_seconds", id="sglang queue time"),
+    ],
+)  # fmt: skip
+def test_queue_and_tpot_indicators_back_latency_slos(
+    server: str, indicator: str, threshold: str, histogram: str
+) -> None:
+    slo = {"name": "x", "indicator": indicator, "threshold": threshold, "objective": 99}
+    plan = plan_of(base_spec(server, slos=[slo]))
+    (resolved,) = plan.slos
+    assert resolved.histogram is not None and resolved.histogram.metric == histogram
+    exprs = " ".join(expr for _, expr in all_exprs(plan))
+    assert f"{histogram}_bucket" in exprs
+
+
+def test_an_indicator_the_server_lacks_says_which_it_has() -> None:
+    slo = {"name": "x", "indicator": "itl", "threshold": "100ms", "objective": 99}
+    (error,) = errors_of(base_spec("trtllm", slos=[slo]))
+    assert "use timePerOutputToken (tpot)" in error
+    assert "requestQueueTime (queue)" in error
+    slo = {"name": "x", "indicator": "queue", "threshold": "1s", "objective": 99}
+    (error,) = errors_of(base_spec("tgi", slos=[slo]))
+    assert error.startswith("spec.slos[0].indicator: server tgi has no requestQueueTime (queue)")
 
 
 def test_vllm_errors_come_from_http_5xx_on_v1_handlers_only() -> None:

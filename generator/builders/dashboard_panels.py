@@ -341,7 +341,13 @@ def traffic_row(plan: ServicePlan) -> RowDef:
 # --- Latency -----------------------------------------------------------------------------
 
 _INDICATOR_TITLE = {"e2e": "End-to-end", "ttft": "Time to first token", "itl": "Inter-token"}
-_INDICATOR_ORDER = {"requestDuration": 0, "timeToFirstToken": 1, "interTokenLatency": 2}
+_INDICATOR_ORDER = {
+    "requestDuration": 0,
+    "timeToFirstToken": 1,
+    "interTokenLatency": 2,
+    "timePerOutputToken": 3,
+    "requestQueueTime": 4,
+}
 
 
 def _heatmap_expr(plan: ServicePlan, h: HistogramPlan) -> str:

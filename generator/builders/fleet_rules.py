@@ -21,7 +21,13 @@ from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 
 # Latency indicator the overview shows, in order of preference.
-INDICATOR_PREFERENCE = ("requestDuration", "timeToFirstToken", "interTokenLatency")
+INDICATOR_PREFERENCE = (
+    "requestDuration",
+    "timeToFirstToken",
+    "interTokenLatency",
+    "timePerOutputToken",
+    "requestQueueTime",
+)
 
 
 def _worst_slo(plan: ServicePlan, metric: str, window: bool) -> str | None:

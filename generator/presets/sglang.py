@@ -23,6 +23,9 @@ from 0.4.4 (``time_per_output_token_seconds`` beside it until 0.4.5); its bounds
 the same 0.4.5 … 0.5.23; the e2e bounds grew past 800 s in 0.5.2 (to 2400 s). The KV pool's
 usage is ``sglang:token_usage`` (used / total KV tokens, a 0–1 ratio). Bucket lists below are
 the defaults; ``--bucket-*`` server flags replace them (declare those in ``spec.metrics``).
+Queue time (indicator ``queue``): ``sglang:queue_time_s`` in 0.5.2, ``sglang:queue_time_seconds``
+from 0.5.3 (both read). No ``tpot`` histogram is read (``request_time_per_output_token_seconds``
+appears only in late 0.5 releases, unchecked).
 """
 
 from __future__ import annotations
@@ -55,15 +58,29 @@ REQUESTS = RequestsDef(
 CHECKED_THROUGH = ("0.5",)
 
 
-def _entry(since: str, e2e: tuple[float, ...]) -> Preset:
+# collector.py SchedulerMetricsCollector queue_time (0.5.2 ``sglang:queue_time_s``, 0.5.3 on
+# ``sglang:queue_time_seconds``); later 0.5 releases add 0.001 … 0.05 s bounds below 0.1 s.
+QUEUE_BUCKETS = (
+    0.0, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+    70.0, 80.0, 90.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0, 900.0, 1000.0,
+    1200.0, 1400.0, 1600.0, 1800.0, 2000.0, 2500.0, 3000.0,
+)  # fmt: skip
+QUEUE_OLD, QUEUE_NEW = "sglang:queue_time_s", "sglang:queue_time_seconds"
+
+
+def _entry(since: str, e2e: tuple[float, ...], queue: str | None = None) -> Preset:
+    latency = {
+        "requestDuration": HistogramDef("sglang:e2e_request_latency_seconds", e2e),
+        "timeToFirstToken": HistogramDef("sglang:time_to_first_token_seconds", TTFT_BUCKETS),
+        "interTokenLatency": HistogramDef("sglang:inter_token_latency_seconds", ITL_BUCKETS),
+    }
+    if queue is not None:
+        other = QUEUE_NEW if queue == QUEUE_OLD else QUEUE_OLD
+        latency["requestQueueTime"] = HistogramDef(queue, QUEUE_BUCKETS, also=(other,))
     return Preset(
         server="sglang",
         since_version=since,
-        latency={
-            "requestDuration": HistogramDef("sglang:e2e_request_latency_seconds", e2e),
-            "timeToFirstToken": HistogramDef("sglang:time_to_first_token_seconds", TTFT_BUCKETS),
-            "interTokenLatency": HistogramDef("sglang:inter_token_latency_seconds", ITL_BUCKETS),
-        },
+        latency=latency,
         requests=REQUESTS,
         queue_depth=GaugeDef("sglang:num_queue_reqs"),
         running_requests=GaugeDef("sglang:num_running_reqs"),
@@ -76,5 +93,6 @@ def _entry(since: str, e2e: tuple[float, ...]) -> Preset:
 
 PRESETS: list[Preset] = [
     _entry("0.4.7", E2E_BUCKETS_0_4),
-    _entry("0.5.2", E2E_BUCKETS_0_5_2),
+    _entry("0.5.2", E2E_BUCKETS_0_5_2, QUEUE_OLD),
+    _entry("0.5.3", E2E_BUCKETS_0_5_2, QUEUE_NEW),
 ]

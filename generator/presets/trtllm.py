@@ -21,7 +21,9 @@ Requests: ``request_success_total{finished_reason}`` counts every finished reque
 its name, by the LLM API's finish reason (``tensorrt_llm/executor/result.py``: ``stop``,
 ``length``, ``timeout``, ``cancelled``); failures are ``cancelled`` and ``timeout``. A request
 that fails before the executor answers is not counted. The per-request
-``time_per_output_token_seconds`` stands in for inter-token latency.
+``time_per_output_token_seconds`` is the ``tpot`` indicator (each request's mean time per
+output token, not inter-token gaps: there is no ``itl``); ``request_queue_time_seconds`` is
+``queue`` (bounds: vLLM's request-latency list).
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ def _entry(since: str, prefix: str, gauges: bool) -> Preset:
         latency={
             "requestDuration": _histogram(prefix, "e2e_request_latency_seconds", E2E_BUCKETS),
             "timeToFirstToken": _histogram(prefix, "time_to_first_token_seconds", TTFT_BUCKETS),
-            "interTokenLatency": _histogram(prefix, "time_per_output_token_seconds", ITL_BUCKETS),
+            "timePerOutputToken": _histogram(prefix, "time_per_output_token_seconds", ITL_BUCKETS),
+            "requestQueueTime": _histogram(prefix, "request_queue_time_seconds", E2E_BUCKETS),
         },
         requests=_requests(prefix),
         other_requests=tuple(_requests(p) for p in PREFIXES if p != prefix),
@@ -64,11 +67,17 @@ def _entry(since: str, prefix: str, gauges: bool) -> Preset:
         running_requests=GaugeDef(f"{prefix}num_requests_running") if gauges else None,
         kv_cache_usage=GaugeDef(f"{prefix}kv_cache_utilization") if gauges else None,
         model_label="model_name",
-        absent={}
-        if gauges
-        else {
-            "queueDepth": "TensorRT-LLM 1.1 exposes no queue gauge",
-            "kvCacheUsage": "TensorRT-LLM 1.1 exposes no KV-cache gauge",
+        absent={
+            "interTokenLatency": "trtllm-serve exposes no inter-token latency histogram; its "
+            "time_per_output_token_seconds is per request: use timePerOutputToken (tpot)",
+            **(
+                {}
+                if gauges
+                else {
+                    "queueDepth": "TensorRT-LLM 1.1 exposes no queue gauge",
+                    "kvCacheUsage": "TensorRT-LLM 1.1 exposes no KV-cache gauge",
+                }
+            ),
         },
     )
 

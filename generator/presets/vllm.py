@@ -17,6 +17,11 @@ Renames between releases (one preset entry per release line):
   again only with ``--show-hidden-metrics-for-version=0.10``). We read the new one from 0.9.2 on.
 - 0.11: ``vllm:time_per_output_token_seconds`` → ``vllm:inter_token_latency_seconds``.
 
+Queue time (indicator ``queue``): ``vllm:request_queue_time_seconds``, in every entry. No entry
+has a ``tpot`` histogram: the per-request ``vllm:request_time_per_output_token_seconds`` of
+recent ``loggers.py`` was not checked against a tagged release, so declare it in
+``spec.metrics.timePerOutputToken`` (name and buckets) where your release exposes it.
+
 Every entry also reads the other name of each renamed series (``also``): the rules take the
 declared release's name per series and the other where it is absent, so a spec that lags the
 pods (``serverVersion: 0.9.1`` on 0.11 pods) still alerts; where both are exposed (the
@@ -53,7 +58,8 @@ from __future__ import annotations
 
 from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
 
-# vllm/v1/metrics/loggers.py: request_latency_buckets (e2e, queue, prefill, decode, inference).
+# vllm/v1/metrics/loggers.py: request_latency_buckets (e2e, queue, prefill, decode, inference);
+# vllm:request_queue_time_seconds (time in the WAITING phase) uses it in V1 and V0 alike.
 E2E_BUCKETS = (
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
     40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
@@ -105,6 +111,7 @@ def _entry(since: str, variant: str, requests: RequestsDef, kv_cache: str, itl: 
             "requestDuration": HistogramDef("vllm:e2e_request_latency_seconds", E2E_BUCKETS),
             "timeToFirstToken": HistogramDef("vllm:time_to_first_token_seconds", TTFT_BUCKETS),
             "interTokenLatency": HistogramDef(itl, ITL_BUCKETS, also=(RENAMED[itl],)),
+            "requestQueueTime": HistogramDef("vllm:request_queue_time_seconds", E2E_BUCKETS),
         },
         requests=requests,
         other_requests=tuple(r for r in (HTTP_REQUESTS, ENGINE_REQUESTS) if r != requests),
