@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from generator.builders.rulefile import rule_file
 from generator.plan import resolve
 from generator.presets import Preset, get_preset
-from generator.spec import parse_spec
+from generator.spec import INDICATOR_ALIASES, parse_spec
 from generator.yamlio import dump_yaml
 from tests.helpers_promtool import promtool
 
@@ -210,6 +210,13 @@ def spec_for(server: str, version: str | None, example: str) -> dict[str, Any]:
         body["serverVersion"] = release
     if variant is not None:
         body["serverVariant"] = variant
+    # An older release may lack an indicator the example's SLOs use (SGLang 0.4.7: no queue).
+    latency = get_preset(server, release, variant).latency
+    body["slos"] = [
+        s
+        for s in body.get("slos", [])
+        if INDICATOR_ALIASES.get(s.get("indicator", "e2e")) in latency
+    ]
     data["spec"] = body
     return dict(data)
 
