@@ -228,7 +228,26 @@ SLOWindow = Annotated[
 ]
 MemoryBytes = Annotated[int, BeforeValidator(_memory, json_schema_input_type=MemoryText)]
 LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)")]
-MetricName = Annotated[str, _pattern(METRIC_NAME, "a Prometheus metric name")]
+
+
+def _metric_name(value: str) -> str:
+    if METRIC_NAME.match(value):
+        return value
+    escaped = re.sub(r"[^a-zA-Z0-9_:]", "_", value)
+    if value and printable(value) and not value[0].isdigit():
+        # An OpenTelemetry name (gen_ai.server.request.duration): valid UTF-8 in Prometheus 3.
+        raise ValueError(
+            f"{_shown(value)} is not a legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); "
+            "Prometheus 3 can store it as written, but obsgen writes legacy names only (and "
+            "promtool before 3.0 cannot parse quoted names) — scrape it escaped, with "
+            "metric_name_escaping_scheme: underscores in the scrape config (or OTLP "
+            "translation_strategy: UnderscoreEscapingWithSuffixes), and give the escaped "
+            f"name {escaped}"
+        )
+    raise ValueError(f"{_shown(value)} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+
+
+MetricName = Annotated[str, AfterValidator(_metric_name)]
 DnsLabel = Annotated[
     str,
     Field(max_length=63),

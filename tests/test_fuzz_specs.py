@@ -142,7 +142,9 @@ FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "metadata.name": fuzzing.texts(),
     "metadata.team": fuzzing.texts(),
     "metadata.runbookBaseUrl": st.one_of(fuzzing.texts(), st.just("https://x/{{a}}")),
-    "spec.server": st.sampled_from(["vllm", "tgi", "triton", "openai-http", "x"]),
+    "spec.server": st.sampled_from(
+        ["vllm", "sglang", "trtllm", "tgi", "triton", "openai-http", "x"]
+    ),
     "spec.serverVersion": st.sampled_from(["0.11", "0.6.0", "99", "1.2.3.4", "x"]),
     "spec.selector": fuzzing.label_maps(fuzzing.texts()),
     "spec.selector.job": fuzzing.texts(),

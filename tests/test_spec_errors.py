@@ -44,6 +44,23 @@ CASES = [
         id="a ratio above 1 is refused",
     ),
     pytest.param(
+        "spec.metrics.requestDuration.name",
+        "gen_ai.server.request.duration_seconds",
+        "spec.metrics.requestDuration.name: 'gen_ai.server.request.duration_seconds' is not a "
+        "legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); Prometheus 3 can store it as "
+        "written, but obsgen writes legacy names only (and promtool before 3.0 cannot parse "
+        "quoted names) — scrape it escaped, with metric_name_escaping_scheme: underscores in "
+        "the scrape config (or OTLP translation_strategy: UnderscoreEscapingWithSuffixes), and "
+        "give the escaped name gen_ai_server_request_duration_seconds",
+        id="an OpenTelemetry dotted name says how to get its escaped legacy name",
+    ),
+    pytest.param(
+        "spec.metrics.queueDepth.name",
+        "9lives",
+        "spec.metrics.queueDepth.name: '9lives' is not a Prometheus metric name",
+        id="a name starting with a digit is refused",
+    ),
+    pytest.param(
         "spec.selector",
         {},
         "spec.selector: expected at least one label matcher",
@@ -82,7 +99,7 @@ CASES = [
     pytest.param(
         "spec.server",
         "vlm",
-        "spec.server: Input should be 'vllm', 'tgi', 'triton' or 'openai-http'",
+        "spec.server: Input should be 'vllm', 'sglang', 'trtllm', 'tgi', 'triton' or 'openai-http'",
         id="an unknown server preset is refused",
     ),
     pytest.param(
