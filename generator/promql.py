@@ -62,9 +62,19 @@ def by(labels: Iterable[str]) -> str:
     return f" by ({', '.join(names)})" if names else ""
 
 
-def sum_rate(series: str, window: str, group: Iterable[str]) -> str:
-    """``sum by (group) (rate(series[window]))``: rate first, then sum."""
-    return f"sum{by(group)} (rate({series}[{window}]))"
+def sum_rate(
+    series: str,
+    window: str,
+    group: Iterable[str],
+    target: Target | None = None,
+    window_seconds: float = 0.0,
+) -> str:
+    """``sum by (group) (rate(series[window]))``: rate first, then sum; with ``target`` (a
+    counter), plus the first values of series born in the window (:func:`born_rate`)."""
+    inner = f"rate({series}[{window}])"
+    if target is not None:
+        inner += f" or {born_rate(series, window, window_seconds, target)}"
+    return f"sum{by(group)} ({inner})"
 
 
 def any_of(names: Sequence[str], matchers: Iterable[Matcher]) -> str:
@@ -89,28 +99,85 @@ def sum_rate_any(
     return f"sum{by(group)} ({rates})"
 
 
-def increments(at: Callable[[str], str], interval: str) -> str:
+@dataclass(frozen=True)
+class Target:
+    """The scrape targets a counter's series come from, to tell a series created during its
+    target's life (its first value is all new events) from one that came with its target.
+
+    ``up``: selector of the targets' ``up`` series (the counter's own selector labels);
+    ``labels``: the labels naming one target on both (``instance``, ``job``, ``namespace`` and
+    the cluster label), each kept on every scraped series by Prometheus itself.
+    """
+
+    up: str
+    labels: tuple[str, ...]
+
+    @property
+    def on(self) -> str:
+        """``on (labels…)``."""
+        return f"on ({', '.join(self.labels)})"
+
+
+def increments(at: Callable[[str], str], interval: str, target: Target | None = None) -> str:
     """Events each series of a counter gained over the last ``interval``, exactly (unsummed).
 
     ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
     now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
     series: ``now − then`` while the counter did not drop; ``now`` when it did (a reset:
-    counting restarted from 0); nothing for a series that did not exist ``interval`` ago (as
-    ``rate`` ignores a series' first sample). Unlike ``increase(x[interval])`` nothing is
-    extrapolated, so increments recorded every ``interval`` add up exactly (they telescope)
-    over any window that holds a whole number of them.
+    counting restarted from 0). A series absent ``interval`` ago counts ``now`` when its
+    ``target`` was up then (that scrape succeeded without it: the client created it since, at
+    its first event) and nothing otherwise (it came with its target: a new pod, a scrape gap, a
+    Prometheus restart — as ``rate`` ignores a series' first sample); docs/spec.md, "Counters
+    born late". ``or`` adds only label sets the earlier terms lack, so each series counts once.
+    Unlike ``increase(x[interval])`` nothing is extrapolated, so increments recorded every
+    ``interval`` add up exactly (they telescope) over any window that holds a whole number of
+    them.
     """
     now, then = at(""), at(f" offset {interval}")
-    return f"({now} - {then}) >= 0 or ({now} and {then})"
+    out = f"({now} - {then}) >= 0 or ({now} and {then})"
+    if target is not None:
+        out += f" or ({now} and {target.on} ({target.up} offset {interval} == 1))"
+    return out
 
 
-def sum_increments(ats: Sequence[Callable[[str], str]], interval: str, group: Iterable[str]) -> str:
+def sum_increments(
+    ats: Sequence[Callable[[str], str]],
+    interval: str,
+    group: Iterable[str],
+    target: Target | None = None,
+) -> str:
     """``sum by (group)`` of :func:`increments` of a counter known by several names (a
     rename): per series the first name's, later names' only where it has none (as
     :func:`sum_rate_any`), so pods on either side of the rename all count, once."""
-    parts = [increments(at, interval) for at in ats]
+    parts = [increments(at, interval, target) for at in ats]
     inner = parts[0] if len(parts) == 1 else " or ".join(f"({x})" for x in parts)
     return f"sum{by(group)} ({inner})"
+
+
+BORN_LABEL = "obsgen_born"  # marks born series' first values inside a sum: never recorded
+
+
+def born(series: str, window: str, target: Target) -> str:
+    """The first value of each series of a counter born during its target's life in the last
+    ``window``: absent ``window`` ago, and fewer samples in the window than its target had
+    successful scrapes (``sum_over_time(up)``), so a scrape succeeded without it and its first
+    value is all events since. A series that came with its target (a new pod, a scrape gap, a
+    Prometheus restart) has as many samples as the target's successful scrapes: left out. The
+    first value is ``min_over_time`` (equal to it unless the counter reset in the window)."""
+    first = f"min_over_time({series}[{window}]) unless {series} offset {window}"
+    scraped = (
+        f"count_over_time({series}[{window}]) < {target.on} group_left "
+        f"sum_over_time({target.up}[{window}])"
+    )
+    return f"({first}) and ({scraped})"
+
+
+def born_rate(series: str, window: str, window_seconds: float, target: Target) -> str:
+    """:func:`born` per second over ``window`` (what ``rate`` misses: it starts from a
+    series' first sample), labelled ``obsgen_born="1"`` so that ``rate(…) or born_rate(…)``
+    keeps both inside a sum."""
+    first = born(series, window, target)
+    return f'label_replace({first}, "{BORN_LABEL}", "1", "", "") / {window_seconds:g}'
 
 
 # --- `le` spellings (docs/contracts.md, rule 1) ---------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Any
 
 from generator import naming
 from generator.plan import ServicePlan
-from generator.promql import Matcher, equals, selector
+from generator.promql import Matcher, Target, equals, selector
 from generator.text import alert_text
 from generator.units import format_duration_ms
 
@@ -36,6 +36,14 @@ def identity_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
     """Equality matchers of :func:`identity`: select this service's recorded series, its
     alerts (``ALERTS``) and its notifications, and no other service's."""
     return equals(identity(plan))
+
+
+def counter_target(plan: ServicePlan, matchers: tuple[Matcher, ...]) -> Target:
+    """The targets of a counter selected by ``matchers`` (its selector labels, no error or
+    ``le`` matcher): ``up`` under the same matchers, one target per ``instance``, ``job``,
+    ``namespace`` and cluster label. A matcher on a label ``up`` lacks selects no target, and
+    then series born late count as before: not at all."""
+    return Target(selector("up", matchers), plan.keeping("instance", "job", "namespace"))
 
 
 def recorded(plan: ServicePlan, record: str, *extra: Matcher) -> str:

@@ -9,9 +9,9 @@ keeps only ``gpu_info``, ``gpu_device_up`` (0) and its Xid series.
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule
+from generator.builders.common import Rule, alert_rule, counter_target
 from generator.plan import ServicePlan
-from generator.promql import by, selector
+from generator.promql import born, by, selector
 from generator.units import decimal_str
 
 GPU_LABELS = ("namespace", "pod", "uuid")
@@ -80,8 +80,10 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     if alert is not None:
         xid = selector(naming.GPU_XID_ERRORS, m)
         labels = plan.keeping(*GPU_LABELS, "xid")
-        # A counter first seen at 1 has no increase(); "unless … offset" catches new series.
-        expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({xid} unless {xid} offset 10m) > 0"
+        # A counter first seen at 1 has no increase(): born() counts a series created during
+        # the sidecar's life, never one that came with it (a new pod, a Prometheus restart).
+        first = born(xid, "10m", counter_target(plan, m))
+        expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({first}) > 0"
         rules.append(alert_rule(plan, naming.ALERT_GPU_XID, expr, alert.for_ms, alert.severity))
     alert = plan.alerts.get("gpu_exporter_down")
     if alert is not None:

@@ -10,23 +10,32 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, record_rule, recorded
+from generator.builders.common import Rule, alert_rule, counter_target, record_rule, recorded
 from generator.plan import AlertPlan, GaugePlan, HistogramPlan, ServicePlan
 from generator.promql import Matcher, any_of, by, le_matcher, selector, sum_rate, sum_rate_any
 from generator.units import decimal_str
 
 RATE_WINDOW = "5m"
+RATE_WINDOW_SECONDS = 300
 QUANTILES = (0.5, 0.9, 0.99)
 
 
-def requests_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
+def _counter_rate(plan: ServicePlan) -> Callable[[str], str]:
+    """Selector of a request counter → its summed rate over :data:`RATE_WINDOW`, series born
+    during their target's life included (:func:`generator.promql.born_rate`)."""
+    target = counter_target(plan, plan.requests.matchers)
+    seconds = RATE_WINDOW_SECONDS
+    return lambda series: sum_rate(series, RATE_WINDOW, plan.agg_labels, target, seconds)
+
+
+def requests_rate(plan: ServicePlan) -> str:
     """All finished requests per second, summed by the service's aggregation labels."""
-    return requests_sum(plan, lambda series: sum_rate(series, window, plan.agg_labels))
+    return requests_sum(plan, _counter_rate(plan))
 
 
-def errors_rate(plan: ServicePlan, window: str = RATE_WINDOW) -> str:
+def errors_rate(plan: ServicePlan) -> str:
     """Failed requests per second; 0 (not absent) while requests flow without errors."""
-    return errors_sum(plan, lambda series: sum_rate(series, window, plan.agg_labels))
+    return errors_sum(plan, _counter_rate(plan))
 
 
 def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:

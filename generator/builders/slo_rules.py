@@ -32,7 +32,15 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming
-from generator.builders.common import Group, Rule, alert_rule, group, record_rule, recorded
+from generator.builders.common import (
+    Group,
+    Rule,
+    alert_rule,
+    counter_target,
+    group,
+    record_rule,
+    recorded,
+)
 from generator.builders.service_rules import errors_sum, requests_sum
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
@@ -44,14 +52,16 @@ FIVE_MINUTES_MS = 300_000  # every SLO also records its 5m ratio: dashboards rea
 def _increments(plan: ServicePlan) -> Callable[[str], str]:
     """Selector → summed per-evaluation increments of that counter."""
     interval = naming.window(plan.evaluation_interval_ms)
-    return lambda series: sum_increments([lambda o: series + o], interval, plan.agg_labels)
+    target = counter_target(plan, plan.requests.matchers)
+    return lambda series: sum_increments([lambda o: series + o], interval, plan.agg_labels, target)
 
 
 def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *extra: Matcher) -> str:
     """Summed increments of a classic histogram's ``suffix`` series under any of its names."""
     selectors = [selector(name + suffix, (*h.matchers, *extra)) for name in h.names]
     ats = [lambda o, sel=sel: sel + o for sel in selectors]
-    return sum_increments(ats, naming.window(plan.evaluation_interval_ms), plan.agg_labels)
+    interval = naming.window(plan.evaluation_interval_ms)
+    return sum_increments(ats, interval, plan.agg_labels, counter_target(plan, h.matchers))
 
 
 def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
@@ -69,7 +79,7 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
         return f"({frac} >= 0 or 0 * {count})"
 
     ats = [lambda o, name=name: at(name, o) for name in h.names]
-    return sum_increments(ats, interval, plan.agg_labels)
+    return sum_increments(ats, interval, plan.agg_labels, counter_target(plan, h.matchers))
 
 
 def good_events(plan: ServicePlan, s: SLOPlan) -> str:

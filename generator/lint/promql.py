@@ -177,11 +177,24 @@ def offset_difference(node: Expr) -> bool:
 def exact_increase(node: Expr) -> bool:
     """``(x - x offset d) >= 0 or (x and x offset d)``: a counter's reset-aware increase over
     ``d`` (:func:`generator.promql.sum_increments`): the offset difference where the counter
-    did not drop, its new value where it did."""
+    did not drop, its new value where it did; optionally ``or (x and on (…) (up offset d ==
+    1))``, its value where the series was born since while its target was up."""
     node = unwrap(node)
     if not isinstance(node, P.BinaryExpr) or str(node.op) != "or":
         return False
     kept, reset = unwrap(node.lhs), unwrap(node.rhs)
+    if exact_increase(kept) and isinstance(kept, P.BinaryExpr):
+        compared = unwrap(kept.lhs)
+        diff = unwrap(compared.lhs) if isinstance(compared, P.BinaryExpr) else compared
+        if not isinstance(diff, P.BinaryExpr) or not isinstance(reset, P.BinaryExpr):
+            return False
+        guard = unwrap(reset.rhs)
+        up = unwrap(guard.lhs) if isinstance(guard, P.BinaryExpr) else guard
+        return (
+            str(reset.op) == "and"
+            and str(unwrap(reset.lhs)) == str(unwrap(diff.lhs))
+            and selector_name(up) == "up"
+        )
     if not is_comparison(kept) or not offset_difference(kept.lhs):
         return False
     diff = unwrap(kept.lhs)
