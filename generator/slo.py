@@ -13,6 +13,7 @@ with :func:`generator.units.decimal_str`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -281,17 +282,6 @@ class Sampling:
 Profile = Sequence[tuple[int, Fraction]]
 
 
-def _bad_events(profile: Profile, since_ms: int, until_ms: int) -> Fraction:
-    """Bad events in (since, until] at one event per ms (the bad share integrated)."""
-    bad = Fraction(0)
-    for i, (start, share) in enumerate(profile):
-        end = profile[i + 1][0] if i + 1 < len(profile) else until_ms
-        overlap = min(end, until_ms) - max(start, since_ms)
-        if overlap > 0:
-            bad += share * overlap
-    return bad
-
-
 def covered_intervals(at_ms: int, window_ms: int, sampling: Sampling) -> list[tuple[int, int]]:
     """Scrape-to-scrape intervals ``(since, until]`` (ms) whose events a window record sums.
 
@@ -314,11 +304,29 @@ def covered_intervals(at_ms: int, window_ms: int, sampling: Sampling) -> list[tu
 def window_ratio(profile: Profile, at_ms: int, window_ms: int, sampling: Sampling) -> Fraction:
     """Error ratio (0–1) the rules record over ``window_ms`` at evaluation ``at_ms``; 0 when
     the window holds no events (as the rules record at zero traffic)."""
+    return _window_ratio(tuple(profile), at_ms, window_ms, sampling)
+
+
+@functools.lru_cache(maxsize=8192)
+def _window_ratio(
+    profile: tuple[tuple[int, Fraction], ...], at_ms: int, window_ms: int, sampling: Sampling
+) -> Fraction:
+    # Exact rationals: each phase's share times the ms of the window it covers, summed.
     pieces = covered_intervals(at_ms, window_ms, sampling)
     total = sum((u - v for v, u in pieces), 0)
     if total <= 0:
         return Fraction(0)
-    return sum((_bad_events(profile, v, u) for v, u in pieces), Fraction(0)) / total
+    bad = Fraction(0)
+    for i, (start, share) in enumerate(profile):
+        end = profile[i + 1][0] if i + 1 < len(profile) else None
+        covered = 0
+        for since, until in pieces:
+            overlap = (until if end is None else min(end, until)) - max(start, since)
+            if overlap > 0:
+                covered += overlap
+        if covered:
+            bad += share * covered
+    return bad / total
 
 
 def recorded_events(

@@ -78,10 +78,12 @@ def _same_run(a: str, b: str) -> str | None:
     or None."""
     if a == b:
         return a
-    *head_a, last_a = a.split(" ")
-    *head_b, last_b = b.split(" ")
+    head_a, space_a, last_a = a.rpartition(" ")
+    head_b, space_b, last_b = b.rpartition(" ")
+    if head_a != head_b or space_a != space_b:
+        return None
     run_a, run_b = _LAST_RUN.match(last_a), _LAST_RUN.match(last_b)
-    if head_a != head_b or run_a is None or run_b is None or run_a.group(1) != run_b.group(1):
+    if run_a is None or run_b is None or run_a.group(1) != run_b.group(1):
         return None
     return a if int(run_a.group(2)) >= int(run_b.group(2)) else b
 
