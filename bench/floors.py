@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from generator.render import OUTPUT_DIRS
+from generator.naming import OUTPUT_DIRS
 
 
 def _write_sizes(job: tuple[str, list[tuple[str, int]]]) -> None:

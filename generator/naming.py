@@ -282,6 +282,49 @@ def runbook_file(alert: str, service: str | None = None) -> str:
     return f"{RUNBOOKS_DIR}/{service}/{alert}.md"
 
 
+# Folders whose generated files render owns (stale ones are removed / reported).
+OUTPUT_DIRS = (
+    "rules",
+    "dashboards",
+    "helm",
+    "manifests",
+    RUNBOOKS_DIR,
+    "alertmanager",
+    "mimir",
+)
+
+# The install paths a project may choose to write (``render.outputs`` of obsgen.yaml), in the
+# order docs/config.md lists them; :func:`output_kind` says which one a file belongs to.
+OUTPUT_KINDS = (
+    "rules",
+    "tests",
+    "dashboards",
+    "helm",
+    "manifests",
+    "runbooks",
+    "alertmanager",
+    "mimir",
+)
+
+
+def output_kind(path: str) -> str:
+    """The install path (one of :data:`OUTPUT_KINDS`) of repository ``path``: ``tests`` for
+    the promtool files ``rules/*.test.yaml``, ``runbooks`` for docs/runbooks/, else the
+    top-level folder.
+
+    Raises:
+        ValueError: ``path`` is in none of :data:`OUTPUT_DIRS`.
+    """
+    if path.startswith("rules/"):
+        return "tests" if path.endswith(".test.yaml") else "rules"
+    if path.startswith(RUNBOOKS_DIR + "/"):
+        return "runbooks"
+    top = path.partition("/")[0]
+    if top in OUTPUT_KINDS and top != "tests":
+        return top
+    raise ValueError(f"{path}: not under an output folder")
+
+
 def owned_by(path: str, service: str) -> bool:
     """True when repository ``path`` is an output of ``service`` alone (not a fleet-wide file)."""
     own = (f"rules/{service}.", f"manifests/{service}/", f"{RUNBOOKS_DIR}/{service}/")

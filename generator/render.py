@@ -48,6 +48,7 @@ from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, spl
 from generator.receivers import load_receivers
 from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
+from generator.writer import flush_soon, stale_outputs
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -59,17 +60,6 @@ __all__ = [
     "render_bundle",
     "rules_outputs",
 ]
-
-# Folders whose generated files render owns (stale ones are removed / reported).
-OUTPUT_DIRS = (
-    "rules",
-    "dashboards",
-    "helm",
-    "manifests",
-    "docs/runbooks",
-    "alertmanager",
-    "mimir",
-)
 
 
 # Spec discovery lives with the spec loader; kept here under its pipeline name.
@@ -448,8 +438,6 @@ def render_bundle(
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
-    from generator.writer import flush_soon, stale_outputs
-
     paths = find_specs(spec_args, Path("."))
     if progress is not None:
         progress.phase("loading specs", len(paths))
@@ -525,7 +513,7 @@ def render_bundle(
         problems += amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
-    stale = [] if partial else stale_outputs(root, outputs, OUTPUT_DIRS)
+    stale = [] if partial else stale_outputs(root, outputs, naming.OUTPUT_DIRS)
     return Bundle(outputs, stale, services, keys, partial, service_warnings)
 
 

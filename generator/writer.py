@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator import naming
 from generator.errors import Diagnostic, ObsgenError
 from generator.filebacked import spooled_file
 
@@ -528,9 +529,7 @@ def recover(root: Path) -> list[str]:
 def _sweep_leftovers(root: Path) -> None:
     """Delete staged and backup files of dead runs (only called under the exclusive lock,
     with no journal pending: no live run owns them and no target depends on them)."""
-    from generator.render import OUTPUT_DIRS
-
-    for directory in OUTPUT_DIRS:
+    for directory in naming.OUTPUT_DIRS:
         base = root / directory
         if base.is_symlink() or not base.is_dir():
             continue

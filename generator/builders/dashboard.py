@@ -16,7 +16,14 @@ from generator import naming
 from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
 from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
-from generator.builders.grafana_json import RowDef, datasource_variable, layout, to_modern
+from generator.builders.grafana_json import (
+    RowDef,
+    cluster_variable,
+    datasource_variable,
+    layout,
+    query_variable,
+    to_modern,
+)
 from generator.builders.pods import OWNER_RECORD
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
@@ -24,28 +31,6 @@ from generator.promql import Matcher, selector
 from generator.yamlio import dump_json, generated_header
 
 TAGS = ("generated", "obsgen")
-
-
-def query_variable(name: str, label: str, query: str) -> g.Template:
-    """A multi-value query variable ``name`` over ``query`` (``label_values(…)``), "All" first."""
-    # allValue ".*" keeps `label=~"$var"` true for series without the label when "All" is chosen.
-    return g.Template(
-        name=name,
-        label=label,
-        query=query,
-        dataSource="${datasource}",
-        multi=True,
-        includeAll=True,
-        allValue=".*",
-        default="$__all",
-        refresh=2,
-        sort=1,
-    )
-
-
-def cluster_variable(label: str, series: str) -> g.Template:
-    """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
-    return query_variable("cluster", "Cluster", f"label_values({series}, {label})")
 
 
 def variables(plan: ServicePlan) -> list[g.Template]:

@@ -21,7 +21,15 @@ from typing import Any
 import grafanalib.core as g
 
 from generator import naming
-from generator.builders.grafana_json import PanelDef, Query, RowDef, Step, datasource_variable
+from generator.builders.grafana_json import (
+    PanelDef,
+    Query,
+    RowDef,
+    Step,
+    cluster_variable,
+    datasource_variable,
+)
+from generator.builders.grafana_json import query_variable as variable
 from generator.errors import Diagnostic, ObsgenError, capped_list
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
@@ -183,9 +191,6 @@ def fleet_cluster_label(plans: Sequence[ServicePlan]) -> str | None:
 def fleet_dashboard(plans: Sequence[ServicePlan]) -> tuple[list[RowDef], list[g.Template]]:
     """Rows and variables (``datasource``, ``cluster`` when the fleet has a cluster label,
     ``team``, ``service``) of the fleet overview (``plans`` non-empty)."""
-    from generator.builders.dashboard import cluster_variable
-    from generator.builders.dashboard import query_variable as variable
-
     ordered = sorted(plans, key=lambda p: p.name)
     cluster = fleet_cluster_label(ordered)
     where = _cluster(cluster)

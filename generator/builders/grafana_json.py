@@ -186,6 +186,28 @@ def datasource_variable() -> g.Template:
     return g.Template(name="datasource", label="Data source", query="prometheus", type="datasource")
 
 
+def query_variable(name: str, label: str, query: str) -> g.Template:
+    """A multi-value query variable ``name`` over ``query`` (``label_values(…)``), "All" first."""
+    # allValue ".*" keeps `label=~"$var"` true for series without the label when "All" is chosen.
+    return g.Template(
+        name=name,
+        label=label,
+        query=query,
+        dataSource="${datasource}",
+        multi=True,
+        includeAll=True,
+        allValue=".*",
+        default="$__all",
+        refresh=2,
+        sort=1,
+    )
+
+
+def cluster_variable(label: str, series: str) -> g.Template:
+    """The ``cluster`` variable: the values of cluster label ``label`` on ``series``."""
+    return query_variable("cluster", "Cluster", f"label_values({series}, {label})")
+
+
 def _thresholds(steps: Sequence[Step]) -> list[g.Threshold]:
     # grafanalib writes index 0 as the base step ("null"); its value is ignored there.
     return [

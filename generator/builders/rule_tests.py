@@ -315,25 +315,47 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
     s = s or Series()
     req = plan.requests
     shared = _shared_histogram(plan)
-    for k in classes:
-        status = _status_labels(plan, k.error)
+    classic = [h for h in plan.histograms.values() if not h.native]
+    # Per outcome (failed or not): the request counter's key, and per histogram its bucket
+    # keys with their bounds (s), then the +Inf and _count keys; added class by class.
+    keys: dict[bool, tuple[Any, list[tuple[list[tuple[Any, float]], Any, Any]]]] = {}
+
+    def key(name: str, labels: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        return name, tuple(sorted(labels.items()))
+
+    def keys_of(error: bool) -> tuple[Any, list[tuple[list[tuple[Any, float]], Any, Any]]]:
+        status = _status_labels(plan, error)
+        counter = None
         if shared is None:
-            name = req.failure_name if (k.error and req.failure_name) else req.name
-            s.add(name, _labels(plan, req.matchers, **status), k.per_min)
-        for h in plan.histograms.values():
-            if h.native:
-                continue
+            name = req.failure_name if (error and req.failure_name) else req.name
+            counter = key(name, _labels(plan, req.matchers, **status))
+        per_histogram = []
+        for h in classic:
             labels = _labels(plan, h.matchers, **(status if h is shared else {}))
+            buckets = [
+                (
+                    key(h.metric + "_bucket", {**labels, "le": _le(b, plan.le_version)}),
+                    b * h.seconds_per_unit,
+                )
+                for b in h.buckets
+            ]
+            inf = key(h.metric + "_bucket", {**labels, "le": "+Inf"})
+            per_histogram.append((buckets, inf, key(h.metric + "_count", labels)))
+        return counter, per_histogram
+
+    counters = s.counters
+    for k in classes:
+        if k.error not in keys:
+            keys[k.error] = keys_of(k.error)
+        counter, per_histogram = keys[k.error]
+        if counter is not None:
+            counters[counter] = counters.get(counter, 0.0) + k.per_min
+        for h, (buckets, inf, count) in zip(classic, per_histogram, strict=True):
             d = k.duration(h)
-            for b in h.buckets:
-                if d <= b * h.seconds_per_unit:
-                    s.add(
-                        h.metric + "_bucket", {**labels, "le": _le(b, plan.le_version)}, k.per_min
-                    )
-                else:
-                    s.add(h.metric + "_bucket", {**labels, "le": _le(b, plan.le_version)}, 0)
-            s.add(h.metric + "_bucket", {**labels, "le": "+Inf"}, k.per_min)
-            s.add(h.metric + "_count", labels, k.per_min)
+            for bucket, bound in buckets:
+                counters[bucket] = counters.get(bucket, 0.0) + (k.per_min if d <= bound else 0)
+            counters[inf] = counters.get(inf, 0.0) + k.per_min
+            counters[count] = counters.get(count, 0.0) + k.per_min
     return s
 
 
