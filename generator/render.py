@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from generator import amtool, naming, promtool, proof_transfer
+from generator import amtool, naming, promtool, proof_transfer, writer
 from generator.build import (
     BundleFiles,
     Outputs,
@@ -48,7 +48,6 @@ from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, spl
 from generator.receivers import load_receivers
 from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
-from generator.writer import flush_soon, stale_outputs
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -488,7 +487,7 @@ def render_bundle(
             beside=root,
         )
         if spool_to is not None:
-            flush_soon(spool_to)
+            writer.flush_soon(spool_to)
         if warn is not None:
             for plan in plans:
                 for warning in service_warnings.get(plan.name, []):
@@ -513,7 +512,7 @@ def render_bundle(
         problems += amtool_problems(outputs, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
-    stale = [] if partial else stale_outputs(root, outputs, naming.OUTPUT_DIRS)
+    stale = [] if partial else writer.stale_outputs(root, outputs, naming.OUTPUT_DIRS)
     return Bundle(outputs, stale, services, keys, partial, service_warnings)
 
 
