@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -60,10 +60,26 @@ Outputs = dict[str, str]
 PARALLEL_FROM = 16
 
 
-def variant(dashboards_via: str, mimir: bool) -> str:
+def variant(dashboards_via: str, mimir: bool, outputs: Collection[str] | None = None) -> str:
     """The render options a service's own files depend on, as one string (part of each
-    service's cache key)."""
-    return f"{dashboards_via}{'+mimir' if mimir else ''}"
+    service's cache key): with ``outputs`` (``render.outputs``), the files it records too."""
+    kinds = "" if outputs is None else "+" + ",".join(sorted(outputs))
+    return f"{dashboards_via}{'+mimir' if mimir else ''}{kinds}"
+
+
+def only(part: Mapping[str, str], wanted: Callable[[str], bool]) -> Mapping[str, str]:
+    """The files of ``part`` (a dict, :class:`FileBacked` or :class:`BundleFiles`) whose path
+    ``wanted`` accepts, held as ``part`` holds them."""
+    if isinstance(part, BundleFiles):
+        return BundleFiles([only(p, wanted) for p in part._parts])
+    if isinstance(part, FileBacked):
+        return FileBacked(
+            part.base,
+            {rel: found for rel, found in part.identities.items() if wanted(rel)},
+            part.on_disk,
+            {rel: size for rel, size in part.sizes.items() if wanted(rel)},
+        )
+    return {rel: part[rel] for rel in part if wanted(rel)}
 
 
 def service_outputs(
@@ -340,6 +356,7 @@ def build_services(
     renamed: dict[str, str] | None = None,
     meanwhile: Callable[[], object] | None = None,
     beside: Path | None = None,
+    outputs: Collection[str] | None = None,
 ) -> dict[str, Mapping[str, str]]:
     """Each plan's own files by service name: the files in the repository when ``cache``
     recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
@@ -357,6 +374,8 @@ def build_services(
     (or after building, without workers): work that needs only the plans overlaps the
     builds on another core.
 
+    ``outputs``: ``render.outputs``, part of each service's cache key.
+
     ``progress`` is called with the number of services finished since its last call;
     ``warnings`` (when given) receives each service's size warnings by name, those of reused
     services as the cache recorded them.
@@ -369,7 +388,7 @@ def build_services(
     todo: list[ServicePlan] = []
     for plan in plans:
         if cache is not None:
-            key = cache.key(plan, variant(dashboards_via, mimir))
+            key = cache.key(plan, variant(dashboards_via, mimir, outputs))
             found = cache.get(plan.name, key)
             if found is not None:
                 done[plan.name] = found

@@ -10,6 +10,7 @@ Example::
     render:
       dashboardsVia: values      # configmaps (default) | values
       fleetName: ml-platform     # the fleet overview's identity in Grafana
+      outputs: [rules, tests, helm, runbooks, alertmanager]   # default: every install path
 """
 
 from __future__ import annotations
@@ -17,13 +18,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
+from pydantic import ValidationError, field_validator, model_validator
 
 from generator.errors import Diagnostic, ObsgenError
 from generator.spec import DnsLabel, StrictModel, parse_yaml, validation_diagnostics
 
 CONFIG_FILE = "obsgen.yaml"
 DASHBOARDS_VIA = ("configmaps", "values")
+OutputKind = Literal[
+    "rules", "tests", "dashboards", "helm", "manifests", "runbooks", "alertmanager", "mimir"
+]
+DEFAULT_OUTPUTS: tuple[OutputKind, ...] = (
+    "rules",
+    "tests",
+    "dashboards",
+    "helm",
+    "manifests",
+    "runbooks",
+    "alertmanager",
+)
 
 
 class RenderConfig(StrictModel):
@@ -36,10 +49,42 @@ class RenderConfig(StrictModel):
             title and ConfigMap). Default: the namespaces of its services; set it when two
             repositories share a namespace or when adding a namespace must not move the
             dashboard.
+        outputs: the install paths written (:data:`generator.naming.OUTPUT_KINDS`); default
+            :data:`DEFAULT_OUTPUTS` (all but ``mimir``). ``rules`` is required (every other
+            path is checked against it); ``dashboards`` too with ``dashboardsVia: values``.
+            Files of a path left out are still built and proved, not written.
     """
 
     dashboards_via: Literal["configmaps", "values"] = "configmaps"
     fleet_name: DnsLabel | None = None
+    outputs: tuple[OutputKind, ...] = DEFAULT_OUTPUTS
+
+    @field_validator("outputs", mode="before")
+    @classmethod
+    def _from_list(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("outputs")
+    @classmethod
+    def _known_once(cls, value: tuple[OutputKind, ...]) -> tuple[OutputKind, ...]:
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(twice)} twice")
+        if "rules" not in value:
+            raise ValueError(
+                "must list rules: the rule files are what every other install path is built "
+                "and checked from"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _dashboards_for_values(self) -> RenderConfig:
+        if self.dashboards_via == "values" and "dashboards" not in self.outputs:
+            raise ValueError(
+                "outputs: must list dashboards with dashboardsVia: values (the values files "
+                "are built from the dashboards)"
+            )
+        return self
 
 
 class ProjectConfig(StrictModel):
@@ -93,4 +138,6 @@ def recorded_text(render: RenderConfig) -> str:
         lines.append(f"  dashboardsVia: {render.dashboards_via}")
     if render.fleet_name is not None:
         lines.append(f"  fleetName: {render.fleet_name}")
+    if render.outputs != DEFAULT_OUTPUTS:
+        lines.append(f"  outputs: [{', '.join(render.outputs)}]")
     return "\n".join(lines) + "\n"

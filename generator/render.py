@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from generator.build import (
     fleet_plan_outputs,
     fork_pool,
     in_own_process,
+    only,
     parallel_workers,
     variant,
 )
@@ -418,6 +419,7 @@ def render_bundle(
     spool_to: Path | None = None,
     fleet_name: str | None = None,
     mimir: bool = False,
+    outputs: Collection[str] | None = None,
 ) -> Bundle:
     """Load, resolve, build and (optionally) check everything with promtool and amtool;
     write nothing.
@@ -431,7 +433,11 @@ def render_bundle(
     (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``jobs`` caps the
     worker processes; ``spool_to`` (a folder that outlives the bundle) keeps many built
     services as files, not in memory. ``fleet_name``: ``render.fleetName`` of obsgen.yaml;
-    ``mimir``: also ``mimir/<service>.yaml``.
+    ``mimir``: also ``mimir/<service>.yaml``. ``outputs`` (``render.outputs``; None: every
+    install path): the bundle holds only the files of those paths (:func:`naming.output_kind`);
+    the others are still built and proved. Left out, the tests are not on disk to show that a
+    service reused later was proved: without ``run_promtool`` nothing is recorded in the cache
+    then, so the next render builds and proves those services again.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
@@ -485,6 +491,7 @@ def render_bundle(
             renamed,
             build_fleet_files,
             beside=root,
+            outputs=outputs,
         )
         if spool_to is not None:
             writer.flush_soon(spool_to)
@@ -504,16 +511,26 @@ def render_bundle(
                 fleet[path] = text
     parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
     parts.append(fleet)
-    outputs = BundleFiles(parts)
-    key_variant = variant(dashboards_via, mimir)
+    built = BundleFiles(parts)
+    key_variant = variant(dashboards_via, mimir, outputs)
     keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
     if run_promtool:
-        problems = promtool_problems(outputs, root, services, cache, progress, renamed)
-        problems += amtool_problems(outputs, root)
+        problems = promtool_problems(built, root, services, cache, progress, renamed)
+        problems += amtool_problems(built, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)
-    stale = [] if partial else writer.stale_outputs(root, outputs, naming.OUTPUT_DIRS)
-    return Bundle(outputs, stale, services, keys, partial, service_warnings)
+    if outputs is not None:
+        kinds = {*outputs, *(("mimir",) if mimir else ())}
+
+        def wanted(rel: str) -> bool:
+            return naming.output_kind(rel) in kinds
+
+        services = {name: only(own, wanted) for name, own in services.items()}
+        built = BundleFiles([*(services[plan.name] for plan in plans), only(fleet, wanted)])
+        if "tests" not in kinds and not run_promtool:
+            keys = {}
+    stale = [] if partial else writer.stale_outputs(root, built, naming.OUTPUT_DIRS)
+    return Bundle(built, stale, services, keys, partial, service_warnings)
 
 
 def render(

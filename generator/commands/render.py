@@ -17,6 +17,7 @@ from generator.progress import Progress
 from generator.project_config import (
     CONFIG_FILE,
     DASHBOARDS_VIA,
+    DEFAULT_OUTPUTS,
     RenderConfig,
     config_path,
     load_project_config,
@@ -162,7 +163,8 @@ def _render(args: argparse.Namespace, root: Path) -> int:
             jobs=args.jobs,
             spool_to=Path(spool.name),
             fleet_name=settings.fleet_name,
-            mimir=args.mimir_rules,
+            mimir=args.mimir_rules or "mimir" in settings.outputs,
+            outputs=None if settings.outputs == DEFAULT_OUTPUTS else settings.outputs,
         )
         return _finish(args, root, bundle, cache, record, settings)
     finally:
