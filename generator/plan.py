@@ -249,6 +249,7 @@ class ServicePlan:
     grafana_url: str | None
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
     install: InstallPlan | None = None
+    retention_ms: int | None = None  # spec.prometheus.retention, when declared
     warnings: tuple[Diagnostic, ...] = ()
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
@@ -954,5 +955,6 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             visible_devices=body.gpu.visible_devices,
             gpu_claim=body.gpu.claim,
         ),
+        retention_ms=body.prometheus.retention,
         warnings=tuple(p.warnings),
     )

@@ -6,12 +6,16 @@ rule part — rule health, duplicate and stale groups, retention, the cluster la
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from generator import naming
 from generator.builders.rulefile import rule_groups
+from generator.cli import main
+from generator.commands.check import retention_warnings
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
@@ -203,3 +207,36 @@ def test_the_cluster_label_must_come_from_the_server_or_the_targets() -> None:
     (row,) = check_external_labels(_plan(), {"cluster": "eu1"}, _Stub({}))  # type: ignore[arg-type]
     assert row.status is Status.WARNING and "clusterLabel: cluster" in row.detail
     assert check_external_labels(_plan(), {"replica": "a"}, _Stub({})) == []  # type: ignore[arg-type]
+
+
+# --- `obsgen check`: retention it cannot see --------------------------------------------------
+
+
+def test_check_warns_when_an_slo_window_may_exceed_an_undeclared_retention(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = good_spec()
+    data["spec"]["slos"] = [{"name": "availability", "objective": 99.9, "window": "30d"}]
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["check", "svc.yaml"]) == 0
+    err = capsys.readouterr().err
+    assert "svc.yaml: spec.slos[0].window: warning: SLO 'availability' covers up to 30d" in err
+    assert "spec.prometheus.retention is not declared" in err and "obsgen verify" in err
+
+    data["spec"]["prometheus"] = {"retention": "30d"}  # declared and long enough: silent
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["check", "svc.yaml"]) == 0
+    assert "retention" not in capsys.readouterr().err
+
+    data["spec"]["prometheus"] = {"retention": "10d"}  # declared and too short: refused
+    (tmp_path / "svc.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["check", "svc.yaml"]) == 2
+    assert "longer than spec.prometheus.retention 10d" in capsys.readouterr().err
+
+
+def test_check_is_silent_for_windows_the_default_retention_keeps() -> None:
+    data = good_spec()
+    data["spec"]["slos"] = [{"name": "availability", "objective": 99.9, "window": "7d"}]
+    plan = resolve(parse_spec(data, "svc.yaml"), "svc.yaml")
+    assert retention_warnings(plan) == []

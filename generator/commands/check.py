@@ -6,8 +6,40 @@ import argparse
 import sys
 from pathlib import Path
 
+from generator.errors import Diagnostic, Level
+from generator.plan import ServicePlan
 from generator.render import load_plans
 from generator.spec import find_spec_files
+from generator.units import format_duration_ms
+
+UNSEEN_RETENTION_MS = 10 * 86_400_000
+"""The shortest retention a Prometheus has unless told otherwise, in ms: kube-prometheus-stack's
+default ``prometheus.prometheusSpec.retention: 10d`` (a bare Prometheus keeps 15d)."""
+
+
+def retention_warnings(plan: ServicePlan) -> list[Diagnostic]:
+    """One warning when an SLO window is longer than :data:`UNSEEN_RETENTION_MS` and the spec
+    declares no ``prometheus.retention`` (a declared one is checked when the plan resolves):
+    the server may drop data the SLO needs, and only ``obsgen verify`` sees its retention."""
+    long = [(i, s) for i, s in enumerate(plan.slos) if s.window_ms > UNSEEN_RETENTION_MS]
+    if plan.retention_ms is not None or not long:
+        return []
+    index, longest = max(long, key=lambda item: item[1].window_ms)
+    names = ", ".join(repr(s.name) for _, s in long)
+    return [
+        Diagnostic(
+            plan.source,
+            f"spec.slos[{index}].window",
+            f"SLO {names} cover{'s' if len(long) == 1 else ''} up to "
+            f"{format_duration_ms(longest.window_ms)}, longer than the "
+            f"{format_duration_ms(UNSEEN_RETENTION_MS)} kube-prometheus-stack keeps by default, "
+            "and spec.prometheus.retention is not declared: a Prometheus keeping less never "
+            "covers the window. Declare the server's retention (check then refuses a longer "
+            "window), or confirm it with `obsgen verify --prometheus-url URL` (its retention "
+            "row reads the server's)",
+            Level.WARNING,
+        )
+    ]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     otherwise."""
     plans = load_plans(find_spec_files(args.specs, Path(".")), Path("."))
     for plan in plans:
-        for warning in plan.warnings:
+        for warning in (*plan.warnings, *retention_warnings(plan)):
             print(warning, file=sys.stderr)
         print(
             f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"

@@ -36,7 +36,7 @@ def _verify(
 ) -> tuple[int, str]:
     e2e.warmed_up("healthy")  # every series of the healthy service exists
     url = url or e2e.prometheus.url
-    code = main(["verify", spec, "--prometheus-url", url, "--timeout", "5", *more])
+    code = main(["verify", spec, "--prometheus-url", url, "--timeout", "10", *more])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
 
