@@ -35,6 +35,7 @@ from generator.build import (
     variant,
 )
 from generator.builders import alertmanager
+from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings, share_alert_labels
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
@@ -457,6 +458,8 @@ def render_bundle(
             for warning in plan.warnings:
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
+            warn(warning)
+        for warning in retention_warnings(receivers):
             warn(warning)
     check_dashboard_names(plans)
     check_overlay(plans, dashboards_via)

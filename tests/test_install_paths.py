@@ -14,6 +14,7 @@ import copy
 import dataclasses
 import json
 import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,13 +25,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import naming
-from generator.builders import install_limits, overlay
+from generator.builders import alertmanager, install_limits, overlay
 from generator.builders.dashboard import dashboard_outputs
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan, resolve
+from generator.receivers import EMPTY, ReceiversConfig, parse_receivers
 from generator.render import find_specs, load_plans, rules_outputs
 from generator.spec import MAX_SLOS, parse_spec, parse_yaml
+from tests.alertmanager_server import find_alertmanager
 from tests.data_dir import data_path
+from tests.e2e.e2e_prometheus import free_port
 from tests.factories import good_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -463,3 +467,79 @@ def _helm_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 def test_chart_labels_are_the_helpers_labels(chart_values: dict[str, Any]) -> None:
     keys = {line.split(":", 1)[0] for line in _chart_label_lines(chart_values)}
     assert keys == set(overlay.CHART_LABELS)
+
+
+# --- Alertmanager forgets before it repeats ----------------------------------------------------
+
+
+def _receivers(ticket_repeat: str) -> ReceiversConfig:
+    return parse_receivers(
+        {
+            "apiVersion": "obsgen/v1alpha1",
+            "kind": "AlertReceivers",
+            "timing": {
+                "ticket": {
+                    "groupWait": "2m",
+                    "groupInterval": "30m",
+                    "repeatInterval": ticket_repeat,
+                }
+            },
+        }
+    )
+
+
+def _startup_log(config: str, flags: list[str], folder: Path) -> str:
+    """What the real Alertmanager logs until it listens (it checks repeat against retention
+    while loading the configuration)."""
+    binary = find_alertmanager()
+    assert binary, "Alertmanager not found (prometheus-alertmanager); run `make alertmanager`"
+    folder.mkdir()
+    (folder / "am.yml").write_text(config, encoding="utf-8")
+    command = [
+        binary,
+        f"--config.file={folder / 'am.yml'}",
+        f"--storage.path={folder / 'data'}",
+        f"--web.listen-address=127.0.0.1:{free_port()}",
+        "--cluster.listen-address=",
+        *flags,
+    ]
+    with subprocess.Popen(command, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        lines = []
+        try:
+            for line in process.stderr:
+                lines.append(line)
+                if "Listening on" in line or "msg=Listening" in line or "level=error" in line:
+                    break
+        finally:
+            process.terminate()
+    return "".join(lines)
+
+
+def test_a_repeat_longer_than_alertmanagers_retention_warns_and_the_overlay_keeps_it(
+    tmp_path: Path,
+) -> None:
+    plans = [_chat("team-a")]
+    receivers = _receivers("7d")
+    (warning,) = alertmanager.retention_warnings(receivers)
+    assert (warning.file, warning.path) == (
+        "alertmanager/receivers.yaml",
+        "timing.ticket.repeatInterval",
+    )
+    assert "--data.retention=168h" in warning.message and warning.level is Level.WARNING
+    spec = alertmanager.values(plans, receivers)["alertmanager"]["alertmanagerSpec"]
+    assert spec["retention"] == "168h"  # the operator's GoDuration: no `d`
+    config = alertmanager.config_text(plans, receivers)
+    forgets = "repeat_interval is greater than the data retention period"
+    assert forgets in _startup_log(config, [], tmp_path / "default")
+    assert forgets not in _startup_log(
+        config, [f"--data.retention={spec['retention']}"], tmp_path / "overlay"
+    )
+
+
+def test_repeats_within_alertmanagers_retention_stay_silent() -> None:
+    plans = [_chat("team-a")]
+    for receivers in (_receivers("1d"), _receivers("120h"), None):
+        assert alertmanager.retention_warnings(receivers) == []
+        values = alertmanager.values(plans, receivers or EMPTY)["alertmanager"]
+        assert "retention" not in values.get("alertmanagerSpec", {})

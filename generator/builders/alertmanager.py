@@ -42,9 +42,10 @@ from generator.builders.alertmanager_routing import (
     teams_of,
 )
 from generator.builders.kube import common_labels
+from generator.errors import Diagnostic, Level
 from generator.plan import ServicePlan
 from generator.promql import Matcher
-from generator.receivers import EMPTY, ReceiversConfig, Timing
+from generator.receivers import EMPTY, RECEIVERS_FILE, ReceiversConfig, Timing
 from generator.units import format_duration_ms
 from generator.yamlio import dump_yaml, generated_header
 
@@ -54,6 +55,8 @@ CONFIG_FILE = "alertmanager/alertmanager.yaml"
 VALUES_FILE = "alertmanager/values-kube-prometheus-stack.yaml"
 ROUTE_TESTS_FILE = "alertmanager/routes.test.yaml"
 API_ALERTMANAGER_CONFIG = "monitoring.coreos.com/v1alpha1"
+# Alertmanager's --data.retention default: how long it remembers a notification, in ms.
+DEFAULT_RETENTION_MS = 120 * 3_600_000
 # kube-prometheus-stack's default configuration routes these to its `null` receiver.
 CHART_NULL_RECEIVER = "null"
 CHART_QUIET_ALERTS = "InfoInhibitor|Watchdog"
@@ -163,13 +166,60 @@ def config_text(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> str
     return with_reasons(dump_yaml(config(plans, receivers), header=header), reasons)
 
 
+def needed_retention_ms(receivers: ReceiversConfig) -> int | None:
+    """The notification-log retention ``receivers`` need when a ``repeatInterval`` is longer
+    than Alertmanager's default (:data:`DEFAULT_RETENTION_MS`), in ms; else None. Alertmanager
+    forgets a notification after its retention and sends it again then (it warns at start-up:
+    "repeat_interval is greater than the data retention period")."""
+    longest = max(receivers.timing.page.repeat_interval, receivers.timing.ticket.repeat_interval)
+    return longest if longest > DEFAULT_RETENTION_MS else None
+
+
+def retention_warnings(receivers: ReceiversConfig | None) -> list[Diagnostic]:
+    """A warning per ``timing.<kind>.repeatInterval`` longer than Alertmanager's default
+    retention, naming the flag the standalone configuration needs and the chart value
+    :func:`values` sets."""
+    if receivers is None:
+        return []
+    found = []
+    for kind in ("page", "ticket"):
+        repeat = getattr(receivers.timing, kind).repeat_interval
+        if repeat > DEFAULT_RETENTION_MS:
+            found.append(
+                Diagnostic(
+                    RECEIVERS_FILE,
+                    f"timing.{kind}.repeatInterval",
+                    f"{format_duration_ms(repeat)} is longer than the "
+                    f"{format_duration_ms(DEFAULT_RETENTION_MS)} Alertmanager keeps "
+                    "notifications by default (--data.retention): it would forget them and "
+                    f"repeat after {format_duration_ms(DEFAULT_RETENTION_MS)}. {VALUES_FILE} "
+                    f"sets alertmanager.alertmanagerSpec.retention: {_go_duration(repeat)}; "
+                    f"run {CONFIG_FILE} with --data.retention={_go_duration(repeat)}",
+                    Level.WARNING,
+                )
+            )
+    return found
+
+
+def _go_duration(ms: int) -> str:
+    """``ms`` in hours, minutes, seconds: the operator's ``GoDuration`` has no ``d``."""
+    text = ""
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)):
+        if ms >= size:
+            text += f"{ms // size}{unit}"
+            ms %= size
+    return text or "0"
+
+
 # -- kube-prometheus-stack -------------------------------------------------------------------
 
 
 def values(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> Obj:
     """kube-prometheus-stack values: ``alertmanager.config`` (this configuration plus the chart
     default's ``null`` receiver, its route of Watchdog/InfoInhibitor there and its two
-    InfoInhibitor rules) and ``alertmanagerSpec.secrets`` (the Secrets the receivers read)."""
+    InfoInhibitor rules), ``alertmanagerSpec.secrets`` (the Secrets the receivers read) and,
+    when a ``repeatInterval`` needs it, ``alertmanagerSpec.retention``
+    (:func:`needed_retention_ms`)."""
     cfg = config(plans, receivers)
     cfg["route"]["routes"].insert(
         0,
@@ -205,8 +255,14 @@ def values(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> Obj:
         | {ref.secret for r in receivers.default for ref in r.secrets()}
     )
     result: Obj = {"alertmanager": {"config": cfg}}
+    spec: Obj = {}
+    retention = needed_retention_ms(receivers)
+    if retention is not None:
+        spec["retention"] = _go_duration(retention)
     if secrets:
-        result["alertmanager"]["alertmanagerSpec"] = {"secrets": secrets}
+        spec["secrets"] = secrets
+    if spec:
+        result["alertmanager"]["alertmanagerSpec"] = spec
     return result
 
 
