@@ -276,11 +276,19 @@ def _chart_file(name: str) -> str:
     return data_path("kube-prometheus-stack", name).read_text(encoding="utf-8")
 
 
+def _grafana_chart_file(name: str) -> str:
+    return data_path("grafana-chart", name).read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def chart_values() -> dict[str, Any]:
+    """kube-prometheus-stack's defaults, ``grafana`` being the Grafana chart's defaults with
+    the parent's ``grafana:`` values over them (as Helm gives a dependency its values)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # 200 KB: the C parser
     values = yaml.load(_chart_file("values.yaml"), Loader=loader)
-    assert isinstance(values, dict)
+    grafana = yaml.load(_grafana_chart_file("values.yaml"), Loader=loader)
+    assert isinstance(values, dict) and isinstance(grafana, dict)
+    values["grafana"] = _helm_merge(grafana, values["grafana"])
     return values
 
 
@@ -440,6 +448,48 @@ def test_the_old_sidecar_settings_would_override_the_users(chart_values: dict[st
     ]
 
 
+def test_the_old_folder_settings_would_override_the_users(chart_values: dict[str, Any]) -> None:
+    old = {
+        "grafana": {
+            "sidecar": {
+                "dashboards": {
+                    "folderAnnotation": "grafana_folder",
+                    "provider": {"foldersFromFilesStructure": True},
+                }
+            }
+        }
+    }
+    assert overridden_settings(chart_values, old) == [
+        "grafana.sidecar.dashboards.provider.foldersFromFilesStructure (chart default False)"
+    ]
+
+
+def _sidecar_provider_folder(values: dict[str, Any]) -> str | None:
+    """The ``folder`` of the provider the Grafana chart renders for the dashboard sidecar
+    (``grafana.configDashboardProviderData`` in templates/_config.tpl): None when
+    ``provider.foldersFromFilesStructure`` is set, which leaves the folder out."""
+    template = _grafana_chart_file("_config.tpl")
+    block = template.split('{{- define "grafana.configDashboardProviderData" -}}', 1)[1]
+    guard = "{{- if not .Values.sidecar.dashboards.provider.foldersFromFilesStructure }}"
+    assert f"{guard}\n      folder: '{{{{ .Values.sidecar.dashboards.provider.folder }}}}'" in block
+    provider = values["grafana"]["sidecar"]["dashboards"]["provider"]
+    return None if provider.get("foldersFromFilesStructure") else str(provider["folder"])
+
+
+def test_the_users_dashboard_folder_survives_the_overlay(
+    chart_values: dict[str, Any], overlays: dict[str, dict[str, Any]]
+) -> None:
+    user = {"grafana": {"sidecar": {"dashboards": {"provider": {"folder": "Platform"}}}}}
+    mine = _helm_merge(copy.deepcopy(chart_values), user)
+    for where, values in overlays.items():
+        merged = _helm_merge(copy.deepcopy(mine), values)
+        assert _sidecar_provider_folder(merged) == "Platform", where
+    old = {
+        "grafana": {"sidecar": {"dashboards": {"provider": {"foldersFromFilesStructure": True}}}}
+    }
+    assert _sidecar_provider_folder(_helm_merge(copy.deepcopy(mine), old)) is None
+
+
 def test_a_users_narrowed_sidecar_survives_the_overlay(
     chart_values: dict[str, Any], overlays: dict[str, dict[str, Any]]
 ) -> None:
@@ -451,7 +501,7 @@ def test_a_users_narrowed_sidecar_survives_the_overlay(
     sidecar = merged["grafana"]["sidecar"]["dashboards"]
     assert sidecar["searchNamespace"] == ["monitoring", "team-a"]
     assert (sidecar["label"], sidecar["labelValue"]) == ("grafana_dashboard", "1")
-    assert sidecar["folderAnnotation"] == naming.DASHBOARD_FOLDER_ANNOTATION
+    assert sidecar["folderAnnotation"] is None  # the chart's, for the user to choose
 
 
 def _helm_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:

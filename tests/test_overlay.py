@@ -483,13 +483,9 @@ def test_dashboards_as_configmaps(plans: list[ServicePlan]) -> None:
     assert fleet["data"] == {f"{FLEET_UID}.json": dashboards["dashboards/fleet-overview.json"]}
     assert fleet["metadata"]["name"] == f"obsgen-dashboard-{FLEET_UID.removeprefix('obsgen-')}"
     assert "namespace" not in fleet["metadata"]
-    grafana = yaml.safe_load(files[naming.ALL_SERVICES_VALUES])["grafana"]
-    assert "dashboards" not in grafana
-    # only what kube-prometheus-stack leaves unset (tests/test_install_paths.py checks the chart)
-    assert grafana["sidecar"]["dashboards"] == {
-        "folderAnnotation": "grafana_folder",
-        "provider": {"foldersFromFilesStructure": True},
-    }
+    # no Grafana setting at all: the chart's sidecar loads the ConfigMaps as it is, and any
+    # folder setting would move the user's own dashboards (tests/test_install_paths.py)
+    assert "grafana" not in yaml.safe_load(files[naming.ALL_SERVICES_VALUES])
 
 
 def test_dashboards_via_values(plans: list[ServicePlan]) -> None:

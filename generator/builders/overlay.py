@@ -181,26 +181,19 @@ def pod_monitor_entry(monitor: Obj) -> Obj:
 def grafana_values(dashboards: Sequence[Dashboard], via: str) -> Obj:
     """``grafana:`` values installing ``dashboards``.
 
-    ``configmaps``: let the chart's dashboard sidecar file the ConfigMaps (in ``manifests/``)
-    into the folder their annotation names. Only the two settings kube-prometheus-stack leaves
-    unset are written: the sidecar's ``enabled``, ``label``, ``labelValue`` and
-    ``searchNamespace`` are the chart's defaults (``grafana_dashboard: "1"``, all namespaces)
-    or the user's narrower choice, and the overlay, given as the last ``-f``, must not undo
-    that. ``values``: the dashboards themselves under ``grafana.dashboards`` with a file
-    provider of their own (``obsgen-dashboardproviders.yaml``, so a provider list the user
-    already has is not replaced).
+    ``configmaps``: nothing. kube-prometheus-stack's dashboard sidecar already loads the
+    ConfigMaps (in ``manifests/``) with the chart's defaults (``grafana_dashboard: "1"``, all
+    namespaces) or the user's narrower choice, and every other sidecar setting would change
+    what the chart does with the user's own dashboards: ``provider.foldersFromFilesStructure``
+    makes the Grafana chart drop ``provider.folder`` (templates/_config.tpl), moving them to
+    General, and a ``folderAnnotation`` replaces the user's. The ConfigMaps carry the
+    ``grafana_folder`` annotation, so a sidecar configured for folders files them into
+    theirs (docs/install.md). ``values``: the dashboards themselves under
+    ``grafana.dashboards`` with a file provider of their own (``obsgen-dashboardproviders.yaml``,
+    so a provider list the user already has is not replaced), which puts them in their folder.
     """
-    if not dashboards:
+    if not dashboards or via == "configmaps":
         return {}
-    if via == "configmaps":
-        return {
-            "sidecar": {
-                "dashboards": {
-                    "folderAnnotation": naming.DASHBOARD_FOLDER_ANNOTATION,
-                    "provider": {"foldersFromFilesStructure": True},
-                }
-            }
-        }
     provider = naming.DASHBOARD_PROVIDER
     return {
         "dashboardProviders": {
