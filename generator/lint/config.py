@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,7 @@ class LintConfig:
         required_labels: labels every alert must carry.
         required_annotations: annotations every alert must carry.
         alert_severities: allowed values of the ``severity`` label.
+        today: the date ``until`` in disable comments is compared with; ``None``: today (UTC).
     """
 
     scrape_interval: float = DEFAULT_SCRAPE_INTERVAL
@@ -75,6 +77,12 @@ class LintConfig:
     required_labels: tuple[str, ...] = ("severity",)
     required_annotations: tuple[str, ...] = ("summary", "runbook_url")
     alert_severities: tuple[str, ...] = ("critical", "warning", "info")
+    today: date | None = None
+
+    @property
+    def day(self) -> date:
+        """:attr:`today`, or the current UTC date."""
+        return self.today or datetime.now(UTC).date()
 
     def with_scrape_interval(self, seconds: float) -> LintConfig:
         """A copy with another scrape interval."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from generator.lint import limits, versions
 from generator.lint import promql as q
 from generator.lint.checks import all_checks
+from generator.lint.checks.disable_comment import DISABLE_COMMENT
 from generator.lint.config import LintConfig
 from generator.lint.dashboards import QUERY
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
@@ -65,6 +66,7 @@ class _Collector:
     def __init__(self, config: LintConfig, checks: Sequence[Check]) -> None:
         self.config = config
         self.checks = {check.id: check for check in checks}
+        self.day = config.day
         self.findings: list[Finding] = []
 
     def add(
@@ -79,7 +81,11 @@ class _Collector:
     ) -> None:
         if check_id in self.config.disabled:
             return
-        if rule is not None and (check_id in rule.disabled or "all" in rule.disabled):
+        if (
+            rule is not None
+            and check_id != DISABLE_COMMENT
+            and rule.switched_off(check_id, self.day)
+        ):
             return
         base = severity or self.checks[check_id].severity
         final = self.config.severities.get(check_id, base)
@@ -126,14 +132,22 @@ def _parse_all(
 
 
 def _context(
-    files: Sequence[LoadedFile], trees: dict[int, q.Expr | None], config: LintConfig
+    files: Sequence[LoadedFile],
+    trees: dict[int, q.Expr | None],
+    config: LintConfig,
+    checks: Sequence[Check],
 ) -> Context:
     records: dict[str, list[tuple[Rule, q.Expr | None]]] = {}
     for loaded in files:
         for rule in loaded.source.rules:
             if rule.kind == "record":
                 records.setdefault(rule.name, []).append((rule, trees[id(rule)]))
-    return Context(config=config, counters=CounterNames(config.counters), records=records)
+    return Context(
+        config=config,
+        counters=CounterNames(config.counters),
+        records=records,
+        check_ids=frozenset(check.id for check in checks),
+    )
 
 
 def _run_checks(
@@ -218,8 +232,8 @@ def lint_files(
         ObsgenError: promtool is requested but not installed (exit 2).
     """
     trees, parse_errors, refused = _parse_all(files)
-    ctx = _context(files, trees, config)
     checks = all_checks()
+    ctx = _context(files, trees, config, checks)
     out = _Collector(config, checks)
     _run_checks(checks, files, trees, ctx, out)
     rejected: set[int] = set()

@@ -21,6 +21,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ import yaml
 from generator.errors import Diagnostic, ObsgenError
 from generator.lint import limits
 from generator.lint.dashboards import DASHBOARD_SUFFIXES, DashboardFile
-from generator.lint.model import Rule, RuleGroup, SourceFile
+from generator.lint.model import Disable, Rule, RuleGroup, SourceFile
 
 RULE_SUFFIXES = (".yaml", ".yml")
 _DISABLE = re.compile(r"#\s*obsgen-lint:\s*disable=([A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*)")
+_DISABLE_WORDS = re.compile(r"#\s*obsgen lint disable\s+(?P<rest>.*)$")
+_CHECK_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_/-]*")
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -164,28 +167,56 @@ def collect_paths(paths: Sequence[str]) -> list[tuple[Path, str, bool]]:
     return sorted(found.values(), key=lambda item: item[1])
 
 
-def _disabled_by_line(text: str) -> dict[int, set[str]]:
-    """0-based line -> check ids named in ``# obsgen-lint: disable=a,b`` comments on it."""
-    out: dict[int, set[str]] = {}
+def _words(rest: str, line: int) -> list[Disable]:
+    """``a, b until 2027-01-31 (why)``: the check ids up to ``until`` or the first word that is
+    no id, each with the date after ``until``."""
+    tokens = [t for t in re.split(r"[,\s]+", rest.strip()) if t]
+    ids: list[str] = []
+    until: date | None = None
+    bad = ""
+    for position, token in enumerate(tokens):
+        if token == "until":
+            text = tokens[position + 1] if position + 1 < len(tokens) else ""
+            try:
+                until = date.fromisoformat(text[:10])
+            except ValueError:
+                bad = text or "(nothing)"
+            break
+        if not _CHECK_WORD.fullmatch(token):
+            break
+        ids.append(token)
+    return [Disable(check, line, until, bad) for check in ids]
+
+
+def _disabled_by_line(text: str) -> dict[int, list[Disable]]:
+    """0-based line -> the checks named in a disable comment on it: ``# obsgen lint disable a, b
+    [until YYYY-MM-DD]``, or the older ``# obsgen-lint: disable=a,b``."""
+    out: dict[int, list[Disable]] = {}
     for number, line in enumerate(text.splitlines()):
+        if "obsgen" not in line:
+            continue
+        words = _DISABLE_WORDS.search(line)
+        if words:
+            out[number] = _words(words.group("rest"), number + 1)
+            continue
         match = _DISABLE.search(line)
         if match:
-            ids = {part.strip() for part in match.group(1).split(",") if part.strip()}
-            out[number] = ids
+            ids = [part.strip() for part in match.group(1).split(",") if part.strip()]
+            out[number] = [Disable(check, number + 1) for check in ids]
     return out
 
 
 def _rule_disabled(
-    lines: list[str], comments: dict[int, set[str]], first: int, last: int
-) -> set[str]:
-    ids: set[str] = set()
+    lines: list[str], comments: dict[int, list[Disable]], first: int, last: int
+) -> list[Disable]:
+    found: list[Disable] = []
     for number in range(first, last + 1):
-        ids |= comments.get(number, set())
+        found += comments.get(number, [])
     above = first - 1
     while above >= 0 and lines[above].lstrip().startswith("#"):
-        ids |= comments.get(above, set())
+        found += comments.get(above, [])
         above -= 1
-    return ids
+    return sorted(found, key=lambda d: (d.line, d.check))
 
 
 def _text(value: Any) -> str:
@@ -338,7 +369,7 @@ def _build_rule(
     group: str,
     interval: str | None,
     index: int,
-    disabled: set[str],
+    disabled: list[Disable],
     where: tuple[str, str],
 ) -> Rule | str:
     """Turn one rule mapping into a :class:`Rule`, or return why it cannot be checked."""
@@ -367,7 +398,7 @@ def _build_rule(
         line=raw.line + 1,
         end_line=raw.end_line + 1,
         key_lines=key_lines,
-        disabled=frozenset(disabled),
+        disables=tuple(disabled),
         packaging=where[0],
         deployed_as=where[1],
     )
@@ -471,7 +502,7 @@ def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFi
 def _build_groups(
     found: tuple[Iterable[Any], int],
     display: str,
-    text: tuple[list[str], dict[int, set[str]]],
+    text: tuple[list[str], dict[int, list[Disable]]],
     invalid: list[tuple[int, str]],
     shapes: _Shapes,
     where: tuple[str, str],

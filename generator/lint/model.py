@@ -7,6 +7,7 @@ user wrote (not in a temp copy), so every :class:`Finding` points at the real so
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from enum import Enum
 from functools import cached_property
 from typing import Any
@@ -103,6 +104,30 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Disable:
+    """One check switched off for one rule by a comment.
+
+    Attributes:
+        check: the check id as written (``all`` for every check).
+        line: 1-based line of the comment.
+        until: the last day the comment holds (``until 2027-01-31``), ``None`` for no end.
+        bad_date: the text after ``until`` when it is not a ``YYYY-MM-DD`` date (the check
+            then stays on).
+    """
+
+    check: str
+    line: int
+    until: date | None = None
+    bad_date: str = ""
+
+    def holds(self, today: date) -> bool:
+        """True while the comment switches its check off: no end, or ``today <= until``."""
+        if self.bad_date:
+            return False
+        return self.until is None or today <= self.until
+
+
+@dataclass(frozen=True)
 class Rule:
     """One alerting or recording rule with where it was written.
 
@@ -120,7 +145,7 @@ class Rule:
         line: line of the rule's first key (the ``- alert:`` / ``- record:`` item).
         end_line: last line belonging to the rule.
         key_lines: line of each top-level key and of each ``labels.<k>``/``annotations.<k>``.
-        disabled: check ids switched off for this rule by ``# obsgen-lint: disable=`` comments.
+        disables: the ``# obsgen lint disable …`` comments on or directly above the rule.
         packaging: how the rule is shipped: ``"rules"`` (a plain rule file),
             ``"prometheusrule"`` or ``"helm"`` (kube-prometheus-stack values).
         deployed_as: the object the rule's unit becomes once deployed
@@ -141,7 +166,7 @@ class Rule:
     line: int
     end_line: int
     key_lines: dict[str, int] = field(default_factory=dict)
-    disabled: frozenset[str] = frozenset()
+    disables: tuple[Disable, ...] = ()
     packaging: str = "rules"
     deployed_as: str = ""
 
@@ -149,6 +174,10 @@ class Rule:
     def expr_line(self) -> int:
         """Line where the expression starts (the ``expr:`` key), else the rule's line."""
         return self.key_lines.get("expr", self.line)
+
+    def switched_off(self, check: str, today: date) -> bool:
+        """True when a comment that still holds on ``today`` names ``check`` (or ``all``)."""
+        return any(d.check in (check, "all") and d.holds(today) for d in self.disables)
 
     def line_of(self, key: str) -> int:
         """Line of ``key`` (``"for"``, ``"labels.severity"``), falling back to the rule's line."""

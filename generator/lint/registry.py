@@ -42,14 +42,15 @@ class Context:
     Attributes:
         config: the resolved lint config.
         counters: decides which raw names are counters.
-        records: recording rules by record name, across every linted file.
-        trees: parsed expression of each recorded name's rules (same order as ``records``),
-            ``None`` where the parser failed.
+        records: recording rules by record name, across every linted file,
+            with each rule's parsed expression (``None`` where the parser failed).
+        check_ids: every check id of this run (for disable comments naming an unknown one).
     """
 
     config: LintConfig
     counters: CounterNames
     records: Mapping[str, Sequence[tuple[Rule, Expr | None]]] = field(default_factory=dict)
+    check_ids: frozenset[str] = frozenset()
     _record_labels: dict[str, Labels | None] = field(default_factory=dict, compare=False)
 
     def recorded_trees(self, name: str) -> list[Expr]:

@@ -6,6 +6,7 @@ obsgen rule file, next to its fixed twin that must stay clean.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
@@ -345,5 +346,52 @@ LABEL_CASES = [
         ),
         P,
         "irate in a recording rule no alert reads (for dashboards)",
+    ),
+]
+
+
+def _commented(comment: str) -> str:
+    """A rule file whose irate alert carries ``comment`` above it."""
+    return f"""groups:
+- name: g
+  rules:
+  {comment}
+  - alert: RequestRateHigh
+    expr: irate(http_requests_total[5m]) > 1
+    for: 5m
+    labels: {{severity: warning}}
+    annotations: {{summary: s, runbook_url: https://r/x}}
+"""
+
+
+TODAY = {"today": date(2026, 12, 3)}
+DISABLE_CASES = [
+    pytest.param(
+        "disable-comment",
+        [_commented("# obsgen lint disable irate-in-alrt")],
+        F,
+        TODAY,
+        id="a misspelt check id",
+    ),
+    pytest.param(
+        "disable-comment",
+        [_commented("# obsgen lint disable irate-in-alert until 2026-12-02")],
+        F,
+        TODAY,
+        id="an expired disable comment",
+    ),
+    pytest.param(
+        "disable-comment",
+        [_commented("# obsgen lint disable irate-in-alert until 2026-31-12")],
+        F,
+        TODAY,
+        id="a date that is no date",
+    ),
+    pytest.param(
+        "disable-comment",
+        [_commented("# obsgen lint disable irate-in-alert until 2027-01-31")],
+        P,
+        TODAY,
+        id="a disable comment still in force",
     ),
 ]

@@ -10,7 +10,7 @@ from generator.lint import LintConfig
 from generator.lint.checks import all_checks
 
 from .helpers import LintFn, alert, helm_values, prometheus_rule, record, rule_file
-from .label_cases import LABEL_CASES
+from .label_cases import DISABLE_CASES, LABEL_CASES
 
 R5M, R30M, R1H = (
     "slo:sli_error:ratio_rate5m",
@@ -1214,12 +1214,17 @@ CASES = [
         id="PrometheusRule with a list of groups",
     ),
     *LABEL_CASES,
+    *DISABLE_CASES,
 ]
 
 
 @pytest.mark.parametrize(("check", "docs", "expected", "config"), CASES)
 def test_check(
-    lint: LintFn, check: str, docs: list[dict[str, Any]], expected: bool, config: dict[str, Any]
+    lint: LintFn,
+    check: str,
+    docs: list[dict[str, Any] | str],
+    expected: bool,
+    config: dict[str, Any],
 ) -> None:
     report = lint(*docs, config=LintConfig(**config))
     hits = [f for f in report.findings if f.check == check]
