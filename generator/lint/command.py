@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from generator.errors import Diagnostic, ObsgenError
+from generator.lint.changes import from_git, read_diff
 from generator.lint.checks import all_checks
 from generator.lint.config import CONFIG_NAME, load_config
 from generator.lint.engine import lint_paths
@@ -51,6 +52,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-promtool", action="store_true", help="skip the promtool check rules step"
     )
+    parser.add_argument(
+        "--changed-only",
+        action="store_true",
+        help="report only findings on rules changed since --base (git diff, untracked files "
+        "included) or in --diff; every file is still read",
+    )
+    parser.add_argument(
+        "--base",
+        metavar="REF",
+        default="HEAD",
+        help="git ref --changed-only compares with (default: HEAD)",
+    )
+    parser.add_argument(
+        "--diff",
+        metavar="FILE",
+        help="a unified diff (`-`: standard input) naming the changed lines; implies --changed-only",
+    )
     parser.add_argument("--list-checks", action="store_true", help="print every check and exit")
 
 
@@ -82,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
             raise ObsgenError([Diagnostic("--scrape-interval", "", str(err))]) from None
     if args.prometheus_version:
         config = config.with_versions(parse_target(args.prometheus_version))
-    report = lint_paths(args.paths, config, promtool=not args.no_promtool)
+    changes = None
+    if args.diff:
+        changes = read_diff(args.diff, Path.cwd())
+    elif args.changed_only:
+        changes = from_git(args.base, Path.cwd())
+    report = lint_paths(args.paths, config, promtool=not args.no_promtool, changes=changes)
     sys.stdout.write(render(report, args.format))
     if report.unreadable:
         return 2

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from generator.lint import limits, versions
 from generator.lint import promql as q
+from generator.lint.changes import Changes
 from generator.lint.checks import all_checks
 from generator.lint.checks.disable_comment import DISABLE_COMMENT
 from generator.lint.config import LintConfig
@@ -212,11 +213,93 @@ def _newer_function(message: str, config: LintConfig) -> str:
     return name if only is None or only in config.versions else ""
 
 
+def _touched(
+    files: Sequence[LoadedFile], trees: dict[int, q.Expr | None], changes: Changes
+) -> dict[str, list[tuple[int, int, str, bool]]]:
+    """Per file display name: ``(first, last, rule name, touched)`` of every rule, where
+    ``first..last`` runs from the end of the previous rule (its comments included) and a rule
+    is touched when a changed line is in it, in its group's header, or in a rule recording a
+    series it reads."""
+    spans: dict[str, list[tuple[int, int, Rule, bool]]] = {}
+    for loaded in files:
+        path = loaded.source.path
+        found = spans.setdefault(loaded.source.display, [])
+        for group in loaded.source.groups:
+            if not group.rules:
+                continue
+            header = changes.touches(path, group.line, group.rules[0].line - 1)
+            start = group.line
+            for rule in group.rules:
+                found.append(
+                    (
+                        start,
+                        rule.end_line,
+                        rule,
+                        header or changes.touches(path, start, rule.end_line),
+                    )
+                )
+                start = rule.end_line + 1
+    changed = {
+        r.name
+        for spans_of in spans.values()
+        for _, _, r, hit in spans_of
+        if hit and r.kind == "record"
+    }
+    while changed:
+        more: set[str] = set()
+        for spans_of in spans.values():
+            for index, (first, last, rule, hit) in enumerate(spans_of):
+                tree = trees.get(id(rule))
+                if hit or tree is None:
+                    continue
+                if any(q.selector_name(node) in changed for node, _ in q.walk(tree)):
+                    spans_of[index] = (first, last, rule, True)
+                    if rule.kind == "record":
+                        more.add(rule.name)
+        changed = more
+    return {
+        display: [(first, last, rule.name, hit) for first, last, rule, hit in spans_of]
+        for display, spans_of in spans.items()
+    }
+
+
+def _changed_only(
+    findings: Sequence[Finding],
+    files: Sequence[LoadedFile],
+    trees: dict[int, q.Expr | None],
+    changes: Changes,
+) -> list[Finding]:
+    """The findings on what ``changes`` touched (see :mod:`generator.lint.changes`)."""
+    spans = _touched(files, trees, changes)
+    paths = {loaded.source.display: loaded.source.path for loaded in files}
+    kept = []
+    for finding in findings:
+        if finding.check == UNREADABLE_INPUT:
+            kept.append(finding)
+            continue
+        owner = [
+            hit
+            for first, last, name, hit in spans.get(finding.file, ())
+            if name == finding.rule and first <= finding.line <= last
+        ]
+        path = paths.get(finding.file, finding.file)
+        if owner:
+            touched = owner[0]
+        elif finding.line == 0:
+            touched = changes.touches_file(path)
+        else:
+            touched = changes.touches(path, finding.line, finding.line)
+        if touched:
+            kept.append(finding)
+    return kept
+
+
 def lint_files(
     files: Sequence[LoadedFile],
     config: LintConfig,
     promtool: bool = True,
     problems: Sequence[InputProblem] = (),
+    changes: Changes | None = None,
 ) -> Report:
     """Lint already-loaded files.
 
@@ -227,6 +310,8 @@ def lint_files(
         problems: files that could not be read; each is reported as ``unreadable-input``
             (an error that neither the config nor an inline comment can turn off, because it
             means those files were not checked at all).
+        changes: when given, only the findings on what the change touched are reported
+            (every file is still read and checked: a rule may depend on an unchanged one).
 
     Raises:
         ObsgenError: promtool is requested but not installed (exit 2).
@@ -286,13 +371,21 @@ def lint_files(
     unique: dict[tuple[str, int, str, str, str], Finding] = {}
     for finding in [*out.findings, *unreadable]:
         unique.setdefault((*finding.sort_key(), finding.rule), finding)
-    findings = tuple(sorted(unique.values(), key=Finding.sort_key))
+    kept = list(unique.values())
+    if changes is not None:
+        kept = _changed_only(kept, files, trees, changes)
+    findings = tuple(sorted(kept, key=Finding.sort_key))
     rules = sum(len(loaded.source.rules) for loaded in files)
     unread_files = len({p.file for p in problems} | {f.file for f in refused})
     return Report(findings, len(files), rules, unread_files)
 
 
-def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) -> Report:
+def lint_paths(
+    paths: Sequence[str],
+    config: LintConfig,
+    promtool: bool = True,
+    changes: Changes | None = None,
+) -> Report:
     """Read every rule file under ``paths`` and lint them (see :func:`lint_files`).
 
     A file that cannot be read (not UTF-8, not YAML, named explicitly but holding no rule
@@ -303,4 +396,6 @@ def lint_paths(paths: Sequence[str], config: LintConfig, promtool: bool = True) 
         ObsgenError: a path does not exist, or promtool is missing while requested (exit 2).
     """
     inputs = load_inputs(paths, config.scrape_interval)
-    return lint_files(inputs.files, config, promtool=promtool, problems=inputs.problems)
+    return lint_files(
+        inputs.files, config, promtool=promtool, problems=inputs.problems, changes=changes
+    )
