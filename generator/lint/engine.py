@@ -97,20 +97,20 @@ class _Collector:
 
 def _parse_all(
     files: Sequence[LoadedFile],
-) -> tuple[dict[int, q.Expr | None], dict[int, str], list[Finding]]:
+) -> tuple[dict[Rule, q.Expr | None], dict[Rule, str], list[Finding]]:
     """Parse every rule's expression once.
 
     Returns:
-        Trees by ``id(rule)`` (``None`` where parsing failed or was refused), parse errors by
-        ``id(rule)``, and an ``unreadable-input`` finding for each expression refused by
+        Trees by rule (``None`` where parsing failed or was refused), parse errors by
+        rule, and an ``unreadable-input`` finding for each expression refused by
         :func:`generator.lint.limits.check_expression` (too long or too deep to analyse).
     """
-    trees: dict[int, q.Expr | None] = {}
-    errors: dict[int, str] = {}
+    trees: dict[Rule, q.Expr | None] = {}
+    errors: dict[Rule, str] = {}
     refused: list[Finding] = []
     for loaded in files:
         for rule in loaded.source.rules:
-            trees[id(rule)] = None
+            trees[rule] = None
             try:
                 limits.check_expression(rule.expr)
             except limits.Refused as refusal:
@@ -126,15 +126,15 @@ def _parse_all(
                 )
                 continue
             try:
-                trees[id(rule)] = q.parse(rule.expr)
+                trees[rule] = q.parse(rule.expr)
             except ValueError as err:
-                errors[id(rule)] = str(err).splitlines()[0] if str(err) else "parse error"
+                errors[rule] = str(err).splitlines()[0] if str(err) else "parse error"
     return trees, errors, refused
 
 
 def _context(
     files: Sequence[LoadedFile],
-    trees: dict[int, q.Expr | None],
+    trees: dict[Rule, q.Expr | None],
     config: LintConfig,
     checks: Sequence[Check],
 ) -> Context:
@@ -142,7 +142,7 @@ def _context(
     for loaded in files:
         for rule in loaded.source.rules:
             if rule.kind == "record":
-                records.setdefault(rule.name, []).append((rule, trees[id(rule)]))
+                records.setdefault(rule.name, []).append((rule, trees[rule]))
     return Context(
         config=config,
         counters=CounterNames(config.counters),
@@ -154,7 +154,7 @@ def _context(
 def _run_checks(
     checks: Iterable[Check],
     files: Sequence[LoadedFile],
-    trees: dict[int, q.Expr | None],
+    trees: dict[Rule, q.Expr | None],
     ctx: Context,
     out: _Collector,
 ) -> None:
@@ -165,7 +165,7 @@ def _run_checks(
         if check.rule_func is not None:
             for source in sources:
                 for rule in source.rules:
-                    tree = trees[id(rule)]
+                    tree = trees[rule]
                     if tree is None:
                         continue
                     for hit in check.rule_func(rule, tree, ctx):
@@ -214,7 +214,7 @@ def _newer_function(message: str, config: LintConfig) -> str:
 
 
 def _touched(
-    files: Sequence[LoadedFile], trees: dict[int, q.Expr | None], changes: Changes
+    files: Sequence[LoadedFile], trees: dict[Rule, q.Expr | None], changes: Changes
 ) -> dict[str, list[tuple[int, int, str, bool]]]:
     """Per file display name: ``(first, last, rule name, touched)`` of every rule, where
     ``first..last`` runs from the end of the previous rule (its comments included) and a rule
@@ -249,7 +249,7 @@ def _touched(
         more: set[str] = set()
         for spans_of in spans.values():
             for index, (first, last, rule, hit) in enumerate(spans_of):
-                tree = trees.get(id(rule))
+                tree = trees.get(rule)
                 if hit or tree is None:
                     continue
                 if any(q.selector_name(node) in changed for node, _ in q.walk(tree)):
@@ -266,7 +266,7 @@ def _touched(
 def _changed_only(
     findings: Sequence[Finding],
     files: Sequence[LoadedFile],
-    trees: dict[int, q.Expr | None],
+    trees: dict[Rule, q.Expr | None],
     changes: Changes,
 ) -> list[Finding]:
     """The findings on what ``changes`` touched (see :mod:`generator.lint.changes`)."""
@@ -316,15 +316,26 @@ def lint_files(
     Raises:
         ObsgenError: promtool is requested but not installed (exit 2).
     """
+    with q.run_scope():
+        return _lint(files, config, promtool, problems, changes)
+
+
+def _lint(
+    files: Sequence[LoadedFile],
+    config: LintConfig,
+    promtool: bool,
+    problems: Sequence[InputProblem],
+    changes: Changes | None,
+) -> Report:
     trees, parse_errors, refused = _parse_all(files)
     checks = all_checks()
     ctx = _context(files, trees, config, checks)
     out = _Collector(config, checks)
     _run_checks(checks, files, trees, ctx, out)
-    rejected: set[int] = set()
+    rejected: set[Rule] = set()
     if promtool:
         for problem in run_promtool(files):
-            parsed = problem.rule is not None and trees.get(id(problem.rule)) is not None
+            parsed = problem.rule is not None and trees.get(problem.rule) is not None
             newer = _newer_function(problem.message, config) if parsed else ""
             if newer:
                 message = (
@@ -335,7 +346,7 @@ def lint_files(
                 out.add(PROMTOOL, problem.file, problem.line, message, problem.rule, Severity.INFO)
                 continue
             if problem.rule is not None:
-                rejected.add(id(problem.rule))
+                rejected.add(problem.rule)
             out.add(
                 PROMTOOL, problem.file, problem.line, f"promtool: {problem.message}", problem.rule
             )
@@ -351,8 +362,8 @@ def lint_files(
                 out.add(RULE_SHAPE, loaded.source.display, shape.line, shape.message, None)
     for loaded in files:
         for rule in loaded.source.rules:
-            error = parse_errors.get(id(rule))
-            if error is None or id(rule) in rejected:
+            error = parse_errors.get(rule)
+            if error is None or rule in rejected:
                 continue
             if promtool:
                 message = (

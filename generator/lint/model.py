@@ -127,9 +127,12 @@ class Disable:
         return self.until is None or today <= self.until
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rule:
     """One alerting or recording rule with where it was written.
+
+    Rules compare and hash by identity: each is the rule read at one place of one file, and
+    the engine keys the rule's parsed tree by it.
 
     Attributes:
         file: display name of the source file.

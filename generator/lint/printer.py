@@ -23,15 +23,9 @@ Path = tuple[int, ...]
 
 
 _Walk = tuple[tuple[Path, ...], tuple[q.Expr, ...], tuple[tuple[q.Expr, ...], ...]]
-_PATHS: dict[int, tuple[q.Expr, _Walk]] = {}
 
 
-def _walked(node: q.Expr) -> _Walk:
-    """Paths, nodes and ancestors of every node under ``node``, in ``q.walk`` order (cached
-    per node object, like ``q.walk``: checks walk the same tree many times)."""
-    cached = _PATHS.get(id(node))
-    if cached is not None and cached[0] is node:
-        return cached[1]
+def _compute_walk(node: q.Expr) -> _Walk:
     paths: list[Path] = []
     stack: list[tuple[Path, q.Expr]] = [((), node)]
     while stack:
@@ -41,11 +35,13 @@ def _walked(node: q.Expr) -> _Walk:
         for index in range(len(kids) - 1, -1, -1):
             stack.append(((*current_path, index), kids[index]))
     walked = q.walk(node)
-    result = (tuple(paths), tuple(n for n, _ in walked), tuple(a for _, a in walked))
-    if len(_PATHS) >= 20000:
-        _PATHS.clear()
-    _PATHS[id(node)] = (node, result)
-    return result
+    return (tuple(paths), tuple(n for n, _ in walked), tuple(a for _, a in walked))
+
+
+def _walked(node: q.Expr) -> _Walk:
+    """Paths, nodes and ancestors of every node under ``node``, in ``q.walk`` order
+    (remembered for the run, like ``q.walk``: checks walk the same tree many times)."""
+    return q.memo("paths", node, lambda: _compute_walk(node))
 
 
 def walk_paths(node: q.Expr, path: Path = ()) -> Iterator[tuple[Path, q.Expr]]:

@@ -10,9 +10,11 @@ by identity.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from functools import lru_cache
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar, cast
 
 import promql_parser as P
 
@@ -83,8 +85,32 @@ def children(node: Expr) -> list[Expr]:
 
 
 Walked = tuple[tuple[Expr, tuple[Expr, ...]], ...]
-_WALKED: dict[int, tuple[Expr, Walked]] = {}
-_WALK_CACHE_SIZE = 20000
+T = TypeVar("T")
+# One memo per lint run in progress (innermost last), keyed by (what, tree object): the dict
+# holds the tree, so entries stay valid for the run and go with it.
+_RUNS: list[dict[tuple[str, Expr], object]] = []
+
+
+@contextmanager
+def run_scope() -> Iterator[None]:
+    """Within the block, :func:`memo` keeps what it computes (the engine opens one per lint
+    run: the checks walk the same rule trees many times); outside, nothing is kept."""
+    _RUNS.append({})
+    try:
+        yield
+    finally:
+        _RUNS.pop()
+
+
+def memo(what: str, node: Expr, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered for ``(what, node)`` while the current run lasts."""
+    if not _RUNS:
+        return compute()
+    run = _RUNS[-1]
+    key = (what, node)
+    if key not in run:
+        run[key] = compute()
+    return cast(T, run[key])
 
 
 def _walk(
@@ -96,23 +122,19 @@ def _walk(
         _walk(child, below, out)
 
 
+def _walked(node: Expr) -> Walked:
+    out: list[tuple[Expr, tuple[Expr, ...]]] = []
+    _walk(node, (), out)
+    return tuple(out)
+
+
 def walk(node: Expr) -> Walked:
     """Every node of the tree under ``node`` as ``(node, ancestors)``, depth first.
 
-    ``ancestors`` runs from ``node`` down to the parent. The result is cached per node object
-    (checks walk the same rule tree many times; the cache keeps the object alive, so its id is
-    not reused while cached).
+    ``ancestors`` runs from ``node`` down to the parent. Remembered for the run
+    (:func:`memo`).
     """
-    cached = _WALKED.get(id(node))
-    if cached is not None and cached[0] is node:
-        return cached[1]
-    out: list[tuple[Expr, tuple[Expr, ...]]] = []
-    _walk(node, (), out)
-    if len(_WALKED) >= _WALK_CACHE_SIZE:
-        _WALKED.clear()
-    result = tuple(out)
-    _WALKED[id(node)] = (node, result)
-    return result
+    return memo("walk", node, lambda: _walked(node))
 
 
 def unwrap(node: Expr) -> Expr:

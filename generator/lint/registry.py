@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from generator.lint.config import LintConfig
-from generator.lint.labels import Labels, analyse, union
+from generator.lint.labels import Analysis, Labels, analyse, union
 from generator.lint.model import Fix, Rule, Severity, SourceFile
 from generator.lint.names import CounterNames
-from generator.lint.promql import Expr
+from generator.lint.promql import Expr, memo
 
 DOCS = "docs/lint"
 
@@ -57,6 +57,11 @@ class Context:
         """Parsed expressions of the recording rules writing ``name`` (empty when none here)."""
         return [tree for _, tree in self.records.get(name, ()) if tree is not None]
 
+    def analysis(self, tree: Expr) -> Analysis:
+        """:func:`generator.lint.labels.analyse` of ``tree`` with this run's records
+        (remembered for the run: several checks read it)."""
+        return memo("labels", tree, lambda: analyse(tree, self.record_labels))
+
     def record_labels(self, name: str) -> Labels | None:
         """Labels the series recorded as ``name`` can carry: the union over its recording
         rules here of their expression's labels and static labels; ``None`` when no rule here
@@ -88,7 +93,7 @@ class Context:
 
 RuleFunc = Callable[[Rule, Expr, Context], Iterable[Hit]]
 SetFunc = Callable[
-    [Sequence[SourceFile], Mapping[int, Expr | None], Context],
+    [Sequence[SourceFile], Mapping[Rule, Expr | None], Context],
     Iterable[tuple[SourceFile, Rule | None, Hit]],
 ]
 
@@ -104,7 +109,7 @@ class Check:
             ``versions``, ``hygiene``, ``dashboards`` or ``input``.
         summary: one line saying what it catches.
         rule_func: per-rule function (given the parsed tree), or ``None``.
-        set_func: whole-input function (given all files and trees by ``id(rule)``), or ``None``.
+        set_func: whole-input function (given all files and trees by rule), or ``None``.
     """
 
     id: str

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import promql_parser as P
 
+from generator import slo
 from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.slo import _budget_product, _error_series, _threshold, _windows
@@ -239,21 +240,11 @@ def _fmt(seconds: float) -> str:
     return q.fmt_seconds(max(step, round(seconds / step) * step)) if seconds >= 60 else "<1m"
 
 
-_TIERS: dict[int, tuple[q.Expr, Context, list[list[Condition]]]] = {}
-
-
 def _alert_tiers(rule: Rule, tree: q.Expr, ctx: Context) -> list[list[Condition]]:
-    """:func:`tiers` of an alert (cached: every burn-rate check reads them)."""
+    """:func:`tiers` of an alert (remembered for the run: every burn-rate check reads them)."""
     if rule.kind != "alert":
         return []
-    cached = _TIERS.get(id(tree))
-    if cached is not None and cached[0] is tree and cached[1] is ctx:
-        return cached[2]
-    if len(_TIERS) >= 4096:
-        _TIERS.clear()
-    found = tiers(tree, ctx)
-    _TIERS[id(tree)] = (tree, ctx, found)
-    return found
+    return q.memo("burn-rate tiers", tree, lambda: tiers(tree, ctx))
 
 
 @rule_check(
@@ -370,8 +361,14 @@ def burn_rate_budget_spend(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
             )
 
 
-# The Workbook's factor for each long window (ch. 5, "Multiwindow, multi-burn-rate alerts").
-WORKBOOK_FACTORS = {3600.0: 14.4, 21600.0: 6.0, 86400.0: 3.0, 259200.0: 1.0}
+# The Workbook's factor for each long window at its 30-day SLO window (ch. 5, "Multiwindow,
+# multi-burn-rate alerts"), from obsgen's own default tiers: 14.4 over 1h … 1 over 3d.
+WORKBOOK_FACTORS = {
+    tier.long_window_ms / 1000: float(
+        slo.burn_rate_factor(tier.budget, 30 * slo.DAY_MS, tier.long_window_ms)
+    )
+    for tier in slo.DEFAULT_TIERS
+}
 
 
 def suggest_factor(window: float, budget: float, period: float) -> float | None:

@@ -12,7 +12,7 @@ DISABLE_COMMENT = "disable-comment"
 
 
 def _run(
-    sources: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
+    sources: Sequence[SourceFile], trees: Mapping[Rule, q.Expr | None], ctx: Context
 ) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
     today = ctx.config.day
     for source in sources:

@@ -156,7 +156,7 @@ def range_too_short(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     "a rule group `interval` of 5m or more (above 5m on Prometheus 2): recorded series go stale",
 )
 def group_interval_too_long(
-    files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
+    files: Sequence[SourceFile], trees: Mapping[Rule, q.Expr | None], ctx: Context
 ) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
     """``interval: 10m`` outlives the 5m lookback: queries see gaps, alerts flap."""
     for source in files:
@@ -211,7 +211,7 @@ def _same_rule_deployed_once(a: Rule, b: Rule) -> bool:
     "the same rule (name, labels, expression) loaded twice into one Prometheus",
 )
 def duplicate_rule(
-    files: Sequence[SourceFile], trees: Mapping[int, q.Expr | None], ctx: Context
+    files: Sequence[SourceFile], trees: Mapping[Rule, q.Expr | None], ctx: Context
 ) -> Iterator[tuple[SourceFile, Rule | None, Hit]]:
     """Two copies of one alert page twice; two copies of one record write the same series.
 
@@ -223,7 +223,7 @@ def duplicate_rule(
         for rule in source.rules:
             if rule.kind not in ("alert", "record"):
                 continue  # dashboard queries are not loaded into Prometheus
-            earlier = seen.setdefault(_identity(rule, trees.get(id(rule))), [])
+            earlier = seen.setdefault(_identity(rule, trees.get(rule)), [])
             original = next((r for r in earlier if not _same_rule_deployed_once(r, rule)), None)
             earlier.append(rule)
             if original is not None:

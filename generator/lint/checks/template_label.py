@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterator
 
 from generator.lint import promql as q
-from generator.lint.labels import analyse
 from generator.lint.model import Rule, Severity
 from generator.lint.registry import Check, Context, Hit
 
@@ -31,7 +30,7 @@ def label_references(text: str) -> list[str]:
 def _run(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     if rule.kind != "alert":
         return
-    result = analyse(tree, ctx.record_labels).labels
+    result = ctx.analysis(tree).labels
     if result.scalar:
         return
     fields = [(f"annotations.{k}", v) for k, v in sorted(rule.annotations.items())]

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from generator.lint import promql as q
-from generator.lint.labels import analyse
 from generator.lint.model import Rule, Severity
 from generator.lint.registry import Check, Context, Hit
 
 
 def _run(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    for problem in analyse(tree, ctx.record_labels).problems:
+    for problem in ctx.analysis(tree).problems:
         if problem.kind == "never-matches":
             yield Hit(problem.message)
 
