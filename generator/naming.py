@@ -39,6 +39,7 @@ ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
 ALERT_MEMORY_HEADROOM = "ModelMemoryHeadroomLow"
 ALERT_MEMORY_EXHAUSTION = "ModelMemoryExhaustionPredicted"
 ALERT_OOM_KILLED = "ModelContainerOOMKilled"
+ALERT_CRASH_LOOP = "ModelContainerCrashLooping"
 ALERT_QUEUE_DEPTH = "ModelQueueDepthHigh"
 ALERT_KV_CACHE = "ModelKVCacheNearFull"
 ALERT_TARGET_DOWN = "ModelTargetDown"
@@ -51,6 +52,7 @@ ALERT_GPU_EXPORTER_DOWN = "GPUExporterDown"
 ALERT_SIGNAL_MISSING = "ModelSignalMissing"
 ALERT_REPLICAS_UNAVAILABLE = "ModelReplicasUnavailable"
 ALERT_GPU_LOST = "GPUDeviceLost"
+ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
 
 # Short indicator label values for the spec's latency metric keys.
 INDICATOR_LABEL = {
@@ -66,6 +68,10 @@ CADVISOR_WORKING_SET = "container_memory_working_set_bytes"
 KSM_LIMITS = "kube_pod_container_resource_limits"
 KSM_LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
 KSM_RESTARTS = "kube_pod_container_status_restarts_total"
+# A series per waiting container (value 1, label reason), none while it runs
+# (kube-state-metrics v2.20.0, internal/store/pod.go; docs/metrics/workload/pod-metrics.md).
+KSM_WAITING_REASON = "kube_pod_container_status_waiting_reason"
+CRASH_LOOP_REASON = "CrashLoopBackOff"
 CADVISOR_CPU = "container_cpu_usage_seconds_total"
 CADVISOR_CFS_PERIODS = "container_cpu_cfs_periods_total"
 CADVISOR_CFS_THROTTLED = "container_cpu_cfs_throttled_periods_total"
@@ -91,7 +97,12 @@ GPU_UTILIZATION = "gpu_utilization_ratio"
 GPU_POWER_USAGE = "gpu_power_usage_watts"
 GPU_POWER_LIMIT = "gpu_power_limit_watts"
 GPU_SM_CLOCK = "gpu_sm_clock_hertz"
+# Read by GPUHardwareSlowdown (the hardware reasons) and the dashboards.
 GPU_CLOCK_EVENT_ACTIVE = "gpu_clock_event_active"
+GPU_HARDWARE_SLOWDOWN_REASONS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown")
+# 1 per reading NVML answers NotSupported (or lacks) on a device (label reading): the reading's
+# series are omitted on purpose, and the input guards do not expect them there.
+GPU_READING_UNSUPPORTED = "gpu_reading_unsupported"
 ALERTS_SERIES = "ALERTS"
 
 # Install overlay (helm/, manifests/): the sidecar and the Kubernetes objects obsgen emits.

@@ -312,12 +312,16 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),
+    # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
+    # default WINDOW_FACTOR × `for` (resolve() derives it).
+    "crash_loop": (0, "warning", {"window_ms": 900_000, "min_restarts": 3}),
     "target_down": (300_000, "critical", {}),
     "gpu_memory_headroom": (300_000, "warning", {"min_free": 0.05}),
     "gpu_temperature": (600_000, "warning", {"max": 85.0}),
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
     "gpu_device_lost": (120_000, "critical", {}),
+    "gpu_hardware_slowdown": (300_000, "warning", {}),
     # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
     "replicas_unavailable": (900_000, "warning", {}),
     # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
@@ -338,7 +342,12 @@ _GPU_ALERTS = {
     "gpu_xid_errors",
     "gpu_exporter_down",
     "gpu_device_lost",
+    "gpu_hardware_slowdown",
 }
+# Alerts on the time a condition held within a window (spec.WindowedAlert), and the default
+# window as a multiple of `for`: a full outage fires after `for`, as a plain `for` would.
+WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
+WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4
 _SPEC_PARAM = {
@@ -350,6 +359,8 @@ _SPEC_PARAM = {
     "min_free": "min_free",
     "horizon": "horizon_ms",
     "lookback": "lookback_ms",
+    "window": "window_ms",
+    "min_restarts": "min_restarts",
     "ignore": "ignore",
 }
 
@@ -786,20 +797,70 @@ def _resolve_alerts(
                         f"{path}.threshold",
                         f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket bound {decimal_str(top)}s; histogram_quantile never reports more than that bound, so the alert could never fire",
                     )
-        if key in ("memory_headroom", "memory_exhaustion", "oom_killed") and not body.deployment:
+        if (
+            key in ("memory_headroom", "memory_exhaustion", "oom_killed", "crash_loop")
+            and not body.deployment
+        ):
             continue
         if key == "signal_missing":
             for_ms = _signal_missing_for(given, for_ms, body.prometheus.scrape_interval, p)
             merged["ignore"] = tuple(merged["ignore"])
+        if given is not None and given.for_ is not None:
+            for_ms = given.for_
+        if key in WINDOWED or key == "crash_loop":
+            spec_window = getattr(given, "window", None) if given is not None else None
+            _held_window(key, merged, for_ms, spec_window, body.prometheus.scrape_interval, p)
         alerts[key] = AlertPlan(
             key=key,
-            for_ms=given.for_ if given is not None and given.for_ is not None else for_ms,
+            for_ms=for_ms,
             severity=given.severity
             if given is not None and given.severity is not None
             else severity,
             params=merged,
         )
     return alerts
+
+
+def _held_window(
+    key: str,
+    params: dict[str, Any],
+    for_ms: int,
+    given: int | None,
+    scrape_ms: int,
+    p: _Problems,
+) -> None:
+    """Set ``params["window_ms"]`` of a windowed alert: ``given`` (the spec's), else the
+    default (``params``' own, or WINDOW_FACTOR × ``for`` up to 6h, at least ``for``) raised to
+    4 scrape intervals. A spec window shorter than ``for`` (the condition could never hold
+    that long in it) or than 4 scrape intervals is reported, and so are more crash-loop
+    restarts than its window has minutes (less two)."""
+    path = f"spec.alerts.{to_camel(key)}.window"
+    least = SIGNAL_MISSING_MIN_SCRAPES * scrape_ms
+    if given is None:
+        default = params.get("window_ms") or min(WINDOW_FACTOR * for_ms, 6 * 3_600_000)
+        given = params["window_ms"] = max(least, for_ms, default)
+    elif given < for_ms:
+        p.add(
+            path,
+            f"{format_duration_ms(given)} is shorter than its for ({format_duration_ms(for_ms)}): "
+            f"the condition could never hold that long within it; expected at least "
+            f"{format_duration_ms(for_ms)} (default {WINDOW_FACTOR} × for)",
+        )
+    elif given < least:
+        p.add(
+            path,
+            f"{format_duration_ms(given)} is shorter than {SIGNAL_MISSING_MIN_SCRAPES} × "
+            f"spec.prometheus.scrapeInterval; expected at least {format_duration_ms(least)}",
+        )
+    most = given // 60_000 - 2
+    if key == "crash_loop" and int(params["min_restarts"]) > most:
+        p.add(
+            f"spec.alerts.{to_camel(key)}.minRestarts",
+            f"{params['min_restarts']} restarts within {format_duration_ms(given)} would never "
+            f"fire: past its first back-offs a crash loop restarts less than once a minute (the "
+            f"kubelet's back-off doubles from 10s to 5m); expected at most {max(most, 0)}, or a "
+            f"longer window",
+        )
 
 
 def _signal_missing_for(given: Any, default_ms: int, scrape_ms: int, p: _Problems) -> int:

@@ -222,6 +222,11 @@ Horizon = Annotated[
     DurationMs,
     _within(60_000, MAX_DURATION_MS, "a prediction less than a minute ahead is no warning"),
 ]
+# The window a condition's time is counted in (target down, crash loop, GPU slowdown).
+HeldWindow = Annotated[
+    DurationMs,
+    _within(60_000, MAX_FOR_MS, "the time a condition held is counted over a minute to 6h"),
+]
 SLOWindow = Annotated[
     DurationMs,
     _within(60_000, MAX_SLO_WINDOW_MS, "the longest SLO window obsgen tests is a year"),
@@ -723,6 +728,22 @@ class GPUMemoryHeadroomAlert(AlertBase):
     min_free: FreeShare | None = None
 
 
+class WindowedAlert(AlertBase):
+    """An alert on the time a condition held within ``window``: it fires once the condition
+    held ``for`` in total within the last ``window`` (default 3 × ``for``), however often it
+    was interrupted, so a flapping condition cannot reset it."""
+
+    window: HeldWindow | None = None
+
+
+class CrashLoopAlert(AlertBase):
+    """``alerts.crashLoop``: the model container restarted ``minRestarts`` times within
+    ``window``, or was seen waiting in ``CrashLoopBackOff`` there."""
+
+    window: HeldWindow | None = None
+    min_restarts: Annotated[int, Field(ge=1, le=1000)] | None = None
+
+
 class GPUTemperatureAlert(AlertBase):
     """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
 
@@ -748,6 +769,7 @@ Signal = Literal[
     "gpuDevices",
     "gpuMemory",
     "gpuTemperature",
+    "gpuClockEvents",
 ]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 
@@ -779,13 +801,15 @@ class Alerts(StrictModel):
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None
-    target_down: AlertBase | None = None
+    crash_loop: CrashLoopAlert | None = None
+    target_down: WindowedAlert | None = None
     gpu_memory_headroom: GPUMemoryHeadroomAlert | None = None
     gpu_temperature: GPUTemperatureAlert | None = None
     gpu_xid_errors: AlertBase | None = None
     gpu_exporter_down: AlertBase | None = None
     gpu_device_lost: AlertBase | None = None
-    replicas_unavailable: AlertBase | None = None
+    gpu_hardware_slowdown: WindowedAlert | None = None
+    replicas_unavailable: WindowedAlert | None = None
     signal_missing: SignalMissingAlert | None = None
 
 

@@ -88,9 +88,17 @@ ALERT_NOTES = {
     "horizon": "how far ahead the working-set trend is projected",
     "lookback": "history the trend is fitted on",
     "signalMissing.ignore": "signals not to guard: series absent on purpose",
+    "window": "the time `for` is counted in, in total however often interrupted; default 3 × `for`",
+    "crashLoop.window": "restarts are counted in it",
+    "minRestarts": "restarts within `window` that fire it; at most one a minute",
 }
 # Alert defaults the table cannot show as a plain duration.
-ALERT_FOR_NOTES = {"signal_missing": "15m, at least 4 × `scrapeInterval`"}
+ALERT_FOR_NOTES = {
+    "signal_missing": "15m, at least 4 × `scrapeInterval`",
+    "target_down": "5m in total within `window` (15m)",
+    "replicas_unavailable": "15m in total within `window` (45m)",
+    "gpu_hardware_slowdown": "5m in total within `window` (15m)",
+}
 
 
 def _durations(model: type[BaseModel]) -> set[str]:

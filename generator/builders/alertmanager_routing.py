@@ -37,8 +37,8 @@ class Role(StrEnum):
     """An input the alerts read has vanished, or replicas are missing: explained by
     ModelTargetDown while the targets are down."""
     RESOURCE = "resource"
-    """Container memory and OOM kills (cAdvisor, kube-state-metrics): often the *cause* of
-    targets being down, so never held back by it."""
+    """Container memory, OOM kills and crash loops (cAdvisor, kube-state-metrics): often the
+    *cause* of targets being down, so never held back by it."""
     GPU = "gpu"
     """Read from the NVML sidecar of one pod."""
     GPU_EXPORTER_DOWN = "gpu-exporter-down"
@@ -58,10 +58,12 @@ ALERT_ROLES: dict[str, Role] = {
     naming.ALERT_MEMORY_HEADROOM: Role.RESOURCE,
     naming.ALERT_MEMORY_EXHAUSTION: Role.RESOURCE,
     naming.ALERT_OOM_KILLED: Role.RESOURCE,
+    naming.ALERT_CRASH_LOOP: Role.RESOURCE,
     naming.ALERT_GPU_MEMORY_HEADROOM: Role.GPU,
     naming.ALERT_GPU_TEMPERATURE: Role.GPU,
     naming.ALERT_GPU_XID: Role.GPU,
     naming.ALERT_GPU_LOST: Role.GPU,
+    naming.ALERT_GPU_SLOWDOWN: Role.GPU,
     naming.ALERT_GPU_EXPORTER_DOWN: Role.GPU_EXPORTER_DOWN,
 }
 

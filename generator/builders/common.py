@@ -9,7 +9,7 @@ from generator import naming
 from generator.plan import ServicePlan
 from generator.promql import Matcher, Target, equals, selector
 from generator.text import alert_text
-from generator.units import format_duration_ms
+from generator.units import decimal_str, format_duration_ms
 
 Rule = dict[str, Any]
 Group = dict[str, Any]
@@ -118,3 +118,20 @@ def group(plan: ServicePlan, part: str, rules: list[Rule], interval_ms: int | No
         out["interval"] = format_duration_ms(interval_ms)
     out["rules"] = rules
     return out
+
+
+def held_for(plan: ServicePlan, expr: str, for_ms: int, window_ms: int) -> str:
+    """``expr`` held at least ``for_ms`` in total within the last ``window_ms``:
+
+        count_over_time((<expr>)[<window>:<step>]) * <step in s> >= <for in s>
+
+    The subquery evaluates ``expr`` every ``spec.prometheus.scrapeInterval`` (``step``), so
+    the count × step is the time (seconds, to within one step) it returned a sample;
+    interruptions shorter than ``for`` (a crash-looping pod up for a few seconds between
+    back-offs) do not reset it, as they reset a rule's ``for``. A ``for_ms`` of 0 means one
+    step. The value of the result is that time in seconds.
+    """
+    step = plan.scrape_interval_ms
+    held = f"count_over_time(({expr})[{format_duration_ms(window_ms)}:{format_duration_ms(step)}])"
+    least = max(for_ms, step)
+    return f"{held} * {decimal_str(step / 1000)} >= {decimal_str(least / 1000)}"

@@ -3,16 +3,17 @@
 Series are selected by ``plan.gpu_matchers``: the sidecar's container and the ``job`` label
 that obsgen's own GPU PodMonitor sets, so no pod-name pattern is involved. Device series carry
 ``uuid`` and ``gpu``; MIG instance series add ``mig_uuid`` and ``gpu_instance_id``; a lost GPU
-keeps only ``gpu_info``, ``gpu_device_up`` (0) and its Xid series.
+keeps only ``gpu_info``, ``gpu_device_up`` (0) and its Xid series. Clock event reasons are
+NVML's ``nvmlClocksEventReason*`` bits (nvidia-ml-py's pynvml.py), one ``reason`` label each.
 """
 
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, counter_target
+from generator.builders.common import Rule, alert_rule, counter_target, held_for
 from generator.plan import ServicePlan
-from generator.promql import born, by, selector
-from generator.units import decimal_str
+from generator.promql import Matcher, born, by, selector
+from generator.units import decimal_str, format_duration_ms
 
 GPU_LABELS = ("namespace", "pod", "uuid")
 MIG_LABELS = (*GPU_LABELS, "mig_uuid", "gpu_instance_id")
@@ -57,9 +58,43 @@ def gpu_memory_headroom_alerts(plan: ServicePlan) -> list[Rule]:
     ]
 
 
+def slowdown_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """Matchers of the hardware clock event reasons ``GPUHardwareSlowdown`` reads."""
+    reasons = "|".join(naming.GPU_HARDWARE_SLOWDOWN_REASONS)
+    return (*plan.gpu_matchers, Matcher("reason", "=~", reasons))
+
+
+def gpu_slowdown_alerts(plan: ServicePlan) -> list[Rule]:
+    """``GPUHardwareSlowdown``: a hardware reason (``hw_slowdown``, ``hw_thermal_slowdown``,
+    ``hw_power_brake_slowdown``) held the GPU's clocks down for ``for`` in total within
+    ``window`` (:func:`held_for`: a brake that comes and goes counts). Per GPU and reason;
+    value: seconds within the window."""
+    alert = plan.alerts.get("gpu_hardware_slowdown")
+    if alert is None:
+        return []
+    window = int(alert.params["window_ms"])
+    active = selector(naming.GPU_CLOCK_EVENT_ACTIVE, slowdown_matchers(plan))
+    expr = held_for(
+        plan, f"max{by(plan.keeping(*GPU_LABELS, 'reason'))} ({active}) == 1", alert.for_ms, window
+    )
+    return [
+        alert_rule(
+            plan,
+            naming.ALERT_GPU_SLOWDOWN,
+            expr,
+            0,
+            alert.severity,
+            {naming.WINDOW: format_duration_ms(window)},
+            held=format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
+            window=format_duration_ms(window),
+        )
+    ]
+
+
 def gpu_alerts(plan: ServicePlan) -> list[Rule]:
     """``GPUMemoryHeadroomLow``, ``GPUTemperatureHigh``, ``GPUXidErrors``, ``GPUExporterDown``,
-    ``GPUDeviceLost``: those the plan enables (none without the sidecar)."""
+    ``GPUDeviceLost``, ``GPUHardwareSlowdown``: those the plan enables (none without the
+    sidecar)."""
     if not plan.gpu_exporter:
         return []
     rules: list[Rule] = gpu_memory_headroom_alerts(plan)
@@ -103,4 +138,4 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
         nvml_up = f"max{by(pods)} ({selector(naming.GPU_EXPORTER_UP, m)})"
         expr = f"{device_up} == 0 and on ({', '.join(pods)}) {nvml_up} == 1"
         rules.append(alert_rule(plan, naming.ALERT_GPU_LOST, expr, alert.for_ms, alert.severity))
-    return rules
+    return rules + gpu_slowdown_alerts(plan)

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, identity_matchers
+from generator.builders.common import Rule, alert_rule, held_for, identity_matchers
+from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.pods import (
     KSM_POD_OWNER,
     OWNER_RECORD,
@@ -37,7 +38,7 @@ from generator.builders.pods import (
 )
 from generator.plan import HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, le_matcher, selector
-from generator.units import decimal_str
+from generator.units import decimal_str, format_duration_ms
 
 SERVICE_KEYS = ("namespace",)
 POD_KEYS = ("namespace", "pod")
@@ -81,6 +82,8 @@ class SignalInput:
         gate: conditions under which the input must be present (all must hold).
         readers: what reads it (``ModelKVCacheNearFull``, ``ErrorBudgetBurn (SLO latency)``).
         covers: selectors read beside it that may be absent on a healthy service.
+        excused: sources whose series (per key set) say the input is absent on purpose (the
+            exporter reports the reading unsupported on that GPU): no guard there.
         le: the bucket bound (metric unit, as text) of a bucket input, else None.
         remedy: where to look when it is missing.
     """
@@ -92,6 +95,7 @@ class SignalInput:
     gate: tuple[Condition, ...]
     readers: tuple[str, ...]
     covers: tuple[Source, ...] = ()
+    excused: tuple[Source, ...] = ()
     le: str | None = None
     remedy: str = ""
 
@@ -275,7 +279,9 @@ _MEMORY_READERS = {
     "memory_headroom": naming.ALERT_MEMORY_HEADROOM,
     "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
     "oom_killed": naming.ALERT_OOM_KILLED,
+    "crash_loop": naming.ALERT_CRASH_LOOP,
 }
+_RESTART_READERS = ("oom_killed", "crash_loop")
 
 
 def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
@@ -299,7 +305,9 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
     )
     attributed = (_targets_up(plan), Condition((record,)))
-    memory = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k != "oom_killed")
+    memory = tuple(
+        a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k not in _RESTART_READERS
+    )
     cadvisor = "cAdvisor (the kubelet's /metrics/cadvisor) is not scraped, or spec.deployment.container does not name the model's container."
     ksm = "kube-state-metrics is not scraped, or spec.deployment.container does not name the model's container."
     if memory:
@@ -332,12 +340,27 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
                     + " Or the container has no memory limit: set spec.deployment.memoryLimit.",
                 )
             )
-    if "oom_killed" in plan.alerts:
-        reason = Source(
-            naming.KSM_LAST_TERMINATED,
-            (*plan.container_matchers, Matcher("reason", "=", "OOMKilled")),
-            owned=True,
-        )
+    restart_readers = tuple(_MEMORY_READERS[k] for k in _RESTART_READERS if k in plan.alerts)
+    if restart_readers:
+        # Absent on a healthy service: the last termination before any, the waiting reason
+        # while the container runs.
+        covers = []
+        if "oom_killed" in plan.alerts:
+            covers.append(
+                Source(
+                    naming.KSM_LAST_TERMINATED,
+                    (*plan.container_matchers, Matcher("reason", "=", "OOMKilled")),
+                    owned=True,
+                )
+            )
+        if "crash_loop" in plan.alerts:
+            covers.append(
+                Source(
+                    naming.KSM_WAITING_REASON,
+                    (*plan.container_matchers, Matcher("reason", "=", naming.CRASH_LOOP_REASON)),
+                    owned=True,
+                )
+            )
         out.add(
             SignalInput(
                 "containerRestarts",
@@ -345,11 +368,21 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 SERVICE_KEYS,
                 ((Source(naming.KSM_RESTARTS, plan.container_matchers, owned=True),),),
                 attributed,
-                (naming.ALERT_OOM_KILLED,),
-                covers=(reason,),
+                restart_readers,
+                covers=tuple(covers),
                 remedy=ksm,
             )
         )
+
+
+def unsupported(plan: ServicePlan, *readings: str) -> Source:
+    """The exporter's ``gpu_reading_unsupported`` series of ``readings`` (NVML answered
+    NotSupported, or lacks the call, on that GPU: its series are omitted on purpose)."""
+    value = "|".join(readings)
+    op = "=~" if len(readings) > 1 else "="
+    return Source(
+        naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, Matcher("reading", op, value))
+    )
 
 
 def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
@@ -385,6 +418,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
         "gpu_temperature": naming.ALERT_GPU_TEMPERATURE,
         "gpu_xid_errors": naming.ALERT_GPU_XID,
         "gpu_device_lost": naming.ALERT_GPU_LOST,
+        "gpu_hardware_slowdown": naming.ALERT_GPU_SLOWDOWN,
     }
     readers = tuple(a for k, a in device_alerts.items() if k in plan.alerts)
     if readers:
@@ -402,6 +436,11 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
             )
         )
     on_device = (Condition((device_up,), 1),)
+    not_said = (
+        "and the exporter does not report the reading unsupported there "
+        f"({naming.GPU_READING_UNSUPPORTED}): NVML refused it with another error, which the "
+        "sidecar's log names (each refused reading is logged once at info)."
+    )
     if "gpu_memory_headroom" in plan.alerts:
         out.add(
             SignalInput(
@@ -414,8 +453,10 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 ),
                 on_device,
                 (naming.ALERT_GPU_MEMORY_HEADROOM,),
+                excused=(unsupported(plan, "memory_info"),),
                 remedy="The GPU answers NVML but reports no memory, neither whole nor per MIG "
-                "instance: the sidecar lacks access to it (see its log).",
+                f"instance, {not_said} A unified-memory GPU (GB10, DGX Spark) has no frame-buffer "
+                "memory to report: the exporter says so and this guard stays silent there.",
             )
         )
     if "gpu_temperature" in plan.alerts:
@@ -427,8 +468,24 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 ((Source(naming.GPU_TEMPERATURE, m),),),
                 on_device,
                 (naming.ALERT_GPU_TEMPERATURE,),
-                remedy="The GPU answers NVML but reports no temperature (not supported where the "
-                "sidecar sees only a MIG instance or a vGPU: ignore the signal there).",
+                excused=(unsupported(plan, "temperature"),),
+                remedy=f"The GPU answers NVML but reports no temperature, {not_said} A MIG "
+                "instance or a vGPU that reports none is excused by that series.",
+            )
+        )
+    if "gpu_hardware_slowdown" in plan.alerts:
+        out.add(
+            SignalInput(
+                "gpuClockEvents",
+                naming.GPU_CLOCK_EVENT_ACTIVE,
+                GPU_KEYS,
+                ((Source(naming.GPU_CLOCK_EVENT_ACTIVE, m),),),
+                on_device,
+                (naming.ALERT_GPU_SLOWDOWN,),
+                # A GPU lists only the reasons it supports: the hardware ones may be absent.
+                covers=(Source(naming.GPU_CLOCK_EVENT_ACTIVE, slowdown_matchers(plan)),),
+                excused=(unsupported(plan, "supported_reasons", "current_reasons"),),
+                remedy=f"The GPU answers NVML but reports no clock event reasons, {not_said}",
             )
         )
 
@@ -531,6 +588,8 @@ def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
         return f"({found})" if len(sources) > 1 else found  # `or` binds looser than `and`
 
     gate = on.join(any_of(c.sources, c.equals) for c in item.gate)
+    if item.excused:
+        gate = f"{gate} unless on ({', '.join(keys)}) {any_of(item.excused)}"
     present = on.join(any_of(group) for group in item.needs)
     return f"{gate} unless on ({', '.join(keys)}) ({present})"
 
@@ -584,7 +643,9 @@ def _workload_matcher(plan: ServicePlan) -> Matcher:
 
 def replicas_unavailable_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelReplicasUnavailable``: desired − available replicas (kube-state-metrics) > 0, or
-    without those series ``spec.deployment.replicas`` − targets up > 0. Value: replicas missing.
+    without those series ``spec.deployment.replicas`` − targets up > 0, for ``for`` in total
+    within the alert's ``window`` (:func:`held_for`: a replica that flaps between ready and
+    crashed does not reset it). Value: seconds short of replicas within the window.
 
     No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then.
     """
@@ -602,15 +663,19 @@ def replicas_unavailable_alerts(plan: ServicePlan) -> list[Rule]:
     if plan.namespace is None:
         ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
     fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
+    window = int(alert.params["window_ms"])
     return [
         alert_rule(
             plan,
             naming.ALERT_REPLICAS_UNAVAILABLE,
-            f"{ksm}\nor\n{fallback}",
-            alert.for_ms,
+            held_for(plan, f"{ksm}\nor\n{fallback}", alert.for_ms, window),
+            0,
             alert.severity,
+            {naming.WINDOW: format_duration_ms(window)},
             workload=f"{plan.workload_kind}/{plan.deployment_name}",
             replicas=str(plan.replicas),
+            held=format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
+            window=format_duration_ms(window),
         )
     ]
 

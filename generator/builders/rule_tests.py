@@ -439,6 +439,10 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, f"{_healthy_celsius(plan)}{steady}")
         s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
         s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
+        for reason in ("gpu_idle", *naming.GPU_HARDWARE_SLOWDOWN_REASONS):
+            s.gauge(
+                naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "uuid": UUID, "reason": reason}, "0" + steady
+            )
         s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
         s.gauge("up", gpu, "1" + steady)
     return s
@@ -1335,69 +1339,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         quiet.gauge(naming.KSM_LAST_TERMINATED, {**pod, "reason": "OOMKilled"}, "1x60")
         rule = _rule(plan, naming.ALERT_OOM_KILLED)
         case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
-    if "target_down" in alerts:
-        up = _up_labels(plan)
-        keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
-        # absent() carries the selector's equality labels only: no cluster label.
-        absent_keys = {m.label: up[m.label] for m in plan.matchers}
-        critical = _rule(plan, naming.ALERT_TARGET_DOWN, alerts["target_down"].severity)
-        warning = next(
-            r
-            for r in alert_rules(plan)
-            if r["alert"] == naming.ALERT_TARGET_DOWN
-            and r is not critical
-            and r["expr"] != critical["expr"]
-        )
-        at = _after_for(plan, "target_down")
-        all_down = healthy(plan, base)
-        all_down.gauge("up", up, "0+0x60")
-        groups.append(
-            _family_case(
-                plan,
-                "ModelTargetDown: every target down pages",
-                all_down,
-                naming.ALERT_TARGET_DOWN,
-                [_expect(critical, keys, None)],
-                at,
-            )
-        )
-        absent = healthy(plan, base)
-        absent.gauges = {
-            k: v for k, v in absent.gauges.items() if not (k[0] == "up" and dict(k[1]) == up)
-        }
-        groups.append(
-            _family_case(
-                plan,
-                "ModelTargetDown: no target at all pages",
-                absent,
-                naming.ALERT_TARGET_DOWN,
-                [_expect(critical, absent_keys, None)],
-                at,
-            )
-        )
-        one_down = healthy(plan, base)
-        other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
-        one_down.gauge("up", other, "0+0x60")
-        groups.append(
-            _family_case(
-                plan,
-                "ModelTargetDown: one target of two down tickets",
-                one_down,
-                naming.ALERT_TARGET_DOWN,
-                [_expect(warning, other, None)],
-                at,
-            )
-        )
-        groups.append(
-            _family_case(
-                plan,
-                "ModelTargetDown: targets up stay quiet",
-                healthy(plan, base),
-                naming.ALERT_TARGET_DOWN,
-                [],
-                at,
-            )
-        )
+    groups += target_down_groups(plan)
+    groups += crash_loop_groups(plan)
     groups += replicas_groups(plan)
     if plan.gpu_exporter:
         gpu = _gpu_labels(plan)
@@ -1454,6 +1397,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             )
         if "gpu_device_lost" in alerts:
             groups += device_lost_groups(plan)
+        groups += slowdown_groups(plan)
+        groups += unsupported_reading_groups(plan)
     return groups
 
 
@@ -1468,46 +1413,406 @@ def _without(
     s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
 
 
-def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
-    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
-    replicas). All replicas available stays quiet although only one target is scraped:
-    :func:`long_healthy_group`."""
-    alert = plan.alerts.get("replicas_unavailable")
+# --- availability over a window: targets, replicas, crash loops, GPU slowdown ---------------
+# Windowed alerts (generator.builders.common.held_for) count the subquery steps at which their
+# condition held; the cases below predict that count from per-minute sample lists.
+
+Minutes = Sequence[float | None]
+"""One sample per test step (minute); None: no sample (stale after a sample)."""
+
+
+def _values_text(values: Minutes) -> str:
+    """promtool values of ``values``: a None right after a sample is ``stale``, else ``_``."""
+    out, previous = [], None
+    for v in values:
+        out.append(go_float(v) if v is not None else "stale" if previous is not None else "_")
+        previous = v
+    return " ".join(out)
+
+
+def _sample(values: Minutes, t_ms: int) -> float | None:
+    """The sample a query at ``t_ms`` sees (the step's own: no series here skips a step)."""
+    i = t_ms // INTERVAL_MS
+    return values[i] if 0 <= i < len(values) else None
+
+
+def held_seconds(
+    plan: ServicePlan, held: Callable[[int], bool], at_ms: int, window_ms: int
+) -> float:
+    """What ``held_for``'s ``count_over_time((…)[window:step]) * step`` returns at ``at_ms``
+    (seconds): the steps are the multiples of ``spec.prometheus.scrapeInterval`` from
+    ``at_ms - window_ms`` to ``at_ms``, both ends included (promtool 2.42), none before the
+    first sample at 0; ``held(t)`` says whether the condition holds at step ``t``."""
+    step = plan.scrape_interval_ms
+    first = max(0, -(-(at_ms - window_ms) // step) * step)
+    return sum(step for t in range(first, at_ms + 1, step) if held(t)) / 1000
+
+
+def _cycle(
+    healthy_min: int, bad: float, good: float, bad_min: int, good_min: int, length: int
+) -> Minutes:
+    """``good`` for ``healthy_min`` minutes, then ``bad_min`` minutes of ``bad`` and
+    ``good_min`` of ``good`` over and over (a crash loop, a flapping brake)."""
+    cycle = [bad] * bad_min + [good] * good_min
+    return [good] * healthy_min + [cycle[i % len(cycle)] for i in range(length - healthy_min)]
+
+
+def _first_firing(
+    plan: ServicePlan, held: Callable[[int], bool], window_ms: int, least_s: float, length: int
+) -> int:
+    """The first test step (ms) from which the held time stays at least ``least_s`` plus two
+    steps for three steps (a margin against an off-by-one step on either engine).
+
+    Raises:
+        ValueError: it never does within ``length`` steps (the case would prove nothing).
+    """
+    margin = least_s + 2 * plan.scrape_interval_ms / 1000
+    for i in range(1, length - 3):
+        if all(
+            held_seconds(plan, held, (i + k) * INTERVAL_MS, window_ms) >= margin for k in range(3)
+        ):
+            return (i + 1) * INTERVAL_MS
+    raise ValueError("a windowed alert case never reaches its threshold")
+
+
+def _gauge_group(name: str, s: Series, length: int, tests: list[dict[str, Any]]) -> dict[str, Any]:
+    return _group(name, s.render(length), tests)
+
+
+def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelTargetDown``: every target down pages, no target at all pages, one of two down
+    tickets, targets up stay quiet; a single replica crash-looping (down 3 of every 4 minutes,
+    and with a short back-off 1 of every 2 — a ``for`` would be reset by every restart)
+    pages; a healthy restart (the pod replaced, its successor up within two minutes) stays
+    quiet."""
+    alert = plan.alerts.get("target_down")
     if alert is None:
         return []
-    base = [Klass(BASE_PER_MIN)]
-    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
-    rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
-    ns = {k: v for k, v in _up_labels(plan).items() if k in plan.keeping("namespace")}
-    _, available, workload = replica_metrics(plan)
-    short = healthy(plan, base)
-    short.gauge(available, {**ns, workload: plan.deployment_name}, f"{plan.replicas - 1}+0x60")
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_TARGET_DOWN]
+    every, absent_rule, some = rules  # target_down_alerts' order: all, absent, some
+    up = _up_labels(plan)
+    keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+    # absent() carries the selector's equality labels only: no cluster label.
+    absent_keys = {m.label: up[m.label] for m in plan.matchers}
+    at = _after_for(plan, "target_down")
+    length = _steps(at + window)
+
+    def with_up(*targets: tuple[dict[str, str], Minutes]) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        _without(s, "up", lambda labels: all(_selected(m, labels) for m in plan.matchers))
+        for labels, values in targets:
+            s.gauge("up", labels, _values_text(values))
+        return s
+
+    def none_up(*targets: Minutes) -> Callable[[int], bool]:
+        def held(t: int) -> bool:
+            seen = [v for v in (_sample(x, t) for x in targets) if v is not None]
+            return bool(seen) and sum(seen) == 0
+
+        return held
+
+    def check(
+        t: int, rule: Rule | None, labels: Mapping[str, str], held: Callable[[int], bool] | None
+    ) -> dict[str, Any]:
+        if rule is None:
+            return _at(t, naming.ALERT_TARGET_DOWN, [])
+        value = None if held is None else held_seconds(plan, held, t, window)
+        if value is not None and value < least:
+            raise ValueError(f"{naming.ALERT_TARGET_DOWN} case would not fire at {t} ms")
+        return _at(t, naming.ALERT_TARGET_DOWN, [_expect(rule, labels, value)])
+
+    down: Minutes = [0.0] * length
+    healthy_up: Minutes = [1.0] * length
+    other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
     groups = [
-        _family_case(
-            plan,
-            f"{rule['alert']}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
-            short,
-            rule["alert"],
-            [_expect(rule, ns, 1)],
-            at,
+        _gauge_group(
+            "ModelTargetDown: every target down pages",
+            with_up((up, down)),
+            length,
+            [check(at, every, keys, none_up(down))],
+        ),
+        _gauge_group(
+            "ModelTargetDown: no target at all pages",
+            with_up(),
+            length,
+            [check(at, absent_rule, absent_keys, None)],
+        ),
+        _gauge_group(
+            "ModelTargetDown: one target of two down tickets",
+            with_up((up, healthy_up), (other, down)),
+            length,
+            [check(at, some, other, lambda t: _sample(down, t) == 0)],
+        ),
+        _gauge_group(
+            "ModelTargetDown: targets up stay quiet",
+            with_up((up, healthy_up)),
+            length,
+            [check(at, None, {}, None)],
         ),
     ]
-    if plan.replicas >= 2:
-        no_ksm = healthy(plan, base)
-        for metric in replica_metrics(plan)[:2]:
-            _without(no_ksm, metric)
+    for down_min, up_min in ((3, 1), (1, 1)):
+        loop = _cycle(5, 0.0, 1.0, down_min, up_min, length)
+        held = none_up(loop)
+        fire = _first_firing(plan, held, window, least, length)
         groups.append(
-            _family_case(
-                plan,
-                f"{rule['alert']}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
-                no_ksm,
-                rule["alert"],
-                [_expect(rule, ns, plan.replicas - 1)],
-                at,
+            _gauge_group(
+                f"ModelTargetDown: a crash-looping replica, down {down_min} of every "
+                f"{down_min + up_min} minutes, pages (each restart would reset a for)",
+                with_up((up, loop)),
+                length,
+                [check(fire, every, keys, held), check(fire + 3 * INTERVAL_MS, every, keys, held)],
+            )
+        )
+    # A healthy restart: the pod replaced at 20m, its successor loading for two minutes.
+    gap = 2
+    old: Minutes = [1.0] * 20 + [None] * (length - 20)
+    new: Minutes = [None] * 20 + [0.0] * gap + [1.0] * (length - 20 - gap)
+    if held_seconds(plan, none_up(old, new), (20 + gap) * INTERVAL_MS, window) < least:
+        replaced = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
+        groups.append(
+            _gauge_group(
+                "ModelTargetDown: a pod replaced, its successor up within two minutes, stays quiet",
+                with_up((up, old), (replaced, new)),
+                length,
+                [check(t * INTERVAL_MS, None, {}, None) for t in (21, 22, 25, 30)],
             )
         )
     return groups
+
+
+def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
+    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
+    replicas); a replica that flaps between available and crashed (short 3 of every 4
+    minutes) fires although a ``for`` would be reset; a rolling restart (each pod back within
+    two minutes, one at a time) stays quiet. All replicas available stays quiet although only
+    one target is scraped: :func:`long_healthy_group`."""
+    alert = plan.alerts.get("replicas_unavailable")
+    if alert is None:
+        return []
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
+    length = _steps(at + window)
+    rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
+    name = rule["alert"]
+    ns = {k: v for k, v in _up_labels(plan).items() if k in plan.keeping("namespace")}
+    _, available, workload = replica_metrics(plan)
+    series_labels = {**ns, workload: plan.deployment_name}
+    r = float(plan.replicas)
+
+    def short(values: Minutes) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        s.gauge(available, series_labels, _values_text(values))
+        return s
+
+    def below(values: Minutes) -> Callable[[int], bool]:
+        def held(t: int) -> bool:
+            v = _sample(values, t)
+            return v is not None and v < r
+
+        return held
+
+    def expect(t: int, values: Minutes) -> dict[str, Any]:
+        value = held_seconds(plan, below(values), t, window)
+        if value < least:
+            raise ValueError(f"{name} case would not fire at {t} ms")
+        return _at(t, name, [_expect(rule, ns, value)])
+
+    one_short: Minutes = [r - 1] * length
+    groups = [
+        _gauge_group(
+            f"{name}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
+            short(one_short),
+            length,
+            [expect(at, one_short)],
+        ),
+    ]
+    if plan.replicas >= 2:
+        no_ksm = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        for metric in replica_metrics(plan)[:2]:
+            _without(no_ksm, metric)
+        value = held_seconds(plan, lambda _: True, at, window)
+        groups.append(
+            _gauge_group(
+                f"{name}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
+                no_ksm,
+                length,
+                [_at(at, name, [_expect(rule, ns, value)])],
+            )
+        )
+    flapping = _cycle(5, r - 1, r, 3, 1, length)
+    fire = _first_firing(plan, below(flapping), window, least, length)
+    groups.append(
+        _gauge_group(
+            f"{name}: a replica short 3 of every 4 minutes tickets (each return would reset a for)",
+            short(flapping),
+            length,
+            [expect(fire, flapping)],
+        )
+    )
+    pods = min(plan.replicas, 3)
+    rolling: Minutes = [r] * 10 + [r - 1] * (2 * pods) + [r] * (length - 10 - 2 * pods)
+    if (
+        held_seconds(
+            plan, lambda u: (_sample(rolling, u) or r) < r, (10 + 2 * pods) * INTERVAL_MS, window
+        )
+        < least
+    ):
+        groups.append(
+            _gauge_group(
+                f"{name}: a rolling restart of {pods} pod(s), each back within two minutes, stays quiet",
+                short(rolling),
+                length,
+                [_at(t * INTERVAL_MS, name, []) for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)],
+            )
+        )
+    return groups
+
+
+def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelContainerCrashLooping``: ``minRestarts`` restarts within the window fires; fewer
+    restarts while kube-state-metrics shows the container waiting in ``CrashLoopBackOff``
+    (a back-off longer than the restarts' pace) fires; one restart without a back-off (an
+    OOM kill, a rollout's new container) stays quiet."""
+    alert = plan.alerts.get("crash_loop")
+    if alert is None:
+        return []
+    window = int(alert.params["window_ms"])
+    minimum = int(alert.params["min_restarts"])
+    rule = _rule(plan, naming.ALERT_CRASH_LOOP)
+    pod = _pod_labels(plan)
+    out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
+    # The window holds two healthy minutes and every restart (one a minute from 5m on; at
+    # most window − 2 minutes of them, which resolve() checks).
+    at = 3 * INTERVAL_MS + window
+    length = _steps(at)
+
+    def restarting(counts: Minutes, waiting: Minutes = ()) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        s.gauge(naming.KSM_RESTARTS, pod, _values_text(counts))
+        if waiting:
+            labels = {**pod, "reason": naming.CRASH_LOOP_REASON}
+            s.gauge(naming.KSM_WAITING_REASON, labels, _values_text(waiting))
+        return s
+
+    def restarts(count: int) -> Minutes:
+        values = [0.0] * 5 + [float(c) for c in range(1, count + 1)]
+        return values + [float(count)] * (length - len(values))
+
+    few = max(minimum - 1, 1)
+    waiting: Minutes = ([None] * 5 + [1.0, None] * length)[:length]
+    name = rule["alert"]
+    one = "fires" if minimum == 1 else "stays quiet"
+    return [
+        _gauge_group(
+            f"{name}: {minimum} restart(s) within {format_duration_ms(window)} fires",
+            restarting(restarts(minimum)),
+            length,
+            [_at(at, name, [_expect(rule, out, float(minimum))])],
+        ),
+        _gauge_group(
+            f"{name}: {few} restart(s) while waiting in {naming.CRASH_LOOP_REASON} fires",
+            restarting(restarts(few), waiting),
+            length,
+            [_at(at, name, [_expect(rule, out, float(few))])],
+        ),
+        _gauge_group(
+            f"{name}: one restart without a back-off {one}",
+            restarting(restarts(1)),
+            length,
+            [_at(at, name, [] if minimum > 1 else [_expect(rule, out, 1.0)])],
+        ),
+    ]
+
+
+def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``GPUHardwareSlowdown``: a power brake active 2 of every 3 minutes fires (a ``for``
+    would be reset each time it lifts); a brake of two minutes once, and a software power cap
+    held throughout, stay quiet."""
+    alert = plan.alerts.get("gpu_hardware_slowdown")
+    if alert is None:
+        return []
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    rule = _rule(plan, naming.ALERT_GPU_SLOWDOWN)
+    name = rule["alert"]
+    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    length = _steps(5 * INTERVAL_MS + 2 * window)
+
+    def braking(values: Minutes, reason: str = "hw_power_brake_slowdown") -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        s.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": reason}, _values_text(values))
+        return s
+
+    flapping = _cycle(5, 1.0, 0.0, 2, 1, length)
+
+    def held(t: int) -> bool:
+        return _sample(flapping, t) == 1
+
+    fire = _first_firing(plan, held, window, least, length)
+    labels = {k: v for k, v in gpu.items() if k in plan.keeping(*GPU_LABELS)}
+    labels["reason"] = "hw_power_brake_slowdown"
+    once: Minutes = [0.0] * 5 + [1.0] * 2 + [0.0] * (length - 7)
+    quiet = braking(once)
+    quiet.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": "sw_power_cap"}, f"1+0x{length}")
+    groups = [
+        _gauge_group(
+            f"{name}: a power brake active 2 of every 3 minutes fires",
+            braking(flapping),
+            length,
+            [_at(fire, name, [_expect(rule, labels, held_seconds(plan, held, fire, window))])],
+        )
+    ]
+    if held_seconds(plan, lambda t: _sample(once, t) == 1, 7 * INTERVAL_MS, window) < least:
+        groups.append(
+            _gauge_group(
+                f"{name}: a brake of two minutes once, and a software power cap, stay quiet",
+                quiet,
+                length,
+                [_at(t * INTERVAL_MS, name, []) for t in (7, 10, 20)],
+            )
+        )
+    return groups
+
+
+def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """A unified-memory GPU (GB10): no frame-buffer memory series, and the exporter reports
+    ``memory_info`` unsupported there: the ``gpuMemory`` guard stays quiet (its missing
+    series with no such report fires it: :func:`guard_groups`). Likewise a GPU without a
+    temperature reading and one without clock event reasons."""
+    inputs = {i.signal: i for i in signal_inputs(plan)}
+    readings = {
+        "gpuMemory": ("memory_info", (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL)),
+        "gpuTemperature": ("temperature", (naming.GPU_TEMPERATURE,)),
+        "gpuClockEvents": ("supported_reasons", (naming.GPU_CLOCK_EVENT_ACTIVE,)),
+    }
+    found = [(signal, readings[signal]) for signal in readings if signal in inputs]
+    if not found:
+        return []
+    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    s = healthy(plan, [Klass(BASE_PER_MIN)])
+    for _signal, (reading, metrics) in found:
+        for metric in metrics:
+            _without(s, metric)
+        s.gauge(naming.GPU_READING_UNSUPPORTED, {**gpu, "reading": reading}, "1+0x60")
+    expected = expected_guards(plan, s)
+    if any(a["exp_labels"].get(naming.SIGNAL) in readings for a in expected):
+        raise ValueError("a guard would fire on a reading the exporter reports unsupported")
+    at = plan.alerts["signal_missing"].for_ms + INTERVAL_MS
+    names = ", ".join(f"{r} ({sig})" for sig, (r, _) in found)
+    return [
+        _family_case(
+            plan,
+            f"{naming.ALERT_SIGNAL_MISSING}: readings NVML does not support on a GPU (a unified-memory GB10: {names}) stay quiet",
+            s,
+            naming.ALERT_SIGNAL_MISSING,
+            expected,
+            at,
+        )
+    ]
 
 
 def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
@@ -1705,6 +2010,8 @@ def guard_firing(plan: ServicePlan, item: SignalInput, s: Series) -> list[dict[s
     for c in item.gate:
         keys = set().union(*(_present_keys(plan, s, src, names, c.equals) for src in c.sources))
         gate = keys if gate is None else gate & keys
+    for src in item.excused:
+        gate = (gate or set()) - _present_keys(plan, s, src, names, None)
     present: set[tuple[str, ...]] | None = None
     for group in item.needs:
         keys = set().union(*(_present_keys(plan, s, src, names, None) for src in group))

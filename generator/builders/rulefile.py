@@ -35,7 +35,13 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
             ],
         ),
         group(
-            plan, "memory", [*memory_rules.memory_records(plan), *memory_rules.memory_alerts(plan)]
+            plan,
+            "memory",
+            [
+                *memory_rules.memory_records(plan),
+                *memory_rules.memory_alerts(plan),
+                *memory_rules.crash_loop_alerts(plan),
+            ],
         ),
         group(plan, "targets", service_rules.target_down_alerts(plan)),
         group(plan, "gpu", gpu_rules.gpu_alerts(plan)),

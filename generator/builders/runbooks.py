@@ -37,6 +37,7 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_MEMORY_HEADROOM: "memory_headroom",
     naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
     naming.ALERT_OOM_KILLED: "oom_killed",
+    naming.ALERT_CRASH_LOOP: "crash_loop",
     naming.ALERT_QUEUE_DEPTH: "queue_depth",
     naming.ALERT_KV_CACHE: "kv_cache",
     naming.ALERT_TARGET_DOWN: "target_down",
@@ -45,6 +46,7 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_GPU_XID: "gpu_xid_errors",
     naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
     naming.ALERT_GPU_LOST: "gpu_device_lost",
+    naming.ALERT_GPU_SLOWDOWN: "gpu_hardware_slowdown",
     naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
@@ -89,7 +91,7 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
     ``error_ratio``, ``p99``, ``slow``, ``queue``, ``running``, ``kv``, ``memory_ratio``,
     ``memory_limit``, ``burn``, ``pods``; ``queue``, ``running`` and ``kv`` are None when the
     server has no such signal) plus raw queries (``up``, ``working_set``, ``trend``, ``oom``,
-    ``replicas_desired``, ``replicas_available``, ``gpu_*``). cAdvisor and kube-state-metrics
+    ``restarts``, ``crash_loop``, ``replicas_desired``, ``replicas_available``, ``gpu_*``). cAdvisor and kube-state-metrics
     queries are kept to the service's pods by the owner record (never a pod-name pattern).
     With a cluster label, ``cluster_label`` and every query picks ``<cluster>`` (the on-call
     puts the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
@@ -171,6 +173,19 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
                 ),
                 *cluster,
             ),
+            "restarts": owned(
+                plan,
+                selector(naming.KSM_RESTARTS, (*plan.container_matchers, *cluster)),
+                *cluster,
+            ),
+            "crash_loop": owned(
+                plan,
+                selector(
+                    naming.KSM_WAITING_REASON,
+                    (*plan.container_matchers, *cluster, Matcher("reason", "!=", "")),
+                ),
+                *cluster,
+            ),
             "replicas_desired": selector(desired, (*workload, *cluster)),
             "replicas_available": selector(available, (*workload, *cluster)),
             "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),
@@ -179,6 +194,13 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "gpu_temp": selector(naming.GPU_TEMPERATURE, (*plan.gpu_matchers, *cluster)),
             "gpu_xid": selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *cluster)),
             "gpu_up": selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *cluster)),
+            "gpu_clock_events": selector(
+                naming.GPU_CLOCK_EVENT_ACTIVE, (*plan.gpu_matchers, *cluster)
+            ),
+            "gpu_power": selector(naming.GPU_POWER_USAGE, (*plan.gpu_matchers, *cluster)),
+            "gpu_unsupported": selector(
+                naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, *cluster)
+            ),
         },
     }
 
