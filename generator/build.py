@@ -438,6 +438,35 @@ def build_services(
     return done
 
 
+def core_outputs(
+    plans: Sequence[ServicePlan],
+    dashboards_via: str = "configmaps",
+    receivers: ReceiversConfig | None = None,
+    fleet_name: str | None = None,
+    mimir: bool = False,
+) -> Outputs:
+    """The core build: every file of ``plans`` by repository path, sorted, built in this
+    process one service after another, with no cache, worker process, spool or shared build
+    (:mod:`generator.shapes`). The fleet layer (:func:`build_services` and
+    :func:`generator.render.render_bundle`) must give these bytes; ``tests/test_core_equivalence.py``
+    compares them. Arguments as for :func:`build_outputs`.
+
+    Raises:
+        ObsgenError: as :func:`service_outputs`, :func:`fleet_outputs` and the checks of
+            dashboard names and overlay sizes.
+    """
+    check_dashboard_names(plans)
+    check_overlay(plans, dashboards_via)
+    services = {p.name: service_outputs(p, dashboards_via, mimir) for p in plans}
+    out: Outputs = {}
+    for own in services.values():
+        out.update(own)
+    if plans:
+        out.update(fleet_outputs(plans, services, dashboards_via, fleet_name))
+        out.update(alertmanager_outputs(plans, receivers))
+    return dict(sorted(out.items()))
+
+
 def build_outputs(
     plans: Sequence[ServicePlan],
     dashboards_via: str = "configmaps",
