@@ -311,6 +311,7 @@ OUTPUT_KINDS = (
     "tests",
     "dashboards",
     "helm",
+    "helm-per-service",
     "manifests",
     "runbooks",
     "alertmanager",
@@ -320,8 +321,9 @@ OUTPUT_KINDS = (
 
 def output_kind(path: str) -> str:
     """The install path (one of :data:`OUTPUT_KINDS`) of repository ``path``: ``tests`` for
-    the promtool files ``rules/*.test.yaml``, ``runbooks`` for docs/runbooks/, else the
-    top-level folder.
+    the promtool files ``rules/*.test.yaml``, ``runbooks`` for docs/runbooks/,
+    ``helm-per-service`` for ``helm/values-<service>.yaml`` (the alternative to
+    :data:`ALL_SERVICES_VALUES`), else the top-level folder.
 
     Raises:
         ValueError: ``path`` is in none of :data:`OUTPUT_DIRS`.
@@ -330,6 +332,8 @@ def output_kind(path: str) -> str:
         return "tests" if path.endswith(".test.yaml") else "rules"
     if path.startswith(RUNBOOKS_DIR + "/"):
         return "runbooks"
+    if path.startswith("helm/values-") and path != ALL_SERVICES_VALUES:
+        return "helm-per-service"
     top = path.partition("/")[0]
     if top in OUTPUT_KINDS and top != "tests":
         return top

@@ -26,13 +26,22 @@ from generator.spec import DnsLabel, StrictModel, parse_yaml, validation_diagnos
 CONFIG_FILE = "obsgen.yaml"
 DASHBOARDS_VIA = ("configmaps", "values")
 OutputKind = Literal[
-    "rules", "tests", "dashboards", "helm", "manifests", "runbooks", "alertmanager", "mimir"
+    "rules",
+    "tests",
+    "dashboards",
+    "helm",
+    "helm-per-service",
+    "manifests",
+    "runbooks",
+    "alertmanager",
+    "mimir",
 ]
 DEFAULT_OUTPUTS: tuple[OutputKind, ...] = (
     "rules",
     "tests",
     "dashboards",
     "helm",
+    "helm-per-service",
     "manifests",
     "runbooks",
     "alertmanager",
