@@ -27,9 +27,19 @@ class Changes:
     Attributes:
         lines: resolved file path -> the 1-based new-side lines the change added or changed,
             and the lines on either side of a deletion.
+        removed: the text of every deleted line (a rule reading a record whose recording
+            rule was deleted is reported although its own lines did not change).
     """
 
     lines: Mapping[str, frozenset[int]]
+    removed: str = ""
+
+    def removed_name(self, name: str) -> bool:
+        """True when a deleted line held ``name`` (a removed or renamed recording rule)."""
+        return (
+            re.search(rf"(?<![A-Za-z0-9_:]){re.escape(name)}(?![A-Za-z0-9_:])", self.removed)
+            is not None
+        )
 
     def touches(self, path: str, first: int, last: int) -> bool:
         """True when some changed line of ``path`` lies in ``first..last`` (1-based)."""
@@ -51,8 +61,12 @@ def parse_diff(text: str, root: Path) -> Changes:
     A hunk that deletes lines marks the lines on both sides of the deletion.
     """
     lines: dict[str, set[int]] = {}
+    removed: list[str] = []
     current: set[int] | None = None
     for line in text.splitlines():
+        if line.startswith("-") and not line.startswith("---"):
+            removed.append(line[1:])
+            continue
         header = _FILE.match(line)
         if header:
             path = header.group("path")
@@ -66,7 +80,7 @@ def parse_diff(text: str, root: Path) -> Changes:
                 current.update((start, start + 1))
             else:
                 current.update(range(start, start + count))
-    return Changes({path: frozenset(found) for path, found in lines.items()})
+    return Changes({path: frozenset(found) for path, found in lines.items()}, "\n".join(removed))
 
 
 def _git(args: list[str], cwd: Path) -> str:
@@ -102,7 +116,7 @@ def from_git(base: str, cwd: Path) -> Changes:
             except OSError:
                 continue
             lines[_key(path)] = frozenset(range(1, count + 2))
-    return Changes(lines)
+    return Changes(lines, changes.removed)
 
 
 def read_diff(path: str, cwd: Path) -> Changes:

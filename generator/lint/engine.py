@@ -18,6 +18,7 @@ from generator.lint import promql as q
 from generator.lint.changes import Changes
 from generator.lint.checks import all_checks
 from generator.lint.checks.disable_comment import DISABLE_COMMENT
+from generator.lint.checks.record_missing import RECORD_MISSING
 from generator.lint.config import LintConfig
 from generator.lint.dashboards import QUERY
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
@@ -263,6 +264,12 @@ def _touched(
     }
 
 
+def _first_name(message: str) -> str:
+    """The first back-quoted name of a message (the record of a ``record-missing``)."""
+    parts = message.split("`")
+    return parts[1] if len(parts) > 2 else ""
+
+
 def _changed_only(
     findings: Sequence[Finding],
     files: Sequence[LoadedFile],
@@ -274,7 +281,9 @@ def _changed_only(
     paths = {loaded.source.display: loaded.source.path for loaded in files}
     kept = []
     for finding in findings:
-        if finding.check == UNREADABLE_INPUT:
+        if finding.check == UNREADABLE_INPUT or (
+            finding.check == RECORD_MISSING and changes.removed_name(_first_name(finding.message))
+        ):
             kept.append(finding)
             continue
         owner = [

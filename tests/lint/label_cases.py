@@ -395,3 +395,30 @@ DISABLE_CASES = [
         id="a disable comment still in force",
     ),
 ]
+
+
+MORE_CASES = [
+    # --- record-missing
+    _case(
+        "record-missing",
+        rule_file(alert("job:http_errors:rate5m > 1")),
+        F,
+        "an alert on a record no linted rule writes",
+    ),
+    pytest.param(
+        "record-missing",
+        [
+            rule_file(record("job:http_errors:rate5m", "sum by (job) (rate(errors_total[5m]))")),
+            rule_file(alert("job:http_errors:rate5m > 1")),
+        ],
+        P,
+        {},
+        id="the record is written in another linted file",
+    ),
+    _case(
+        "record-missing",
+        rule_file(alert("rate(vllm:request_success_total[5m]) > 1")),
+        P,
+        "a scraped name with one colon (vLLM) is no record",
+    ),
+]

@@ -95,3 +95,18 @@ def test_an_unknown_base_ref_is_a_usage_error(
 ) -> None:
     assert main(["lint", "--no-promtool", "--changed-only", "--base", "nope", "rules.yaml"]) == 2
     assert "--changed-only" in capsys.readouterr().err
+
+
+def test_removing_a_recording_rule_reports_the_rules_reading_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ReadsRecord's own lines do not change and are not next to the deletion."""
+    old, record, reads = BAD.split("  - ")[1:]
+    head = BAD.split("  - ")[0]
+    (repo / "rules.yaml").write_text(head + "  - " + reads + "  - " + old + "  - " + record)
+    _git(repo, "commit", "-qam", "record last")
+    (repo / "rules.yaml").write_text(head + "  - " + reads + "  - " + old)
+    assert _findings(capsys, "--changed-only", "rules.yaml") == [
+        ("Old", "irate-in-alert"),
+        ("ReadsRecord", "record-missing"),
+    ]

@@ -10,7 +10,7 @@ from generator.lint import LintConfig
 from generator.lint.checks import all_checks
 
 from .helpers import LintFn, alert, helm_values, prometheus_rule, record, rule_file
-from .label_cases import DISABLE_CASES, LABEL_CASES
+from .label_cases import DISABLE_CASES, LABEL_CASES, MORE_CASES
 
 R5M, R30M, R1H = (
     "slo:sli_error:ratio_rate5m",
@@ -1215,6 +1215,7 @@ CASES = [
     ),
     *LABEL_CASES,
     *DISABLE_CASES,
+    *MORE_CASES,
 ]
 
 
