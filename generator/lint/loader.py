@@ -399,6 +399,9 @@ def _build_rule(
         end_line=raw.end_line + 1,
         key_lines=key_lines,
         disables=tuple(disabled),
+        keep_firing_for=None
+        if raw.get("keep_firing_for") is None
+        else _text(raw["keep_firing_for"]),
         packaging=where[0],
         deployed_as=where[1],
     )

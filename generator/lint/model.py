@@ -145,6 +145,7 @@ class Rule:
         labels: static labels (values as strings).
         annotations: annotations (alerts only; values as strings).
         for_: the ``for`` duration as written, or ``None``.
+        keep_firing_for: the ``keep_firing_for`` duration as written, or ``None``.
         line: line of the rule's first key (the ``- alert:`` / ``- record:`` item).
         end_line: last line belonging to the rule.
         key_lines: line of each top-level key and of each ``labels.<k>``/``annotations.<k>``.
@@ -170,6 +171,7 @@ class Rule:
     end_line: int
     key_lines: dict[str, int] = field(default_factory=dict)
     disables: tuple[Disable, ...] = ()
+    keep_firing_for: str | None = None
     packaging: str = "rules"
     deployed_as: str = ""
 

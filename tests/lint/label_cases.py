@@ -422,3 +422,114 @@ MORE_CASES = [
         "a scraped name with one colon (vLLM) is no record",
     ),
 ]
+
+MORE_CASES += [
+    # --- impossible-comparison
+    _case(
+        "impossible-comparison",
+        rule_file(alert('count(up{job="api"} == 1) == 0')),
+        F,
+        "count() == 0 never holds: count of nothing is nothing",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(alert('(count(up{job="api"} == 1) or vector(0)) == 0')),
+        P,
+        "fixed twin: or vector(0) before == 0",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(alert('absent(up{job="api"}) > 1')),
+        F,
+        "absent() is 1: > 1 never holds",
+    ),
+    _case("impossible-comparison", rule_file(alert('absent(up{job="api"})')), P, "plain absent()"),
+    _case(
+        "impossible-comparison",
+        rule_file(alert("rate(errors_total[5m]) < 0")),
+        F,
+        "rate() is never negative",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(alert("0.5 < rate(errors_total[5m])")),
+        P,
+        "a threshold on the left of a rate",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(alert("vector(1) > 2")),
+        P,
+        "vector(1) > 2: no constant pair, watchdog-style (not reported here)",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(record("job:x:never", "1 > bool 2")),
+        F,
+        "two constants",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(alert("rate(errors_total[5m]) > bool 1")),
+        F,
+        "an alert with bool fires for every series",
+    ),
+    _case(
+        "impossible-comparison",
+        rule_file(record("job:errors:above", "rate(errors_total[5m]) > bool 1")),
+        P,
+        "a recording rule may record 0/1 with bool",
+    ),
+    # --- fragile-aggregation
+    _case(
+        "fragile-aggregation",
+        rule_file(alert("topk(10, rate(http_requests_total[5m]) > 0)")),
+        F,
+        "pint: topk(10, …) in an alert",
+    ),
+    _case(
+        "fragile-aggregation",
+        rule_file(alert("rate(http_requests_total[5m]) > 100")),
+        P,
+        "fixed twin: a threshold over every series",
+    ),
+    _case(
+        "fragile-aggregation",
+        rule_file(alert("topk by (namespace) (1, max without (instance) (kube_quota)) > 0.9")),
+        P,
+        "topk by (…) (1, …) de-duplicates",
+    ),
+    _case(
+        "fragile-aggregation",
+        rule_file(alert("count(topk(3, rate(x_total[5m]))) > 2")),
+        P,
+        "topk merged again by count()",
+    ),
+    # --- alert-for-value
+    _case("alert-for-value", rule_file(alert("up == 0", **{"for": "0m"})), F, "for: 0m"),
+    _case("alert-for-value", rule_file(alert("up == 0", **{"for": "5m"})), P, "for: 5m"),
+    _case(
+        "alert-for-value",
+        rule_file(alert("up == 0", keep_firing_for="0s")),
+        F,
+        "keep_firing_for: 0s",
+    ),
+    _case(
+        "alert-for-value",
+        rule_file(alert("up == 0", keep_firing_for="10m")),
+        P,
+        "keep_firing_for: 10m",
+    ),
+    _case(
+        "alert-for-value",
+        rule_file(alert("up == 0", **{"for": "1m"}), interval="5m"),
+        F,
+        "for shorter than the group interval",
+    ),
+    _case(
+        "alert-for-value",
+        rule_file(alert("up == 0", **{"for": "10m"}), interval="5m"),
+        P,
+        "for longer than the group interval",
+    ),
+]

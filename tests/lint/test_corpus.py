@@ -33,6 +33,10 @@ Added with the label-set checks:
 * template-label: litellm's three alerts print `{{ $labels.instance }}` on `sum(…)` and on
   `histogram_quantile(…, sum(…) by (le))`, velero's VeleroHighBackupDuration on `… by (le,
   schedule)`: the aggregation removed `instance`, the text renders "instance ".
+* alert-for-value (info): awesome-prometheus-alerts writes `for: 0m` on 15 alerts and
+  kubernetes-mixin `for: 0s` on KubeNodeEviction: the default, no effect.
+* kubernetes-mixin's `topk by (cluster, namespace, resource, resourcequota) (1, …)` keeps one
+  series per quota (a de-duplication) and is not fragile-aggregation.
 
 promtool's duplicate-rules lint on kubernetes-mixin_rules.yaml is not reported: the four
 `code_verb:apiserver_request_total:increase1h` rules select disjoint status classes.
@@ -49,6 +53,7 @@ from .helpers import corpus_rules, needs_promtool
 
 EXPECTED: dict[str, dict[str, int]] = {
     "awesome-prometheus-alerts_host-and-hardware_node-exporter.yml": {
+        "alert-for-value": 15,
         "alert-missing-annotation": 35,
         "alert-missing-for": 6,
         "counter-compared-raw": 1,
@@ -73,7 +78,7 @@ EXPECTED: dict[str, dict[str, int]] = {
     "gpu-operator_state-node-status-exporter_0800_prometheus_rule_openshift.yaml": {
         "alert-missing-annotation": 4
     },
-    "kubernetes-mixin_alerts.yaml": {"range-too-short": 1},
+    "kubernetes-mixin_alerts.yaml": {"alert-for-value": 1, "range-too-short": 1},
     "kubernetes-mixin_rules.yaml": {"record-name-format": 26},
     "node-exporter-mixin_alerts.yaml": {"alert-missing-annotation": 26, "alert-missing-for": 1},
     "prometheus-mixin_alerts.yaml": {"alert-missing-annotation": 23, "regex-plain-string": 1},

@@ -8,12 +8,15 @@ engine reports itself (promtool, input problems, dashboards).
 from __future__ import annotations
 
 from generator.lint.checks import (
+    alert_for_value,
     alerts,
     burn_rate,
     counters,
     disable_comment,
+    fragile_aggregation,
     histograms,
     hygiene,
+    impossible_comparison,
     irate_in_alert,
     label_removed,
     quantiles,
@@ -32,6 +35,9 @@ CHECKS: tuple[Check, ...] = (
     irate_in_alert.CHECK,
     disable_comment.CHECK,
     record_missing.CHECK,
+    impossible_comparison.CHECK,
+    fragile_aggregation.CHECK,
+    alert_for_value.CHECK,
     histograms.quantile_without_le,
     histograms.bucket_without_rate,
     histograms.le_not_a_number,
