@@ -1,4 +1,4 @@
-"""SLO burn-rate alerts judged as a whole, as the SRE Workbook ch. 5 reasons about them.
+"""Helpers of the burn-rate checks: alerts judged as a whole, as the SRE Workbook ch. 5 does.
 
 An alert is read as tiers (``… or …``), each a set of conditions ``error_ratio[w] > T``
 joined by ``and``: a *multiwindow* tier pairs a long window (which proves the budget is
@@ -22,7 +22,6 @@ the same run that divides the same ratio by it (``…:burn_rate… = ratio / 0.0
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import promql_parser as P
@@ -31,10 +30,10 @@ from generator import slo
 from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.slo import _budget_product, _error_series, _threshold, _windows
-from generator.lint.model import Fix, Rule, Severity
+from generator.lint.model import Fix, Rule
 from generator.lint.names import split_recorded, window_of_name
 from generator.lint.printer import Path, walk_paths
-from generator.lint.registry import Context, Hit, rule_check
+from generator.lint.registry import Context
 
 # The Workbook pairs each long window with a short one of 1/12 of it; a short window beyond
 # twice that ratio resets the alert much later than the Workbook's tiers do.
@@ -247,120 +246,6 @@ def _alert_tiers(rule: Rule, tree: q.Expr, ctx: Context) -> list[list[Condition]
     return q.memo("burn-rate tiers", tree, lambda: tiers(tree, ctx))
 
 
-@rule_check(
-    "burn-rate-never-fires",
-    Severity.ERROR,
-    "slo",
-    "a burn-rate threshold at or above a 100% error ratio: the alert can never fire",
-)
-def burn_rate_never_fires(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``ratio > 14.4 * (1 - 0.9)`` asks for 144% errors: not even a total outage fires it."""
-    for tier in _alert_tiers(rule, tree, ctx):
-        for condition in tier:
-            if condition.threshold >= 1:
-                factor = condition.factor
-                most = (
-                    f"; with this budget every factor must stay below {1 / condition.budget:.4g}"
-                    if condition.budget
-                    else ""
-                )
-                found = _refactor_fix(tree, tier, ctx)
-                yield Hit(
-                    f"the {_fmt(condition.window)} error ratio must exceed "
-                    f"{condition.threshold:g}"
-                    + (f" ({factor:g} × budget {condition.budget:g})" if factor else "")
-                    + f", above a 100% error ratio: this alert can never fire, not even during "
-                    f"a total outage{most}" + (f"; for this window: {found[0]}" if found else ""),
-                    fix=found[1] if found else None,
-                )
-                break
-
-
-@rule_check(
-    "burn-rate-slow-reset",
-    Severity.WARNING,
-    "slo",
-    "a burn-rate alert without a short window (or with a long one) keeps firing after recovery",
-)
-def burn_rate_slow_reset(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``ratio_rate1h > 14.4 * b`` alone keeps firing ~59 m after a total outage ends."""
-    for tier in _alert_tiers(rule, tree, ctx):
-        long, short = tier[0], tier[-1]
-        if long.threshold >= 1:
-            continue  # burn-rate-never-fires
-        if len(tier) == 1 or short.window == long.window:
-            reset = long.reset_after()
-            if reset <= SLOW_RESET:
-                continue
-            wanted = _short_window_for(long.window)
-            extra = _rewindowed(tree, long.side, wanted, ctx)
-            fix = None
-            if extra is not None:
-                condition = printer.render(_node_at(tree, long.path), path=long.path)
-                again = printer.render(
-                    _node_at(tree, long.path), {long.side: extra}, path=long.path
-                )
-                fix = Fix(expr=printer.render(tree, {long.path: f"({condition} and {again})"}))
-            how = f": `and {again}`" if fix is not None else ""
-            yield Hit(
-                f"single-window burn condition over {_fmt(long.window)}: after a total "
-                f"outage it keeps firing ~{_fmt(reset)} after recovery; add the same "
-                f"threshold over a short window of ~1/12 ({_fmt(wanted)}, SRE Workbook ch. 5) "
-                f"so it resets within ~{_fmt(wanted)}{how}",
-                fix=fix,
-            )
-        elif short.window > long.window * SHORT_WINDOW_MAX_RATIO:
-            wanted = _short_window_for(long.window)
-            shorter = _rewindowed(tree, short.side, wanted, ctx)
-            fix = Fix(expr=printer.render(tree, {short.side: shorter})) if shorter else None
-            yield Hit(
-                f"the short window {_fmt(short.window)} is {short.window / long.window:.0%} of "
-                f"the long window {_fmt(long.window)}: the alert keeps firing ~"
-                f"{_fmt(short.reset_after())} after recovery; the Workbook pairs a short window "
-                f"of 1/12 ({_fmt(wanted)}), which resets within ~{_fmt(wanted)}"
-                + (f": `{shorter}`" if shorter else ""),
-                fix=fix,
-            )
-
-
-@rule_check(
-    "burn-rate-budget-spend",
-    Severity.WARNING,
-    "slo",
-    "a burn-rate factor that, over its window, spends nearly nothing or the whole budget",
-)
-def burn_rate_budget_spend(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """At the threshold burn, the long window spends ``F·w/P`` of the budget before firing."""
-    period = ctx.config.slo_window
-    for tier in _alert_tiers(rule, tree, ctx):
-        long = tier[0]
-        factor = long.factor
-        if factor is None or factor < 1 or long.threshold >= 1:
-            continue  # unknown budget, burn-rate-below-budget, burn-rate-never-fires
-        spend = factor * long.window / period
-        lasts = _fmt(period / factor)
-        where = f"{factor:g}× over {_fmt(long.window)}"
-        if MIN_SPEND <= spend < MAX_SPEND:
-            continue
-        found = _refactor_fix(tree, tier, ctx)
-        advice = f"; for this window: {found[0]}" if found else ""
-        if spend >= MAX_SPEND:
-            yield Hit(
-                f"{where} fires only after {spend:.0%} of the {_fmt(period)} error budget is "
-                f"spent (at {factor:g}× the budget lasts {lasts}, less than the "
-                f"{_fmt(long.window)} the window needs){advice} (Workbook: 14.4× over 1h, 6× "
-                "over 6h, 1× over 3d)",
-                fix=found[1] if found else None,
-            )
-        else:
-            yield Hit(
-                f"{where} fires when only {spend:.2%} of the {_fmt(period)} error budget is "
-                f"at stake: a short blip of errors pages (the Workbook's fastest tier, 14.4× "
-                f"over 1h, waits for 2%){advice}",
-                fix=found[1] if found else None,
-            )
-
-
 # The Workbook's factor for each long window at its 30-day SLO window (ch. 5, "Multiwindow,
 # multi-burn-rate alerts"), from obsgen's own default tiers: 14.4 over 1h … 1 over 3d.
 WORKBOOK_FACTORS = {
@@ -441,94 +326,8 @@ def _refactor_fix(tree: q.Expr, tier: list[Condition], ctx: Context) -> tuple[st
     return f"{factor:g}× over {_fmt(long.window)}", Fix(expr=fixed)
 
 
-@rule_check(
-    "burn-rate-below-budget",
-    Severity.WARNING,
-    "slo",
-    "a burn-rate alert threshold below 1x the error budget",
-)
-def burn_rate_below_budget(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``error_ratio > 0.5 * (1 - 0.999)`` fires while the SLO is still being met."""
-    for tier in _alert_tiers(rule, tree, ctx):
-        factor = tier[0].factor
-        if factor is None or not 0 < factor < 1:
-            continue
-        found = _refactor_fix(tree, tier, ctx)
-        yield Hit(
-            f"burn-rate threshold {factor:g} × budget {tier[0].budget:g} is below 1× the error "
-            "budget: it fires while the SLO is still met; use a factor of at least 1"
-            + (f" for this window: {found[0]}" if found else ""),
-            fix=found[1] if found else None,
-        )
-
-
-@rule_check(
-    "burn-rate-window-mismatch",
-    Severity.WARNING,
-    "slo",
-    "a multiwindow burn-rate pair with equal windows or different thresholds",
-)
-def burn_rate_window_mismatch(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``ratio_rate1h > 14.4*b and ratio_rate1h > 6*b``: the pair must share a threshold and
-    use a short window below the long one."""
-    for tier in _alert_tiers(rule, tree, ctx):
-        if len(tier) < 2:
-            continue
-        long, short = tier[0], tier[-1]
-        if long.window == short.window:
-            wanted = _short_window_for(long.window)
-            shorter = _rewindowed(tree, short.side, wanted, ctx)
-            yield Hit(
-                f"both halves of the multiwindow condition use the {_fmt(long.window)} window; "
-                f"the short window (about 1/12 of the long one, {_fmt(wanted)}) is what lets "
-                "the alert reset" + (f": `{shorter}`" if shorter else ""),
-                fix=Fix(expr=printer.render(tree, {short.side: shorter})) if shorter else None,
-            )
-        elif abs(long.threshold - short.threshold) > 1e-9 * max(long.threshold, short.threshold):
-            constant_index = 1 if long.side[-1] == 0 else 0
-            long_constant = (*long.path, constant_index)
-            text = printer.render(printer.node_at(tree, long_constant), path=long_constant)
-            short_constant = (*short.path, 1 if short.side[-1] == 0 else 0)
-            yield Hit(
-                f"the {_fmt(long.window)} and {_fmt(short.window)} windows compare against "
-                f"different thresholds ({long.threshold:g} vs {short.threshold:g}); both windows "
-                f"of a pair use the same burn-rate factor: `{text}`",
-                fix=Fix(expr=printer.render(tree, {short_constant: text})),
-            )
-
-
 def _for_seconds(rule: Rule) -> float:
     try:
         return q.parse_duration(rule.for_) if rule.for_ else 0.0
     except ValueError:
         return 0.0
-
-
-@rule_check(
-    "burn-rate-for-too-long",
-    Severity.WARNING,
-    "slo",
-    "a burn-rate alert whose `for` outlasts its short window",
-)
-def burn_rate_for_too_long(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``for: 1h`` on a 1h/5m pair: a 5-minute lull restarts the wait, and pages come 1h late."""
-    wait = _for_seconds(rule)
-    if not wait:
-        return
-    for tier in _alert_tiers(rule, tree, ctx):
-        short = tier[-1]
-        if len(tier) > 1 and tier[0].window > short.window and wait > short.window:
-            long = tier[0]
-            spent = ""
-            if long.factor is not None:
-                extra = long.factor * wait / ctx.config.slo_window
-                spent = f" (at {long.factor:g}× that is another {extra:.1%} of the budget)"
-            yield Hit(
-                f"`for: {rule.for_}` is longer than the {_fmt(short.window)} short window: any "
-                f"lull of a few minutes drops the short window below the threshold and "
-                f"restarts the wait, and pages come {_fmt(wait)} late{spent}; drop `for` or "
-                f"keep it under {_fmt(short.window)}",
-                line=rule.line_of("for"),
-                fix=Fix(fields=(("for", None),)),
-            )
-            return

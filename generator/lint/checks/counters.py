@@ -1,4 +1,4 @@
-"""Counter and gauge checks: what ``rate()`` may be applied to, and raw counters in comparisons.
+"""Helpers of the counter and gauge checks: what ``rate()`` may be applied to, raw counters.
 
 A counter only goes up (and resets to 0 on restart); ``rate``/``increase``/``irate`` turn it
 into a per-second or per-window value. A gauge goes up and down: ``rate`` of it reads every
@@ -14,10 +14,9 @@ import promql_parser as P
 
 from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.model import Fix, Rule, Severity
-from generator.lint.names import is_recorded, recorded_rate, split_recorded
+from generator.lint.names import recorded_rate, split_recorded
 from generator.lint.printer import Path, walk_paths
-from generator.lint.registry import Context, Hit, rule_check
+from generator.lint.registry import Context
 
 
 def _rated_selectors(tree: q.Expr) -> Iterator[tuple[Path, P.Call, str]]:
@@ -30,29 +29,6 @@ def _rated_selectors(tree: q.Expr) -> Iterator[tuple[Path, P.Call, str]]:
 
 # The gauge function answering the question each counter function was asked.
 _GAUGE_FUNCTION = {"rate": "deriv", "irate": "deriv", "increase": "delta"}
-
-
-@rule_check(
-    "rate-on-gauge",
-    Severity.WARNING,
-    "counters",
-    "rate()/increase()/irate() of a name that looks like a gauge",
-)
-def rate_on_gauge(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``rate(queue_depth[5m])``: drops of a gauge are read as counter resets."""
-    found: dict[tuple[str, str], dict[Path, str]] = {}
-    for path, call, name in _rated_selectors(tree):
-        func = call.func.name
-        if name and not is_recorded(name) and not ctx.counters.is_counter(name):
-            gauge = printer.renamed_call(call, _GAUGE_FUNCTION[func], path)
-            found.setdefault((func, name), {})[path] = gauge
-    for (func, name), replace in found.items():
-        yield Hit(
-            f"{func}({name}[…]): `{name}` looks like a gauge (no _total/_count/_sum/_bucket "
-            f"suffix); for a gauge write `{next(iter(replace.values()))}`, or list it under "
-            "`counters:` in .obsgen-lint.yaml if it is a counter",
-            fix=Fix(expr=printer.render(tree, replace)),
-        )
 
 
 # Aggregations whose value is a number of series, not the series' values.
@@ -76,36 +52,6 @@ def _raw_counters(node: q.Expr, path: Path, ctx: Context) -> Iterator[tuple[Path
     ):
         yield from _raw_counters(node.lhs, (*path, 0), ctx)
         yield from _raw_counters(node.rhs, (*path, 1), ctx)
-
-
-@rule_check(
-    "counter-compared-raw",
-    Severity.WARNING,
-    "counters",
-    "a counter compared to a threshold without rate()/increase()",
-)
-def counter_compared_raw(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``errors_total > 5`` holds forever after the fifth error since the process started."""
-    window = q.fmt_seconds(max(300.0, 4 * ctx.config.scrape_interval))
-    seen: set[str] = set()
-    for path, node, ancestors in printer.walk_full(tree):
-        if not q.is_comparison(node):
-            continue
-        if _state_test(node, ancestors):
-            continue
-        for index, side in enumerate((node.lhs, node.rhs)):
-            for at, name in _raw_counters(side, (*path, index), ctx):
-                if name in seen or _gauge_named_count(name, tree, ctx):
-                    continue
-                seen.add(name)
-                selector = printer.render(printer.node_at(tree, at), path=at)
-                increase = f"increase({selector}[{window}])"
-                yield Hit(
-                    f"counter `{name}` is compared raw (`{q.op(node)}`): its value counts since "
-                    f"the process started; compare its increase over a window instead: "
-                    f"`{increase}`",
-                    fix=Fix(expr=printer.render(tree, {at: increase})),
-                )
 
 
 def _gauge_named_count(name: str, tree: q.Expr, ctx: Context) -> bool:
@@ -150,35 +96,6 @@ def _already(name: str, ctx: Context) -> str:
     if parts is not None and parts[0]:
         return f"its name says it was aggregated to level `{parts[0]}`"
     return ""
-
-
-@rule_check(
-    "rate-over-aggregated",
-    Severity.WARNING,
-    "counters",
-    "rate() over a recorded series that is already aggregated or already a rate",
-)
-def rate_over_aggregated(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``rate(job:requests_total:sum[5m])``: sum first, rate second hides counter resets."""
-    for path, call, name in _rated_selectors(tree):
-        if not is_recorded(name):
-            continue
-        why = _already(name, ctx)
-        if not why:
-            continue
-        arg = call.args[0]
-        right = _rate_first(name, q.seconds(arg.range), ctx)  # type: ignore[attr-defined]
-        if right is None and "rate" in why:
-            right = printer.render(arg.vector_selector, path=(*path, 0, 0))  # type: ignore[attr-defined]
-        advice = (
-            f"write `{right}`"
-            if right
-            else "record sum(rate(<counter>[…])) and use the recorded rate directly"
-        )
-        yield Hit(
-            f"{call.func.name}({name}[…]): {why}; rate first, then sum: {advice}",
-            fix=Fix(expr=printer.render(tree, {path: right})) if right else None,
-        )
 
 
 def _rate_first(name: str, window: float, ctx: Context) -> str | None:

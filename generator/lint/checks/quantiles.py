@@ -1,4 +1,4 @@
-"""Quantile maths: a quantile cannot be averaged, summed, max-ed or taken over time.
+"""Helpers of the quantile checks: a quantile cannot be averaged, summed, max-ed or taken over time.
 
 The p99 of a fleet is not the mean (nor the max, nor the sum) of the pods' p99s, and the p99
 over 6 hours is not the mean of 72 five-minute p99s: quantiles do not compose. The only right
@@ -15,7 +15,7 @@ through the recording rules of the same lint run, and else by its recorded name
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import promql_parser as P
@@ -23,10 +23,8 @@ import promql_parser as P
 from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.histograms import is_bucket
-from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import is_recorded, split_recorded, window_of_name
-from generator.lint.printer import walk_paths
-from generator.lint.registry import Context, Hit, rule_check
+from generator.lint.registry import Context
 
 # Aggregations whose value is computed from the values (count, group, topk… are not).
 _VALUE_AGGREGATIONS = frozenset({"sum", "avg", "max", "min", "stddev", "stdvar", "quantile"})
@@ -229,76 +227,6 @@ def _extreme_of_extremes(node: P.AggregateExpr, found: Quantile) -> bool:
     return (q.op(node), found.phi) in (("max", 1.0), ("min", 0.0))
 
 
-@rule_check(
-    "quantile-aggregated",
-    Severity.WARNING,
-    "quantiles",
-    "avg/sum/max/min of quantiles across series is not a quantile of anything",
-)
-def quantile_aggregated(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``avg by (service) (service_pod:latency:p99_rate5m)`` is not the service's p99."""
-    for path, node in walk_paths(tree):
-        if not isinstance(node, P.AggregateExpr) or q.op(node) not in _VALUE_AGGREGATIONS:
-            continue
-        if _inside_histogram_quantile(tree, path):
-            continue  # histogram-quantile-of-quantiles reports it
-        found = quantile_of(node.expr, ctx)
-        if found is None or not _grouped_away(node, found) or _extreme_of_extremes(node, found):
-            continue
-        kind, labels = q.grouping(node)
-        right = found.correct_form(labels if kind == "by" else (), None)
-        what = f"{q.op(node)}{f' {kind} ({chr(44).join(labels)})' if kind else ''}"
-        advice = (
-            f"re-aggregate the buckets: `{right}`"
-            if right
-            else "aggregate the bucket rates first (`histogram_quantile(φ, sum by (le, …) "
-            "(rate(…_bucket[…])))`) or record them"
-        )
-        yield Hit(
-            f"`{what}` combines {_phi_words(found)} per series (known from {found.how}): the "
-            f"result is not a quantile of the merged traffic (one slow series is hidden); "
-            f"{advice}",
-            fix=Fix(expr=printer.render(tree, {path: right})) if right else None,
-        )
-
-
-@rule_check(
-    "quantile-over-time",
-    Severity.WARNING,
-    "quantiles",
-    "avg/max/sum_over_time of a quantile is not the quantile over that window",
-)
-def quantile_over_time(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``avg_over_time(service:latency:p99_rate5m[6h])`` is a mean of 72 five-minute p99s,
-    not the 6-hour p99."""
-    for path, node in walk_paths(tree):
-        call = q.as_call(node, *_OVER_TIME)
-        if call is None:
-            continue
-        arg = _matrix_arg(call)
-        if arg is None:
-            continue
-        found = quantile_of(_inner(arg), ctx)
-        if found is None:
-            continue
-        # The samples cover the range and, before it, the window each quantile was over.
-        window = max(q.seconds(arg.range), found.window or 0.0)
-        right = found.correct_form(None, window)
-        advice = (
-            f"compute the quantile over the whole window from the buckets: `{right}`"
-            if right
-            else "compute the quantile over the whole window from the bucket rates "
-            f"(`histogram_quantile(φ, sum by (le, …) (rate(…_bucket[{q.fmt_seconds(window)}])))`)"
-        )
-        yield Hit(
-            f"{call.func.name}() over {_phi_words(found)} (known from {found.how}) is not the "
-            f"{_phi_name(found)} of the "
-            f"{q.fmt_seconds(window)} window: each sample counts the same whatever its "
-            f"traffic; {advice}",
-            fix=Fix(expr=printer.render(tree, {path: right})) if right else None,
-        )
-
-
 def _le_dropped_by_record(name: str, ctx: Context) -> str:
     """The aggregation of ``name``'s recording rule that drops ``le`` from bucket series."""
     for tree in ctx.recorded_trees(name):
@@ -311,41 +239,3 @@ def _le_dropped_by_record(name: str, ctx: Context) -> str:
                 kind, labels = q.grouping(node)
                 return f"{q.op(node)}{f' {kind} ({chr(44).join(labels)})' if kind else ''}"
     return ""
-
-
-@rule_check(
-    "histogram-quantile-of-quantiles",
-    Severity.ERROR,
-    "quantiles",
-    "histogram_quantile over quantiles, or over a recorded bucket rate that dropped `le`",
-)
-def histogram_quantile_of_quantiles(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``histogram_quantile(0.99, p99_series)`` has no ``le`` to work with: it returns nothing."""
-    for path, node in walk_paths(tree):
-        call = q.as_call(node, "histogram_quantile")
-        if call is None or len(call.args) != 2:
-            continue
-        for sub, _ in q.walk(call.args[1]):
-            if not isinstance(sub, P.VectorSelector):
-                continue
-            found = quantile_of(sub, ctx)
-            if found is not None:
-                phi = q.constant(call.args[0])
-                wanted = replace(found, phi=phi) if phi is not None else found
-                right = wanted.correct_form(_requested_grouping(call.args[1]), None)
-                yield Hit(
-                    f"histogram_quantile() over `{q.selector_name(sub)}`, which already holds "
-                    f"{_phi_words(found)} (known from {found.how}): it has no `le` buckets, so "
-                    "the result is empty; take the quantile of the bucket rates"
-                    + (f": `{right}`" if right else ""),
-                    fix=Fix(expr=printer.render(tree, {path: right})) if right else None,
-                )
-                break
-            dropped = _le_dropped_by_record(q.selector_name(sub), ctx)
-            if dropped:
-                yield Hit(
-                    f"histogram_quantile() over `{q.selector_name(sub)}`, whose recording rule "
-                    f"aggregates the buckets with `{dropped}` and so drops `le`: the quantile "
-                    "is empty; keep `le` in that rule's grouping"
-                )
-                break

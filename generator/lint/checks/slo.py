@@ -1,4 +1,4 @@
-"""SLO maths checks: averaged ratios, burn-rate thresholds, multiwindow pairs.
+"""Helpers of the SLO maths checks: averaged ratios, burn-rate thresholds, multiwindow pairs.
 
 SLO windows must be traffic-weighted: ``sum(bad) / sum(total)`` over the window, never the mean
 of 5-minute ratios (docs/contracts.md, rule 3). Burn-rate alerts follow the SRE Workbook ch. 5:
@@ -8,16 +8,12 @@ of 5-minute ratios (docs/contracts.md, rule 3). Burn-rate alerts follow the SRE 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import promql_parser as P
 
 from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.model import Fix, Rule, Severity
 from generator.lint.names import is_recorded, recorded_ratio, window_of_name
-from generator.lint.printer import walk_paths
-from generator.lint.registry import Context, Hit, rule_check
+from generator.lint.registry import Context
 
 
 def _is_ratio(name: str, ctx: Context) -> bool:
@@ -35,33 +31,6 @@ def _over_time_of(node: q.Expr, func: str) -> str:
     if call is not None and call.args and isinstance(call.args[0], P.MatrixSelector):
         return q.selector_name(call.args[0])
     return ""
-
-
-@rule_check(
-    "averaged-ratio",
-    Severity.WARNING,
-    "slo",
-    "avg_over_time of a recorded ratio: a mean of ratios is not traffic-weighted",
-)
-def averaged_ratio(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
-    """``avg_over_time(slo:sli_error:ratio_rate5m[30d])`` weights a quiet night like a peak hour."""
-    for path, node in walk_paths(tree):
-        name = _over_time_of(node, "avg_over_time")
-        window = _range_of(node)
-        division = q.as_binary(node, "/")
-        if not name and division is not None:
-            summed = _over_time_of(division.lhs, "sum_over_time")
-            if summed and summed == _over_time_of(division.rhs, "count_over_time"):
-                name, window = summed, _range_of(division.lhs)
-        if not name or not _is_ratio(name, ctx):
-            continue
-        right = _weighted(name, window, ctx)
-        yield Hit(
-            f"averages the ratio `{name}` over time, so every 5m counts the same whatever "
-            "its traffic; divide sum_over_time of the recorded bad-event rate by "
-            "sum_over_time of the total rate instead" + (f": `{right}`" if right else ""),
-            fix=Fix(expr=printer.render(tree, {path: f"({right})"})) if right else None,
-        )
 
 
 def _range_of(node: q.Expr) -> float:
