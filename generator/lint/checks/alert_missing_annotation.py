@@ -1,4 +1,5 @@
-"""``alert-missing-annotation``: an alert without a required annotation (default: summary, runbook_url)."""
+"""``alert-missing-annotation``: an alert without a required annotation (default: summary,
+runbook_url)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``alert-value-in-labels``: an alert label holding $value or a query result changes every evaluation."""
+"""``alert-value-in-labels``: an alert label holding $value or a query result changes every
+evaluation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``alert-without-comparison``: an alert expression with no comparison fires for every series it returns."""
+"""``alert-without-comparison``: an alert expression with no comparison fires for every series it
+returns."""
 
 from __future__ import annotations
 

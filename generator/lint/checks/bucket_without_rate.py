@@ -1,4 +1,5 @@
-"""``bucket-without-rate``: histogram_quantile or arithmetic on raw cumulative buckets, without rate()/increase()."""
+"""``bucket-without-rate``: histogram_quantile or arithmetic on raw cumulative buckets, without
+rate()/increase()."""
 
 from __future__ import annotations
 

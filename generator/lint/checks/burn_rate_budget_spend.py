@@ -1,4 +1,5 @@
-"""``burn-rate-budget-spend``: a burn-rate factor that, over its window, spends nearly nothing or the whole budget."""
+"""``burn-rate-budget-spend``: a burn-rate factor that, over its window, spends nearly nothing or
+the whole budget."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``burn-rate-never-fires``: a burn-rate threshold at or above a 100% error ratio: the alert can never fire."""
+"""``burn-rate-never-fires``: a burn-rate threshold at or above a 100% error ratio: the alert can
+never fire."""
 
 from __future__ import annotations
 

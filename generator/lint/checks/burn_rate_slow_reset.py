@@ -1,4 +1,5 @@
-"""``burn-rate-slow-reset``: a burn-rate alert without a short window (or with a long one) keeps firing after recovery."""
+"""``burn-rate-slow-reset``: a burn-rate alert without a short window (or with a long one) keeps
+firing after recovery."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``burn-rate-window-mismatch``: a multiwindow burn-rate pair with equal windows or different thresholds."""
+"""``burn-rate-window-mismatch``: a multiwindow burn-rate pair with equal windows or different
+thresholds."""
 
 from __future__ import annotations
 

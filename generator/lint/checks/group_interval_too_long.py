@@ -1,4 +1,5 @@
-"""``group-interval-too-long``: a rule group `interval` of 5m or more (above 5m on Prometheus 2): recorded series go stale."""
+"""``group-interval-too-long``: a rule group `interval` of 5m or more (above 5m on Prometheus 2):
+recorded series go stale."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``histogram-quantile-of-quantiles``: histogram_quantile over quantiles, or over a recorded bucket rate that dropped `le`."""
+"""``histogram-quantile-of-quantiles``: histogram_quantile over quantiles, or over a recorded
+bucket rate that dropped `le`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``histogram-quantile-without-le``: histogram_quantile over an aggregation that drops `le` returns nothing."""
+"""``histogram-quantile-without-le``: histogram_quantile over an aggregation that drops `le`
+returns nothing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``le-spelling``: an `le`/`quantile` matcher that misses a spelling the target Prometheus stores (`le="1"` vs `"1.0"`)."""
+"""``le-spelling``: an `le`/`quantile` matcher that misses a spelling the target Prometheus stores
+(`le="1"` vs `"1.0"`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``promql-experimental-function``: an experimental function: rule files using it load only with a feature flag."""
+"""``promql-experimental-function``: an experimental function: rule files using it load only with a
+feature flag."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``promql-function-version``: a function the target Prometheus does not have (holt_winters on 3, info() on 2)."""
+"""``promql-function-version``: a function the target Prometheus does not have (holt_winters on 3,
+info() on 2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``quantile-aggregated``: avg/sum/max/min of quantiles across series is not a quantile of anything."""
+"""``quantile-aggregated``: avg/sum/max/min of quantiles across series is not a quantile of
+anything."""
 
 from __future__ import annotations
 

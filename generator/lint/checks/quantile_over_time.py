@@ -1,4 +1,5 @@
-"""``quantile-over-time``: avg/max/sum_over_time of a quantile is not the quantile over that window."""
+"""``quantile-over-time``: avg/max/sum_over_time of a quantile is not the quantile over that
+window."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``range-left-open``: a range that holds one sample fewer on Prometheus 3 (left-open) and so returns nothing."""
+"""``range-left-open``: a range that holds one sample fewer on Prometheus 3 (left-open) and so
+returns nothing."""
 
 from __future__ import annotations
 

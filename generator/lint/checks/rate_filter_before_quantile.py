@@ -1,4 +1,5 @@
-"""``rate-filter-before-quantile``: a filter such as `rate(...) > 0` inside histogram_quantile drops buckets."""
+"""``rate-filter-before-quantile``: a filter such as `rate(...) > 0` inside histogram_quantile
+drops buckets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``rate-over-aggregated``: rate() over a recorded series that is already aggregated or already a rate."""
+"""``rate-over-aggregated``: rate() over a recorded series that is already aggregated or already a
+rate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``regex-redundant-anchor``: a regex matcher anchored with ^ or $ (Prometheus anchors every matcher)."""
+"""``regex-redundant-anchor``: a regex matcher anchored with ^ or $ (Prometheus anchors every
+matcher)."""
 
 from __future__ import annotations
 
