@@ -1,4 +1,5 @@
-"""``averaged-ratio``: avg_over_time of a recorded ratio: a mean of ratios is not traffic-weighted."""
+"""``averaged-ratio``: avg_over_time of a recorded ratio: a mean of ratios is not traffic-
+weighted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""``le-not-a-number``: an `le` matcher value that is not a number (`le="0.5s"`) matches no bucket."""
+"""``le-not-a-number``: an `le` matcher value that is not a number (`le="0.5s"`) matches no
+bucket."""
 
 from __future__ import annotations
 

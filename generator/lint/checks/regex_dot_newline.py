@@ -1,4 +1,5 @@
-"""``regex-dot-newline``: a regex about line breaks whose `.` means something else on Prometheus 3."""
+"""``regex-dot-newline``: a regex about line breaks whose `.` means something else on
+Prometheus 3."""
 
 from __future__ import annotations
 
