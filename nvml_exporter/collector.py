@@ -9,7 +9,9 @@ isolates failures at three levels:
   ``ArgumentVersionMismatch``, and a function or constant missing from the installed
   nvidia-ml-py (:class:`nvml.BindingMissing`), mean "absent": the series is omitted (never a
   fake 0), the answer is cached per (GPU, call) so the call is not retried, a fallback call
-  runs where one exists, and no error is counted. Any other exception, including
+  runs where one exists, and no error is counted. A reading left with no call that answers
+  (a unified-memory GB10 has no frame-buffer memory info) is logged once at info and
+  reported as ``gpu_reading_unsupported{reading}``. Any other exception, including
   ``NVMLLibraryMismatchError`` (not an ``NVMLError``), is counted in
   ``gpu_exporter_collector_errors_total{collector, error}`` and drops only that reading. Errors
   are told apart by NVML return code (:mod:`nvml_exporter.nvml`), so a binding that raises a
@@ -192,6 +194,7 @@ class ReadContext:
         self.cuda_driver_version = ""
         self._count_error = count_error
         self._absent: set[tuple[str, str]] = set()
+        self._unsupported: set[tuple[str, str]] = set()
         self._absent_lock = threading.Lock()
 
     def count_error(self, collector: str, exc: BaseException) -> None:
@@ -224,11 +227,20 @@ class ReadContext:
             GpuLost: NVML answered ``GpuIsLost`` (unless ``slot``).
             NvmlGone: NVML as a whole stopped working.
         """
+        value, refused = self._attempt(reader, device, key, fn, slot)
+        if refused is not None:
+            self._unsupported_reading(device, key, refused)
+        return value
+
+    def _attempt(
+        self, reader: str, device: Device, key: str, fn: Callable[[], T], slot: bool
+    ) -> tuple[T | None, BaseException | None]:
+        """One call: (value or None, the absent answer when it made ``key`` absent just now)."""
         cache_key = (device.uuid, key)
         if cache_key in self._absent:
-            return None
+            return None, None
         try:
-            return fn()
+            return fn(), None
         except Exception as exc:
             if nvml.is_nvml_gone(exc):
                 raise NvmlGone() from exc
@@ -238,10 +250,28 @@ class ReadContext:
                 log.debug("%s on GPU %s: %r; omitting it", key, device.uuid, exc)
                 with self._absent_lock:
                     self._absent.add(cache_key)
-            else:
-                self._count_error(reader, exc)
-                log.debug("%s on GPU %s failed: %r", key, device.uuid, exc)
-            return None
+                return None, exc
+            self._count_error(reader, exc)
+            log.debug("%s on GPU %s failed: %r", key, device.uuid, exc)
+            return None, None
+
+    def _unsupported_reading(self, device: Device, reading: str, exc: BaseException) -> None:
+        """Record that no call of ``reading`` answers on ``device``; logged once at info (the
+        answer is cached, so a reading becomes unsupported once per GPU, or again after
+        :meth:`forget`)."""
+        log.info(
+            "GPU %s: NVML answers %s for %s; its series are omitted",
+            device.uuid,
+            nvml.error_name(exc),
+            reading,
+        )
+        with self._absent_lock:
+            self._unsupported.add((device.uuid, reading))
+
+    def unsupported(self, device: Device) -> list[str]:
+        """Readings of ``device`` no call answers (NotSupported, FunctionNotFound, …), sorted."""
+        with self._absent_lock:
+            return sorted(r for uuid, r in self._unsupported if uuid == device.uuid)
 
     def call_first(
         self,
@@ -255,21 +285,27 @@ class ReadContext:
         """Like :meth:`call`, trying ``fns`` in order while they are absent (API fallbacks).
 
         A call that fails for another reason ends the attempt (counted, None returned); a
-        fallback is used only when the newer call does not exist or is not supported.
+        fallback is used only when the newer call does not exist or is not supported. When
+        every call is absent, ``key`` is an unsupported reading (logged once at info).
         """
+        refused: BaseException | None = None
         for number, fn in enumerate(fns):
             variant = f"{key}#{number}"
             if (device.uuid, variant) in self._absent:
                 continue
-            value = self.call(reader, device, variant, fn, slot=slot)
-            if value is not None or (device.uuid, variant) not in self._absent:
+            value, answer = self._attempt(reader, device, variant, fn, slot)
+            if answer is None:
                 return value
+            refused = answer
+        if refused is not None:
+            self._unsupported_reading(device, key, refused)
         return None
 
     def forget(self, device: Device) -> None:
         """Drop the absent-reading cache of ``device`` (after a reset or a MIG mode change)."""
         with self._absent_lock:
             self._absent = {k for k in self._absent if k[0] != device.uuid}
+            self._unsupported = {k for k in self._unsupported if k[0] != device.uuid}
 
 
 # --- readers -----------------------------------------------------------------------------
@@ -786,6 +822,9 @@ class NvmlCollector:
         )
         out.add("gpu_info", (*dev.labels, *info), 1)
         out.add("gpu_device_up", dev.labels, 1 if up else 0)
+        if up:
+            for reading in self._ctx.unsupported(dev):
+                out.add("gpu_reading_unsupported", (*dev.labels, reading), 1)
         if self.xids is None:
             return
         for (uuid, xid), (count, last) in sorted(self.xids.snapshot().items()):

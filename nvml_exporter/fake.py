@@ -1,7 +1,7 @@
 """A scripted, in-memory :class:`~nvml_exporter.nvml.NvmlBackend` for tests, demos and benchmarks.
 
 :func:`default_fake` builds eight H100-like GPUs whose quirks cover every code path of the
-collector:
+collector (:func:`unified_memory_fake` one GB10-like unified-memory GPU):
 
 ====  ==============================================================================
 GPU   quirk
@@ -168,6 +168,23 @@ def default_fake() -> FakeNvml:
     )
     gpus[7].current_reasons = 0x4
     return FakeNvml(gpus)
+
+
+def unified_memory_fake() -> FakeNvml:
+    """One GB10-like GPU (DGX Spark): CPU and GPU share one memory, so NVML answers
+    NotSupported for frame-buffer memory info (v2 and v1); every other reading is served."""
+    gpu = FakeGpu(
+        index=0,
+        uuid=_uuid(0x10),
+        pci_bus_id="0000000F:01:00.0",
+        name="NVIDIA GB10",
+        memory_total=0,
+        memory_reserved=0,
+        temperature=48,
+        power_usage_mw=31_000,
+    )
+    gpu.unsupported.update({"device_memory_info_v2", "device_memory_info_v1"})
+    return FakeNvml([gpu])
 
 
 class FakeNvml:

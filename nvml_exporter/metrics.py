@@ -68,6 +68,12 @@ DEVICE_METRICS: tuple[MetricSpec, ...] = (
         "gpu_device_up",
         "Whether the GPU answers NVML calls (1) or NVML reported it lost (0).",
     ),
+    _gauge(
+        "gpu_reading_unsupported",
+        "1 for each reading NVML does not support on this GPU (NotSupported, or no such "
+        "call): its series are omitted on purpose (frame-buffer memory on a unified-memory GPU).",
+        ("reading",),
+    ),
     _gauge("gpu_memory_total_bytes", "Total frame-buffer memory of the GPU in bytes."),
     _gauge(
         "gpu_memory_used_bytes",

@@ -11,7 +11,7 @@ from prometheus_client.registry import CollectorRegistry
 from nvml_exporter import collector as collector_module
 from nvml_exporter import nvml
 from nvml_exporter.collector import REPROBE_INITIAL_S, NvmlCollector
-from nvml_exporter.fake import FakeNvml, default_fake
+from nvml_exporter.fake import FakeNvml, default_fake, unified_memory_fake
 
 GiB = 1024**3
 MiB = 1024**2
@@ -185,6 +185,75 @@ def test_not_supported_answer_is_cached_per_gpu_and_reading(
     assert fake.calls[("device_total_ecc_errors", 1)] == 2  # corrected + uncorrected, once
     assert fake.calls[("device_total_ecc_errors", 0)] == 6  # supported: read every scrape
     assert fake.calls[("device_pcie_replay_counter", 3)] == 1
+
+
+def test_unified_memory_gpu_reports_memory_info_unsupported_and_logs_it_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """GB10 (DGX Spark): NVML answers NotSupported for frame-buffer memory, v2 and v1. The
+    series are omitted, ``gpu_reading_unsupported{reading="memory_info"}`` says why, and the
+    log says so once at info (not once per scrape, not only at debug)."""
+    fake = unified_memory_fake()
+    c = NvmlCollector(fake, registry=CollectorRegistry())
+    assert c.initialise()
+    with caplog.at_level("INFO", logger=collector_module.log.name):
+        for _ in range(3):
+            reg = scrape(c)
+    labels = gpu(fake, 0)
+    assert reg.get_sample_value("gpu_memory_total_bytes", labels) is None
+    assert reg.get_sample_value("gpu_memory_free_bytes", labels) is None
+    assert (
+        reg.get_sample_value("gpu_reading_unsupported", {**labels, "reading": "memory_info"}) == 1
+    )
+    unsupported = [
+        s.labels["reading"]
+        for f in reg.collect()
+        for s in f.samples
+        if s.name == "gpu_reading_unsupported"
+    ]
+    assert unsupported == ["memory_info"]  # every other reading is served
+    assert reg.get_sample_value("gpu_temperature_celsius", labels) == 48
+    said = [r for r in caplog.records if r.levelname == "INFO" and "memory_info" in r.getMessage()]
+    assert len(said) == 1
+    assert said[0].getMessage() == (
+        f"GPU {fake.gpus[0].uuid}: NVML answers NotSupported for memory_info; its series are omitted"
+    )
+    assert (
+        reg.get_sample_value(
+            "gpu_exporter_collector_errors_total", {"collector": "memory", "error": "NotSupported"}
+        )
+        is None
+    )
+
+
+def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
+    fake: FakeNvml, collector: NvmlCollector, caplog: pytest.LogCaptureFixture
+) -> None:
+    """GPU 1 has no ECC counters, GPU 3 no PCIe replay counter; a fallback that answers
+    (GPU 2's memory info v1, GPU 7's throttle reasons) is no unsupported reading."""
+    with caplog.at_level("INFO", logger=collector_module.log.name):
+        for _ in range(3):
+            reg = scrape(collector)
+    said = sorted(
+        r.getMessage() for r in caplog.records if "its series are omitted" in r.getMessage()
+    )
+    expected = {
+        (1, "ecc_corrected"),
+        (1, "ecc_uncorrected"),
+        (3, "pcie_replays"),
+        (6, "utilization"),
+    }
+    assert said == sorted(
+        f"GPU {fake.gpus[i].uuid}: NVML answers NotSupported for {r}; its series are omitted"
+        for i, r in expected
+    )
+    found = {
+        (int(s.labels["gpu"]), s.labels["reading"])
+        for f in reg.collect()
+        for s in f.samples
+        if s.name == "gpu_reading_unsupported"
+    }
+    assert found == expected
 
 
 def test_mig_gpu_omits_utilization(fake: FakeNvml, collector: NvmlCollector) -> None:
