@@ -20,6 +20,7 @@ from generator.builders.grafana_json import DATASOURCE
 from generator.builders.rulefile import rule_file, rule_groups
 from generator.dashboard_lint import lint_dashboards
 from generator.errors import ObsgenError
+from generator.lint.promql import parse_duration
 from generator.plan import AlertPlan, CounterPlan, GaugePlan, ServicePlan
 from generator.promql import Matcher
 from generator.render import find_specs, load_plans
@@ -310,3 +311,60 @@ def test_a_service_named_fleet_overview_is_rejected(plans: list[ServicePlan]) ->
 
 def test_generated_dashboards_are_read_only_in_grafana(outputs: dict[str, str]) -> None:
     assert all(json.loads(text)["editable"] is False for text in outputs.values())
+
+
+# --- windows against the spec's scrape interval ------------------------------------------
+
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
+_RANGE = re.compile(r"\[([^\]:]+)(?::([^\]]*))?\]")
+
+
+def short_windows(dashboard: dict[str, Any], scrape_s: float) -> list[str]:
+    """Every range or subquery window of ``dashboard``'s queries that can hold fewer than 4
+    scrape intervals of ``scrape_s`` seconds, as ``<panel>: <range>``. ``$__rate_interval`` is
+    at least the panel's minimum interval (``$__interval`` never falls below it); any other
+    variable in a range is reported, as nothing bounds it."""
+    least = 4 * scrape_s
+    found = []
+    for panel in (p for p in _walk(dashboard) if "targets" in p):
+        floor = panel.get("interval")
+        for target in panel["targets"]:
+            for window, _step in _RANGE.findall(_QUOTED.sub('""', target.get("expr", ""))):
+                if window == "$__rate_interval":
+                    ok = floor is not None and parse_duration(floor) >= least
+                else:
+                    ok = not window.startswith("$") and parse_duration(window) >= least
+                if not ok:
+                    found.append(f"{panel['title']}: [{window}] (min interval {floor})")
+    return found
+
+
+def test_every_dashboard_window_holds_four_scrape_intervals(
+    plans: list[ServicePlan], outputs: dict[str, str]
+) -> None:
+    """The rules' guarantee (every window ≥ 4 × spec.prometheus.scrapeInterval) holds in every
+    panel of every rendered dashboard; the fleet overview against the slowest scrape."""
+    by_file = {naming.dashboard_file(p.name): p.scrape_interval_ms / 1000 for p in plans}
+    slowest = max(by_file.values())
+    checked = 0
+    for path, text in sorted(outputs.items()):
+        scrape_s = by_file.get(path, slowest)
+        assert short_windows(json.loads(text), scrape_s) == [], path
+        checked += text.count("[$__rate_interval]") + text.count("_over_time(")
+    assert checked  # ranges were seen, not skipped
+
+
+def test_a_rate_interval_without_a_floor_or_a_short_window_is_found() -> None:
+    """Grafana's ``$__rate_interval`` is 4 × *the data source's* scrape interval (15s unless
+    set) at its least: 1m, two samples of a 30s scrape. Without a panel minimum it is
+    reported, and so is a literal ``[1m]`` or a subquery window under 2m."""
+    panel = {"title": "p", "targets": [{"expr": 'rate(x{a="[1m]"}[$__rate_interval])'}]}
+    assert short_windows({"panels": [panel]}, 30) == ["p: [$__rate_interval] (min interval None)"]
+    assert short_windows({"panels": [{**panel, "interval": "2m"}]}, 30) == []
+    assert short_windows({"panels": [{**panel, "interval": "1m"}]}, 30) != []
+    literal = {
+        "title": "q",
+        "targets": [{"expr": "count_over_time((up == 0)[1m:30s]) + rate(y[5m])"}],
+    }
+    assert short_windows({"panels": [literal]}, 30) == ["q: [1m] (min interval None)"]
+    assert short_windows({"panels": [literal]}, 15) == []

@@ -3,25 +3,28 @@
 Every panel reads a recording rule from the rules builder where one exists, so a panel shows
 the very number its alert compares (``service:model_request_errors:ratio_rate5m`` for
 ``ModelErrorRatioHigh``); raw series are read only where no rule exists (heatmap buckets,
-tokens, GPU gauges), always with ``rate(…[$__rate_interval])``. Thresholds drawn are the
-alert thresholds of the plan. Rows a server cannot fill (no histogram, no KV cache, no GPU
+tokens, GPU gauges), always with ``rate(…[$__rate_interval])`` on a panel whose minimum
+interval is 4 × ``spec.prometheus.scrapeInterval`` (:func:`rate_floor`). Thresholds drawn are the alert thresholds of the plan. Rows a server cannot fill (no histogram, no KV cache, no GPU
 exporter) are left out rather than shown empty.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import identity_matchers, recorded
+from generator.builders.gpu_rules import GPU_LABELS, slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
 from generator.builders.pods import owned
 from generator.builders.slo_rules import error_ratio_record
-from generator.plan import HistogramPlan, ServicePlan
+from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
-from generator.units import decimal_str
+from generator.units import decimal_str, format_duration_ms
 
 RATE = "$__rate_interval"
 RED, ORANGE, GREEN = "red", "orange", "green"
@@ -649,6 +652,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 runbook=_runbook(plan, naming.ALERT_OOM_KILLED),
                 width=8,
             ),
+            *crash_loop_panels(plan, pods),
             PanelDef(
                 title="CPU per pod",
                 key="cpu",
@@ -681,6 +685,62 @@ def memory_row(plan: ServicePlan) -> RowDef:
             ),
         ),
     )
+
+
+def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[PanelDef, ...]:
+    """``ModelContainerCrashLooping``'s inputs per pod: restarts, and whether the container
+    waits in ``CrashLoopBackOff``; ``pods(metric, *matchers)`` selects the series of the
+    service's pods. None without the alert."""
+    alert = plan.alerts.get("crash_loop")
+    if alert is None:
+        return ()
+    window = format_duration_ms(int(alert.params["window_ms"]))
+    waiting = pods(naming.KSM_WAITING_REASON, Matcher("reason", "=", naming.CRASH_LOOP_REASON))
+    restart_series = selector(
+        naming.KSM_RESTARTS, (*plan.container_matchers, *_scope(plan), _pod())
+    )
+    increase = owned(plan, f"increase({restart_series}[{RATE}])", *_cluster(plan))
+    return (
+        PanelDef(
+            title="Crash loops",
+            key="crash-loops",
+            description=f"Restarts per pod (increase of {naming.KSM_RESTARTS} over "
+            f"$__rate_interval) and whether the container waits in {naming.CRASH_LOOP_REASON} "
+            f"({naming.KSM_WAITING_REASON}, 1 = yes). {naming.ALERT_CRASH_LOOP} fires at "
+            f"{alert.params['min_restarts']} restarts within {window}, or at any restart "
+            "while it waits.",
+            kind="timeseries",
+            queries=(
+                Query(f"sum{_by(plan, 'pod')} {increase}", _named(plan, "{{pod}} restarts")),
+                Query(
+                    f"max{_by(plan, 'pod')} ({waiting})",
+                    _named(plan, f"{{{{pod}}}} {naming.CRASH_LOOP_REASON}"),
+                ),
+            ),
+            unit="short",
+            min_value=0,
+            steps=(Step(None, GREEN), Step(1, ORANGE)),
+            runbook=_runbook(plan, naming.ALERT_CRASH_LOOP),
+            width=24,
+            height=6,
+        ),
+    )
+
+
+def rate_floor(plan: ServicePlan, row: RowDef) -> RowDef:
+    """``row`` with a minimum interval of 4 × ``spec.prometheus.scrapeInterval`` on every
+    panel that reads ``$__rate_interval``. Grafana makes that ``max($__interval + scrape,
+    4 × scrape)`` with *the data source's* scrape interval (15s unless set), so a 30s scrape
+    would get a 1m window of two samples; with ``$__interval`` at least 4 spec scrape
+    intervals the window always holds four, as every rule window does."""
+    floor = format_duration_ms(SIGNAL_MISSING_MIN_SCRAPES * plan.scrape_interval_ms)
+    panels = tuple(
+        replace(p, extra={**p.extra, "interval": floor})
+        if any(RATE in q.expr for q in p.queries)
+        else p
+        for p in row.panels
+    )
+    return replace(row, panels=panels)
 
 
 # --- GPU ---------------------------------------------------------------------------------
@@ -806,6 +866,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             min_value=0,
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
+        *slowdown_panels(plan),
         PanelDef(
             title="GPU Xid errors",
             key="gpu/xid",
@@ -853,9 +914,41 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     return RowDef("GPU", panels)
 
 
+def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
+    """``GPUHardwareSlowdown``'s input per GPU: the hardware reasons active now. None
+    without the alert."""
+    alert = plan.alerts.get("gpu_hardware_slowdown")
+    if alert is None:
+        return ()
+    window = format_duration_ms(int(alert.params["window_ms"]))
+    held = format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms))
+    active = selector(
+        naming.GPU_CLOCK_EVENT_ACTIVE, (*slowdown_matchers(plan), *_scope(plan), _pod())
+    )
+    labels = by(plan.keeping(*GPU_LABELS, "gpu", "reason"))
+    return (
+        PanelDef(
+            title="GPU hardware slowdown",
+            key="gpu/hw-slowdown",
+            description=f"Hardware reasons ({', '.join(naming.GPU_HARDWARE_SLOWDOWN_REASONS)}) "
+            f"holding the GPU's clocks down ({naming.GPU_CLOCK_EVENT_ACTIVE} == 1); "
+            f"{naming.ALERT_GPU_SLOWDOWN} fires once one held {held} in total within {window}.",
+            kind="timeseries",
+            queries=(
+                Query(f"max{labels} ({active}) == 1", f"{_named(plan, GPU_LEGEND)} {{{{reason}}}}"),
+            ),
+            unit="bool",
+            min_value=0,
+            steps=(Step(None, GREEN), Step(1, SEVERITY_COLOR.get(alert.severity, RED))),
+            runbook=_runbook(plan, naming.ALERT_GPU_SLOWDOWN),
+        ),
+    )
+
+
 def service_rows(plan: ServicePlan) -> list[RowDef]:
-    """All rows of a service dashboard, in reading order for an incident."""
-    return [
+    """All rows of a service dashboard, in reading order for an incident; panels reading
+    ``$__rate_interval`` get their minimum interval (:func:`rate_floor`)."""
+    rows = [
         slo_row(plan),
         traffic_row(plan),
         latency_row(plan),
@@ -863,3 +956,4 @@ def service_rows(plan: ServicePlan) -> list[RowDef]:
         memory_row(plan),
         gpu_row(plan),
     ]
+    return [rate_floor(plan, row) for row in rows]
