@@ -1806,7 +1806,8 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     return [
         _family_case(
             plan,
-            f"{naming.ALERT_SIGNAL_MISSING}: readings NVML does not support on a GPU (a unified-memory GB10: {names}) stay quiet",
+            f"{naming.ALERT_SIGNAL_MISSING}: readings the exporter reports unsupported on a GPU "
+            f"(memory_info on a unified-memory GB10; {names}) stay quiet",
             s,
             naming.ALERT_SIGNAL_MISSING,
             expected,
