@@ -43,4 +43,9 @@ def test_target_down_pages_when_all_down_or_absent_and_tickets_for_one() -> None
         if c["alertname"] == "ModelTargetDown"
         for a in c["exp_alerts"]
     }
-    assert severities == {("all", "critical"), ("a", "critical"), ("no", "critical"), ("one", "warning")}
+    assert severities == {
+        ("all", "critical"),
+        ("a", "critical"),
+        ("no", "critical"),
+        ("one", "warning"),
+    }
