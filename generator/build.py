@@ -230,23 +230,30 @@ def _build_plan(job: tuple[ServicePlan, str, bool]) -> tuple[Outputs, list[Diagn
     return build_or_none(_service_build(dashboards_via, mimir), plan)
 
 
-# The shapes and plans of the render in progress: set in this process before the worker
-# processes fork, so they inherit them. Jobs name a plan by its index: a plan is never pickled
-# while ``meanwhile`` may be adding to its derived values in this process.
+# The shapes and plans of the render in progress, in a worker process: set there by the pool's
+# initializer, whose arguments a forked worker inherits (never pickled); this process never
+# sets them. Jobs name a plan by its index: a plan is never pickled while ``meanwhile`` may be
+# adding to its derived values in this process.
 _shapes: ShapeBuilder | None = None
 _plans: Sequence[ServicePlan] = ()
 
 
-def _use_shapes(shapes: ShapeBuilder | None, plans: Sequence[ServicePlan] = ()) -> None:
+def _use_shapes(shapes: ShapeBuilder, plans: Sequence[ServicePlan]) -> None:
     global _shapes, _plans
     _shapes, _plans = shapes, plans
 
 
-def _build_one(job: tuple[int, Path | None, Path | None]) -> Built:
+def _build_in_worker(job: tuple[int, Path | None, Path | None]) -> Built:
+    assert _shapes is not None, "the pool's initializer sets the shapes first"
+    return _build_one(_shapes, _plans, job)
+
+
+def _build_one(
+    shapes: ShapeBuilder, plans: Sequence[ServicePlan], job: tuple[int, Path | None, Path | None]
+) -> Built:
     index, spool_to, beside = job
-    plan = _plans[index]
-    assert _shapes is not None, "build_services sets the shapes first"
-    outputs, warnings, shape = _shapes.outputs_and_shape(plan)
+    plan = plans[index]
+    outputs, warnings, shape = shapes.outputs_and_shape(plan)
     if spool_to is None:
         return plan.name, outputs, warnings, shape
     # Only the paths travel back to the parent.
@@ -299,9 +306,14 @@ def _start_worker(initializer: Callable[..., object] | None, initargs: tuple[Any
 
 T = TypeVar("T")
 
-# The work of the process :func:`in_own_process` forks: set in this process before the fork,
-# so that the child inherits it (and all it reads) instead of receiving it pickled.
+# The work of the process :func:`in_own_process` forks: set in that process by the pool's
+# initializer, whose arguments it inherits (and all they read) instead of receiving them pickled.
 _own_work: Callable[[], Any] | None = None
+
+
+def _set_own_work(work: Callable[[], Any]) -> None:
+    global _own_work
+    _own_work = work
 
 
 def _run_own_work() -> Any:
@@ -318,14 +330,9 @@ def in_own_process(work: Callable[[], T], enabled: bool = True) -> Iterator[Call
     if not enabled or sys.platform != "linux":
         yield work
         return
-    global _own_work
-    pool = fork_pool(1)
+    pool = fork_pool(1, initializer=_set_own_work, initargs=(work,))
     try:
-        _own_work = work
-        try:
-            future = pool.submit(_run_own_work)  # forks here
-        finally:
-            _own_work = None
+        future = pool.submit(_run_own_work)  # forks here
 
         def result() -> T:
             try:
@@ -408,15 +415,14 @@ def build_services(
             )
     else:
         shapes.prepare(todo)
-    _use_shapes(shapes, todo)
     jobs_args = [(i, spool_to if many else None, beside) for i in range(len(todo))]
     built: Iterable[Built]
     if parallel:
         pool = fork_pool(workers, initializer=_use_shapes, initargs=(shapes, todo))
-        built = pool.map(_build_one, jobs_args, chunksize=chunk_size(len(todo), workers))
+        built = pool.map(_build_in_worker, jobs_args, chunksize=chunk_size(len(todo), workers))
     else:
         pool = None
-        built = map(_build_one, jobs_args)
+        built = (_build_one(shapes, todo, job) for job in jobs_args)
     try:
         if meanwhile is not None and pool is not None:
             meanwhile()
@@ -430,7 +436,6 @@ def build_services(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-        _use_shapes(None)
     if meanwhile is not None and pool is None:
         meanwhile()
     if warnings is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +54,7 @@ from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
     "Bundle",
+    "RenderOptions",
     "build_outputs",
     "find_specs",
     "load_plans",
@@ -408,22 +409,43 @@ def linked_runbooks(
     return {p: pages[p] for p in missing if p in pages}
 
 
+@dataclass(frozen=True)
+class RenderOptions:
+    """What a render is asked for, in one place: the CLI fills it from its flags and
+    ``obsgen.yaml``; nothing else carries these choices.
+
+    Attributes:
+        run_promtool: prove with promtool and amtool before returning.
+        dashboards_via: ``configmaps`` or ``values`` (``render.dashboardsVia``).
+        fleet_name: ``render.fleetName`` (None: from the services' namespaces).
+        mimir: also ``mimir/<service>.yaml``.
+        outputs: ``render.outputs`` (None: every install path): the bundle holds only the
+            files of those paths (:func:`naming.output_kind`); the others are still built and
+            proved. Without the tests on disk nothing shows that a service reused later was
+            proved: without ``run_promtool`` nothing is recorded in the cache then, so the next
+            render builds and proves those services again.
+        jobs: worker processes at most (None: one per usable core).
+    """
+
+    run_promtool: bool = True
+    dashboards_via: str = "configmaps"
+    fleet_name: str | None = None
+    mimir: bool = False
+    outputs: tuple[str, ...] | None = None
+    jobs: int | None = None
+
+
 def render_bundle(
     root: Path,
     spec_args: Sequence[str],
-    run_promtool: bool = True,
-    dashboards_via: str = "configmaps",
+    options: RenderOptions = RenderOptions(),
     warn: Callable[[Diagnostic], None] | None = None,
     cache: OutputCache | None = None,
     progress: Progress | None = None,
-    jobs: int | None = None,
     spool_to: Path | None = None,
-    fleet_name: str | None = None,
-    mimir: bool = False,
-    outputs: Collection[str] | None = None,
 ) -> Bundle:
-    """Load, resolve, build and (optionally) check everything with promtool and amtool;
-    write nothing.
+    """Load, resolve, build and (with ``options.run_promtool``) check everything with
+    promtool and amtool; write nothing.
 
     ``root`` is the repository the outputs belong to (``--out``); specs named in
     ``spec_args`` are paths as given (relative to the working directory), and without any the
@@ -431,19 +453,15 @@ def render_bundle(
     those services' own files only. ``warn`` receives each spec's warnings (alerts left out,
     relative links) and the receivers' (teams without receivers) before building, then the
     install overlays' size warnings. ``cache`` reuses unchanged services' outputs and proofs
-    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``jobs`` caps the
-    worker processes; ``spool_to`` (a folder that outlives the bundle) keeps many built
-    services as files, not in memory. ``fleet_name``: ``render.fleetName`` of obsgen.yaml;
-    ``mimir``: also ``mimir/<service>.yaml``. ``outputs`` (``render.outputs``; None: every
-    install path): the bundle holds only the files of those paths (:func:`naming.output_kind`);
-    the others are still built and proved. Left out, the tests are not on disk to show that a
-    service reused later was proved: without ``run_promtool`` nothing is recorded in the cache
-    then, so the next render builds and proves those services again.
+    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``spool_to`` (a
+    folder that outlives the bundle) keeps many built services as files, not in memory.
 
     Raises:
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
+    run_promtool, dashboards_via, jobs = options.run_promtool, options.dashboards_via, options.jobs
+    fleet_name, mimir, outputs = options.fleet_name, options.mimir, options.outputs
     paths = find_specs(spec_args, Path("."))
     if progress is not None:
         progress.phase("loading specs", len(paths))
@@ -552,7 +570,6 @@ def render(
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
-    bundle = render_bundle(
-        root, spec_args, run_promtool, dashboards_via, warn, fleet_name=fleet_name, mimir=mimir
-    )
+    options = RenderOptions(run_promtool, dashboards_via, fleet_name, mimir)
+    bundle = render_bundle(root, spec_args, options, warn)
     return dict(bundle.outputs), bundle.stale

@@ -23,7 +23,7 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
-from generator.render import Bundle, render_bundle
+from generator.render import Bundle, RenderOptions, render_bundle
 from generator.writer import SPOOL_PREFIX, differences, output_lock, outside_root, write_all
 
 
@@ -152,19 +152,16 @@ def _render(args: argparse.Namespace, root: Path) -> int:
         prefix="obsgen-spool-" if args.check else SPOOL_PREFIX, dir=None if args.check else root
     )
     try:
-        bundle = render_bundle(
-            root,
-            args.specs,
+        options = RenderOptions(
             run_promtool=not args.skip_promtool,
             dashboards_via=settings.dashboards_via,
-            warn=warnings.append,
-            cache=cache,
-            progress=progress,
-            jobs=args.jobs,
-            spool_to=Path(spool.name),
             fleet_name=settings.fleet_name,
             mimir=args.mimir_rules or "mimir" in settings.outputs,
             outputs=None if settings.outputs == DEFAULT_OUTPUTS else settings.outputs,
+            jobs=args.jobs,
+        )
+        bundle = render_bundle(
+            root, args.specs, options, warnings.append, cache, progress, Path(spool.name)
         )
         return _finish(args, root, bundle, cache, record, settings)
     finally:
