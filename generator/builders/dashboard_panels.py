@@ -713,7 +713,9 @@ def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[Pane
             queries=(
                 Query(f"sum{_by(plan, 'pod')} {increase}", _named(plan, "{{pod}} restarts")),
                 Query(
-                    f"max{_by(plan, 'pod')} ({waiting})",
+                    # 0 while it runs: the waiting series exists only while it waits.
+                    f"max{_by(plan, 'pod')} ({waiting}) or 0 * max{_by(plan, 'pod')} "
+                    f"({pods(naming.KSM_RESTARTS)})",
                     _named(plan, f"{{{{pod}}}} {naming.CRASH_LOOP_REASON}"),
                 ),
             ),
@@ -931,11 +933,11 @@ def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
             title="GPU hardware slowdown",
             key="gpu/hw-slowdown",
             description=f"Hardware reasons ({', '.join(naming.GPU_HARDWARE_SLOWDOWN_REASONS)}) "
-            f"holding the GPU's clocks down ({naming.GPU_CLOCK_EVENT_ACTIVE} == 1); "
+            f"holding the GPU's clocks down ({naming.GPU_CLOCK_EVENT_ACTIVE}, 1 = active); "
             f"{naming.ALERT_GPU_SLOWDOWN} fires once one held {held} in total within {window}.",
             kind="timeseries",
             queries=(
-                Query(f"max{labels} ({active}) == 1", f"{_named(plan, GPU_LEGEND)} {{{{reason}}}}"),
+                Query(f"max{labels} ({active})", f"{_named(plan, GPU_LEGEND)} {{{{reason}}}}"),
             ),
             unit="bool",
             min_value=0,
