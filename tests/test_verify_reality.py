@@ -161,7 +161,8 @@ def test_v0_pods_under_a_v0_spec_pass(prometheus: str) -> None:
     rows = _rows(prometheus, data, "series", "vllm:request_success_total{")
     assert [r.status for r in rows] == [Status.OK] * 2, rows  # the counter, its reason label
     units = _rows(prometheus, data, "unit", "vllm:")
-    assert {u.status for u in units} == {Status.OK} and len(units) == 3
+    # e2e, ttft, itl and queue histograms
+    assert {u.status for u in units} == {Status.OK} and len(units) == 4
 
 
 def _duration(name: str, **extra: Any) -> dict[str, Any]:
