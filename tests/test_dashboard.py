@@ -134,10 +134,10 @@ def test_o1_preview_draws_the_thresholds_that_page(plans: list[ServicePlan]) -> 
     assert _steps(_panel(dashboard, "GPU temperature")) == [None, 85.0]
     burn = _panel(dashboard, "SLO latency: burn rate")["targets"][0]["expr"]
     assert burn == (
-        'service:slo_sli_error:ratio_rate1h{namespace=~"$namespace",service="o1-preview",slo="latency"} / 0.01'
+        'service:slo_sli_error:ratio_rate1h{namespace="ai-inference",namespace=~"$namespace",service="o1-preview",slo="latency"} / 0.01'
     )
     firing = _panel(dashboard, "Firing alerts")["targets"][0]["expr"]
-    assert 'ALERTS{alertstate="firing",service="o1-preview"}' in firing
+    assert 'ALERTS{alertstate="firing",namespace="ai-inference",service="o1-preview"}' in firing
 
 
 def test_panels_read_only_recording_rules_the_rule_file_defines(plans: list[ServicePlan]) -> None:

@@ -38,12 +38,18 @@ def identity_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
     return equals(identity(plan))
 
 
-def counter_target(plan: ServicePlan, matchers: tuple[Matcher, ...]) -> Target:
+def counter_target(
+    plan: ServicePlan, matchers: tuple[Matcher, ...], *, target_labels_only: bool = True
+) -> Target:
     """The targets of a counter selected by ``matchers`` (its selector labels, no error or
     ``le`` matcher): ``up`` under the same matchers, one target per ``instance``, ``job``,
-    ``namespace`` and cluster label. A matcher on a label ``up`` lacks selects no target, and
-    then series born late count as before: not at all."""
-    return Target(selector("up", matchers), plan.keeping("instance", "job", "namespace"))
+    ``namespace`` and cluster label. Only matchers on the service selector's own labels
+    (target labels, which ``up`` carries) are kept: a per-metric matcher such as ``handler``
+    would select no ``up`` series and silently drop the late-born series again. A caller whose
+    matchers are all target labels already (the GPU sidecar's) passes ``target_labels_only=False``."""
+    target_labels = {m.label for m in plan.matchers}
+    kept = tuple(m for m in matchers if not target_labels_only or m.label in target_labels)
+    return Target(selector("up", kept), plan.keeping("instance", "job", "namespace"))
 
 
 def recorded(plan: ServicePlan, record: str, *extra: Matcher) -> str:

@@ -117,7 +117,7 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
         labels = plan.keeping(*GPU_LABELS, "xid")
         # A counter first seen at 1 has no increase(): born() counts a series created during
         # the sidecar's life, never one that came with it (a new pod, a Prometheus restart).
-        first = born(xid, "10m", counter_target(plan, m))
+        first = born(xid, "10m", counter_target(plan, m, target_labels_only=False))
         expr = f"sum{by(labels)} (increase({xid}[10m])) > 0 or sum{by(labels)} ({first}) > 0"
         rules.append(alert_rule(plan, naming.ALERT_GPU_XID, expr, alert.for_ms, alert.severity))
     alert = plan.alerts.get("gpu_exporter_down")
