@@ -67,6 +67,10 @@ def normalised_expr(expr: str) -> str:
         elif kind == "num":
             text = repr(float(int(text, 16) if text[:2] in ("0x", "0X") else float(text)))
         tokens.append(text)
+    # Prometheus prints a bare `group_left` as `group_left()`.
+    for i in range(len(tokens) - 1, -1, -1):
+        if tokens[i] in ("group_left", "group_right") and tokens[i + 1 : i + 2] != ["("]:
+            tokens[i + 1 : i + 1] = ["(", ")"]
     out: list[str] = []
     i = 0
     while i < len(tokens):
