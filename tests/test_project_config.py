@@ -216,3 +216,13 @@ def test_docs_config_describes_every_field() -> None:
         sub = model.annotation
         for name, field in getattr(sub, "model_fields", {}).items():
             assert f"`{section}.{field.alias or name}`" in text, name
+
+
+def test_the_config_type_lists_every_install_path_naming_knows() -> None:
+    """`render.outputs` accepts exactly the install paths `naming.output_kind` can return."""
+    from typing import get_args
+
+    from generator import naming, project_config
+
+    assert get_args(project_config.OutputKind) == naming.OUTPUT_KINDS
+    assert set(project_config.DEFAULT_OUTPUTS) <= set(naming.OUTPUT_KINDS)
