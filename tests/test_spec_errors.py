@@ -647,6 +647,7 @@ def test_no_warning_for_a_spec_that_sets_everything(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = set_path(good_spec(), "metadata.runbookBaseUrl", "https://git.example.com/runbooks")
+    data = set_path(data, "spec.prometheus.retention", "45d")
     assert main(["check", str(write_spec(tmp_path, data))]) == 0
     assert capsys.readouterr().err == ""
 
