@@ -96,10 +96,27 @@ class RenderConfig(StrictModel):
         return self
 
 
+class InstallConfig(StrictModel):
+    """``install``: the kube-prometheus-stack release the overlay goes into, for the names
+    the chart derives from it (:mod:`generator.builders.chart_names`).
+
+    Attributes:
+        release: the Helm release name; unset: the common release names are checked, and a
+            collision is a warning instead of an error.
+        fullname_override / name_override: the chart's ``fullnameOverride`` /
+            ``nameOverride``, when your values set them.
+    """
+
+    release: DnsLabel | None = None
+    fullname_override: DnsLabel | None = None
+    name_override: DnsLabel | None = None
+
+
 class ProjectConfig(StrictModel):
     """The whole ``obsgen.yaml``; every section optional."""
 
     render: RenderConfig = RenderConfig()
+    install: InstallConfig = InstallConfig()
 
 
 def config_path(root: Path) -> Path:

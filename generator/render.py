@@ -37,6 +37,7 @@ from generator.build import (
 from generator.builders import alertmanager
 from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings, share_alert_labels
+from generator.builders.chart_names import check_chart_names, configured_release
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
@@ -46,6 +47,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
+from generator.project_config import load_project_config
 from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, split_test_file
 from generator.receivers import load_receivers
 from generator.shapes import shape_key
@@ -481,6 +483,8 @@ def render_bundle(
             warn(warning)
     check_dashboard_names(plans)
     check_overlay(plans, dashboards_via)
+    release = configured_release(load_project_config(root).install)
+    check_chart_names(plans, release, warn)
     if progress is not None:
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}

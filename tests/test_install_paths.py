@@ -25,10 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import naming
-from generator.builders import alertmanager, install_limits, overlay
+from generator.builders import alertmanager, chart_names, install_limits, overlay
 from generator.builders.dashboard import dashboard_outputs
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan, resolve
+from generator.project_config import load_project_config
 from generator.receivers import EMPTY, ReceiversConfig, parse_receivers
 from generator.render import find_specs, load_plans, rules_outputs
 from generator.spec import MAX_SLOS, parse_spec, parse_yaml
@@ -593,3 +594,112 @@ def test_repeats_within_alertmanagers_retention_stay_silent() -> None:
         assert alertmanager.retention_warnings(receivers) == []
         values = alertmanager.values(plans, receivers or EMPTY)["alertmanager"]
         assert "retention" not in values.get("alertmanagerSpec", {})
+
+
+# --- names the chart derives -------------------------------------------------------------------
+
+
+def test_the_name_model_is_the_charts_templates() -> None:
+    # Helm is not installed here: the model is checked against the templates' text instead.
+    helpers = _chart_file("_helpers.tpl")
+    fullname = helpers.split('{{- define "kube-prometheus-stack.fullname" -}}', 1)[1]
+    fullname = fullname.split("{{- end -}}\n{{- end -}}\n{{- end -}}", 1)[0]
+    assert [line.strip() for line in fullname.strip().splitlines()] == [
+        "{{- if .Values.fullnameOverride -}}",
+        '{{- .Values.fullnameOverride | trunc 26 | trimSuffix "-" -}}',
+        "{{- else -}}",
+        "{{- $name := default .Chart.Name .Values.nameOverride -}}",
+        "{{- if contains $name .Release.Name -}}",
+        '{{- .Release.Name | trunc 26 | trimSuffix "-" -}}',
+        "{{- else -}}",
+        '{{- printf "%s-%s" .Release.Name $name | trunc 26 | trimSuffix "-" -}}',
+    ]
+    rules = _chart_file("additionalPrometheusRules.yaml")
+    name_line = (
+        '  name: {{ printf "%s-%s" (include "kube-prometheus-stack.fullname" $) '
+        '$prometheusRuleName | trunc 63 | trimSuffix "-" }}'
+    )
+    assert name_line in rules.split("additionalPrometheusRulesMap }}", 2)[2]
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"),
+    [
+        (chart_names.Release("kube-prometheus-stack"), "kube-prometheus-stack"),
+        (chart_names.Release("monitoring"), "monitoring-kube-prometheus"),
+        (chart_names.Release("prometheus"), "prometheus-kube-prometheus"),
+        (chart_names.Release("prod-kube-prometheus-stack-eu"), "prod-kube-prometheus-stack"),
+        (chart_names.Release("monitoring", fullname_override="kps"), "kps"),
+        (chart_names.Release("kps-prod", name_override="kps"), "kps-prod"),
+        (chart_names.Release("abcdefghijklmnopqrstuvwxy-z"), "abcdefghijklmnopqrstuvwxy"),
+    ],
+)
+def test_fullname_follows_the_helper(release: chart_names.Release, expected: str) -> None:
+    assert chart_names.fullname(release) == expected
+
+
+def _services(*names: str) -> list[ServicePlan]:
+    plans = []
+    for name in names:
+        data = good_spec()
+        data["metadata"]["name"] = name
+        plans.append(_plan(data, f"specs/{name}.yaml"))
+    return plans
+
+
+TWINS = ("mixtral-8x22b-instruct-prodeu1", "mixtral-8x22b-instruct-prodeu2")  # 30 characters
+
+
+@pytest.mark.parametrize("release", ["monitoring", "prometheus"])
+def test_two_services_the_chart_would_give_one_rule_name_are_refused(release: str) -> None:
+    assert all(len(name) == 30 for name in TWINS)
+    plans = _services(*TWINS)
+    with pytest.raises(ObsgenError) as err:
+        chart_names.check_chart_names(plans, chart_names.Release(release))
+    (problem,) = err.value.diagnostics
+    assert "additionalPrometheusRulesMap.obsgen-mixtral-8x22b-instruct-prodeu1" in problem.message
+    assert "additionalPrometheusRulesMap.obsgen-mixtral-8x22b-instruct-prodeu2" in problem.message
+    assert "fullnameOverride" in problem.message and problem.level is Level.ERROR
+    chart_names.check_chart_names(plans, chart_names.Release(release, fullname_override="kps"))
+
+
+def test_without_a_configured_release_the_common_names_are_warned_about() -> None:
+    warnings: list[Diagnostic] = []
+    chart_names.check_chart_names(_services(*TWINS), None, warnings.append)
+    releases = sorted(re.findall(r"with release '([^']+)'", " ".join(w.message for w in warnings)))
+    assert releases == ["monitoring", "prometheus", "prometheus-stack"]
+    assert all(w.level is Level.WARNING and "install.release" in w.message for w in warnings)
+
+
+def test_the_committed_specs_get_distinct_rule_names_under_every_common_release() -> None:
+    warnings: list[Diagnostic] = []
+    plans = load_plans(find_specs([], ROOT), ROOT)
+    chart_names.check_chart_names(plans, None, warnings.append)
+    assert warnings == []
+    chart_names.check_chart_names(_services(TWINS[0]), chart_names.Release("monitoring"))
+
+
+def test_the_release_is_read_from_obsgen_yaml(tmp_path: Path) -> None:
+    (tmp_path / "obsgen.yaml").write_text(
+        "install:\n  release: monitoring\n  fullnameOverride: kps\n", encoding="utf-8"
+    )
+    install = load_project_config(tmp_path).install
+    assert chart_names.configured_release(install) == chart_names.Release("monitoring", "kps")
+    assert chart_names.configured_release(load_project_config(tmp_path / "none").install) is None
+
+
+def test_a_label_value_over_63_characters_is_refused_naming_the_file_and_label() -> None:
+    (plan,) = _services("chat")
+    assert plan.install is not None
+    long_labels = (("app.kubernetes.io/name", "m" * 64),)
+    plan = dataclasses.replace(
+        plan, install=dataclasses.replace(plan.install, pod_labels=long_labels)
+    )
+    with pytest.raises(ObsgenError) as err:
+        _render([plan])
+    found = {(d.file, d.path) for d in err.value.diagnostics}
+    assert (
+        naming.manifest_file("chat", "podmonitor-model"),
+        "spec.selector.matchLabels.app.kubernetes.io/name",
+    ) in found
+    assert "64 characters" in str(err.value)

@@ -19,6 +19,7 @@ chart likewise copies ``grafana.dashboards.<provider>.<name>.json`` verbatim.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,12 +30,14 @@ from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
+from generator.spec import K8S_LABEL_VALUE
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
 # A service's rule groups: built (a list of groups) or already serialised.
 Groups = list[Any] | YamlText
 
 DASHBOARDS_VIA = ("configmaps", "values")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Labels kube-prometheus-stack puts on every object it renders ("kube-prometheus-stack.labels"
 # in templates/_helpers.tpl, plus `app`); an overlay entry repeating one would write the key
 # twice into one mapping, which Flux and `kustomize --enable-helm` reject.
@@ -278,6 +281,35 @@ KUBECTL_LARGE_USAGE = (
 )
 
 
+def _name_problems(path: str, obj: Obj) -> list[Diagnostic]:
+    """The API server's limits on an object's derived names: ``metadata.name`` a DNS-1123
+    subdomain (≤ 253), every label value in ``metadata.labels`` and ``spec.selector.matchLabels``
+    ≤ 63 characters of ``[A-Za-z0-9._-]``, starting and ending alphanumeric."""
+    problems = []
+    name = obj["metadata"]["name"]
+    if len(name) > 253 or not DNS_SUBDOMAIN.match(name):
+        problems.append(
+            Diagnostic(path, "metadata.name", f"{name!r} is not a Kubernetes object name")
+        )
+    selector = (obj.get("spec") or {}).get("selector") or {}
+    for where, labels in (
+        ("metadata.labels", obj["metadata"].get("labels") or {}),
+        ("spec.selector.matchLabels", selector.get("matchLabels") or {}),
+    ):
+        for key, value in labels.items():
+            if not K8S_LABEL_VALUE.match(str(value)):
+                problems.append(
+                    Diagnostic(
+                        path,
+                        f"{where}.{key}",
+                        f"{str(value)[:80]!r} ({len(str(value))} characters) is not a "
+                        "Kubernetes label value (at most 63 of A-Z a-z 0-9 . _ -); shorten the "
+                        "name it comes from (metadata.name, spec.deployment.name or podLabels)",
+                    )
+                )
+    return problems
+
+
 def _manifest(
     path: str, obj: Obj, sources: Sequence[str], warn: Callable[[Diagnostic], None]
 ) -> tuple[str, list[Diagnostic]]:
@@ -287,7 +319,7 @@ def _manifest(
     client-side ``kubectl apply`` cannot take is a warning, and its header names the command
     that works.
     """
-    problems = []
+    problems = _name_problems(path, obj)
     usage = KUBECTL_USAGE
     if obj["kind"] == "ConfigMap":
         size = install_limits.configmap_data_bytes(obj)
