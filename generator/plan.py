@@ -21,7 +21,8 @@ from pydantic.alias_generators import to_camel, to_snake
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
-from generator.promql import Matcher, equals
+from generator.presets.model import metric_names, prefixed
+from generator.promql import Matcher, equals, metric_name_problem
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -250,6 +251,7 @@ class ServicePlan:
     mean_latencies: tuple[MeanLatencyPlan, ...] = ()
     install: InstallPlan | None = None
     retention_ms: int | None = None  # spec.prometheus.retention, when declared
+    metric_prefix: str = ""  # spec.metrics.prefix: already on every preset name above
     warnings: tuple[Diagnostic, ...] = ()
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
@@ -877,6 +879,19 @@ def _signal_missing_for(given: Any, default_ms: int, scrape_ms: int, p: _Problem
     return max(default_ms, least)
 
 
+def _check_prefixed(preset: Preset, prefix: str, version: str, p: _Problems) -> None:
+    """Refuse ``spec.metrics.prefix`` when a preset name it makes is no metric name on the
+    spec's Prometheus version (the first such name is quoted)."""
+    for name in metric_names(preset):
+        why = metric_name_problem(name, version)
+        if why is not None:
+            p.add(
+                "spec.metrics.prefix",
+                f"{prefix!r} makes the preset's metric name {name!r}, which {why}",
+            )
+            return
+
+
 def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     """Resolve ``spec`` (read from ``source``) into a :class:`ServicePlan`.
 
@@ -892,6 +907,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     preset = selection.preset
     if selection.warning is not None:
         p.warn("spec.serverVersion", selection.warning)
+    if body.metrics.prefix:
+        preset = prefixed(preset, body.metrics.prefix)
+        _check_prefixed(preset, body.metrics.prefix, body.prometheus.version, p)
     base = equals(body.selector)
     metrics = body.metrics
     histograms: dict[str, HistogramPlan] = {}
@@ -1017,5 +1035,6 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             gpu_claim=body.gpu.claim,
         ),
         retention_ms=body.prometheus.retention,
+        metric_prefix=body.metrics.prefix or "",
         warnings=tuple(p.warnings),
     )

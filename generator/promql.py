@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
+LEGACY_METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+LEGACY_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
 _PROMQL_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
 _RE2_META = re.compile(r"([\\.+*?()|\[\]{}^$])")
 
@@ -25,6 +27,44 @@ def quote(value: str) -> str:
     A ``"`` or ``\\`` in a label value can never end the literal or change the query.
     """
     return '"' + value.translate(_PROMQL_ESCAPES) + '"'
+
+
+def metric_name_problem(name: str, version: str) -> str | None:
+    """Why ``name`` cannot be a metric name on a Prometheus of ``version`` (``"2"``, ``"3"``,
+    ``"compat"``), or None when it can.
+
+    Legacy names (``[a-zA-Z_:][a-zA-Z0-9_:]*``) are valid everywhere. Prometheus 3 accepts
+    any UTF-8 string (prometheus.io/docs/guides/utf8), written quoted in PromQL
+    (:func:`selector`); obsgen refuses control characters there too, as no exporter writes
+    them. On ``2`` and ``compat`` the answer names the scrape setting that stores the escaped
+    name, and that name.
+    """
+    if LEGACY_METRIC_NAME.match(name):
+        return None
+    if not name:
+        return "is empty; expected a metric name"
+    if not name.isprintable():
+        return "contains a control character or line break; expected a printable metric name"
+    if version == "3":
+        return None
+    escaped = escape_underscores(name)
+    return (
+        "is not a legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). Prometheus 3 "
+        'stores it as written: set spec.prometheus.version: "3" and obsgen writes quoted '
+        "selectors for it; a Prometheus before 3.0 (version 2 or compat) stores it only "
+        "escaped — scrape it with metric_name_escaping_scheme: underscores (or OTLP "
+        "translation_strategy: UnderscoreEscapingWithSuffixes) and give the escaped name "
+        f"{escaped}"
+    )
+
+
+def escape_underscores(name: str) -> str:
+    """``name`` as Prometheus's ``underscores`` escaping scheme stores it: every character
+    outside the legacy set (a digit too, when first) becomes ``_`` (``gen_ai.server`` →
+    ``gen_ai_server``; prometheus.io/docs/instrumenting/escaping_schemes)."""
+    return "".join(
+        c if LEGACY_METRIC_NAME.match(c if i == 0 else "a" + c) else "_" for i, c in enumerate(name)
+    )
 
 
 def regex_escape(text: str) -> str:

@@ -253,6 +253,18 @@ def _metric_name(value: str) -> str:
 
 
 MetricName = Annotated[str, AfterValidator(_metric_name)]
+
+
+def _metric_prefix(value: str) -> str:
+    if not value.isprintable():
+        raise ValueError(
+            f"{_shown(value)} contains a control character; expected a prefix such as ray_"
+        )
+    return value
+
+
+# Whether prefix + name is a metric name depends on spec.prometheus.version: checked in plan.
+MetricPrefix = Annotated[str, Field(min_length=1, max_length=64), AfterValidator(_metric_prefix)]
 DnsLabel = Annotated[
     str,
     Field(max_length=63),
@@ -575,8 +587,15 @@ class MetricOverride(StrictModel):
 
 
 class Metrics(StrictModel):
-    """``spec.metrics``: per-signal overrides; every field optional when the preset fits."""
+    """``spec.metrics``: per-signal overrides; every field optional when the preset fits.
 
+    ``prefix`` is prepended to every metric name the preset supplies (after the release picks
+    the entry), for servers re-exported under a prefix (Ray Serve: ``ray_``); names given in
+    ``<signal>.name`` are taken as written, and Kubernetes, cAdvisor, kube-state-metrics and
+    GPU exporter series are never prefixed.
+    """
+
+    prefix: MetricPrefix | None = None
     request_duration: MetricOverride | None = None
     time_to_first_token: MetricOverride | None = None
     inter_token_latency: MetricOverride | None = None

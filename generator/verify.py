@@ -512,7 +512,7 @@ def _renamed(
         r.add("series", expr, Status.OK, f"{count} series")
         return first
     read = list(names[1:])
-    known = renames(r.plan.server)
+    known = renames(r.plan.server, r.plan.metric_prefix)
     unread = [n for n in known.get(first, ()) if n not in read]
     for name in (*read, *unread):
         found = _present(r, name + suffix, matchers)

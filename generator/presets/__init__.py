@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.presets import openai_http, sglang, tgi, triton, trtllm, vllm
-from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
+from generator.presets.model import (
+    GaugeDef,
+    HistogramDef,
+    MeanLatencyDef,
+    Preset,
+    RequestsDef,
+    prefixed,
+)
 from generator.versions import Release, parse_release
 
 __all__ = [
@@ -163,11 +170,12 @@ def get_preset(server: str, version: str | None, variant: str | None = None) -> 
     return select_preset(server, version, variant).preset
 
 
-def renames(server: str) -> dict[str, tuple[str, ...]]:
+def renames(server: str, prefix: str = "") -> dict[str, tuple[str, ...]]:
     """Every gauge and histogram name of ``server``'s presets that was renamed in some release,
-    mapped to its other names (``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc``)."""
+    mapped to its other names (``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc``);
+    with ``prefix`` (``spec.metrics.prefix``) on every name."""
     found: dict[str, set[str]] = {}
-    for preset in PRESETS.get(server, []):
+    for preset in (prefixed(p, prefix) for p in PRESETS.get(server, [])):
         defs = [*preset.latency.values(), preset.queue_depth, preset.running_requests]
         defs.append(preset.kv_cache_usage)
         for d in defs:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -115,3 +115,62 @@ class Preset:
     since_aliases: tuple[str, ...] = ()
     variant: str | None = None
     other_requests: tuple[RequestsDef, ...] = ()
+
+
+def prefixed(preset: Preset, prefix: str) -> Preset:
+    """``preset`` with ``prefix`` prepended to every metric name it supplies (histograms and
+    their renames, request counters, gauges, token counters, mean-latency counters).
+
+    For servers whose metrics another process re-exports under a prefix: Ray Serve writes
+    vLLM's ``vllm:num_requests_running`` as ``ray_vllm:num_requests_running``. Labels and
+    bucket bounds are unchanged; ``""`` returns ``preset`` itself.
+    """
+    if not prefix:
+        return preset
+
+    def name(value: str | None) -> str | None:
+        return None if value is None else prefix + value
+
+    def histogram(h: HistogramDef) -> HistogramDef:
+        return replace(h, name=prefix + h.name, also=tuple(prefix + a for a in h.also))
+
+    def gauge(g: GaugeDef | None) -> GaugeDef | None:
+        if g is None:
+            return None
+        return replace(g, name=prefix + g.name, also=tuple(prefix + a for a in g.also))
+
+    def requests(r: RequestsDef) -> RequestsDef:
+        return replace(r, name=prefix + r.name, failure_name=name(r.failure_name))
+
+    return replace(
+        preset,
+        latency={key: histogram(h) for key, h in preset.latency.items()},
+        requests=requests(preset.requests),
+        other_requests=tuple(requests(r) for r in preset.other_requests),
+        queue_depth=gauge(preset.queue_depth),
+        running_requests=gauge(preset.running_requests),
+        kv_cache_usage=gauge(preset.kv_cache_usage),
+        prompt_tokens=name(preset.prompt_tokens),
+        generation_tokens=name(preset.generation_tokens),
+        mean_latency={
+            key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
+            for key, m in preset.mean_latency.items()
+        },
+    )
+
+
+def metric_names(preset: Preset) -> tuple[str, ...]:
+    """Every metric name ``preset`` supplies, in a fixed order (histogram base names and their
+    renames, request counters, gauges, token and mean-latency counters)."""
+    names: list[str] = []
+    for _, h in sorted(preset.latency.items()):
+        names += [h.name, *h.also]
+    for r in (preset.requests, *preset.other_requests):
+        names += [r.name, *([r.failure_name] if r.failure_name else [])]
+    for g in (preset.queue_depth, preset.running_requests, preset.kv_cache_usage):
+        if g is not None:
+            names += [g.name, *g.also]
+    names += [n for n in (preset.prompt_tokens, preset.generation_tokens) if n]
+    for _, m in sorted(preset.mean_latency.items()):
+        names += [m.sum_name, m.count_name]
+    return tuple(dict.fromkeys(names))
