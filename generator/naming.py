@@ -24,6 +24,7 @@ QUANTILE = "quantile"
 LONG_WINDOW = "long_window"
 SHORT_WINDOW = "short_window"
 BURN_RATE = "burn_rate"
+BUDGET_LEFT = "budget_left"  # ErrorBudgetLow: the level crossed, in percent ("25")
 WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
@@ -53,6 +54,8 @@ ALERT_SIGNAL_MISSING = "ModelSignalMissing"
 ALERT_REPLICAS_UNAVAILABLE = "ModelReplicasUnavailable"
 ALERT_GPU_LOST = "GPUDeviceLost"
 ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
+# An SLO has spent most of its error budget over its window (tickets, per level left).
+ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
 
 # Short indicator label values for the spec's latency metric keys.
 INDICATOR_LABEL = {
@@ -169,6 +172,8 @@ SLI_EVENTS = "slo_outcomes"
 SLI_ERROR = "slo_sli_error"
 SLO_BUDGET_REMAINING = "slo_error_budget_remaining"
 SLO_BURN_RATE = "slo_burn_rate"
+# Seconds until the remaining budget is spent at the fastest tier's current burn rate.
+SLO_BUDGET_EXHAUSTION = "slo_error_budget_exhaustion_seconds"
 SLO_SLI = "slo_sli"
 SLO_OBJECTIVE = "slo_objective"
 

@@ -148,6 +148,8 @@ class SLOPlan:
         histogram/threshold_bound: for latency SLOs, the histogram and the bound (metric unit)
             equal to the threshold.
         tiers: burn-rate tiers with factors (empty when alerting is disabled).
+        budget_levels: shares of the budget left (descending) at which ``ErrorBudgetLow``
+            fires; empty when alerting is disabled.
         min_events: events needed in a tier's long window before it may fire.
     """
 
@@ -162,6 +164,7 @@ class SLOPlan:
     tiers: tuple[slo.Tier, ...]
     min_events: int
     description: str | None
+    budget_levels: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -329,6 +332,8 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
     "signal_missing": (900_000, "warning", {"ignore": ()}),
 }
+# Shares of an SLO's error budget left at which ErrorBudgetLow tickets (spec.slos[].alerting).
+BUDGET_LEVELS = (0.5, 0.25)
 # spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
 _NOT_HISTOGRAMS = (
     "requests",
@@ -600,6 +605,13 @@ def _resolve_slos(
                 if item.alerting.min_events is not None
                 else slo.DEFAULT_MIN_EVENTS,
                 description=item.description,
+                budget_levels=tuple(
+                    BUDGET_LEVELS
+                    if item.alerting.budget_left is None
+                    else item.alerting.budget_left
+                )
+                if item.alerting.enabled
+                else (),
             )
         )
     return tuple(plans)

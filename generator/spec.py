@@ -10,6 +10,7 @@ decided here; :func:`generator.plan.resolve` does that.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import stat
@@ -622,10 +623,24 @@ class BurnRateTier(StrictModel):
     severity: Severity
 
 
+def _budget_levels(levels: list[float] | None) -> list[float] | None:
+    if levels is not None:
+        if any(not 0 < x < 1 for x in levels):
+            raise ValueError("expected shares of the budget left, each above 0 and below 1")
+        if any(b >= a for a, b in itertools.pairwise(levels)):
+            raise ValueError("expected levels in strictly descending order, e.g. [0.5, 0.25]")
+    return levels
+
+
 class SLOAlerting(StrictModel):
-    """``spec.slos[].alerting``: burn-rate tiers and the minimum-events guard."""
+    """``spec.slos[].alerting``: burn-rate tiers, the minimum-events guard and the
+    remaining-budget levels (``budgetLeft``, shares of the budget left over the SLO window at
+    which ``ErrorBudgetLow`` tickets, descending; default 0.5 and 0.25; ``[]`` for none)."""
 
     enabled: bool = True
+    budget_left: Annotated[
+        list[float] | None, Field(max_length=4), AfterValidator(_budget_levels)
+    ] = None
     tiers: Annotated[list[BurnRateTier], Field(max_length=MAX_TIERS)] | None = None
     min_events: MinEvents | None = None
 

@@ -48,6 +48,7 @@ class Role(StrEnum):
 ALERT_ROLES: dict[str, Role] = {
     naming.ALERT_TARGET_DOWN: Role.TARGETS_DOWN,
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
+    naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_LATENCY_P99: Role.SYMPTOM,
     naming.ALERT_SLOW_REQUESTS: Role.SYMPTOM,
     naming.ALERT_ERROR_RATIO: Role.SYMPTOM,

@@ -21,7 +21,7 @@ from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
 from generator.builders.pods import owned
-from generator.builders.slo_rules import error_ratio_record
+from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
@@ -144,13 +144,22 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 width=6,
             )
         )
+        levels = sorted(s.budget_levels)
+        tickets = (
+            f" {naming.ALERT_ERROR_BUDGET_LOW} tickets below "
+            + ", ".join(f"{decimal_str(x * 100)}%" for x in s.budget_levels)
+            + " (the colour steps)."
+            if levels
+            else ""
+        )
         panels.append(
             PanelDef(
                 title=f"SLO {s.name}: error budget remaining ({w})",
                 key=f"slo/{s.name}/budget",
                 description="Share (0–1) of the error budget left in the SLO window: "
                 f"1 − error ratio / {decimal_str(s.error_budget)}, from "
-                f"{naming.record(g, naming.SLO_BUDGET_REMAINING, 'ratio')}. Below 0 the budget is spent.",
+                f"{naming.record(g, naming.SLO_BUDGET_REMAINING, 'ratio')}. Below 0 the budget "
+                f"is spent.{tickets}",
                 kind="stat",
                 queries=(
                     Query(
@@ -160,11 +169,45 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="percentunit",
                 decimals=1,
-                steps=(Step(None, RED), Step(0, ORANGE), Step(0.25, GREEN)),
-                runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
-                width=6,
+                steps=tuple(
+                    _dedupe(
+                        [Step(None, RED), Step(0, ORANGE)]
+                        + [Step(x, ORANGE) for x in levels[:-1]]
+                        + [Step(levels[-1] if levels else 0.25, GREEN)]
+                    )
+                ),
+                runbook=_runbook(
+                    plan,
+                    naming.ALERT_ERROR_BUDGET_LOW if levels else naming.ALERT_ERROR_BUDGET_BURN,
+                ),
+                width=3 if s.tiers else 6,
             )
         )
+        if s.tiers:
+            fastest = min(t.long_window_ms for t in s.tiers)
+            panels.append(
+                PanelDef(
+                    title=f"SLO {s.name}: budget left lasts",
+                    key=f"slo/{s.name}/exhaustion",
+                    description="Time until the error budget left is spent at the burn rate of "
+                    f"the last {naming.window(fastest)}: budget left × {w} / burn rate, from "
+                    f"{exhaustion_record(plan, fastest)}. No value while nothing burns.",
+                    kind="stat",
+                    queries=(
+                        Query(
+                            _rec(plan, exhaustion_record(plan, fastest), slo), _legend(plan, s.name)
+                        ),
+                    ),
+                    unit="s",
+                    decimals=0,
+                    steps=(Step(None, RED), Step(s.window_ms / 1000, GREEN)),
+                    runbook=_runbook(
+                        plan,
+                        naming.ALERT_ERROR_BUDGET_LOW if levels else naming.ALERT_ERROR_BUDGET_BURN,
+                    ),
+                    width=3,
+                )
+            )
         if s.tiers:
             budget = decimal_str(s.error_budget)
             queries = []

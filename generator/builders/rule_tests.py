@@ -857,6 +857,76 @@ def _all_bad(slos: Sequence[SLOPlan], per_min: float) -> Klass:
     return Klass(per_min, True, tuple(sorted(durations.items())))
 
 
+def expected_budget_lows(
+    plan: ServicePlan, classes: Sequence[Klass], at_ms: int
+) -> list[dict[str, Any]]:
+    """Every ``ErrorBudgetLow`` alert that steady ``classes`` traffic, counted from 0 at time
+    0, fires ``at_ms`` later: per SLO, the lowest level above the budget left over the SLO
+    window (:func:`generator.slo.window_ratio`), once the window counted ``min_events``."""
+    rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_LOW]
+    how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
+    found = []
+    for s in plan.slos:
+        if not s.budget_levels or (s.histogram is not None and s.histogram.native):
+            continue
+        ratio, per_s = slo_bad_ratio(s, classes)
+        events = slo.recorded_events(Fraction(per_s), at_ms, s.window_ms, how)
+        left = 1 - slo.window_ratio([(0, ratio)], at_ms, s.window_ms, how) / s.error_budget
+        crossed = [lvl for lvl in s.budget_levels if left < Fraction(str(lvl))]
+        if events < s.min_events or not crossed:
+            continue
+        percent = decimal_str(Fraction(str(crossed[-1])) * 100)
+        rule = next(
+            r
+            for r in rules
+            if r["labels"][naming.SLO] == s.name and r["labels"][naming.BUDGET_LEFT] == percent
+        )
+        series = {**_agg(plan, plan.requests.matchers), naming.SERVICE: plan.name}
+        found.append(_expect(rule, {**series, naming.SLO: s.name}, None))
+    return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def budget_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ErrorBudgetLow``: every request bad spends every SLO's budget (its lowest level
+    tickets); per SLO, bad events at 62.5 % of its budget leave 37.5 % (the level above
+    tickets, between 50 % and 25 % by default); a healthy service keeps its budget (none)."""
+    slos = [s for s in plan.slos if s.budget_levels and not (s.histogram and s.histogram.native)]
+    if not slos:
+        return []
+    cases = [
+        (
+            "every request bad: each SLO's lowest budget level tickets",
+            [_all_bad(slos, BASE_PER_MIN)],
+        ),
+        ("healthy traffic keeps every budget: no ErrorBudgetLow", [Klass(BASE_PER_MIN)]),
+    ]
+    for s in distinct_slos(plan):
+        if s not in slos or len(s.budget_levels) < 2:
+            continue
+        top, below = (Fraction(str(x)) for x in s.budget_levels[:2])
+        ratio = (1 - (top + below) / 2) * s.error_budget
+        cases.append(
+            (
+                f"{s.name}: {decimal_str((1 - (top + below) / 2) * 100)}% of its budget spent "
+                f"leaves {decimal_str((top + below) / 2 * 100)}%: the "
+                f"{decimal_str(top * 100)}% level tickets",
+                _slo_mix(plan, ratio, bad_class(s)),
+            )
+        )
+    groups = []
+    for name, classes in cases:
+        series = healthy(plan, classes).render(_steps(CHECK_MS))
+        tests = [
+            _at(
+                CHECK_MS,
+                naming.ALERT_ERROR_BUDGET_LOW,
+                expected_budget_lows(plan, classes, CHECK_MS),
+            )
+        ]
+        groups.append(_group(name, series, tests))
+    return groups
+
+
 def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """Per SLO and tier: 5 % above the threshold fires, 5 % below stays quiet (several SLOs'
     cases of one tier in one group when they fit: :func:`_threshold_groups`); latency SLOs:
@@ -921,6 +991,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     restart = restart_outage_group(plan)
     if restart is not None:
         groups.append(restart)
+    groups += budget_groups(plan)
     lowest = [t.threshold for s in plan.slos for t in s.tiers]
     if lowest:
         ratio = min(lowest) / 2

@@ -28,9 +28,11 @@ from generator.promql import Matcher, by, selector
 from generator.text import render
 
 # Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
-# (None: rendered per SLO, not per alert family).
+# (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
+SLO_BUDGET = "slo_budget"
 ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
+    naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
     naming.ALERT_LATENCY_P99: "latency_p99",
     naming.ALERT_SLOW_REQUESTS: "slow_requests",
     naming.ALERT_ERROR_RATIO: "error_ratio",
@@ -76,6 +78,8 @@ def pod_selector(labels: Sequence[tuple[str, str]]) -> str:
 def _has(plan: ServicePlan, key: str | None) -> bool:
     if key is None:
         return any(s.tiers for s in plan.slos)
+    if key == SLO_BUDGET:
+        return any(s.budget_levels for s in plan.slos)
     return key in plan.alerts
 
 

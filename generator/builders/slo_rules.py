@@ -197,12 +197,7 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
             f"1 - {slo_error}",
             labels,
         ),
-        record_rule(
-            plan,
-            naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio"),
-            f"1 - {slo_error} / {budget}",
-            labels,
-        ),
+        record_rule(plan, budget_record(plan), f"1 - {slo_error} / {budget}", labels),
         record_rule(
             plan,
             naming.record(g, naming.SLO_OBJECTIVE, "ratio"),
@@ -213,12 +208,70 @@ def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     if s.tiers:
         fastest = min(t.long_window_ms for t in s.tiers)
         current = recorded(plan, error_ratio_record(plan, fastest), _slo(s))
+        burn = naming.record(g, naming.SLO_BURN_RATE, naming.ratio_rate(fastest))
+        rules.append(record_rule(plan, burn, f"{current} / {budget}", labels))
+        # The budget left lasts left × window / burn rate (burn 1 spends it all in the window);
+        # nothing while the budget is not burning (it would last forever).
         rules.append(
             record_rule(
                 plan,
-                naming.record(g, naming.SLO_BURN_RATE, naming.ratio_rate(fastest)),
-                f"{current} / {budget}",
+                exhaustion_record(plan, fastest),
+                f"clamp_min({budget_remaining(plan, s)}, 0) * {s.window_ms // 1000}"
+                f" / ({recorded(plan, burn, _slo(s))} > 0)",
                 labels,
+            )
+        )
+    return rules
+
+
+def budget_record(plan: ServicePlan) -> str:
+    """Record name of the share of the error budget left over the SLO window (1 − bad / budget)."""
+    return naming.record(plan.group_by, naming.SLO_BUDGET_REMAINING, "ratio")
+
+
+def budget_remaining(plan: ServicePlan, s: SLOPlan) -> str:
+    """Selector of ``s``'s recorded budget left."""
+    return recorded(plan, budget_record(plan), _slo(s))
+
+
+def exhaustion_record(plan: ServicePlan, fastest_ms: int) -> str:
+    """Record name of the seconds until the budget left is spent at the burn rate of the
+    fastest tier's long window (``fastest_ms``)."""
+    return naming.record(plan.group_by, naming.SLO_BUDGET_EXHAUSTION, naming.ratio_rate(fastest_ms))
+
+
+def budget_low_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
+    """One ``ErrorBudgetLow`` rule per level of ``s.budget_levels`` (descending): level ``L``
+    fires while the budget left over the SLO window is below ``L`` and not below the next
+    level, so one ticket stands for the lowest level crossed; the window must have counted
+    ``min_events`` events (a new service's first failures are no spent budget)."""
+    on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
+    left = budget_remaining(plan, s)
+    total = events_selector(plan, s, naming.EVENTS_TOTAL)
+    events = f"sum_over_time({total}[{_range(plan, s.window_ms)}])"
+    fastest = min((t.long_window_ms for t in s.tiers), default=None)
+    rules = []
+    for i, level in enumerate(s.budget_levels):
+        below = s.budget_levels[i + 1] if i + 1 < len(s.budget_levels) else None
+        cond = f"{left} < {decimal_str(level)}"
+        if below is not None:
+            cond = f"({cond}) >= {decimal_str(below)}"
+        expr = f"{cond}\nand on ({on}) {events} >= {s.min_events}"
+        percent = decimal_str(Fraction(str(level)) * 100)
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_ERROR_BUDGET_LOW,
+                expr,
+                0,
+                "warning",
+                {naming.SLO: s.name, naming.BUDGET_LEFT: percent},
+                slo=s.name,
+                objective=decimal_str(s.objective),
+                window=naming.window(s.window_ms),
+                level=percent,
+                below="0" if below is None else decimal_str(Fraction(str(below)) * 100),
+                exhaustion=exhaustion_record(plan, fastest) if fastest is not None else "",
             )
         )
     return rules
@@ -281,7 +334,7 @@ def slo_groups(plan: ServicePlan) -> list[Group]:
         group(
             plan,
             f"slo.{s.name}",
-            [*sli_records(plan, s), *burn_rate_alerts(plan, s)],
+            [*sli_records(plan, s), *burn_rate_alerts(plan, s), *budget_low_alerts(plan, s)],
             interval_ms=plan.evaluation_interval_ms,
         )
         for s in plan.slos
