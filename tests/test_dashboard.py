@@ -132,12 +132,36 @@ def test_o1_preview_draws_the_thresholds_that_page(plans: list[ServicePlan]) -> 
     assert _steps(_panel(dashboard, "SLO availability: SLI")) == [None, 0.999]
     assert _steps(_panel(dashboard, "GPU memory headroom")) == [None, 0.05]
     assert _steps(_panel(dashboard, "GPU temperature")) == [None, 85.0]
+    budget = _panel(dashboard, "SLO availability: error budget remaining")
+    # Spent below 0; ErrorBudgetLow tickets below 25 % and 50 % left (the default budgetLeft).
+    assert _steps(budget) == [None, 0, 0.25, 0.5]
+    assert [s["color"] for s in budget["fieldConfig"]["defaults"]["thresholds"]["steps"]] == [
+        "red",
+        "orange",
+        "yellow",
+        "green",
+    ]
     burn = _panel(dashboard, "SLO latency: burn rate")["targets"][0]["expr"]
     assert burn == (
         'service:slo_sli_error:ratio_rate1h{namespace="ai-inference",namespace=~"$namespace",service="o1-preview",slo="latency"} / 0.01'
     )
     firing = _panel(dashboard, "Firing alerts")["targets"][0]["expr"]
     assert 'ALERTS{alertstate="firing",namespace="ai-inference",service="o1-preview"}' in firing
+
+
+def test_the_budget_panel_draws_the_specs_budget_left_levels(plans: list[ServicePlan]) -> None:
+    base = _plan(plans, "o1-preview")
+    for levels, expected in [
+        ((0.75, 0.4, 0.1), [None, 0, 0.1, 0.4, 0.75]),
+        ((0.3,), [None, 0, 0.3]),
+        ((), [None, 0, 0.25]),
+    ]:
+        slos = tuple(dataclasses.replace(s, budget_levels=levels) for s in base.slos)
+        dashboard = service_dashboard(dataclasses.replace(base, slos=slos))
+        budget = _panel(dashboard, "SLO availability: error budget remaining")
+        assert _steps(budget) == expected, levels
+        alert = "ErrorBudgetLow" if levels else "ErrorBudgetBurn"
+        assert alert in json.dumps(budget["links"]), levels
 
 
 def test_panels_read_only_recording_rules_the_rule_file_defines(plans: list[ServicePlan]) -> None:

@@ -27,7 +27,7 @@ from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
 
 RATE = "$__rate_interval"
-RED, ORANGE, GREEN = "red", "orange", "green"
+RED, ORANGE, YELLOW, GREEN = "red", "orange", "yellow", "green"
 SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
 
 # Grafana unit ids for a histogram's own unit (seconds_per_unit → unit).
@@ -169,13 +169,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="percentunit",
                 decimals=1,
-                steps=tuple(
-                    _dedupe(
-                        [Step(None, RED), Step(0, ORANGE)]
-                        + [Step(x, ORANGE) for x in levels[:-1]]
-                        + [Step(levels[-1] if levels else 0.25, GREEN)]
-                    )
-                ),
+                steps=_budget_steps(levels),
                 runbook=_runbook(
                     plan,
                     naming.ALERT_ERROR_BUDGET_LOW if levels else naming.ALERT_ERROR_BUDGET_BURN,
@@ -281,6 +275,21 @@ def slo_row(plan: ServicePlan) -> RowDef:
         )
     )
     return RowDef("SLO", tuple(panels))
+
+
+def _budget_steps(levels: list[float]) -> tuple[Step, ...]:
+    """Colour steps of an SLO's budget-left panel (share 0–1): red once spent (below 0), orange
+    below the lowest ``ErrorBudgetLow`` level, yellow between levels, green above the highest;
+    without levels, green from 25 % left. ``levels`` ascending."""
+    if not levels:
+        return (Step(None, RED), Step(0, ORANGE), Step(0.25, GREEN))
+    return tuple(
+        _dedupe(
+            [Step(None, RED), Step(0, ORANGE)]
+            + [Step(x, YELLOW) for x in levels[:-1]]
+            + [Step(levels[-1], GREEN)]
+        )
+    )
 
 
 def _dedupe(steps: list[Step]) -> list[Step]:
