@@ -22,7 +22,7 @@ from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
 from generator.presets.model import metric_names, prefixed
-from generator.promql import Matcher, equals, metric_name_problem
+from generator.promql import LEGACY_METRIC_NAME, Matcher, equals, metric_name_problem
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -255,6 +255,8 @@ class ServicePlan:
     install: InstallPlan | None = None
     retention_ms: int | None = None  # spec.prometheus.retention, when declared
     metric_prefix: str = ""  # spec.metrics.prefix: already on every preset name above
+    # Metric names read outside the legacy set (Prometheus 3 only; quoted in PromQL).
+    utf8_names: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
@@ -924,6 +926,15 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         _check_prefixed(preset, body.metrics.prefix, body.prometheus.version, p)
     base = equals(body.selector)
     metrics = body.metrics
+    for key in (*naming.INDICATOR_LABEL, *_NOT_HISTOGRAMS):
+        given = getattr(metrics, to_snake(key))
+        why = (
+            None
+            if given is None or given.name is None
+            else metric_name_problem(given.name, body.prometheus.version)
+        )
+        if why is not None:
+            p.add(f"spec.metrics.{key}.name", f"{given.name!r} {why}")
     histograms: dict[str, HistogramPlan] = {}
     for key in naming.INDICATOR_LABEL:
         attr = to_snake(key)
@@ -986,6 +997,23 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             **(body.gpu.selector or {}),
         },
     )
+    gauges = (
+        _gauge(preset.queue_depth, metrics.queue_depth, base),
+        _gauge(preset.running_requests, metrics.running_requests, base),
+        _gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
+    )
+    counters = (
+        _counter(preset.prompt_tokens, metrics.prompt_tokens, base),
+        _counter(preset.generation_tokens, metrics.generation_tokens, base),
+    )
+    read = [
+        *(n for h in histograms.values() for n in h.names),
+        requests.name,
+        *([requests.failure_name] if requests.failure_name else []),
+        *(n for g in gauges if g is not None for n in g.names),
+        *(c.name for c in counters if c is not None),
+        *(n for m in preset.mean_latency.values() for n in (m.sum_name, m.count_name)),
+    ]
     return ServicePlan(
         name=spec.metadata.name,
         team=spec.metadata.team,
@@ -1000,11 +1028,11 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         evaluation_interval_ms=body.prometheus.evaluation_interval,
         histograms=histograms,
         requests=requests,
-        queue_depth=_gauge(preset.queue_depth, metrics.queue_depth, base),
-        running_requests=_gauge(preset.running_requests, metrics.running_requests, base),
-        kv_cache_usage=_gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
-        prompt_tokens=_counter(preset.prompt_tokens, metrics.prompt_tokens, base),
-        generation_tokens=_counter(preset.generation_tokens, metrics.generation_tokens, base),
+        queue_depth=gauges[0],
+        running_requests=gauges[1],
+        kv_cache_usage=gauges[2],
+        prompt_tokens=counters[0],
+        generation_tokens=counters[1],
         model_label=preset.model_label,
         slos=slos,
         alerts=alerts,
@@ -1048,5 +1076,6 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         ),
         retention_ms=body.prometheus.retention,
         metric_prefix=body.metrics.prefix or "",
+        utf8_names=tuple(sorted({n for n in read if not LEGACY_METRIC_NAME.match(n)})),
         warnings=tuple(p.warnings),
     )

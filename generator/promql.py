@@ -45,6 +45,11 @@ def metric_name_problem(name: str, version: str) -> str | None:
         return "is empty; expected a metric name"
     if not name.isprintable():
         return "contains a control character or line break; expected a printable metric name"
+    if "$" in name or "{{" in name or "}}" in name:
+        return (
+            "contains $, {{ or }}, which Grafana variables or alert templates would expand; "
+            "expected a metric name without them"
+        )
     if version == "3":
         return None
     escaped = escape_underscores(name)
@@ -81,8 +86,9 @@ class Matcher:
     value: str
 
     def render(self) -> str:
-        """``label<op>"escaped value"``."""
-        return f"{self.label}{self.op}{quote(self.value)}"
+        """``label<op>"escaped value"``; a label name outside the legacy set quoted
+        (``"gen_ai.system"="openai"``, Prometheus 3 only)."""
+        return f"{label_name(self.label)}{self.op}{quote(self.value)}"
 
 
 def equals(labels: Mapping[str, str]) -> tuple[Matcher, ...]:
@@ -90,16 +96,61 @@ def equals(labels: Mapping[str, str]) -> tuple[Matcher, ...]:
     return tuple(sorted(Matcher(k, "=", v) for k, v in labels.items()))
 
 
+def label_name(label: str) -> str:
+    """``label`` as PromQL writes a label name: bare when legacy (``[a-zA-Z_][a-zA-Z0-9_]*``),
+    else a quoted, escaped string (``"gen_ai.system"``), which only Prometheus 3 parses."""
+    return label if LEGACY_LABEL_NAME.match(label) else quote(label)
+
+
+def selector_text(metric: str, matchers: Sequence[str]) -> str:
+    """A selector from ``metric`` and already rendered ``matchers``, kept in their order.
+
+    A legacy name is written in front, ``metric{a="x"}``; any other (a Prometheus 3 UTF-8
+    name) goes quoted and escaped as the first item inside the braces,
+    ``{"gen_ai.server.request.duration_seconds_bucket",le="0.5"}`` (prometheus.io/docs/guides/utf8).
+    The one place obsgen spells a metric name in PromQL, test series notation included.
+    """
+    if not metric or LEGACY_METRIC_NAME.match(metric):
+        return f"{metric}{{{','.join(matchers)}}}"
+    return "{" + ",".join((quote(metric), *matchers)) + "}"
+
+
+_QUOTED_NAME = re.compile(r'\{\s*"((?:[^"\\]|\\.)*)"\s*(?=[,}])')
+_UNESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+_IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+
+
+def unquote(body: str) -> str:
+    """The text of a PromQL string literal's ``body`` (between its quotes): the inverse of
+    :func:`quote`."""
+    return re.sub(r"\\(.)", lambda m: _UNESCAPES.get(m.group(1), m.group(1)), body)
+
+
+def series_metric(series: str) -> str:
+    """The metric name of selector or series text as :func:`selector_text` writes it
+    (``a{…}`` → ``a``, ``{"a.b",…}`` → ``a.b``); ``""`` when it names none."""
+    found = _QUOTED_NAME.match(series)
+    if found:
+        return unquote(found.group(1))
+    return series.split("{", 1)[0].strip()
+
+
+def names_in(expr: str) -> set[str]:
+    """Every metric name ``expr`` may read: each identifier (label names, functions and
+    keywords too: a superset) and each quoted name leading a selector's braces."""
+    return {*_IDENTIFIER.findall(expr), *(unquote(b) for b in _QUOTED_NAME.findall(expr))}
+
+
 def selector(metric: str, matchers: Iterable[Matcher]) -> str:
-    """Render ``metric{a="x",b=~"y"}`` with matchers sorted (deterministic output)."""
-    inner = ",".join(m.render() for m in sorted(set(matchers)))
-    return f"{metric}{{{inner}}}"
+    """Render ``metric{a="x",b=~"y"}`` with matchers sorted (deterministic output); a UTF-8
+    metric or label name is quoted (:func:`selector_text`, :func:`label_name`)."""
+    return selector_text(metric, [m.render() for m in sorted(set(matchers))])
 
 
 def by(labels: Iterable[str]) -> str:
     """``by (a, b)`` for the sorted, de-duplicated labels; ``""`` when there are none."""
     names = sorted(set(labels))
-    return f" by ({', '.join(names)})" if names else ""
+    return f" by ({', '.join(label_name(n) for n in names)})" if names else ""
 
 
 def sum_rate(
@@ -155,7 +206,7 @@ class Target:
     @property
     def on(self) -> str:
         """``on (labels…)``."""
-        return f"on ({', '.join(self.labels)})"
+        return f"on ({', '.join(label_name(n) for n in self.labels)})"
 
 
 def increments(at: Callable[[str], str], interval: str, target: Target | None = None) -> str:

@@ -7,6 +7,7 @@ Its output is turned into :class:`~generator.errors.Diagnostic` values naming fi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -61,6 +62,32 @@ def find_promtool() -> str:
     if found is None:
         raise ObsgenError([Diagnostic("promtool", "", INSTALL_HINT)])
     return found
+
+
+_VERSION = re.compile(r"\bversion (\d+)\.(\d+)\.(\d+)")
+UTF8_SINCE = (3, 0, 0)
+"""The first promtool release whose PromQL parser reads quoted UTF-8 metric and label names
+(``{"gen_ai.server.request.duration_seconds_bucket"}``): Prometheus 3.0."""
+
+
+@functools.cache
+def version(tool: str) -> tuple[int, int, int] | None:
+    """``(major, minor, patch)`` of the promtool at ``tool`` from ``promtool --version``
+    (``promtool, version 2.42.0+ds …``), or None when it prints no version."""
+    try:
+        proc = subprocess.run(
+            [tool, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = _VERSION.search(proc.stdout + proc.stderr)
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+def reads_utf8_names(tool: str) -> bool:
+    """True when the promtool at ``tool`` parses Prometheus 3's quoted names (≥ 3.0)."""
+    found = version(tool)
+    return found is not None and found >= UTF8_SINCE
 
 
 TEST_GC_ENV = {"GOGC": "off", "GOMEMLIMIT": "128MiB"}

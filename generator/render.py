@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +43,7 @@ from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.cache import OutputCache, plan_digest, proof_key
-from generator.errors import Diagnostic, ObsgenError, processing
+from generator.errors import Diagnostic, Level, ObsgenError, processing
 from generator.filebacked import FileBacked
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
@@ -199,6 +199,7 @@ def promtool_problems(
     cache: OutputCache | None = None,
     progress: Progress | None = None,
     shapes: Mapping[str, str] | None = None,
+    unproved: Collection[str] = (),
 ) -> list[Diagnostic]:
     """Run ``promtool check rules`` over all rule files and, beside it, ``promtool test
     rules`` over the generated test files, in a temp copy of the outputs. Returns the problems
@@ -222,6 +223,9 @@ def promtool_problems(
     verdict holds for any name (:func:`generator.proof_transfer.carries_over`); its proof is
     then every one's.
 
+    ``unproved``: services left out of both (their rules use syntax this promtool cannot
+    parse, :func:`utf8_unproved`); nothing is recorded as proved for them.
+
     Raises:
         ObsgenError: promtool is missing.
     """
@@ -233,6 +237,8 @@ def promtool_problems(
     to_prove: list[str] = []
     proven: set[str] = set()  # checked and tested by this promtool already, as the cache says
     for name, own in sorted(services.items()):
+        if name in unproved:
+            continue
         mine = [p for p in own if p.startswith("rules/") and p.endswith(".test.yaml")]
         key = proof_key(own, name, tool) if cache is not None and mine else None
         if cache is not None and key is not None and cache.proven(name, key):
@@ -246,7 +252,7 @@ def promtool_problems(
             proofs[name] = key
         to_prove.append(name)
     standing_for = _standing_for(to_prove, services, shapes or {})
-    skipped = proven | {n for members in standing_for.values() for n in members[1:]}
+    skipped = {*proven, *unproved, *(n for members in standing_for.values() for n in members[1:])}
     rules = [r for r in rules if r.removeprefix("rules/").split(".")[0] not in skipped]
     if not rules:
         return []
@@ -437,6 +443,39 @@ class RenderOptions:
     jobs: int | None = None
 
 
+def utf8_unproved(
+    plans: Sequence[ServicePlan], warn: Callable[[Diagnostic], None] | None = None
+) -> set[str]:
+    """Services whose rules read UTF-8 metric names (``prometheus.version: "3"``) when the
+    installed promtool predates Prometheus 3's quoted syntax (:data:`promtool.UTF8_SINCE`):
+    it cannot parse them, so their promtool proof is not run, and ``warn`` says so per spec.
+    Empty when no plan reads such names or promtool is 3.0 or later.
+
+    Raises:
+        ObsgenError: promtool is missing (only asked when a plan reads such names).
+    """
+    quoted = [p for p in plans if p.utf8_names]
+    if not quoted:
+        return set()
+    tool = promtool.find_promtool()
+    if promtool.reads_utf8_names(tool):
+        return set()
+    found = promtool.version(tool)
+    shown = ".".join(map(str, found)) if found else "of unknown version"
+    for plan in quoted:
+        more = f" (and {len(plan.utf8_names) - 1} more)" if len(plan.utf8_names) > 1 else ""
+        message = (
+            f"promtool proof NOT run for this spec: its rules read {plan.utf8_names[0]!r}{more} "
+            f"with Prometheus 3 quoted selectors, and the installed promtool {shown} predates "
+            "that syntax (it needs promtool 3.0 or later); its rules and generated tests are "
+            "written unproved — run `promtool check rules` and `promtool test rules` with "
+            "promtool 3 before deploying them"
+        )
+        if warn is not None:
+            warn(Diagnostic(plan.source, "spec.prometheus.version", message, Level.WARNING))
+    return {p.name for p in quoted}
+
+
 def render_bundle(
     root: Path,
     spec_args: Sequence[str],
@@ -540,7 +579,8 @@ def render_bundle(
     key_variant = variant(dashboards_via, mimir, outputs)
     keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
     if run_promtool:
-        problems = promtool_problems(built, root, services, cache, progress, renamed)
+        unproved = utf8_unproved(plans, warn)
+        problems = promtool_problems(built, root, services, cache, progress, renamed, unproved)
         problems += amtool_problems(built, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)

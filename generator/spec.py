@@ -36,6 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from generator import naming, regexes
 from generator.errors import Diagnostic, ObsgenError, printable
+from generator.promql import LEGACY_METRIC_NAME, metric_name_problem
 from generator.units import (
     decimal_str,
     format_duration_ms,
@@ -50,7 +51,7 @@ KIND = "ModelService"
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+METRIC_NAME = LEGACY_METRIC_NAME
 # Free text that reaches alert labels, annotations and dashboards: letters of any language,
 # but no Go-template, PromQL, Grafana-variable or HTML metacharacters ({ } $ " \\ < > `).
 TEAM_TEXT = re.compile(r"^\w[\w .,/()+-]*$")
@@ -237,20 +238,14 @@ LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-
 
 
 def _metric_name(value: str) -> str:
+    # Whether a name outside the legacy set is usable depends on spec.prometheus.version
+    # (Prometheus 3 stores UTF-8 names): checked in plan, naming this field.
     if METRIC_NAME.match(value):
         return value
-    escaped = re.sub(r"[^a-zA-Z0-9_:]", "_", value)
-    if value and printable(value) and not value[0].isdigit():
-        # An OpenTelemetry name (gen_ai.server.request.duration): valid UTF-8 in Prometheus 3.
-        raise ValueError(
-            f"{_shown(value)} is not a legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); "
-            "Prometheus 3 can store it as written, but obsgen writes legacy names only (and "
-            "promtool before 3.0 cannot parse quoted names) — scrape it escaped, with "
-            "metric_name_escaping_scheme: underscores in the scrape config (or OTLP "
-            "translation_strategy: UnderscoreEscapingWithSuffixes), and give the escaped "
-            f"name {escaped}"
-        )
-    raise ValueError(f"{_shown(value)} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+    why = metric_name_problem(value, "3")
+    if why is not None:
+        raise ValueError(f"{_shown(value)} {why}")
+    return value
 
 
 MetricName = Annotated[str, AfterValidator(_metric_name)]

@@ -23,7 +23,7 @@ from generator.builders.alertmanager_routing import alert_labels, receiver_for
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
-from generator.promql import Matcher, selector
+from generator.promql import LEGACY_LABEL_NAME, LEGACY_METRIC_NAME, Matcher, selector
 from generator.units import format_duration_ms, parse_duration_ms
 from generator.verify import PrometheusAPI, PrometheusUnreachable, Row, Status, _shown
 
@@ -80,9 +80,33 @@ def normalised_expr(expr: str) -> str:
             continue
         end = tokens.index("}", i) if "}" in tokens[i:] else len(tokens)
         matchers = "".join(tokens[i + 1 : end]).split(",")  # commas only appear between them
-        out.append("{" + ",".join(sorted(m for m in matchers if m)) + "}")
+        kept = sorted(_matcher(m) for m in matchers if m)
+        named = next((m for m in kept if m.startswith('__name__="')), "")
+        legacy = bool(named) and LEGACY_METRIC_NAME.match(json.loads(named[9:]))
+        if legacy and not (out and _TOKEN_ID.match(out[-1]) and out[-1] not in _KEYWORDS):
+            # {"up",job="a"} and {__name__="up",job="a"} are up{job="a"}, as Prometheus prints.
+            out.append(json.loads(named[9:]))
+            kept.remove(named)
+        out.append("{" + ",".join(kept) + "}")
         i = end + 1
     return "".join(out)
+
+
+_TOKEN_ID = re.compile(r"^[A-Za-z_:][\w:]*$")
+_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset", "group_left", "group_right"})
+_STRING = re.compile(r'^"(?:[^"\\]|\\.)*"')
+
+
+def _matcher(text: str) -> str:
+    """One matcher in one spelling: a quoted metric name alone (``"a.b"``, Prometheus 3) as
+    ``__name__="a.b"``; a quoted label name that needs no quotes (``"le"="1"``) unquoted."""
+    found = _STRING.match(text)
+    if found is None:
+        return text
+    if found.end() == len(text):
+        return f"__name__={text}"
+    label = json.loads(found.group())
+    return label + text[found.end() :] if LEGACY_LABEL_NAME.match(label) else text
 
 
 def _seconds_ms(value: Any) -> int:

@@ -47,18 +47,32 @@ CASES = [
         "spec.metrics.requestDuration.name",
         "gen_ai.server.request.duration_seconds",
         "spec.metrics.requestDuration.name: 'gen_ai.server.request.duration_seconds' is not a "
-        "legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*); Prometheus 3 can store it as "
-        "written, but obsgen writes legacy names only (and promtool before 3.0 cannot parse "
-        "quoted names) — scrape it escaped, with metric_name_escaping_scheme: underscores in "
-        "the scrape config (or OTLP translation_strategy: UnderscoreEscapingWithSuffixes), and "
-        "give the escaped name gen_ai_server_request_duration_seconds",
-        id="an OpenTelemetry dotted name says how to get its escaped legacy name",
+        "legacy Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*). Prometheus 3 stores it as "
+        'written: set spec.prometheus.version: "3" and obsgen writes quoted selectors for it; '
+        "a Prometheus before 3.0 (version 2 or compat) stores it only escaped — scrape it with "
+        "metric_name_escaping_scheme: underscores (or OTLP translation_strategy: "
+        "UnderscoreEscapingWithSuffixes) and give the escaped name "
+        "gen_ai_server_request_duration_seconds",
+        id="an OpenTelemetry dotted name on compat says what is true and how to get its escaped name",
     ),
     pytest.param(
         "spec.metrics.queueDepth.name",
         "9lives",
-        "spec.metrics.queueDepth.name: '9lives' is not a Prometheus metric name",
+        "spec.metrics.queueDepth.name: '9lives' is not a legacy Prometheus metric name "
+        "([a-zA-Z_:][a-zA-Z0-9_:]*). Prometheus 3 stores it as written",
         id="a name starting with a digit is refused",
+    ),
+    pytest.param(
+        "spec.metrics.queueDepth.name",
+        "gen_ai.queue\tdepth",
+        "spec.metrics.queueDepth.name: 'gen_ai.queue\\tdepth' contains a control character",
+        id="a metric name with a control character is refused on every version",
+    ),
+    pytest.param(
+        "spec.metrics.queueDepth.name",
+        "gen_ai.queue.$depth",
+        "spec.metrics.queueDepth.name: 'gen_ai.queue.$depth' contains $, {{ or }}",
+        id="a metric name Grafana or alert templates would expand is refused",
     ),
     pytest.param(
         "spec.selector",

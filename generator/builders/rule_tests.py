@@ -81,7 +81,7 @@ from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
-from generator.promql import Matcher, go_float, prometheus3_le, quote
+from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
 from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms, seconds_text
 from generator.yamlio import dump_yaml, generated_header
@@ -211,8 +211,8 @@ def _labels(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dic
 
 
 def _series(name: str, labels: Mapping[str, str]) -> str:
-    inner = ",".join(f"{k}={quote(v)}" for k, v in sorted(labels.items()))
-    return f"{name}{{{inner}}}"
+    """promtool series notation: the selector of ``name`` with these label values."""
+    return selector(name, equals(labels))
 
 
 @dataclass

@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from generator.promql import names_in, series_metric
 from generator.units import parse_duration_ms
 
-_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 _LAST_RUN = re.compile(r"^(.*)x(\d+)$")
 ALERTS_SERIES = "ALERTS"
 # A merged block's name lists its cases; past this length the block takes no more (promtool
@@ -48,7 +48,7 @@ def reads(groups: Sequence[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
     alerts: dict[str, set[str]] = {}
     for group in groups:
         for rule in group["rules"]:
-            names = set(_NAME.findall(rule["expr"]))
+            names = names_in(rule["expr"])
             if "record" in rule:
                 records.setdefault(rule["record"], set()).update(names)
             else:
@@ -70,7 +70,7 @@ def reads(groups: Sequence[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
 
 
 def _metric(series: str) -> str:
-    return series.split("{", 1)[0]
+    return series_metric(series)
 
 
 def _same_run(a: str, b: str) -> str | None:

@@ -17,7 +17,7 @@ from datetime import timedelta
 import promql_parser as P
 
 from generator.lint import promql as q
-from generator.promql import quote
+from generator.promql import LEGACY_METRIC_NAME, label_name, quote, selector_text
 
 Path = tuple[int, ...]
 
@@ -98,11 +98,18 @@ def matcher_text(matcher: P.Matcher) -> str:
         op = "=~"
     else:
         op = "!~"
-    return f"{matcher.name}{op}{quote(str(matcher.value))}"
+    return f"{label_name(str(matcher.name))}{op}{quote(str(matcher.value))}"
 
 
 def _selector(node: P.VectorSelector) -> str:
     name = str(node.name) if node.name else ""
+    if not name and not node.matchers.or_matchers:
+        # A quoted Prometheus 3 name ({"a.b"}) is parsed as a __name__ matcher: written back
+        # as it came, the name first and quoted.
+        name = q.selector_name(node)
+        if name:
+            kept = [m for m in node.matchers.matchers if not is_name_matcher(m, name)]
+            return selector_text(name, [matcher_text(m) for m in kept])
     plain = [m for m in node.matchers.matchers if not (name and m.name == "__name__")]
     parts = [",".join(matcher_text(m) for m in plain)] if plain else []
     for alternative in node.matchers.or_matchers:
@@ -195,16 +202,23 @@ def renamed_call(node: P.Call, name: str, path: Path = ()) -> str:
     return f"{name}({', '.join(render(k, path=(*path, i)) for i, k in enumerate(kids))})"
 
 
+def is_name_matcher(matcher: P.Matcher, name: str) -> bool:
+    """True for the ``__name__="name"`` matcher a selector's metric name is parsed into."""
+    return (
+        matcher.name == "__name__" and matcher.op == P.MatchOp.Equal and str(matcher.value) == name
+    )
+
+
 def selector_with(node: P.VectorSelector, label: str, matcher: str) -> str:
     """The selector's name and matchers with every matcher on ``label`` replaced by
     ``matcher`` (text such as ``le="1.0"``)."""
-    name = str(node.name) if node.name else ""
+    name = str(node.name) if node.name else q.selector_name(node)
     kept = [
         matcher_text(m)
         for m in node.matchers.matchers
-        if m.name != label and not (name and m.name == "__name__")
+        if m.name != label and not (name and is_name_matcher(m, name))
     ]
-    return f"{name}{{{','.join([*kept, matcher])}}}"
+    return selector_text(name, [*kept, matcher])
 
 
 def with_range(node: P.MatrixSelector | P.SubqueryExpr, seconds: float, path: Path = ()) -> str:
@@ -221,7 +235,7 @@ def with_range(node: P.MatrixSelector | P.SubqueryExpr, seconds: float, path: Pa
 def renamed_selector(node: P.VectorSelector, name: str) -> str:
     """The selector's matchers under another metric name (no range, offset or ``@``)."""
     kept = [matcher_text(m) for m in node.matchers.matchers if m.name != "__name__"]
-    return f"{name}{{{','.join(kept)}}}" if kept else name
+    return selector_text(name, kept) if kept or not LEGACY_METRIC_NAME.match(name) else name
 
 
 def node_at(tree: q.Expr, path: Path) -> q.Expr:

@@ -11,6 +11,7 @@ from generator.lint import promql as q
 from generator.lint.model import Rule
 from generator.lint.printer import Path, matcher_text, walk_paths
 from generator.lint.regex import is_anchored
+from generator.promql import selector_text
 
 # Labels whose anchored regexes are a deliberate, documented form (bucket/quantile spelling
 # across Prometheus 2 and 3: le=~"^(?:1|1\\.0)$").
@@ -34,15 +35,15 @@ def _with_matcher(
     tree: q.Expr, path: Path, node: P.VectorSelector, old: P.Matcher, new: str
 ) -> str:
     """The expression with ``old`` (one matcher of the selector at ``path``) replaced."""
+    name = str(node.name) if node.name else q.selector_name(node)
     kept = [
         new
         if m is old or (m.name == old.name and m.op == old.op and m.value == old.value)
         else matcher_text(m)
         for m in node.matchers.matchers
-        if not (node.name and m.name == "__name__")
+        if not (name and printer.is_name_matcher(m, name))
     ]
-    name = str(node.name) if node.name else ""
-    return printer.render(tree, selectors={path: f"{name}{{{','.join(kept)}}}"})
+    return printer.render(tree, selectors={path: selector_text(name, kept)})
 
 
 def _strip_anchors(pattern: str) -> str:

@@ -25,6 +25,8 @@ from generator.lint import promql as q
 from generator.lint.checks.histograms import is_bucket
 from generator.lint.names import is_recorded, split_recorded, window_of_name
 from generator.lint.registry import Context
+from generator.promql import LEGACY_METRIC_NAME, selector_text
+from generator.promql import by as by_clause
 
 # Aggregations whose value is computed from the values (count, group, topk… are not).
 _VALUE_AGGREGATIONS = frozenset({"sum", "avg", "max", "min", "stddev", "stdvar", "quantile"})
@@ -77,9 +79,10 @@ class Quantile:
         if self.phi is None or not self.bucket or window is None:
             return None
         labels = sorted({"le", *(by if by is not None else (self.by or ()))})
-        selector = self.bucket + (f"{{{','.join(self.matchers)}}}" if self.matchers else "")
+        bare = not self.matchers and LEGACY_METRIC_NAME.match(self.bucket)
+        selector = self.bucket if bare else selector_text(self.bucket, self.matchers)
         rate = f"rate({selector}[{q.fmt_seconds(window)}])"
-        return f"histogram_quantile({self.phi:g}, sum by ({', '.join(labels)}) ({rate}))"
+        return f"histogram_quantile({self.phi:g}, sum{by_clause(labels)} ({rate}))"
 
 
 def _from_histogram_quantile(call: P.Call) -> Quantile:
