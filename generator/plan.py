@@ -22,7 +22,13 @@ from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
 from generator.presets.model import metric_names, prefixed
-from generator.promql import LEGACY_METRIC_NAME, Matcher, equals, metric_name_problem
+from generator.promql import (
+    LEGACY_METRIC_NAME,
+    Matcher,
+    equals,
+    label_name_problem,
+    metric_name_problem,
+)
 from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -935,6 +941,14 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         )
         if why is not None:
             p.add(f"spec.metrics.{key}.name", f"{given.name!r} {why}")
+        for part, labels in (
+            ("selector", given and given.selector),
+            ("errorMatchers", given and given.error_matchers),
+        ):
+            for label in sorted(labels or {}):
+                why = label_name_problem(label, body.prometheus.version)
+                if why is not None:
+                    p.add(f"spec.metrics.{key}.{part}", f"label {label!r} {why}")
     histograms: dict[str, HistogramPlan] = {}
     for key in naming.INDICATOR_LABEL:
         attr = to_snake(key)

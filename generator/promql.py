@@ -63,6 +63,29 @@ def metric_name_problem(name: str, version: str) -> str | None:
     )
 
 
+def label_name_problem(label: str, version: str) -> str | None:
+    """Why ``label`` cannot be a label name on a Prometheus of ``version``, or None: as
+    :func:`metric_name_problem`, for the legacy set ``[a-zA-Z_][a-zA-Z0-9_]*``; names
+    starting with ``__`` are Prometheus's own on every version."""
+    if label.startswith("__"):
+        return "starts with __, which Prometheus reserves for its own labels"
+    if LEGACY_LABEL_NAME.match(label):
+        return None
+    why = metric_name_problem(label, "3")  # empty, control characters, $ {{ }}
+    if why is not None:
+        return why.replace("metric name", "label name")
+    if version == "3":
+        return None
+    escaped = escape_underscores(label).replace(":", "_")
+    return (
+        "is not a legacy Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*). Prometheus 3 stores "
+        'it as written: set spec.prometheus.version: "3" and obsgen quotes it; a Prometheus '
+        "before 3.0 (version 2 or compat) stores it only escaped — scrape with "
+        "metric_name_escaping_scheme: underscores (or OTLP translation_strategy: "
+        f"UnderscoreEscapingWithSuffixes) and give the escaped name {escaped}"
+    )
+
+
 def escape_underscores(name: str) -> str:
     """``name`` as Prometheus's ``underscores`` escaping scheme stores it: every character
     outside the legacy set (a digit too, when first) becomes ``_`` (``gen_ai.server`` →

@@ -36,7 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from generator import naming, regexes
 from generator.errors import Diagnostic, ObsgenError, printable
-from generator.promql import LEGACY_METRIC_NAME, metric_name_problem
+from generator.promql import LEGACY_METRIC_NAME, label_name_problem, metric_name_problem
 from generator.units import (
     decimal_str,
     format_duration_ms,
@@ -341,9 +341,23 @@ SELECTOR_RESERVED = {
 
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
-    for key, value in labels.items():
+    for key in labels:
         if not LABEL_NAME.match(key) or key.startswith("__"):
             raise ValueError(f"{_shown(key)} is not a usable label name")
+    return _values_ok(labels)
+
+
+def _utf8_labels_ok(labels: dict[str, str]) -> dict[str, str]:
+    # A label name outside the legacy set needs Prometheus 3: checked in plan, naming the field.
+    for key in labels:
+        why = label_name_problem(key, "3")
+        if why is not None:
+            raise ValueError(f"{_shown(key)} {why}")
+    return _values_ok(labels)
+
+
+def _values_ok(labels: dict[str, str]) -> dict[str, str]:
+    for key, value in labels.items():
         if len(value) > MAX_LABEL_VALUE_CHARS:
             raise ValueError(
                 f"label {key}: a value of {len(value)} characters; expected at most "
@@ -389,6 +403,13 @@ def _own_labels_free(labels: dict[str, str]) -> dict[str, str]:
 LabelMap = Annotated[dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_labels_ok)]
 # spec.selector and metrics.*.selector; the GPU selector may name the sidecar's pod/container.
 Matchers = Annotated[LabelMap, AfterValidator(_selector_labels_ok)]
+# metrics.*.selector: label names may be UTF-8 on Prometheus 3 (quoted in PromQL).
+MetricMatchers = Annotated[
+    dict[str, str],
+    Field(max_length=MAX_MATCHERS),
+    AfterValidator(_utf8_labels_ok),
+    AfterValidator(_selector_labels_ok),
+]
 GPUMatchers = Annotated[LabelMap, AfterValidator(_own_labels_free)]
 
 # Kubernetes label keys ([prefix/]name) and values, and named ports (IANA_SVC_NAME).
@@ -425,7 +446,7 @@ ContainerImage = Annotated[
 RegexMatchers = Annotated[
     dict[str, Regex],
     Field(max_length=MAX_MATCHERS),
-    AfterValidator(_labels_ok),
+    AfterValidator(_utf8_labels_ok),
     AfterValidator(_selector_labels_ok),
 ]
 
@@ -551,7 +572,7 @@ class MetricOverride(StrictModel):
     ) = None
     unit: Literal["seconds", "milliseconds", "microseconds", "nanoseconds"] | None = None
     histogram: Literal["classic", "native"] | None = None
-    selector: Matchers | None = None
+    selector: MetricMatchers | None = None
     error_matchers: RegexMatchers | None = None
 
     @field_validator("buckets")

@@ -116,13 +116,16 @@ def test_every_promql_obsgen_writes_quotes_the_dotted_names_and_parses(tmp_path:
     # The generated tests feed the dotted series, quoted as Prometheus 3 writes them.
     tests = (out / "rules" / "genai-gw.test.yaml").read_text(encoding="utf-8")
     assert (
-        """- series: '{"gen_ai.server.request.duration_seconds_bucket",job="genai-gw","""
-        """le="0.5",namespace="gateway",status="200"}'"""
+        """- series: '{"gen_ai.server.request.duration_seconds_bucket","""
+        """"http.response.status_code"="200",job="genai-gw",le="0.5",namespace="gateway"}'"""
     ) in tests
     rules = (out / "rules" / "genai-gw.rules.yaml").read_text(encoding="utf-8")
     assert '({"gen_ai.server.queue.depth",job="genai-gw",namespace="gateway"})' in rules
+    assert '"http.response.status_code"=~"5.."' in rules
+    assert '"http.response.status_code"="500"' in tests
     dashboard = (out / "dashboards" / "genai-gw.json").read_text(encoding="utf-8")
     assert '{\\"gen_ai.server.time_to_first_token_seconds_bucket\\",job=\\"genai-gw\\"' in dashboard
+    assert 'sum by (\\"http.response.status_code\\")' in dashboard
 
 
 def test_record_names_stay_legacy(tmp_path: Path) -> None:
@@ -220,3 +223,41 @@ def test_render_runs_the_proof_with_a_promtool_3(
     err = capsys.readouterr().err
     assert "promtool proof NOT run" not in err
     assert 'unexpected string "\\"gen_ai.se"' in err, err
+
+
+@pytest.mark.parametrize("version", ["2", "compat"])
+def test_a_utf8_label_name_before_prometheus_3_names_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version: str
+) -> None:
+    data = yaml.safe_load(OTEL.read_text(encoding="utf-8"))
+    set_path(data, "spec.prometheus.version", version)
+    set_path(data, "spec.metrics.requestDuration.name", "gen_ai_server_request_duration_seconds")
+    set_path(
+        data, "spec.metrics.timeToFirstToken.name", "gen_ai_server_time_to_first_token_seconds"
+    )
+    set_path(data, "spec.metrics.requests.name", "gen_ai_server_request_duration_seconds_count")
+    set_path(data, "spec.metrics.queueDepth.name", "gen_ai_server_queue_depth")
+    spec = write_spec(tmp_path / "specs", data)
+    assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "specs/x.yaml: spec.metrics.requests.errorMatchers: label 'http.response.status_code' "
+        "is not a legacy Prometheus label name"
+    ) in err, err
+    assert "metric_name_escaping_scheme: underscores" in err
+    assert "give the escaped name http_response_status_code" in err
+    assert "Traceback" not in err
+
+
+def test_lint_says_an_old_promtool_cannot_read_quoted_names_for_prometheus_3_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = str(_render(tmp_path, OTEL) / "rules" / "genai-gw.rules.yaml")
+    capsys.readouterr()
+    assert main(["lint", "--prometheus-version", "3", rules]) == 0
+    out = capsys.readouterr().out
+    assert "info: the promtool installed here predates Prometheus 3's quoted UTF-8 names" in out
+    assert " error: " not in out
+    # Rules that must also work on Prometheus 2 cannot use them: promtool's refusal stands.
+    assert main(["lint", "--prometheus-version", "both", rules]) == 1
+    assert 'error: promtool: group "obsgen.genai-gw.' in capsys.readouterr().out
