@@ -96,3 +96,17 @@ def test_a_prefix_that_makes_no_metric_name_is_refused(
     assert f"specs/x.yaml: {expected}" in err, err
     assert "Traceback" not in err
     assert not (tmp_path / "rules").exists()
+
+
+def test_a_dotted_prefix_on_prometheus_3_gives_quoted_selectors(tmp_path: Path) -> None:
+    data = set_path(yaml.safe_load(RAY.read_text()), "spec.metrics.prefix", "otel.")
+    set_path(data, "spec.prometheus.version", "3")
+    set_path(data, "spec.metrics.requests", {"name": "otel.vllm:request_success_total"})
+    path = write_spec(tmp_path, data)
+    plan = resolve(load_spec(path), str(path))
+    assert "otel.vllm:num_requests_waiting" in plan.utf8_names
+    out = tmp_path / "out"
+    assert main(["render", "--skip-promtool", "--out", str(out), str(path)]) == 0
+    rules = (out / "rules" / "ray-llm.rules.yaml").read_text(encoding="utf-8")
+    assert '{"otel.vllm:num_requests_waiting",job="ray-llm",namespace="ray"}' in rules
+    assert '{"otel.vllm:request_success_total",finished_reason=~"abort|error"' in rules
