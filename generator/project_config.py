@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from generator.errors import Diagnostic, ObsgenError
 from generator.spec import DnsLabel, StrictModel, parse_yaml, validation_diagnostics
@@ -96,6 +96,73 @@ class RenderConfig(StrictModel):
         return self
 
 
+class SelectorRequirement(StrictModel):
+    """One ``matchExpressions`` entry of a Kubernetes label selector."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: tuple[str, ...] = ()
+
+    @field_validator("values", mode="before")
+    @classmethod
+    def _from_list(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+
+class LabelSelector(StrictModel):
+    """A Kubernetes label selector as the chart's values write it (``{}``: every object)."""
+
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+
+    @field_validator("match_expressions", mode="before")
+    @classmethod
+    def _from_list(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+
+class PrometheusSpecConfig(StrictModel):
+    """``install.prometheus.prometheusSpec``: the chart values that choose which
+    PrometheusRules and PodMonitors its Prometheus loads; defaults are the chart's. A selector
+    written ``null`` is kept as None (the templates treat it unlike ``{}``)."""
+
+    rule_selector_nil_uses_helm_values: bool = True
+    rule_selector: LabelSelector | None = LabelSelector()
+    rule_namespace_selector: LabelSelector | None = LabelSelector()
+    pod_monitor_selector_nil_uses_helm_values: bool = True
+    pod_monitor_selector: LabelSelector | None = LabelSelector()
+    pod_monitor_namespace_selector: LabelSelector | None = LabelSelector()
+
+
+class PrometheusValues(StrictModel):
+    """``install.prometheus``: as the chart's ``prometheus:`` values."""
+
+    prometheus_spec: PrometheusSpecConfig = PrometheusSpecConfig()
+
+
+class MatcherStrategy(StrictModel):
+    """``alertmanagerConfigMatcherStrategy``; the operator's default is ``OnNamespace``."""
+
+    type: Literal["OnNamespace", "OnNamespaceExceptForAlertmanagerNamespace", "None"] = (
+        "OnNamespace"
+    )
+
+
+class AlertmanagerSpecConfig(StrictModel):
+    """``install.alertmanager.alertmanagerSpec``: the chart values that choose which
+    AlertmanagerConfigs its Alertmanager merges and how it scopes them; chart defaults."""
+
+    alertmanager_config_selector: LabelSelector | None = LabelSelector()
+    alertmanager_config_namespace_selector: LabelSelector | None = LabelSelector()
+    alertmanager_config_matcher_strategy: MatcherStrategy = MatcherStrategy()
+
+
+class AlertmanagerValues(StrictModel):
+    """``install.alertmanager``: as the chart's ``alertmanager:`` values."""
+
+    alertmanager_spec: AlertmanagerSpecConfig = AlertmanagerSpecConfig()
+
+
 class InstallConfig(StrictModel):
     """``install``: the kube-prometheus-stack release the overlay goes into, for the names
     the chart derives from it (:mod:`generator.builders.chart_names`).
@@ -103,13 +170,22 @@ class InstallConfig(StrictModel):
     Attributes:
         release: the Helm release name; unset: the common release names are checked, and a
             collision is a warning instead of an error.
+        namespace: the release's namespace (where the chart's PrometheusRules and its
+            Alertmanager live); unset: not known, the checks that need it are skipped.
         fullname_override / name_override: the chart's ``fullnameOverride`` /
             ``nameOverride``, when your values set them.
+        common_labels: the chart's ``commonLabels``, when your values set them.
+        prometheus / alertmanager: the chart values that select obsgen's objects
+            (:mod:`generator.builders.operator_selection`), at their chart paths.
     """
 
     release: DnsLabel | None = None
+    namespace: DnsLabel | None = None
     fullname_override: DnsLabel | None = None
     name_override: DnsLabel | None = None
+    common_labels: dict[str, str] = Field(default_factory=dict)
+    prometheus: PrometheusValues = PrometheusValues()
+    alertmanager: AlertmanagerValues = AlertmanagerValues()
 
 
 class ProjectConfig(StrictModel):

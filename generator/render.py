@@ -39,6 +39,7 @@ from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings, share_alert_labels
 from generator.builders.chart_names import check_chart_names, configured_release
 from generator.builders.dashboard import check_dashboard_names
+from generator.builders.operator_selection import check_selection
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
@@ -522,8 +523,9 @@ def render_bundle(
             warn(warning)
     check_dashboard_names(plans)
     check_overlay(plans, dashboards_via)
-    release = configured_release(load_project_config(root).install)
-    check_chart_names(plans, release, warn)
+    install = load_project_config(root).install
+    check_chart_names(plans, configured_release(install), warn)
+    check_selection(plans, install, outputs or naming.OUTPUT_KINDS, warn or _no_warning)
     if progress is not None:
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}
@@ -617,3 +619,7 @@ def render(
     options = RenderOptions(run_promtool, dashboards_via, fleet_name, mimir)
     bundle = render_bundle(root, spec_args, options, warn)
     return dict(bundle.outputs), bundle.stale
+
+
+def _no_warning(_: Diagnostic) -> None:
+    return None

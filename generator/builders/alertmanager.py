@@ -41,7 +41,7 @@ from generator.builders.alertmanager_routing import (
     team_route,
     teams_of,
 )
-from generator.builders.kube import common_labels
+from generator.builders.kube import common_labels, install
 from generator.errors import Diagnostic, Level
 from generator.plan import ServicePlan
 from generator.promql import Matcher
@@ -325,6 +325,8 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
     """The ``AlertmanagerConfig`` of ``plan``: the service's alerts (``service=<name>``; the
     operator adds ``namespace=<ns>``) to its team's ticket receiver, critical ones to its page
     receiver; the inhibit rules scoped to the service. ``__why__`` markers as in :func:`config`.
+    Labelled ``release: <kube-prometheus-stack release>`` like the PrometheusRule, for an
+    ``alertmanagerConfigSelector`` that selects by release.
     """
     route = team_route(plan.team, receivers, (Matcher(naming.SERVICE, "=", plan.name),))
     clusters = cluster_labels([plan])
@@ -335,7 +337,7 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
         "metadata": {
             "name": naming.k8s_name(plan.name),
             "namespace": plan.namespace,
-            "labels": common_labels(plan),
+            "labels": {**common_labels(plan), "release": install(plan).release},
         },
         "spec": {
             "route": _crd_route(route, top=True, clusters=clusters),

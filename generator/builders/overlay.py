@@ -281,7 +281,7 @@ KUBECTL_LARGE_USAGE = (
 )
 
 
-def _name_problems(path: str, obj: Obj) -> list[Diagnostic]:
+def name_problems(path: str, obj: Obj) -> list[Diagnostic]:
     """The API server's limits on an object's derived names: ``metadata.name`` a DNS-1123
     subdomain (≤ 253), every label value in ``metadata.labels`` and ``spec.selector.matchLabels``
     ≤ 63 characters of ``[A-Za-z0-9._-]``, starting and ending alphanumeric."""
@@ -319,7 +319,7 @@ def _manifest(
     client-side ``kubectl apply`` cannot take is a warning, and its header names the command
     that works.
     """
-    problems = _name_problems(path, obj)
+    problems = name_problems(path, obj)
     usage = KUBECTL_USAGE
     if obj["kind"] == "ConfigMap":
         size = install_limits.configmap_data_bytes(obj)
