@@ -706,7 +706,7 @@ def _reads(plan: ServicePlan) -> dict[str, set[tuple[str, frozenset[tuple[str, s
         if "alert" not in r or r["alert"] == naming.ALERT_SIGNAL_MISSING:
             continue
         name = r["alert"]
-        if name == naming.ALERT_ERROR_BUDGET_BURN:
+        if name in (naming.ALERT_ERROR_BUDGET_BURN, naming.ALERT_ERROR_BUDGET_LOW):
             name = f"{name} (SLO {r['labels'][naming.SLO]})"
         reads.setdefault(name, set()).update(raw(r["expr"], frozenset()))
     return reads

@@ -369,7 +369,7 @@ def test_group_by_names_records_with_the_level() -> None:
 # --- alert families per server and the example specs --------------------------------------
 
 _ALL = {
-    "ErrorBudgetBurn", "ModelLatencyP99High", "ModelSlowRequestsHigh", "ModelErrorRatioHigh",
+    "ErrorBudgetBurn", "ErrorBudgetLow", "ModelLatencyP99High", "ModelSlowRequestsHigh", "ModelErrorRatioHigh",
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",

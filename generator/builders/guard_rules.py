@@ -36,7 +36,7 @@ from generator.builders.pods import (
     owned,
     target_pods_selector,
 )
-from generator.plan import HistogramPlan, ServicePlan
+from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, by, le_matcher, selector
 from generator.units import decimal_str, format_duration_ms
 
@@ -129,8 +129,13 @@ class _Inputs:
         self.items.append(item)
 
 
-def _slo_reader(s_name: str, alerting: bool) -> str:
-    return f"{naming.ALERT_ERROR_BUDGET_BURN} (SLO {s_name})" if alerting else f"SLO {s_name}"
+def _slo_readers(s: SLOPlan) -> list[str]:
+    """The alerts reading SLO ``s``'s events, each named with the SLO; a recorded-only SLO
+    reads as ``SLO <name>``."""
+    alerts = [naming.ALERT_ERROR_BUDGET_BURN] if s.tiers else []
+    if s.budget_levels:
+        alerts.append(naming.ALERT_ERROR_BUDGET_LOW)
+    return [f"{a} (SLO {s.name})" for a in alerts] or [f"SLO {s.name}"]
 
 
 def _targets_up(plan: ServicePlan) -> Condition:
@@ -150,7 +155,7 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
         readers.append(naming.ALERT_ERROR_RATIO)
     if "slow_requests" in plan.alerts:
         readers.append(naming.ALERT_SLOW_REQUESTS)  # its minimum-events count
-    readers += [_slo_reader(s.name, bool(s.tiers)) for s in plan.slos if s.histogram is None]
+    readers += [r for s in plan.slos if s.histogram is None for r in _slo_readers(s)]
     if not readers:
         return
     req = plan.requests
@@ -184,9 +189,8 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
         )
     for s in plan.slos:
         if s.histogram is not None and s.threshold_bound is not None:
-            users.setdefault(s.histogram.key, []).append(
-                (_slo_reader(s.name, bool(s.tiers)), s.threshold_bound)
-            )
+            bound = s.threshold_bound
+            users.setdefault(s.histogram.key, []).extend((r, bound) for r in _slo_readers(s))
     return users
 
 
