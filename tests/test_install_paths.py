@@ -25,11 +25,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator import naming
-from generator.builders import alertmanager, chart_names, install_limits, overlay
+from generator.builders import (
+    alertmanager,
+    chart_names,
+    install_limits,
+    operator_selection,
+    overlay,
+)
 from generator.builders.dashboard import dashboard_outputs
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan, resolve
-from generator.project_config import load_project_config
+from generator.project_config import InstallConfig, load_project_config
 from generator.receivers import EMPTY, ReceiversConfig, parse_receivers
 from generator.render import find_specs, load_plans, rules_outputs
 from generator.spec import MAX_SLOS, parse_spec, parse_yaml
@@ -708,3 +714,41 @@ def test_a_label_value_over_63_characters_is_refused_naming_the_file_and_label()
         "spec.selector.matchLabels.app.kubernetes.io/name",
     ) in found
     assert "64 characters" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("part", "field"),
+    [
+        ("prometheusrule", "metadata.labels.obsgen/service"),
+        ("podmonitor-model", "metadata.labels.obsgen/service"),
+        ("podmonitor-gpu", "metadata.labels.obsgen/service"),
+        ("alertmanagerconfig", "metadata.labels.obsgen/service"),
+        # the dashboard ConfigMap carries no service label: its name is what grows
+        ("dashboard", "metadata.name"),
+    ],
+)
+def test_every_manifest_kind_is_held_to_the_api_servers_limits(
+    over_limits: set[tuple[str, str]], part: str, field: str
+) -> None:
+    assert (naming.manifest_file(LONG_NAME, part), field) in over_limits
+
+
+LONG_NAME = "m" * 240
+
+
+@pytest.fixture(scope="module")
+def over_limits() -> set[tuple[str, str]]:
+    """``(file, field)`` of every error for a service named :data:`LONG_NAME` (the spec refuses
+    it; built past that check here): a label value over 63 characters on every object labelled
+    with it, a dashboard ConfigMap name (``obsgen-dashboard-<service>``) over 253."""
+    (plan,) = _services("chat")
+    plan = dataclasses.replace(plan, name=LONG_NAME)
+    found: set[tuple[str, str]] = set()
+    with pytest.raises(ObsgenError) as err:
+        _render([plan])
+    found |= {(d.file, d.path) for d in err.value.diagnostics}
+    warnings: list[Diagnostic] = []
+    with pytest.raises(ObsgenError) as err:
+        operator_selection.check_selection([plan], InstallConfig(), ("manifests",), warnings.append)
+    found |= {(d.file, d.path) for d in err.value.diagnostics}
+    return found

@@ -271,6 +271,15 @@ def test_a_null_rule_selector_without_the_helm_default_selects_nothing() -> None
     assert {d.file for d in errors} == set(MONITORS)
 
 
+def test_a_templated_selector_value_is_refused_with_the_literal_fix() -> None:
+    templated = {"matchLabels": {"release": "{{ $.Release.Name }}"}}
+    errors, _ = _check([_plan()], _spec("ruleSelector", templated))
+    assert {(d.file, d.path) for d in errors} == {
+        ("obsgen.yaml", "install.prometheus.prometheusSpec.ruleSelector.matchLabels.release")
+    }
+    assert "write the value it renders to" in errors[0].message
+
+
 def test_a_pod_monitor_selector_is_modelled_like_the_rule_selector() -> None:
     install = _spec("podMonitorSelector", {"matchLabels": {"team": "ml"}})
     errors, _ = _check([_plan()], install, ("manifests",))

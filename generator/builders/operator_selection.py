@@ -258,6 +258,17 @@ def _object_problems(obj: Selected) -> list[Diagnostic]:
                 "write {} (every object) or a selector",
             )
         ]
+    templated = [r for r in requirements(obj.selector) if any("{{" in v for v in r.values)]
+    if templated:
+        return [
+            Diagnostic(
+                CONFIG_FILE,
+                f"{obj.selector_key}.{r.path}",
+                f"{r.text} is a Helm template (the chart expands it with tpl; obsgen does not): "
+                "write the value it renders to, e.g. the release name",
+            )
+            for r in templated
+        ]
     unmet = [r for r in requirements(obj.selector) if not r.met(obj.labels)]
     if not unmet:
         return []
