@@ -2,9 +2,9 @@
 
 Each spec has its own name, namespace and job, a server drawn from vLLM, TGI, Triton and an
 OpenAI-compatible HTTP server, its own objectives, latency thresholds (bucket bounds of that
-server's histograms), alert thresholds and durations, replicas and memory limit. No two specs
-share a shape (:mod:`generator.shapes`). ``python bench/_fleet_specs.py DIR --count N`` writes
-them as files.
+server's histograms), alert thresholds and durations, replicas and memory limit: no two specs
+are copies of one another under another name. ``python bench/_fleet_specs.py DIR --count N``
+writes them as files.
 """
 
 from __future__ import annotations

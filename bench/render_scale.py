@@ -14,10 +14,9 @@ deployment: ``o1-preview`` → ``o1-preview-0007``), cycling through them. For e
   edit can reach), as a developer does; then its availability objective edited, which every
   burn-rate assertion reads.
 
-Clones of one example share a *shape* and are built once per shape, then renamed
-(:mod:`generator.shapes`). ``--distinct-sizes`` also renders, cold, fleets in which no two
-specs share a shape (each clone's availability objective gets its own last digits), where
-every service is built in full: the cost of a fleet of genuinely different specs.
+Every clone is built in full, as any service is. ``--distinct-sizes`` also renders, cold,
+fleets in which each clone's availability objective gets its own last digits (no two specs
+alike but for the name); ``bench/realistic_fleet.py`` is the realistic fleet.
 
 Each row has wall time, CPU time (user + system of obsgen and every process it started, from
 ``wait4``) and peak RSS: of the largest single process (``wait4``) and of all of obsgen's
@@ -70,8 +69,7 @@ SLO_EDIT = "SLO objective edit + promtool"
 def clone_specs(folder: Path, count: int, distinct: bool = False) -> list[Path]:
     """Write ``count`` clones of the example specs into ``folder``; return their paths. With
     ``distinct``, each clone's availability objective also gets its own last digits
-    (``99.9`` → ``99.90042``), so that no two specs share a shape (:mod:`generator.shapes`)
-    and every service is built in full."""
+    (``99.9`` → ``99.90042``), so that no two specs are alike but for the name."""
     examples = sorted((REPO / "specs").glob("*.yaml"))
     folder.mkdir(parents=True)
     paths = []
@@ -203,7 +201,7 @@ def render_fleet(work: Path, size: int, code: Path | None, label: str) -> dict[s
 
 
 def render_distinct(work: Path, size: int) -> Run:
-    """A cold render of ``size`` clones that share no shape: every service built in full."""
+    """A cold render of ``size`` distinct clones."""
     repo = work / f"distinct-{size}"
     clone_specs(repo / "specs", size, distinct=True)
     command, env = obsgen(None)
@@ -277,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         nargs="+",
         default=[100],
-        help="sizes rendered cold with no two specs of one shape (each built in full)",
+        help="sizes rendered cold with no two specs alike but for the name",
     )
     args = parser.parse_args(argv)
 
@@ -313,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             run = render_distinct(work, size)
             rows.append(
                 (
-                    "this, no shared shapes",
+                    "this, distinct specs",
                     size,
                     "cold",
                     f"{run.wall:.2f}",

@@ -47,7 +47,6 @@ from generator.filebacked import (
 )
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
-from generator.shapes import Build, ShapeBuilder, build_or_none
 from generator.yamlio import YamlText, comment_lines, dump_yaml, generated_header
 
 if TYPE_CHECKING:
@@ -214,53 +213,43 @@ def fleet_outputs(
     return out
 
 
-Built = tuple[str, Mapping[str, str], list[Diagnostic], str | None]
+Built = tuple[str, Mapping[str, str], list[Diagnostic]]
 
 
-def _service_build(dashboards_via: str, mimir: bool) -> Build:
-    def build(plan: ServicePlan) -> tuple[Outputs, list[Diagnostic]]:
-        warnings: list[Diagnostic] = []
-        return service_outputs(plan, dashboards_via, mimir, warnings.append), warnings
-
-    return build
-
-
-def _build_plan(job: tuple[ServicePlan, str, bool]) -> tuple[Outputs, list[Diagnostic]] | None:
-    plan, dashboards_via, mimir = job
-    return build_or_none(_service_build(dashboards_via, mimir), plan)
-
-
-# The shapes and plans of the render in progress, in a worker process: set there by the pool's
-# initializer, whose arguments a forked worker inherits (never pickled); this process never
-# sets them. Jobs name a plan by its index: a plan is never pickled while ``meanwhile`` may be
-# adding to its derived values in this process.
-_shapes: ShapeBuilder | None = None
+# The plans of the render in progress and how to build them, in a worker process: set there by
+# the pool's initializer, whose arguments a forked worker inherits (never pickled); this process
+# never sets them. Jobs name a plan by its index: a plan is never pickled while ``meanwhile``
+# may be adding to its derived values in this process.
 _plans: Sequence[ServicePlan] = ()
+_variant: tuple[str, bool] = ("configmaps", False)
 
 
-def _use_shapes(shapes: ShapeBuilder, plans: Sequence[ServicePlan]) -> None:
-    global _shapes, _plans
-    _shapes, _plans = shapes, plans
+def _use_plans(plans: Sequence[ServicePlan], dashboards_via: str, mimir: bool) -> None:
+    global _plans, _variant
+    _plans, _variant = plans, (dashboards_via, mimir)
 
 
 def _build_in_worker(job: tuple[int, Path | None, Path | None]) -> Built:
-    assert _shapes is not None, "the pool's initializer sets the shapes first"
-    return _build_one(_shapes, _plans, job)
+    return _build_one(_plans, *_variant, job)
 
 
 def _build_one(
-    shapes: ShapeBuilder, plans: Sequence[ServicePlan], job: tuple[int, Path | None, Path | None]
+    plans: Sequence[ServicePlan],
+    dashboards_via: str,
+    mimir: bool,
+    job: tuple[int, Path | None, Path | None],
 ) -> Built:
     index, spool_to, beside = job
     plan = plans[index]
-    outputs, warnings, shape = shapes.outputs_and_shape(plan)
+    warnings: list[Diagnostic] = []
+    outputs = service_outputs(plan, dashboards_via, mimir, warnings.append)
     if spool_to is None:
-        return plan.name, outputs, warnings, shape
+        return plan.name, outputs, warnings
     # Only the paths travel back to the parent.
     if beside is None:
-        return plan.name, spool(spool_to, outputs), warnings, shape
+        return plan.name, spool(spool_to, outputs), warnings
     parts = spool_changes(spool_to, beside, outputs)
-    return plan.name, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings, shape
+    return plan.name, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings
 
 
 def worker_count(jobs: int | None) -> int:
@@ -360,7 +349,6 @@ def build_services(
     spool_to: Path | None = None,
     mimir: bool = False,
     warnings: dict[str, list[Diagnostic]] | None = None,
-    renamed: dict[str, str] | None = None,
     meanwhile: Callable[[], object] | None = None,
     beside: Path | None = None,
     outputs: Collection[str] | None = None,
@@ -373,9 +361,6 @@ def build_services(
     ``beside`` already holds byte for byte stay there instead
     (:func:`generator.filebacked.spool_changes`). ``mimir``: also each service's Mimir rule
     file.
-
-    ``renamed`` (when given) receives, for each service renamed from a shape's build
-    (:mod:`generator.shapes`), that shape.
 
     ``meanwhile`` (when given) is called once in this process while worker processes build
     (or after building, without workers): work that needs only the plans overlaps the
@@ -407,30 +392,20 @@ def build_services(
     many = len(todo) >= PARALLEL_FROM
     workers = parallel_workers(len(todo), jobs)
     parallel = workers > 0
-    shapes = ShapeBuilder(_service_build(dashboards_via, mimir))
-    if parallel:  # the shapes' builds in workers, then workers that inherit the shapes
-        with fork_pool(workers) as first:
-            shapes.prepare(
-                todo, lambda ps: first.map(_build_plan, [(p, dashboards_via, mimir) for p in ps])
-            )
-    else:
-        shapes.prepare(todo)
     jobs_args = [(i, spool_to if many else None, beside) for i in range(len(todo))]
     built: Iterable[Built]
     if parallel:
-        pool = fork_pool(workers, initializer=_use_shapes, initargs=(shapes, todo))
+        pool = fork_pool(workers, initializer=_use_plans, initargs=(todo, dashboards_via, mimir))
         built = pool.map(_build_in_worker, jobs_args, chunksize=chunk_size(len(todo), workers))
     else:
         pool = None
-        built = (_build_one(shapes, todo, job) for job in jobs_args)
+        built = (_build_one(todo, dashboards_via, mimir, job) for job in jobs_args)
     try:
         if meanwhile is not None and pool is not None:
             meanwhile()
-        for name, outputs, service_warnings, shape in built:
+        for name, outputs, service_warnings in built:
             done[name] = outputs
             found_warnings[name] = service_warnings
-            if shape is not None and renamed is not None:
-                renamed[name] = shape
             if progress is not None:
                 progress(1)
     finally:
@@ -451,8 +426,7 @@ def core_outputs(
     mimir: bool = False,
 ) -> Outputs:
     """The core build: every file of ``plans`` by repository path, sorted, built in this
-    process one service after another, with no cache, worker process, spool or shared build
-    (:mod:`generator.shapes`). The fleet layer (:func:`build_services` and
+    process one service after another, with no cache, worker process or spool. The fleet layer (:func:`build_services` and
     :func:`generator.render.render_bundle`) must give these bytes; ``tests/test_core_equivalence.py``
     compares them. Arguments as for :func:`build_outputs`.
 

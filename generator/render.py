@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from generator import amtool, naming, promtool, proof_transfer, writer
+from generator import amtool, naming, promtool, writer
 from generator.build import (
     BundleFiles,
     Outputs,
@@ -36,7 +36,7 @@ from generator.build import (
 )
 from generator.builders import alertmanager
 from generator.builders.alertmanager import retention_warnings
-from generator.builders.alertmanager_routing import routing_warnings, share_alert_labels
+from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.chart_names import check_chart_names, configured_release
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.operator_selection import check_selection
@@ -51,7 +51,6 @@ from generator.progress import Progress
 from generator.project_config import load_project_config
 from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, split_test_file
 from generator.receivers import load_receivers
-from generator.shapes import shape_key
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
@@ -83,8 +82,8 @@ def display_path(path: Path, root: Path) -> str:
 
 
 def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
-    """One spec's plan (its shape key and digest derived too: the build and the cache ask
-    for them next), or its problems."""
+    """One spec's plan (its digest derived too: the cache asks for it next), or its
+    problems."""
     path, root = job
     shown = display_path(path, root)
     try:
@@ -92,7 +91,6 @@ def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
             plan = resolve(load_spec(path, shown), shown)
     except ObsgenError as err:
         return list(err.diagnostics)
-    shape_key(plan)
     plan_digest(plan)
     return plan
 
@@ -199,7 +197,6 @@ def promtool_problems(
     services: Mapping[str, Mapping[str, str]] | None = None,
     cache: OutputCache | None = None,
     progress: Progress | None = None,
-    shapes: Mapping[str, str] | None = None,
     unproved: Collection[str] = (),
 ) -> list[Diagnostic]:
     """Run ``promtool check rules`` over all rule files and, beside it, ``promtool test
@@ -218,11 +215,6 @@ def promtool_problems(
     With ``cache``, an assertion (one ``alert_rule_test`` or ``promql_expr_test`` entry) whose
     inputs are those of an assertion of the service's test files on disk under ``root`` is not
     run again: those files passed when a render wrote them, and the test suite re-runs them.
-
-    ``shapes`` (service → the shape it was renamed from, :mod:`generator.shapes`): of the
-    services of one shape, only the first is checked and tested when its files show that the
-    verdict holds for any name (:func:`generator.proof_transfer.carries_over`); its proof is
-    then every one's.
 
     ``unproved``: services left out of both (their rules use syntax this promtool cannot
     parse, :func:`utf8_unproved`); nothing is recorded as proved for them.
@@ -252,15 +244,13 @@ def promtool_problems(
         if key is not None:
             proofs[name] = key
         to_prove.append(name)
-    standing_for = _standing_for(to_prove, services, shapes or {})
-    skipped = {*proven, *unproved, *(n for members in standing_for.values() for n in members[1:])}
+    skipped = {*proven, *unproved}
     rules = [r for r in rules if r.removeprefix("rules/").split(".")[0] not in skipped]
     if not rules:
         return []
     owner = {
         p: name
         for name in to_prove
-        if name not in skipped
         for p in services[name]
         if p.startswith("rules/") and p.endswith(".test.yaml")
     }
@@ -301,27 +291,8 @@ def promtool_problems(
             return list(checked.diagnostics)
         if tested.ok and cache is not None:
             for name, key in proofs.items():
-                cache.prove(name, key)  # with the services a proof stood for
+                cache.prove(name, key)
         return list(tested.diagnostics)
-
-
-def _standing_for(
-    names: list[str], services: Mapping[str, Mapping[str, str]], shapes: Mapping[str, str]
-) -> dict[str, list[str]]:
-    """For each shape among ``names``: its services, the first of which stands for all (its
-    proof carries over to the others), when there are two or more and it does."""
-    by_shape: dict[str, list[str]] = {}
-    for name in names:
-        if name in shapes:
-            by_shape.setdefault(shapes[name], []).append(name)
-    standing: dict[str, list[str]] = {}
-    for members in by_shape.values():
-        first = members[0]
-        own = services[first]
-        texts = [own[p] for p in own if p.startswith(f"rules/{first}.")]
-        if len(members) > 1 and proof_transfer.carries_over(texts, first):
-            standing[first] = members
-    return standing
 
 
 def _by_service(outputs: Mapping[str, str]) -> dict[str, Mapping[str, str]]:
@@ -529,7 +500,6 @@ def render_bundle(
     if progress is not None:
         progress.phase("building services", len(plans))
     service_warnings: dict[str, list[Diagnostic]] = {}
-    renamed: dict[str, str] = {}
     from_plans: Outputs = {}
 
     def build_fleet_files() -> None:
@@ -538,9 +508,7 @@ def render_bundle(
             from_plans.update(fleet_plan_outputs(plans, fleet_name))
 
     # The Alertmanager files need only the plans and the receivers: at fleet size a process of
-    # their own builds them beside everything else (2 s for 1,000 services). The alerts'
-    # labels, which they and the runbooks read, are shared out per shape here first, for both.
-    share_alert_labels(plans)
+    # their own builds them beside everything else.
     with in_own_process(
         lambda: alertmanager.alertmanager_outputs(plans, receivers),
         enabled=parallel_workers(len(plans), jobs) > 0,
@@ -554,7 +522,6 @@ def render_bundle(
             spool_to,
             mimir,
             service_warnings,
-            renamed,
             build_fleet_files,
             beside=root,
             outputs=outputs,
@@ -582,7 +549,7 @@ def render_bundle(
     keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
     if run_promtool:
         unproved = utf8_unproved(plans, warn)
-        problems = promtool_problems(built, root, services, cache, progress, renamed, unproved)
+        problems = promtool_problems(built, root, services, cache, progress, unproved)
         problems += amtool_problems(built, root)
         if problems:
             raise ObsgenError(problems, exit_code=1)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from generator import build, cache, naming, shapes, writer
+from generator import build, cache, naming, writer
 from generator.build import build_outputs
 from generator.builders.dashboard import fleet_dashboard_output
 from generator.cache import plan_digest
@@ -68,7 +68,7 @@ def test_worker_processes_build_exactly_what_one_process_builds(
 
     monkeypatch.setattr(build, "ProcessPoolExecutor", counted)
     assert build_outputs(plans, jobs=2) == serial
-    assert pools == [2, 2]  # the shape's two stand-ins, then the services
+    assert pools == [2]
 
 
 def test_a_render_in_worker_processes_writes_what_one_process_writes(
@@ -115,7 +115,6 @@ def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
         return original(plan, groups)
 
     monkeypatch.setattr(build, "service_rule_tests", failing)  # inherited by forked workers
-    monkeypatch.setattr(shapes, "SHARED_FROM", 99)  # each copy built, not renamed: svc-03 fails
     with pytest.raises(ObsgenError) as caught:
         build_outputs(plans, jobs=2)
     assert caught.value.exit_code == 2
@@ -568,7 +567,7 @@ def test_specs_loaded_by_workers_give_the_plans_and_problems_of_one_process(
     paths = _clone_specs(tmp_path / "ok", 20)
     serial, parallel = load_plans(paths, tmp_path, jobs=1), load_plans(paths, tmp_path, jobs=2)
     assert [p.name for p in parallel] == [p.name for p in serial]
-    assert [shapes.shape_key(p) for p in parallel] == [shapes.shape_key(p) for p in serial]
+    assert [repr(p) for p in parallel] == [repr(p) for p in serial]
     # The digest a worker computed (the cache key's input) is that of the plan received here.
     assert all("plan_digest" in p.derived for p in parallel)
     fresh = [hashlib.sha256(repr(p).encode()).hexdigest() for p in parallel]

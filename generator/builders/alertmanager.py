@@ -36,7 +36,6 @@ from generator.builders.alertmanager_routing import (
     group_by_labels,
     inhibit_rules,
     route_cases,
-    share_alert_labels,
     team_receivers,
     team_route,
     teams_of,
@@ -389,7 +388,6 @@ def alertmanager_outputs(
     """
     if not plans:
         return {}
-    share_alert_labels(plans)
     chosen = receivers if receivers is not None else EMPTY
     files = {
         CONFIG_FILE: config_text(plans, chosen),

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from generator import naming, shapes
+from generator import naming
 from generator.builders.rulefile import alert_rules
 from generator.errors import Diagnostic, Level, capped_list
 from generator.plan import ServicePlan
@@ -279,15 +279,8 @@ class RouteCase:
 def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     """The fixed labels of every alerting rule of ``plan``: ``alertname`` and the rule's own
     labels, exactly as the rules set them (the service's ``namespace`` among them when the
-    spec's selector fixes it, :func:`generator.builders.common.identity`). Kept on the plan
-    (:func:`share_alert_labels` fills it for a fleet)."""
+    spec's selector fixes it, :func:`generator.builders.common.identity`). Kept on the plan."""
     return plan.derive(ALERT_LABELS, lambda: _alert_labels(plan))
-
-
-def share_alert_labels(plans: Sequence[ServicePlan]) -> None:
-    """Compute :func:`alert_labels` once per shape of ``plans`` (:func:`generator.shapes.share`):
-    a fleet of copies builds its alerting rules a few times, not once per service."""
-    shapes.share(plans, ALERT_LABELS, _alert_labels)
 
 
 def _alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
