@@ -20,7 +20,15 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from generator import naming, slo
 from generator.errors import Diagnostic, Level, ObsgenError
-from generator.presets import PRESETS, GaugeDef, HistogramDef, Preset, PresetError, select_preset
+from generator.presets import (
+    PRESETS,
+    GaugeDef,
+    HistogramDef,
+    Preset,
+    PresetError,
+    layouts,
+    select_preset,
+)
 from generator.presets.model import metric_names, prefixed
 from generator.promql import (
     LEGACY_METRIC_NAME,
@@ -29,7 +37,13 @@ from generator.promql import (
     label_name_problem,
     metric_name_problem,
 )
-from generator.spec import INDICATOR_ALIASES, BurnRateTier, MetricOverride, ModelServiceSpec
+from generator.spec import (
+    INDICATOR_ALIASES,
+    BurnRateTier,
+    MetricOverride,
+    Metrics,
+    ModelServiceSpec,
+)
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
 T = TypeVar("T")
@@ -345,6 +359,7 @@ BUDGET_LEVELS = (0.5, 0.25)
 # spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
 _NOT_HISTOGRAMS = (
     "requests",
+    "failures",
     "queueDepth",
     "runningRequests",
     "kvCacheUsage",
@@ -511,24 +526,67 @@ def _counter(
 
 
 def _requests(
-    preset: Preset, override: MetricOverride | None, base: tuple[Matcher, ...]
+    preset: Preset, metrics: Metrics, base: tuple[Matcher, ...], p: _Problems
 ) -> RequestsPlan:
     """The request counters: the preset's, or the override's name.
 
     A name that is one of the server's known request counters (``preset.other_requests``, e.g.
-    vLLM's ``vllm:request_success_total``) keeps that counter's own matchers and error
-    matchers; any other name keeps only the preset's error matchers. The spec's
-    ``errorMatchers`` and ``selector`` apply on top.
+    vLLM's ``vllm:request_success_total``) keeps that counter's own matchers, error matchers
+    and failure counter. Any other name keeps nothing written for the preset's counter: the
+    spec states ``errorMatchers`` or ``metrics.failures`` (else an error). The spec's
+    ``errorMatchers``, ``failures`` and ``selector`` apply on top. Error matchers that can
+    never match the counter as its library exposes it (:mod:`generator.presets.layouts`) are
+    errors naming the fix.
     """
+    override, failures = metrics.requests, metrics.failures
     known = {r.name: r for r in (preset.requests, *preset.other_requests)}
     name = override.name if override and override.name else preset.requests.name
     default = known.get(name)
-    if override and override.error_matchers is not None:
-        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in override.error_matchers.items()))
+    stated_matchers = override.error_matchers if override else None
+    stated = stated_matchers is not None
+    if failures is not None:
+        for attr, what in (("selector", "selector"), ("error_matchers", "errorMatchers")):
+            if getattr(failures, attr) is not None:
+                p.add(
+                    f"spec.metrics.failures.{what}",
+                    f"the failure counter is read with spec.metrics.requests' selector and "
+                    f"counts failures only: remove {what}",
+                )
+        if failures.name is None:
+            p.add("spec.metrics.failures.name", "expected the failure counter's metric name")
+        if stated:
+            p.add(
+                "spec.metrics.requests.errorMatchers",
+                "with spec.metrics.failures, failed requests are that counter's: remove "
+                "errorMatchers (or metrics.failures)",
+            )
+    if default is None and not stated and failures is None:
+        written = preset.requests.failure_name or ", ".join(
+            f"{k}=~{v!r}" for k, v in preset.requests.error_matchers
+        )
+        p.add(
+            "spec.metrics.requests.name",
+            f"{name} is not {preset.server}'s request counter {preset.requests.name}: its "
+            f"failures ({written}) were written for that counter and would silently count "
+            f"nothing here; state spec.metrics.requests.errorMatchers for {name} (e.g. "
+            '{status: "5.."}), or name its failure counter in spec.metrics.failures.name',
+        )
+    if stated_matchers is not None:
+        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in stated_matchers.items()))
+    elif failures is not None:
+        errors = ()
     else:
         source = default or preset.requests
         errors = tuple(sorted(Matcher(k, "=~", v) for k, v in source.error_matchers))
     failure = default.failure_name if default else None
+    if failures is not None:
+        failure = failures.name
+    if failure is None:
+        field = "errorMatchers" if stated else "name"
+        for m in errors:
+            problem = layouts.matcher_problem(preset.server, name, m.label, m.value)
+            if problem is not None:
+                p.add(f"spec.metrics.requests.{field}", problem)
     own = tuple(Matcher(k, "=~", v) for k, v in default.matchers) if default else ()
     merged = _merge(base, override.selector if override else None)
     kept = {m.label: m for m in own}
@@ -973,7 +1031,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 )
     slos = _resolve_slos(spec, histograms, p)
     alerts = _resolve_alerts(spec, histograms, preset, p)
-    requests = _requests(preset, metrics.requests, base)
+    requests = _requests(preset, metrics, base, p)
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",

@@ -606,6 +606,10 @@ class MetricOverride(StrictModel):
 class Metrics(StrictModel):
     """``spec.metrics``: per-signal overrides; every field optional when the preset fits.
 
+    ``failures`` names a separate failure counter: ``requests`` then counts the requests that
+    succeeded, the total is their sum (as TGI's ``tgi_request_success`` and
+    ``tgi_request_failure``); both are read with ``requests``' selector.
+
     ``prefix`` is prepended to every metric name the preset supplies (after the release picks
     the entry), for servers re-exported under a prefix (Ray Serve: ``ray_``); names given in
     ``<signal>.name`` are taken as written, and Kubernetes, cAdvisor, kube-state-metrics and
@@ -619,6 +623,7 @@ class Metrics(StrictModel):
     request_queue_time: MetricOverride | None = None
     time_per_output_token: MetricOverride | None = None
     requests: MetricOverride | None = None
+    failures: MetricOverride | None = None
     queue_depth: MetricOverride | None = None
     running_requests: MetricOverride | None = None
     kv_cache_usage: MetricOverride | None = None
@@ -804,6 +809,7 @@ class GPUTemperatureAlert(AlertBase):
 # server's metrics are named by their ``spec.metrics`` key; the rest by what they are.
 Signal = Literal[
     "requests",
+    "requestErrors",
     "requestDuration",
     "timeToFirstToken",
     "interTokenLatency",

@@ -20,7 +20,7 @@ from tests.helpers_promtool import assert_ok, render_to, run_promtool
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 'job="o1-preview",namespace="ai-inference"'
-COUNT = "http_request_duration_seconds_count"
+COUNT = "http_requests_total"
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,9 @@ from generator.dashboard_lint import promql_for_promtool
 from generator.yamlio import dump_yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SERIES = (
-    'http_request_duration_seconds_count{job="o1-preview",namespace="ai-inference",status="%s"}'
-)
+SERIES = 'http_requests_total{job="o1-preview",namespace="ai-inference",status="%s"}'
 BUCKET = 'http_request_duration_seconds_bucket{job="o1-preview",namespace="ai-inference",le="%s"}'
+COUNT = 'http_request_duration_seconds_count{job="o1-preview",namespace="ai-inference"}'
 
 
 def _expr(title_start: str, index: int = 0) -> str:
@@ -63,6 +62,7 @@ def test_panel_value_matches_the_recorded_alert_input(
             {"series": BUCKET % le, "values": f"0+{n}x20"}
             for le, n in (("0.25", 60), ("0.5", 90), ("1", 110), ("+Inf", 120))
         ),
+        {"series": COUNT, "values": "0+120x20"},
     ]
     tests = {
         "rule_files": [str(ROOT / "rules" / "o1-preview.rules.yaml")],

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from generator import naming
+from generator import naming, regexes
 from generator.builders.common import Rule, alert_rule, held_for, identity_matchers
 from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.pods import (
@@ -37,7 +37,8 @@ from generator.builders.pods import (
     target_pods_selector,
 )
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
-from generator.promql import Matcher, by, le_matcher, selector
+from generator.presets import layouts
+from generator.promql import Matcher, by, le_matcher, quote, selector
 from generator.units import decimal_str, format_duration_ms
 
 SERVICE_KEYS = ("namespace",)
@@ -174,6 +175,55 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
             remedy=_server_remedy("requests"),
         )
     )
+    _error_label_inputs(plan, tuple(readers), out)
+
+
+CARRIES = ".+"
+"""The regex of a meaning guard's source: the series must carry the label at all."""
+
+
+def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
+    """A meaning guard per error-matcher label that successes carry too (``status="200"``):
+    request series exist, but none carries the label, so no failure can ever be counted.
+
+    A label only failures carry (``errorMatchers: {error: ".+"}``) is absent on a healthy
+    service and gets none; nor does a separate failure counter (``metrics.failures``).
+    """
+    req = plan.requests
+    if req.failure_name is not None:
+        return
+    readers = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
+    if not readers:
+        return
+    errors = Source(req.name, (*req.matchers, *req.error_matchers))
+    for m in req.error_matchers:
+        if regexes.fullmatch(m.value, "x") and regexes.fullmatch(m.value, "200"):
+            continue  # matches any value: a label of failures only
+        layout = layouts.layout_of(plan.server, req.name)
+        if layout is not None and layout.carrier is not None:
+            hint = (
+                f"{layout.library} puts {m.label} on {layout.carrier}: set "
+                f"spec.metrics.requests.name: {layout.carrier}"
+            )
+        else:
+            hint = (
+                f"Name the counter that carries {m.label} in spec.metrics.requests.name, or a "
+                "separate failure counter in spec.metrics.failures"
+            )
+        out.add(
+            SignalInput(
+                "requestErrors",
+                f"{req.name}{{{m.label}}}",
+                SERVICE_KEYS,
+                ((Source(req.name, (*req.matchers, Matcher(m.label, "=~", CARRIES))),),),
+                (_targets_up(plan), Condition((Source(req.name, req.matchers),))),
+                readers,
+                covers=(errors,),
+                remedy=f"Requests are counted, but no series of {req.name} carries the label "
+                f"{m.label} that spec.metrics.requests.errorMatchers tells failures by "
+                f"({m.label}=~{quote(m.value)}): no failure can ever be counted. {hint}.",
+            )
+        )
 
 
 def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | None]]]:

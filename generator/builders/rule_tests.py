@@ -65,6 +65,7 @@ from generator import naming, regexes, slo
 from generator.builders.common import Group, Rule
 from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
 from generator.builders.guard_rules import (
+    CARRIES,
     SignalInput,
     Source,
     replica_metrics,
@@ -2140,6 +2141,15 @@ def _remove(plan: ServicePlan, s: Series, source: Source) -> None:
                 values = s.gauges.pop(key)
                 labels.pop("pod")
                 s.gauge("up", labels, values)
+        return
+    carried = [m.label for m in source.matchers if (m.op, m.value) == ("=~", CARRIES)]
+    if carried:  # a meaning guard: the series stay, without the label
+        for key in [k for k in s.counters if k[0] == source.metric]:
+            labels = dict(key[1])
+            if all(_selected(m, labels) for m in source.matchers):
+                per_step = s.counters.pop(key)
+                kept = {k: v for k, v in labels.items() if k not in carried}
+                s.add(source.metric, kept, per_step)
         return
     _without(s, source.metric, lambda labels: all(_selected(m, labels) for m in source.matchers))
 

@@ -1,11 +1,16 @@
-"""Preset ``openai-http``: a generic OpenAI-compatible HTTP server instrumented with a
-prometheus-client HTTP histogram.
+"""Preset ``openai-http``: a generic OpenAI-compatible HTTP server (FastAPI) instrumented
+with prometheus-fastapi-instrumentator's defaults.
 
-Source: prometheus-client's default ``Histogram`` buckets (client_python ``metrics.py``,
-``DEFAULT_BUCKETS``) extended to 120 s for LLM response times; the request counter is the
-histogram's ``_count`` with an HTTP ``status`` label. No queue gauge: generic OpenAI-compatible
-servers export none, so ``alerts.queueDepth`` needs ``metrics.queueDepth.name`` (the example
-o1-preview spec declares its job queue's ``inference_queue_depth``).
+Source: prometheus-fastapi-instrumentator 8.1.0 (PyPI), ``prometheus_fastapi_instrumentator/
+metrics.py`` ``default()``: ``http_requests_total`` carries ``method``, ``status`` and
+``handler``; ``http_request_duration_seconds`` only ``method`` and ``handler``. The outcome is
+on the counter, so availability and the error ratio read ``http_requests_total{status=~"5.."}``
+over ``http_requests_total`` (``status`` is grouped, ``5xx``, by default; ``5..`` matches both
+spellings). Latency buckets: prometheus-client's default ``Histogram`` buckets (client_python
+``metrics.py``, ``DEFAULT_BUCKETS``) extended to 120 s for LLM response times; the
+instrumentator's own default is ``0.1, 0.5, 1``: declare them in ``metrics.requestDuration``.
+No queue gauge: generic OpenAI-compatible servers export none, so ``alerts.queueDepth`` needs
+``metrics.queueDepth.name`` (the example o1-preview spec declares ``inference_queue_depth``).
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ PRESETS: list[Preset] = [
             ),
         },
         requests=RequestsDef(
-            name="http_request_duration_seconds_count",
+            name="http_requests_total",
             error_matchers=(("status", "5.."),),
+            source="prometheus-fastapi-instrumentator's request counter, by status",
         ),
     )
 ]

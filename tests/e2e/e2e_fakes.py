@@ -2,8 +2,8 @@
 
 * :class:`FakeModelServer`: an OpenAI-style model server's metrics (prometheus-client
   families): the latency histogram ``http_request_duration_seconds`` with the spec's buckets
-  and a ``status`` label (its ``_count`` is the request counter), the queue gauge, and token
-  counters. Traffic is synthetic: every scrape advances the counters by ``rate × elapsed``
+  and a ``status`` label, the request counter ``http_requests_total`` by ``status`` (where
+  prometheus-fastapi-instrumentator puts the outcome), the queue gauge, and token counters. Traffic is synthetic: every scrape advances the counters by ``rate × elapsed``
   requests, split over the buckets by the current latency profile and over ``200``/``500`` by
   the current error ratio, so a test can make counters jump by thousands in one second.
 * On a second port of the same object, the cAdvisor / kube-state-metrics series of the
@@ -155,11 +155,14 @@ class FakeModelServer:
                 hist.add_metric(
                     [status], list(zip(bounds, counts, strict=True)), self._sums[status]
                 )
+            total = CounterMetricFamily("http_requests", "Requests by status.", labels=["status"])
+            for status, counts in sorted(self._counts.items()):
+                total.add_metric([status], counts[-1])
             queue = GaugeMetricFamily(self.queue_metric, "Requests waiting in the queue.")
             queue.add_metric([], self._queue)
             tokens = CounterMetricFamily("generation_tokens", "Generated tokens.")
             tokens.add_metric([], self._tokens)
-        return [hist, queue, tokens]
+        return [hist, total, queue, tokens]
 
     def collect_kube(self) -> Iterable[Metric]:
         """cAdvisor and kube-state-metrics series of the pod (values constant, 50 % of limit)."""
