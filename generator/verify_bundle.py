@@ -222,7 +222,8 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
             Status.MISSING,
             f"none of the service's {len(rendered)} rule groups is loaded "
             f"({', '.join(missing)}): {_install_hint(plan)}; if it is installed, the "
-            "Prometheus' ruleSelector / ruleNamespaceSelector does not select it",
+            "Prometheus' ruleSelector / ruleNamespaceSelector does not select it (declare them "
+            "under install: in obsgen.yaml and `obsgen render` names what is missing)",
         )
         return rows
     for group in rendered:

@@ -120,6 +120,8 @@ def test_a_prometheus_without_the_bundle_fails_naming_the_missing_groups(
     for group in ("traffic", "memory", "slo.availability", "fleet"):
         assert f"obsgen.e2e-healthy.{group}" in rules, rules
     assert "helm/values-e2e-healthy.yaml" in rules  # what to change
+    # or the selectors leave it out: render checks those when obsgen.yaml declares them
+    assert "ruleSelector" in rules and "install: in obsgen.yaml" in rules, rules
 
 
 def test_a_prometheus_keeping_less_than_the_slo_window_fails(
