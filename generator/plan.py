@@ -255,6 +255,7 @@ class ServicePlan:
     kv_cache_usage: GaugePlan | None
     prompt_tokens: CounterPlan | None
     generation_tokens: CounterPlan | None
+    preemptions: CounterPlan | None
     model_label: str | None
     slos: tuple[SLOPlan, ...]
     alerts: Mapping[str, AlertPlan]
@@ -336,6 +337,8 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "error_ratio": (300_000, "critical", {"max_ratio": 0.05, "min_events": 10}),
     "queue_depth": (300_000, "warning", {"max": 100.0}),
     "kv_cache": (600_000, "warning", {"max": 0.95}),
+    # Preempted requests per second, summed over pods: recomputed or swapped work, sustained.
+    "preemptions": (900_000, "warning", {"max": 1.0}),
     "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),
@@ -365,6 +368,7 @@ _NOT_HISTOGRAMS = (
     "kvCacheUsage",
     "promptTokens",
     "generationTokens",
+    "preemptions",
 )
 _GPU_ALERTS = {
     "gpu_memory_headroom",
@@ -380,6 +384,13 @@ WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
 WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4
+# Alerts that exist only where the server (or spec.metrics) has their metric: its spec.metrics
+# key, the alert, what kind of series it is.
+_NEEDS_METRIC = {
+    "queue_depth": ("queueDepth", naming.ALERT_QUEUE_DEPTH, "gauge"),
+    "kv_cache": ("kvCacheUsage", naming.ALERT_KV_CACHE, "gauge"),
+    "preemptions": ("preemptions", naming.ALERT_PREEMPTIONS, "counter"),
+}
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
     "max_ratio": "max_ratio",
@@ -795,6 +806,8 @@ def _resolve_alerts(
         or bool(body.metrics.queue_depth and body.metrics.queue_depth.name),
         "kv_cache": preset.kv_cache_usage is not None
         or bool(body.metrics.kv_cache_usage and body.metrics.kv_cache_usage.name),
+        "preemptions": preset.preemptions is not None
+        or bool(body.metrics.preemptions and body.metrics.preemptions.name),
     }
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
@@ -803,14 +816,10 @@ def _resolve_alerts(
         given = getattr(body.alerts, key)
         if not available.get(key, True):
             if given is not None and given.enabled:
-                metric, alert = (
-                    ("queueDepth", naming.ALERT_QUEUE_DEPTH)
-                    if key == "queue_depth"
-                    else ("kvCacheUsage", naming.ALERT_KV_CACHE)
-                )
+                metric, alert, kind = _NEEDS_METRIC[key]
                 p.warn(
                     f"spec.alerts.{to_camel(key)}",
-                    f"{alert} alert left out: server {body.server} exports no {metric} gauge; "
+                    f"{alert} alert left out: server {body.server} exports no {metric} {kind}; "
                     f"declare spec.metrics.{metric}.name to enable it",
                 )
             continue
@@ -1077,6 +1086,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     counters = (
         _counter(preset.prompt_tokens, metrics.prompt_tokens, base),
         _counter(preset.generation_tokens, metrics.generation_tokens, base),
+        _counter(preset.preemptions, metrics.preemptions, base),
     )
     read = [
         *(n for h in histograms.values() for n in h.names),
@@ -1105,6 +1115,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         kv_cache_usage=gauges[2],
         prompt_tokens=counters[0],
         generation_tokens=counters[1],
+        preemptions=counters[2],
         model_label=preset.model_label,
         slos=slos,
         alerts=alerts,

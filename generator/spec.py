@@ -629,6 +629,7 @@ class Metrics(StrictModel):
     kv_cache_usage: MetricOverride | None = None
     prompt_tokens: MetricOverride | None = None
     generation_tokens: MetricOverride | None = None
+    preemptions: MetricOverride | None = None
 
 
 class BurnRateTier(StrictModel):
@@ -764,6 +765,13 @@ class KVCacheAlert(AlertBase):
     max: AlertRatio | None = None
 
 
+class PreemptionsAlert(AlertBase):
+    """``alerts.preemptions``: requests preempted per second (summed over pods, 5m rate) above
+    ``max``."""
+
+    max: Annotated[float, Field(ge=0)] | None = None
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -817,6 +825,7 @@ Signal = Literal[
     "timePerOutputToken",
     "queueDepth",
     "kvCacheUsage",
+    "preemptions",
     "pods",
     "memoryWorkingSet",
     "memoryLimit",
@@ -854,6 +863,7 @@ class Alerts(StrictModel):
     error_ratio: ErrorRatioAlert | None = None
     queue_depth: QueueDepthAlert | None = None
     kv_cache: KVCacheAlert | None = None
+    preemptions: PreemptionsAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None

@@ -371,7 +371,7 @@ def test_group_by_names_records_with_the_level() -> None:
 _ALL = {
     "ErrorBudgetBurn", "ErrorBudgetLow", "ModelLatencyP99High", "ModelSlowRequestsHigh", "ModelErrorRatioHigh",
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
-    "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelTargetDown", "GPUMemoryHeadroomLow",
+    "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
     "ModelReplicasUnavailable", "ModelSignalMissing",
 }  # fmt: skip
@@ -383,10 +383,14 @@ _ALL = {
         pytest.param("llama3-70b-vllm", _ALL, id="vllm has every signal"),
         pytest.param(
             "mistral-7b-tgi",
-            _ALL - {"ModelKVCacheNearFull"},
-            id="tgi has every signal but KV cache",
+            _ALL - {"ModelKVCacheNearFull", "ModelPreemptionsHigh"},
+            id="tgi has every signal but KV cache and preemptions",
         ),
-        pytest.param("triton-trtllm", _ALL, id="triton with TensorRT-LLM has every signal"),
+        pytest.param(
+            "triton-trtllm",
+            _ALL - {"ModelPreemptionsHigh"},
+            id="triton with TensorRT-LLM has every signal but preemptions",
+        ),
     ],
 )
 def test_every_design_alert_renders_where_the_server_has_the_signal(

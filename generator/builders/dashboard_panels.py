@@ -605,6 +605,24 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 width=12,
             )
         )
+    if plan.preemptions is not None:
+        record = naming.record(g, naming.PREEMPTIONS, "rate5m")
+        panels.append(
+            PanelDef(
+                title="Preemptions",
+                key="preemptions",
+                description=f"Requests the engine preempted per second (evicted to free KV "
+                f"cache), summed over pods, from {record} (counter {plan.preemptions.name}); "
+                f"{naming.ALERT_PREEMPTIONS} fires above the line.",
+                kind="timeseries",
+                queries=(Query(_rec(plan, record), _legend(plan, "preempted")),),
+                unit="reqps",
+                min_value=0,
+                steps=_alert_steps(plan, "preemptions", "max"),
+                runbook=_runbook(plan, naming.ALERT_PREEMPTIONS),
+                width=12,
+            )
+        )
     return RowDef("Throughput & saturation", tuple(panels))
 
 

@@ -329,6 +329,23 @@ def _gauge_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
 
 
+def _counter_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    counter = plan.preemptions
+    if "preemptions" not in plan.alerts or counter is None:
+        return
+    out.add(
+        SignalInput(
+            "preemptions",
+            counter.name,
+            SERVICE_KEYS,
+            ((Source(counter.name, counter.matchers),),),
+            (_targets_up(plan),),
+            (naming.ALERT_PREEMPTIONS,),
+            remedy=_server_remedy("preemptions"),
+        )
+    )
+
+
 _MEMORY_READERS = {
     "memory_headroom": naming.ALERT_MEMORY_HEADROOM,
     "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
@@ -569,6 +586,7 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     for key in sorted(users):
         _histogram_inputs(plan, plan.histograms[key], users[key], out)
     _gauge_inputs(plan, out)
+    _counter_inputs(plan, out)
     _memory_inputs(plan, out)
     _gpu_inputs(plan, out)
     items = tuple(_scoped(plan, i) for i in out.items)

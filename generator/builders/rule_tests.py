@@ -419,6 +419,8 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
     for gauge in (plan.queue_depth, plan.running_requests):
         if gauge is not None:
             s.gauge(gauge.name, _labels(plan, gauge.matchers), "0" + steady)
+    if plan.preemptions is not None:
+        s.add(plan.preemptions.name, _labels(plan, plan.preemptions.matchers), 0)
     kv = plan.kv_cache_usage
     if kv is not None:
         s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0" + steady)
@@ -1365,6 +1367,15 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         fire.gauge(gauge.name, _labels(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
         labels = {**_agg(plan, gauge.matchers), **svc, **extra}
         case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
+    if "preemptions" in alerts and plan.preemptions is not None:
+        # Twice the limit plus one preemption a second; healthy traffic preempts nothing.
+        per_s = float(alerts["preemptions"].params["max"]) * 2 + 1
+        counter = plan.preemptions
+        fire = healthy(plan, base)
+        fire.add(counter.name, _labels(plan, counter.matchers), per_s * 60)
+        labels = {**_agg(plan, counter.matchers), **svc}
+        expected = [_expect(_rule(plan, naming.ALERT_PREEMPTIONS), labels, per_s)]
+        case("preemptions", naming.ALERT_PREEMPTIONS, fire, healthy(plan, base), expected)
     pod = _pod_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = _limit(plan)

@@ -42,6 +42,7 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_CRASH_LOOP: "crash_loop",
     naming.ALERT_QUEUE_DEPTH: "queue_depth",
     naming.ALERT_KV_CACHE: "kv_cache",
+    naming.ALERT_PREEMPTIONS: "preemptions",
     naming.ALERT_TARGET_DOWN: "target_down",
     naming.ALERT_GPU_MEMORY_HEADROOM: "gpu_memory_headroom",
     naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
@@ -158,6 +159,9 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             else None,
             "kv": rec(naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"))
             if plan.kv_cache_usage is not None
+            else None,
+            "preemptions": rec(naming.record(g, naming.PREEMPTIONS, "rate5m"))
+            if plan.preemptions is not None
             else None,
             "memory_ratio": rec(memory_rules.USAGE_RECORD),
             "memory_limit": rec(memory_rules.LIMIT_RECORD),

@@ -18,7 +18,7 @@ from generator.builders.common import (
     record_rule,
     recorded,
 )
-from generator.plan import AlertPlan, GaugePlan, HistogramPlan, ServicePlan
+from generator.plan import AlertPlan, CounterPlan, GaugePlan, HistogramPlan, ServicePlan
 from generator.promql import Matcher, any_of, by, le_matcher, selector, sum_rate, sum_rate_any
 from generator.units import decimal_str, format_duration_ms
 
@@ -203,7 +203,24 @@ def traffic_records(plan: ServicePlan) -> list[Rule]:
         name = naming.record((*g, *pod), metric, agg)
         keep = tuple(sorted({*plan.agg_labels, *pod}))
         rules.append(record_rule(plan, name, _gauge_expr(gauge, agg, keep)))
+    if plan.preemptions is not None:
+        rules.append(
+            record_rule(
+                plan,
+                naming.record(g, naming.PREEMPTIONS, "rate5m"),
+                preemptions_rate(plan, plan.preemptions),
+            )
+        )
     return rules
+
+
+def preemptions_rate(plan: ServicePlan, counter: CounterPlan) -> str:
+    """Requests the engine preempted per second (5m rate) by ``counter`` (the plan's
+    ``preemptions``), summed by the service's aggregation labels; a series born late counts
+    from its first value (:func:`generator.promql.born_rate`)."""
+    target = counter_target(plan, counter.matchers)
+    series = selector(counter.name, counter.matchers)
+    return sum_rate(series, RATE_WINDOW, plan.agg_labels, target, RATE_WINDOW_SECONDS)
 
 
 def _ratio(value: float) -> str:
@@ -212,7 +229,8 @@ def _ratio(value: float) -> str:
 
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``,
-    ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull`` — those the plan enables."""
+    ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull``, ``ModelPreemptionsHigh`` — those the
+    plan enables."""
     g = plan.group_by
     on = ", ".join(plan.agg_labels)
     rules: list[Rule] = []
@@ -303,6 +321,20 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
                 alert.for_ms,
                 alert.severity,
                 max=_ratio(alert.params["max"]),
+            )
+        )
+    alert = plan.alerts.get("preemptions")
+    if alert is not None and plan.preemptions is not None:
+        rate = recorded(plan, naming.record(g, naming.PREEMPTIONS, "rate5m"))
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_PREEMPTIONS,
+                f"{rate} > {decimal_str(alert.params['max'])}",
+                alert.for_ms,
+                alert.severity,
+                max=decimal_str(alert.params["max"]),
+                metric=plan.preemptions.name,
             )
         )
     return rules

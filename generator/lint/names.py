@@ -42,7 +42,8 @@ def preset_counters() -> tuple[str, ...]:
     for entries in PRESETS.values():
         for preset in entries:
             names.update(n for n in (preset.requests.name, preset.requests.failure_name) if n)
-            names.update(n for n in (preset.prompt_tokens, preset.generation_tokens) if n)
+            tokens = (preset.prompt_tokens, preset.generation_tokens, preset.preemptions)
+            names.update(n for n in tokens if n)
             for mean in preset.mean_latency.values():
                 names.update((mean.sum_name, mean.count_name))
     return tuple(sorted(re.escape(n) for n in names))

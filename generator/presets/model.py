@@ -87,7 +87,9 @@ class Preset:
     ``timeToFirstToken``, ``interTokenLatency``; a missing key means the server has no such
     histogram (and a spec asking for it is an error, never a fake); ``absent`` says why, keyed
     the same way, and that reason is quoted in the error. ``mean_latency`` holds counter-based
-    means by the same keys. ``model_label`` is the label naming the served model
+    means by the same keys. ``preemptions`` is the counter of requests the engine preempted
+    (evicted from the running batch to free KV cache), None where the server has none.
+    ``model_label`` is the label naming the served model
     (``model_name`` for vLLM, ``model`` for Triton), the one to put in ``spec.groupBy``.
 
     Versions: the entry applies from ``since_version`` on (until the next entry of the same
@@ -108,6 +110,7 @@ class Preset:
     kv_cache_usage: GaugeDef | None = None
     prompt_tokens: str | None = None
     generation_tokens: str | None = None
+    preemptions: str | None = None
     model_label: str | None = None
     notes: tuple[str, ...] = field(default=())
     mean_latency: dict[str, MeanLatencyDef] = field(default_factory=dict)
@@ -119,7 +122,7 @@ class Preset:
 
 def prefixed(preset: Preset, prefix: str) -> Preset:
     """``preset`` with ``prefix`` prepended to every metric name it supplies (histograms and
-    their renames, request counters, gauges, token counters, mean-latency counters).
+    their renames, request counters, gauges, token and preemption counters, mean-latency counters).
 
     For servers whose metrics another process re-exports under a prefix: Ray Serve writes
     vLLM's ``vllm:num_requests_running`` as ``ray_vllm:num_requests_running``. Labels and
@@ -152,6 +155,7 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
         kv_cache_usage=gauge(preset.kv_cache_usage),
         prompt_tokens=name(preset.prompt_tokens),
         generation_tokens=name(preset.generation_tokens),
+        preemptions=name(preset.preemptions),
         mean_latency={
             key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
             for key, m in preset.mean_latency.items()
@@ -161,7 +165,7 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
 
 def metric_names(preset: Preset) -> tuple[str, ...]:
     """Every metric name ``preset`` supplies, in a fixed order (histogram base names and their
-    renames, request counters, gauges, token and mean-latency counters)."""
+    renames, request counters, gauges, token, preemption and mean-latency counters)."""
     names: list[str] = []
     for _, h in sorted(preset.latency.items()):
         names += [h.name, *h.also]
@@ -170,7 +174,7 @@ def metric_names(preset: Preset) -> tuple[str, ...]:
     for g in (preset.queue_depth, preset.running_requests, preset.kv_cache_usage):
         if g is not None:
             names += [g.name, *g.also]
-    names += [n for n in (preset.prompt_tokens, preset.generation_tokens) if n]
+    names += [n for n in (preset.prompt_tokens, preset.generation_tokens, preset.preemptions) if n]
     for _, m in sorted(preset.mean_latency.items()):
         names += [m.sum_name, m.count_name]
     return tuple(dict.fromkeys(names))

@@ -22,6 +22,12 @@ has a ``tpot`` histogram: the per-request ``vllm:request_time_per_output_token_s
 recent ``loggers.py`` was not checked against a tagged release, so declare it in
 ``spec.metrics.timePerOutputToken`` (name and buckets) where your release exposes it.
 
+Preemptions: ``vllm:num_preemptions_total`` (requests evicted from the running batch to free KV
+cache), in every entry and both engines: V1 ``loggers.py`` declares ``Counter("vllm:num_preemptions_total")``
+in 0.8.0 and ``Counter("vllm:num_preemptions")`` from 0.9.2 (prometheus-client exposes both as
+``…_total``), V0 ``vllm/engine/metrics.py`` ``vllm:num_preemptions_total`` (read in the 0.8.0,
+0.9.2 and 0.11.0 wheels on PyPI). Created with its labels at start-up, so it is there at 0.
+
 Every entry also reads the other name of each renamed series (``also``): the rules take the
 declared release's name per series and the other where it is absent, so a spec that lags the
 pods (``serverVersion: 0.9.1`` on 0.11 pods) still alerts; where both are exposed (the
@@ -121,6 +127,7 @@ def _entry(since: str, variant: str, requests: RequestsDef, kv_cache: str, itl: 
         kv_cache_usage=GaugeDef(kv_cache, also=(RENAMED[kv_cache],)),
         prompt_tokens="vllm:prompt_tokens_total",
         generation_tokens="vllm:generation_tokens_total",
+        preemptions="vllm:num_preemptions_total",
         model_label="model_name",
     )
 
