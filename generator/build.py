@@ -19,6 +19,7 @@ import signal
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,6 +65,50 @@ def variant(dashboards_via: str, mimir: bool, outputs: Collection[str] | None = 
     service's cache key): with ``outputs`` (``render.outputs``), the files it records too."""
     kinds = "" if outputs is None else "+" + ",".join(sorted(outputs))
     return f"{dashboards_via}{'+mimir' if mimir else ''}{kinds}"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """What the built files depend on besides the plans and the receivers.
+
+    Attributes:
+        dashboards_via: ``configmaps`` or ``values`` (``render.dashboardsVia``).
+        mimir: also each service's ``mimir/<service>.yaml``.
+        fleet_name: ``render.fleetName`` (None: from the services' namespaces).
+        outputs: ``render.outputs`` (None: every install path). Every file is built whatever
+            it says; it is part of each service's cache key, with what it records.
+    """
+
+    dashboards_via: str = "configmaps"
+    mimir: bool = False
+    fleet_name: str | None = None
+    outputs: tuple[str, ...] | None = None
+
+    def variant(self) -> str:
+        """:func:`variant` of these options."""
+        return variant(self.dashboards_via, self.mimir, self.outputs)
+
+
+@dataclass(frozen=True)
+class FleetOptions:
+    """How the fleet layer builds (never what: the files are the core's).
+
+    Attributes:
+        cache: reuse unchanged services' files (:class:`~generator.cache.OutputCache`).
+        jobs: worker processes at most (None: one per usable core).
+        parallel_from: worker processes from this many services to build on (None:
+            :data:`PARALLEL_FROM`).
+        spool_to: a folder under which services built in workers are written and held as
+            files, not in memory.
+        beside: the repository whose files, when byte for byte those built, stay where they
+            are instead of being spooled (:func:`generator.filebacked.spool_changes`).
+    """
+
+    cache: OutputCache | None = None
+    jobs: int | None = None
+    parallel_from: int | None = None
+    spool_to: Path | None = None
+    beside: Path | None = None
 
 
 def only(part: Mapping[str, str], wanted: Callable[[str], bool]) -> Mapping[str, str]:
@@ -262,12 +307,13 @@ def worker_count(jobs: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def parallel_workers(count: int, jobs: int | None) -> int:
+def parallel_workers(count: int, jobs: int | None, parallel_from: int | None = None) -> int:
     """Worker processes for ``count`` jobs: ``jobs`` (default: the usable cores), at most one
-    per ``PARALLEL_FROM // 2`` jobs; 0 when fewer than two would run or ``count`` is below
-    :data:`PARALLEL_FROM` (the jobs then run in this process)."""
-    workers = min(worker_count(jobs), count // max(1, PARALLEL_FROM // 2))
-    return workers if workers >= 2 and count >= PARALLEL_FROM else 0
+    per ``parallel_from // 2`` jobs; 0 when fewer than two would run or ``count`` is below
+    ``parallel_from`` (default :data:`PARALLEL_FROM`; the jobs then run in this process)."""
+    least = PARALLEL_FROM if parallel_from is None else parallel_from
+    workers = min(worker_count(jobs), count // max(1, least // 2))
+    return workers if workers >= 2 and count >= least else 0
 
 
 def fork_pool(
@@ -340,48 +386,38 @@ def chunk_size(count: int, workers: int) -> int:
     return max(1, min(16, count // (workers * 4)))
 
 
+ServiceFiles = dict[str, Mapping[str, str]]
+
+
 def build_services(
     plans: Sequence[ServicePlan],
-    dashboards_via: str = "configmaps",
-    cache: OutputCache | None = None,
+    options: BuildOptions = BuildOptions(),
+    fleet: FleetOptions = FleetOptions(),
     progress: Callable[[int], None] | None = None,
-    jobs: int | None = None,
-    spool_to: Path | None = None,
-    mimir: bool = False,
-    warnings: dict[str, list[Diagnostic]] | None = None,
     meanwhile: Callable[[], object] | None = None,
-    beside: Path | None = None,
-    outputs: Collection[str] | None = None,
-) -> dict[str, Mapping[str, str]]:
-    """Each plan's own files by service name: the files in the repository when ``cache``
-    recorded them for an unchanged plan (:class:`FileBacked`, read when asked for), else
-    built (in ``jobs`` worker processes, default one per usable core, when
-    :data:`PARALLEL_FROM` or more need building). With ``spool_to``, many services built are
-    written under that folder and held as files, not in memory; those that the repository
-    ``beside`` already holds byte for byte stay there instead
-    (:func:`generator.filebacked.spool_changes`). ``mimir``: also each service's Mimir rule
-    file.
+) -> tuple[ServiceFiles, dict[str, list[Diagnostic]]]:
+    """Each plan's own files by service name, and each service's size warnings by name.
 
+    A plan the ``fleet.cache`` recorded unchanged gives the files in the repository
+    (:class:`FileBacked`, read when asked for) and the warnings recorded with them; the others
+    are built, in worker processes when ``fleet.parallel_from`` or more need building. With
+    ``fleet.spool_to``, many services built are written under that folder and held as files;
+    those that ``fleet.beside`` already holds byte for byte stay there instead.
+
+    ``progress`` is called with the number of services finished since its last call.
     ``meanwhile`` (when given) is called once in this process while worker processes build
-    (or after building, without workers): work that needs only the plans overlaps the
-    builds on another core.
-
-    ``outputs``: ``render.outputs``, part of each service's cache key.
-
-    ``progress`` is called with the number of services finished since its last call;
-    ``warnings`` (when given) receives each service's size warnings by name, those of reused
-    services as the cache recorded them.
+    (or after building, without workers): work that needs only the plans overlaps the builds.
 
     Raises:
         ObsgenError: from :func:`service_outputs` (the first failing service's).
     """
-    done: dict[str, Mapping[str, str]] = {}
+    done: ServiceFiles = {}
     found_warnings: dict[str, list[Diagnostic]] = {}
     todo: list[ServicePlan] = []
+    via, mimir, cache = options.dashboards_via, options.mimir, fleet.cache
     for plan in plans:
         if cache is not None:
-            key = cache.key(plan, variant(dashboards_via, mimir, outputs))
-            found = cache.get(plan.name, key)
+            found = cache.get(plan.name, cache.key(plan, options.variant()))
             if found is not None:
                 done[plan.name] = found
                 found_warnings[plan.name] = cache.warnings(plan.name)
@@ -389,17 +425,16 @@ def build_services(
         todo.append(plan)
     if progress is not None and done:
         progress(len(done))
-    many = len(todo) >= PARALLEL_FROM
-    workers = parallel_workers(len(todo), jobs)
-    parallel = workers > 0
-    jobs_args = [(i, spool_to if many else None, beside) for i in range(len(todo))]
+    workers = parallel_workers(len(todo), fleet.jobs, fleet.parallel_from)
+    many = len(todo) >= (PARALLEL_FROM if fleet.parallel_from is None else fleet.parallel_from)
+    jobs_args = [(i, fleet.spool_to if many else None, fleet.beside) for i in range(len(todo))]
     built: Iterable[Built]
-    if parallel:
-        pool = fork_pool(workers, initializer=_use_plans, initargs=(todo, dashboards_via, mimir))
+    if workers:
+        pool = fork_pool(workers, initializer=_use_plans, initargs=(todo, via, mimir))
         built = pool.map(_build_in_worker, jobs_args, chunksize=chunk_size(len(todo), workers))
     else:
         pool = None
-        built = (_build_one(todo, dashboards_via, mimir, job) for job in jobs_args)
+        built = (_build_one(todo, via, mimir, job) for job in jobs_args)
     try:
         if meanwhile is not None and pool is not None:
             meanwhile()
@@ -413,37 +448,7 @@ def build_services(
             pool.shutdown(cancel_futures=True)
     if meanwhile is not None and pool is None:
         meanwhile()
-    if warnings is not None:
-        warnings.update(found_warnings)
-    return done
-
-
-def core_outputs(
-    plans: Sequence[ServicePlan],
-    dashboards_via: str = "configmaps",
-    receivers: ReceiversConfig | None = None,
-    fleet_name: str | None = None,
-    mimir: bool = False,
-) -> Outputs:
-    """The core build: every file of ``plans`` by repository path, sorted, built in this
-    process one service after another, with no cache, worker process or spool. The fleet layer (:func:`build_services` and
-    :func:`generator.render.render_bundle`) must give these bytes; ``tests/test_core_equivalence.py``
-    compares them. Arguments as for :func:`build_outputs`.
-
-    Raises:
-        ObsgenError: as :func:`service_outputs`, :func:`fleet_outputs` and the checks of
-            dashboard names and overlay sizes.
-    """
-    check_dashboard_names(plans)
-    check_overlay(plans, dashboards_via)
-    services = {p.name: service_outputs(p, dashboards_via, mimir) for p in plans}
-    out: Outputs = {}
-    for own in services.values():
-        out.update(own)
-    if plans:
-        out.update(fleet_outputs(plans, services, dashboards_via, fleet_name))
-        out.update(alertmanager_outputs(plans, receivers))
-    return dict(sorted(out.items()))
+    return done, found_warnings
 
 
 def build_outputs(
@@ -458,6 +463,7 @@ def build_outputs(
     cache: OutputCache | None = None,
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
+    parallel_from: int | None = None,
 ) -> Outputs:
     """Render every output of every plan in memory, sorted by repository path.
 
@@ -468,7 +474,8 @@ def build_outputs(
     ``mimir/<service>.yaml`` too: the rule files in the namespace layout of ``mimirtool rules
     load|sync`` (:mod:`generator.builders.mimir`). ``fleet=False`` leaves out the fleet-wide
     files (a render of named spec files writes only those services' own files).
-    ``cache``, ``progress`` and ``jobs``: see :func:`build_services`.
+    ``cache``, ``jobs`` and ``parallel_from``: see :class:`FleetOptions`; ``progress``: see
+    :func:`build_services`.
 
     Raises:
         ValueError: an unknown ``dashboards_via``.
@@ -476,9 +483,11 @@ def build_outputs(
     """
     check_dashboard_names(plans)
     check_overlay(plans, dashboards_via)
-    warnings: dict[str, list[Diagnostic]] = {}
-    services = build_services(
-        plans, dashboards_via, cache, progress, jobs, mimir=mimir, warnings=warnings
+    services, warnings = build_services(
+        plans,
+        BuildOptions(dashboards_via, mimir, fleet_name),
+        FleetOptions(cache, jobs, parallel_from),
+        progress,
     )
     outputs: Outputs = {}
     for plan in plans:

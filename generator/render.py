@@ -1,40 +1,31 @@
-"""The render pipeline: specs → plans → outputs (in memory) → promtool → disk.
+"""The render pipeline, five stages a newcomer can draw (docs/architecture.md):
 
-Nothing is written until every spec has loaded and resolved and every rendered rule file has
-passed ``promtool check rules`` and every generated test file ``promtool test rules`` (each run
-once over all files), and the Alertmanager configurations ``amtool check-config`` and their
-route tests ``amtool config routes test``. Then :mod:`generator.writer` replaces files
-atomically. Building is :mod:`generator.build`'s (per service, cached, in parallel), reuse
-:mod:`generator.cache`'s.
+    specs ─load─▶ plans ─build─▶ files ─prove─▶ Bundle ─write (generator.writer)─▶ disk
+
+:func:`render_bundle` runs the first four and writes nothing; the build and the proof are an
+:class:`~generator.engines.Engine`'s, the core or the fleet layer, chosen in :func:`engine`.
+Nothing is written unless every spec loaded and every file passed promtool and amtool.
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from generator import amtool, naming, promtool, writer
+from generator import naming, writer
 from generator.build import (
+    BuildOptions,
     BundleFiles,
+    FleetOptions,
     Outputs,
     build_outputs,
-    build_services,
     chunk_size,
-    fleet_outputs,
-    fleet_plan_outputs,
     fork_pool,
-    in_own_process,
     only,
     parallel_workers,
-    variant,
 )
-from generator.builders import alertmanager
 from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.chart_names import check_chart_names, configured_release
@@ -43,26 +34,30 @@ from generator.builders.operator_selection import check_selection
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
-from generator.cache import OutputCache, plan_digest, proof_key
-from generator.errors import Diagnostic, Level, ObsgenError, processing
-from generator.filebacked import FileBacked
+from generator.cache import OutputCache, plan_digest
+from generator.engines import Built, Core, Engine, Fleet
+from generator.errors import Diagnostic, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.project_config import load_project_config
-from generator.proof_split import RuleFiles, assertion_keys, estimated_cost, split_test_file
-from generator.receivers import load_receivers
+from generator.prove import amtool_problems, promtool_problems, utf8_unproved
+from generator.receivers import ReceiversConfig, load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
     "Bundle",
     "RenderOptions",
+    "amtool_problems",
     "build_outputs",
+    "engine",
     "find_specs",
     "load_plans",
+    "promtool_problems",
     "render",
     "render_bundle",
     "rules_outputs",
+    "utf8_unproved",
 ]
 
 
@@ -109,18 +104,20 @@ def load_plans(
     root: Path,
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
+    parallel_from: int | None = None,
 ) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
 
-    ``progress`` is called with 1 after each spec. From :data:`generator.build.PARALLEL_FROM`
-    specs on, worker processes load them (``jobs`` of them, default one per usable core).
+    ``progress`` is called with 1 after each spec. From ``parallel_from`` specs on (default
+    :data:`generator.build.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
+    default one per usable core).
 
     Raises:
         ObsgenError: every problem in every file (exit code 2), including two specs that
             declare the same service name.
     """
     jobs_args = [(path, root) for path in spec_paths]
-    workers = parallel_workers(len(jobs_args), jobs)
+    workers = parallel_workers(len(jobs_args), jobs, parallel_from)
     loaded: Iterable[ServicePlan | list[Diagnostic] | None]
     pool = None
     if workers:
@@ -191,174 +188,6 @@ class Bundle:
     warnings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
 
-def promtool_problems(
-    outputs: Mapping[str, str],
-    root: Path | None = None,
-    services: Mapping[str, Mapping[str, str]] | None = None,
-    cache: OutputCache | None = None,
-    progress: Progress | None = None,
-    unproved: Collection[str] = (),
-) -> list[Diagnostic]:
-    """Run ``promtool check rules`` over all rule files and, beside it, ``promtool test
-    rules`` over the generated test files, in a temp copy of the outputs. Returns the problems
-    found: the check's when it fails, else the tests'.
-
-    A service's tests are not run again when its rule and test files are byte-identical to
-    those on disk under ``root`` (they passed when that render wrote them; the test suite
-    re-runs every committed test file), or when ``cache`` holds a passed proof of exactly
-    these files (:func:`generator.cache.proof_key`); proofs that pass are recorded there.
-    ``services`` (each service's own files by name) saves finding them in ``outputs``.
-    ``promtool check rules`` runs over every rule file but those of services whose proof the
-    cache records for these very files and this promtool (that proof checked them: at 1,000
-    services reused from the cache, 22 s of checking saved). Each test file runs split by the
-    rule groups its test groups observe (:func:`generator.proof_split.split_test_file`).
-    With ``cache``, an assertion (one ``alert_rule_test`` or ``promql_expr_test`` entry) whose
-    inputs are those of an assertion of the service's test files on disk under ``root`` is not
-    run again: those files passed when a render wrote them, and the test suite re-runs them.
-
-    ``unproved``: services left out of both (their rules use syntax this promtool cannot
-    parse, :func:`utf8_unproved`); nothing is recorded as proved for them.
-
-    Raises:
-        ObsgenError: promtool is missing.
-    """
-    rules = sorted(p for p in outputs if p.startswith("rules/") and p.endswith(".rules.yaml"))
-    if services is None:
-        services = _by_service(outputs)
-    tool = promtool.find_promtool() if cache is not None else ""
-    proofs: dict[str, str] = {}
-    to_prove: list[str] = []
-    proven: set[str] = set()  # checked and tested by this promtool already, as the cache says
-    for name, own in sorted(services.items()):
-        if name in unproved:
-            continue
-        mine = [p for p in own if p.startswith("rules/") and p.endswith(".test.yaml")]
-        key = proof_key(own, name, tool) if cache is not None and mine else None
-        if cache is not None and key is not None and cache.proven(name, key):
-            proven.add(name)
-            continue
-        if not mine or (isinstance(own, FileBacked) and own.on_disk):
-            continue  # the files on disk, unchanged since a render wrote them
-        if root is not None and _unchanged_on_disk(own, root, name):
-            continue
-        if key is not None:
-            proofs[name] = key
-        to_prove.append(name)
-    skipped = {*proven, *unproved}
-    rules = [r for r in rules if r.removeprefix("rules/").split(".")[0] not in skipped]
-    if not rules:
-        return []
-    owner = {
-        p: name
-        for name in to_prove
-        for p in services[name]
-        if p.startswith("rules/") and p.endswith(".test.yaml")
-    }
-    tests = sorted(owner)
-    # Assertions of the files on disk passed when a render wrote them: only those whose
-    # inputs changed run again (generator/proof_split.py; --no-cache runs every one).
-    passed: dict[str, set[str]] = {}
-    if root is not None and cache is not None:
-        on_disk: RuleFiles = {}
-        for rel in tests:
-            passed.setdefault(owner[rel], set()).update(assertion_keys(root / rel, on_disk))
-    with tempfile.TemporaryDirectory(prefix="obsgen-check-") as tmp:
-        base = Path(tmp)
-        for rel in (*rules, *tests):
-            (base / rel).parent.mkdir(parents=True, exist_ok=True)
-            (base / rel).write_text(outputs[rel], encoding="utf-8")
-        # The check runs beside the split and the tests (a one-service proof waits ~0.2 s
-        # less); its verdict comes first: the parts assume that every rule loads.
-        with ThreadPoolExecutor(max_workers=1) as beside:
-            checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
-            costs: dict[Path, int] = {}
-            read: RuleFiles = {}
-            parts = [
-                (part, t)
-                for t in tests
-                for part in split_test_file(base / t, costs, passed.get(owner[t], ()), read)
-            ]
-            if progress is not None:
-                progress.phase("promtool test rules", len(parts))
-            tested = promtool.test_rules(
-                [part for part, _ in parts],
-                [t for _, t in parts],
-                on_done=(lambda n: progress.advance(n)) if progress is not None else None,
-                cost=lambda part: costs[part] if part in costs else estimated_cost(part),
-            )
-            checked = checking.result()
-        if not checked.ok:
-            return list(checked.diagnostics)
-        if tested.ok and cache is not None:
-            for name, key in proofs.items():
-                cache.prove(name, key)
-        return list(tested.diagnostics)
-
-
-def _by_service(outputs: Mapping[str, str]) -> dict[str, Mapping[str, str]]:
-    """Each service's rule and test files, by the service name in ``rules/<service>.…``."""
-    found: dict[str, dict[str, str]] = {}
-    for path, text in outputs.items():
-        if path.startswith("rules/") and path.endswith(".yaml"):
-            found.setdefault(path[6:].split(".")[0], {})[path] = text
-    return dict(found)
-
-
-def _unchanged_on_disk(own: Mapping[str, str], root: Path, service: str) -> bool:
-    """True when every ``rules/<service>.*`` file of ``own`` equals the file on disk."""
-    mine = [p for p in own if p.startswith(f"rules/{service}.")]
-    for rel in mine:
-        path = root / rel
-        try:
-            if path.read_text(encoding="utf-8") != own[rel]:
-                return False
-        except (OSError, UnicodeDecodeError):
-            return False
-    return bool(mine)
-
-
-def amtool_problems(outputs: Mapping[str, str], root: Path | None = None) -> list[Diagnostic]:
-    """Run ``amtool check-config`` over the Alertmanager configurations among ``outputs`` (the
-    standalone file and the kube-prometheus-stack values' ``alertmanager.config``), then
-    ``amtool config routes test`` for every case of ``alertmanager/routes.test.yaml`` that the
-    routing tree can tell from the others (:func:`generator.amtool.distinct_cases`).
-
-    With ``root``, the route tests are skipped when the configuration and the tests are
-    byte-identical to those on disk (they passed when that render wrote them; the test suite
-    re-runs them). ``check-config`` always runs.
-
-    Raises:
-        ObsgenError: amtool is missing.
-    """
-    config_path, values_path = alertmanager.CONFIG_FILE, alertmanager.VALUES_FILE
-    tests_path = alertmanager.ROUTE_TESTS_FILE
-    if config_path not in outputs:
-        return []
-    with tempfile.TemporaryDirectory(prefix="obsgen-amtool-") as tmp:
-        files, names = [Path(tmp) / "alertmanager.yaml"], [config_path]
-        files[0].write_text(outputs[config_path], encoding="utf-8")
-        if values_path in outputs:
-            values = yaml.load(outputs[values_path], Loader=yaml.CSafeLoader)
-            files.append(Path(tmp) / "values-config.yaml")
-            files[1].write_text(yaml.safe_dump(values["alertmanager"]["config"]), "utf-8")
-            names.append(f"{values_path} (alertmanager.config)")
-        problems = amtool.check_config(files, names)
-        if problems or tests_path not in outputs:
-            return problems
-        if root is not None and all(
-            (root / p).is_file() and (root / p).read_text(encoding="utf-8") == outputs[p]
-            for p in (config_path, tests_path)
-        ):
-            return []
-        listed = yaml.load(outputs[tests_path], Loader=yaml.CSafeLoader)["cases"]
-        cases = [(c["labels"], c["receiver"]) for c in listed]
-        # Cases the routing tree cannot tell apart (they differ only in labels no route reads,
-        # such as `service`: 39,500 cases at 1,000 services) are tested once.
-        read = amtool.routing_labels(yaml.load(outputs[config_path], Loader=yaml.CSafeLoader))
-        chosen = amtool.distinct_cases(cases, read)
-        return amtool.test_routes(files[0], tests_path, [cases[i] for i in chosen], chosen)
-
-
 # A link from a service's runbook page to a page of every service (``](../ModelTargetDown.md)``).
 _FLEET_PAGE_LINK = re.compile(r"\]\(\.\./([A-Za-z0-9]+\.md)\)")
 
@@ -405,6 +234,11 @@ class RenderOptions:
             proved: without ``run_promtool`` nothing is recorded in the cache then, so the next
             render builds and proves those services again.
         jobs: worker processes at most (None: one per usable core).
+        fleet: build and prove through the fleet layer (:class:`generator.engines.Fleet`:
+            workers, cache, spooled files); False: the core (:class:`generator.engines.Core`),
+            in this process, nothing reused. Same bytes, same verdicts.
+        parallel_from: worker processes from this many services to build or specs to load on
+            (None: :data:`generator.build.PARALLEL_FROM`).
     """
 
     run_promtool: bool = True
@@ -413,39 +247,27 @@ class RenderOptions:
     mimir: bool = False
     outputs: tuple[str, ...] | None = None
     jobs: int | None = None
+    fleet: bool = True
+    parallel_from: int | None = None
+
+    def build_options(self) -> BuildOptions:
+        """What the built files depend on."""
+        return BuildOptions(self.dashboards_via, self.mimir, self.fleet_name, self.outputs)
 
 
-def utf8_unproved(
-    plans: Sequence[ServicePlan], warn: Callable[[Diagnostic], None] | None = None
-) -> set[str]:
-    """Services whose rules read UTF-8 metric names (``prometheus.version: "3"``) when the
-    installed promtool predates Prometheus 3's quoted syntax (:data:`promtool.UTF8_SINCE`):
-    it cannot parse them, so their promtool proof is not run, and ``warn`` says so per spec.
-    Empty when no plan reads such names or promtool is 3.0 or later.
-
-    Raises:
-        ObsgenError: promtool is missing (only asked when a plan reads such names).
-    """
-    quoted = [p for p in plans if p.utf8_names]
-    if not quoted:
-        return set()
-    tool = promtool.find_promtool()
-    if promtool.reads_utf8_names(tool):
-        return set()
-    found = promtool.version(tool)
-    shown = ".".join(map(str, found)) if found else "of unknown version"
-    for plan in quoted:
-        more = f" (and {len(plan.utf8_names) - 1} more)" if len(plan.utf8_names) > 1 else ""
-        message = (
-            f"promtool proof NOT run for this spec: its rules read {plan.utf8_names[0]!r}{more} "
-            f"with Prometheus 3 quoted selectors, and the installed promtool {shown} predates "
-            "that syntax (it needs promtool 3.0 or later); its rules and generated tests are "
-            "written unproved — run `promtool check rules` and `promtool test rules` with "
-            "promtool 3 before deploying them"
-        )
-        if warn is not None:
-            warn(Diagnostic(plan.source, "spec.prometheus.version", message, Level.WARNING))
-    return {p.name for p in quoted}
+def engine(
+    options: RenderOptions,
+    root: Path,
+    cache: OutputCache | None = None,
+    progress: Progress | None = None,
+    spool_to: Path | None = None,
+) -> Engine:
+    """The one place a render chooses how to build and prove: the fleet layer, or with
+    ``options.fleet`` False the core (``cache``, ``progress`` and ``spool_to`` unused)."""
+    if not options.fleet:
+        return Core(options.build_options())
+    means = FleetOptions(cache, options.jobs, options.parallel_from, spool_to, root)
+    return Fleet(options.build_options(), means, root, progress)
 
 
 def render_bundle(
@@ -457,8 +279,8 @@ def render_bundle(
     progress: Progress | None = None,
     spool_to: Path | None = None,
 ) -> Bundle:
-    """Load, resolve, build and (with ``options.run_promtool``) check everything with
-    promtool and amtool; write nothing.
+    """Load, resolve, build and (with ``options.run_promtool``) prove everything; write
+    nothing. spec → plan → build → prove → the bundle the writer writes.
 
     ``root`` is the repository the outputs belong to (``--out``); specs named in
     ``spec_args`` are paths as given (relative to the working directory), and without any the
@@ -473,17 +295,54 @@ def render_bundle(
         ObsgenError: bad specs or receivers (exit 2), or promtool/amtool failures on the
             outputs (exit 1).
     """
-    run_promtool, dashboards_via, jobs = options.run_promtool, options.dashboards_via, options.jobs
-    fleet_name, mimir, outputs = options.fleet_name, options.mimir, options.outputs
-    paths = find_specs(spec_args, Path("."))
-    if progress is not None:
-        progress.phase("loading specs", len(paths))
-    plans = load_plans(paths, root, progress.advance if progress is not None else None, jobs)
-    receivers = load_receivers(root)
     # Spec *files* named on the command line render those services' own files only: fleet-wide
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
+    plans = _plans(root, spec_args, options, progress)
+    receivers = load_receivers(root)
+    _check_plans(root, plans, receivers, options, partial, warn)
+    runs = engine(options, root, cache, progress, spool_to)
+    built = runs.build(plans, receivers, fleet=not partial)
+    if warn is not None:
+        for warning in [w for p in plans for w in built.warnings.get(p.name, [])]:
+            warn(warning)
+        for warning in built.fleet_warnings:
+            warn(warning)
+    if partial:
+        _own_fleet_files(built, plans, root)
+    files = built.files()
+    if options.run_promtool:
+        problems = runs.prove(files, built, utf8_unproved(plans, warn))
+        if problems:
+            raise ObsgenError(problems, exit_code=1)
+    return _bundle(root, plans, built, options, partial)
+
+
+def _plans(
+    root: Path, spec_args: Sequence[str], options: RenderOptions, progress: Progress | None
+) -> list[ServicePlan]:
+    paths = find_specs(spec_args, Path("."))
+    if progress is not None:
+        progress.phase("loading specs", len(paths))
+    advance = progress.advance if progress is not None else None
+    return load_plans(paths, root, advance, options.jobs, options.parallel_from)
+
+
+def _check_plans(
+    root: Path,
+    plans: Sequence[ServicePlan],
+    receivers: ReceiversConfig | None,
+    options: RenderOptions,
+    partial: bool,
+    warn: Callable[[Diagnostic], None] | None,
+) -> None:
+    """Pass on the specs' and the receivers' warnings; refuse, before building, names that
+    clash (dashboards, charts) and overlays too large to install.
+
+    Raises:
+        ObsgenError: from the checks of dashboard names, overlays and chart names.
+    """
     if warn is not None:
         for plan in plans:
             for warning in plan.warnings:
@@ -493,78 +352,43 @@ def render_bundle(
         for warning in retention_warnings(receivers):
             warn(warning)
     check_dashboard_names(plans)
-    check_overlay(plans, dashboards_via)
+    check_overlay(plans, options.dashboards_via)
+    outputs = options.outputs
     install = load_project_config(root).install
     check_chart_names(plans, configured_release(install), warn)
     check_selection(plans, install, outputs or naming.OUTPUT_KINDS, warn or _no_warning)
-    if progress is not None:
-        progress.phase("building services", len(plans))
-    service_warnings: dict[str, list[Diagnostic]] = {}
-    from_plans: Outputs = {}
 
-    def build_fleet_files() -> None:
-        # From the plans alone: built in this process while workers build the services.
-        if not partial:
-            from_plans.update(fleet_plan_outputs(plans, fleet_name))
 
-    # The Alertmanager files need only the plans and the receivers: at fleet size a process of
-    # their own builds them beside everything else.
-    with in_own_process(
-        lambda: alertmanager.alertmanager_outputs(plans, receivers),
-        enabled=parallel_workers(len(plans), jobs) > 0,
-    ) as alertmanager_files:
-        services = build_services(
-            plans,
-            dashboards_via,
-            cache,
-            progress.advance if progress is not None else None,
-            jobs,
-            spool_to,
-            mimir,
-            service_warnings,
-            build_fleet_files,
-            beside=root,
-            outputs=outputs,
-        )
-        if spool_to is not None:
-            writer.flush_soon(spool_to)
-        if warn is not None:
-            for plan in plans:
-                for warning in service_warnings.get(plan.name, []):
-                    warn(warning)
-        if progress is not None:
-            progress.phase("building fleet files", 1)
-        if partial:
-            fleet = linked_runbooks(plans, services, root)
-        else:
-            fleet = fleet_outputs(plans, services, dashboards_via, fleet_name, warn, from_plans)
-        for path, text in alertmanager_files().items():
-            # Of a partial render, only the named services' AlertmanagerConfig files.
-            if not partial or any(naming.owned_by(path, plan.name) for plan in plans):
-                fleet[path] = text
-    parts: list[Mapping[str, str]] = [services[plan.name] for plan in plans]
-    parts.append(fleet)
-    built = BundleFiles(parts)
-    key_variant = variant(dashboards_via, mimir, outputs)
-    keys = {p.name: cache.key(p, key_variant) for p in plans} if cache is not None else {}
-    if run_promtool:
-        unproved = utf8_unproved(plans, warn)
-        problems = promtool_problems(built, root, services, cache, progress, unproved)
-        problems += amtool_problems(built, root)
-        if problems:
-            raise ObsgenError(problems, exit_code=1)
-    if outputs is not None:
-        kinds = {*outputs, *(("mimir",) if mimir else ())}
+def _own_fleet_files(built: Built, plans: Sequence[ServicePlan], root: Path) -> None:
+    """Of a partial render's fleet-wide files, keep only the named services' Alertmanager
+    files and the missing pages their runbooks link to (:func:`linked_runbooks`)."""
+    kept = {
+        path: text
+        for path, text in built.fleet.items()
+        if any(naming.owned_by(path, plan.name) for plan in plans)
+    }
+    built.fleet = {**linked_runbooks(plans, built.services, root), **kept}
+
+
+def _bundle(
+    root: Path, plans: Sequence[ServicePlan], built: Built, options: RenderOptions, partial: bool
+) -> Bundle:
+    """The files a render writes: with ``render.outputs``, only those install paths; and
+    the generated files on disk no spec produces any more."""
+    services, fleet, keys = built.services, built.fleet, built.keys
+    if options.outputs is not None:
+        kinds = {*options.outputs, *(("mimir",) if options.mimir else ())}
 
         def wanted(rel: str) -> bool:
             return naming.output_kind(rel) in kinds
 
         services = {name: only(own, wanted) for name, own in services.items()}
-        built = BundleFiles([*(services[plan.name] for plan in plans), only(fleet, wanted)])
-        if "tests" not in kinds and not run_promtool:
+        fleet = dict(only(fleet, wanted))
+        if "tests" not in kinds and not options.run_promtool:
             keys = {}
-    stale = [] if partial else writer.stale_outputs(root, built, naming.OUTPUT_DIRS)
-    return Bundle(built, stale, services, keys, partial, service_warnings)
+    files = BundleFiles([*(services[plan.name] for plan in plans), fleet])
+    stale = [] if partial else writer.stale_outputs(root, files, naming.OUTPUT_DIRS)
+    return Bundle(files, stale, services, keys, partial, built.warnings)
 
 
 def render(

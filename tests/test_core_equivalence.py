@@ -1,4 +1,5 @@
-"""The fleet layer (workers, cache, spooled files, shared builds) writes what the core builds."""
+"""The fleet layer (workers, cache, spooled files) writes what the core builds and finds what
+the core finds."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from generator import build, naming
-from generator.build import core_outputs
+from generator.cache import OutputCache
 from generator.cli import main
-from generator.render import load_plans
+from generator.engines import Core, Fleet, core_outputs
+from generator.filebacked import spooled_file
+from generator.render import RenderOptions, load_plans, render_bundle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from _fleet_specs import realistic_specs
@@ -62,7 +65,40 @@ def test_a_fleet_in_workers_with_copies_renders_as_the_core_builds_it(
     realistic_specs(root / "specs", 8)
     template = sorted((root / "specs").glob("*.yaml"))[0]
     name = template.stem
-    for i in range(3):  # copies share a shape: built once, renamed
+    for i in range(3):  # copies under other names, each built in full
         text = re.sub(rf"\b{name}\b", f"copy-{i}", template.read_text())
         (root / "specs" / f"copy-{i}.yaml").write_text(text)
     assert _fleet_render(root, monkeypatch) == _core(root)
+
+
+def test_the_core_and_the_fleet_layer_bundle_the_same_files_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One option picks the engine; workers, spool and cache change no byte and no warning."""
+    root = tmp_path / "repo"
+    realistic_specs(root / "specs", 6)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path / "cache"))
+    core = render_bundle(root, [], RenderOptions(run_promtool=False, fleet=False))
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    fleet_options = RenderOptions(run_promtool=False, jobs=2, parallel_from=4)
+    fleet = render_bundle(root, [], fleet_options, cache=OutputCache(root), spool_to=spool)
+    assert any(spooled_file(own, rel) for own in fleet.services.values() for rel in own)
+    assert dict(fleet.outputs) == dict(core.outputs)
+    assert fleet.warnings == core.warnings
+    assert fleet.stale == core.stale
+
+
+def test_the_core_and_the_fleet_layer_find_the_same_problems() -> None:
+    plans = load_plans([REPO / "specs" / "triton-trtllm.yaml"], REPO)
+    built = Core().build(plans, None)
+    name = plans[0].name
+    rules = naming.rules_file(name)
+    own = dict(built.services[name])
+    own[rules] = own[rules].replace("expr: ", "expr: sum(", 1)  # a rule promtool cannot parse
+    built.services[name] = own
+    files = built.files()
+    found = Core().prove(files, built)
+    assert found and rules in str(found[0])
+    assert Fleet(root=REPO).prove(files, built) == found

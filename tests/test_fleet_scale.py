@@ -354,8 +354,7 @@ def test_build_services_reports_each_services_warnings(monkeypatch: pytest.Monke
         return original(plan, via, mimir, warn)
 
     monkeypatch.setattr(build, "service_outputs", warning)
-    found: dict[str, list[Diagnostic]] = {}
-    build.build_services(plans, warnings=found)
+    _, found = build.build_services(plans)
     assert {name: [d.message for d in ds] for name, ds in found.items()} == {
         p.name: ["big"] for p in plans
     }
