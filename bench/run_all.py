@@ -28,8 +28,16 @@ KNOWN_ORDER = ("rule_eval", "realistic_fleet", "exporter_scrape", "lint_corpus")
 # which needs the git revision to compare with: run it directly (`--baseline REV`); and
 # proof_rule_cost, a few minutes of promtool per rule of one test group; and render_scale, the
 # fleet of copies of the example specs (the realistic fleet is the headline figure); and
-# profile_service, which profiles the per-service build.
-ALONE = ("detection", "profile_service", "proof_compare", "proof_rule_cost", "render_scale")
+# profile_service, which profiles the per-service build; and render_ab, a before/after that
+# needs its baseline revision.
+ALONE = (
+    "detection",
+    "profile_service",
+    "proof_compare",
+    "proof_rule_cost",
+    "render_ab",
+    "render_scale",
+)
 BUDGET_S = 600
 
 
