@@ -56,6 +56,8 @@ ALERT_GPU_LOST = "GPUDeviceLost"
 ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
 # The engine preempts running requests (evicted to free KV cache) faster than spec.alerts.preemptions.max.
 ALERT_PREEMPTIONS = "ModelPreemptionsHigh"
+# The prefix cache's hit ratio stays below spec.alerts.prefixCache.min while requests flow.
+ALERT_PREFIX_CACHE = "ModelPrefixCacheHitRatioLow"
 # An SLO has spent most of its error budget over its window (tickets, per level left).
 ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
 
@@ -168,6 +170,7 @@ QUEUE_DEPTH = "model_queue_depth"
 RUNNING_REQUESTS = "model_running_requests"
 KV_CACHE_USAGE = "model_kv_cache_usage"
 PREEMPTIONS = "model_preemptions"  # requests preempted per second
+PREFIX_CACHE_HITS = "model_prefix_cache_hits"  # share (0–1) of looked-up prompt tokens found
 MEMORY_USAGE = "model_memory_working_set"
 # One record of bad and total events: renamed from slo_events (good and total) so that an
 # upgrade starts both series together, never a window of new bad over old total events.

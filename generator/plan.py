@@ -159,6 +159,22 @@ class CounterPlan:
 
 
 @dataclass(frozen=True)
+class PrefixCachePlan:
+    """The prefix cache's hit ratio source: counters ``hits`` / ``queries`` (names across a
+    rename, preferred first) or a 0–1 ``gauge``; ``matchers`` select the counters."""
+
+    matchers: tuple[Matcher, ...]
+    hits: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+    gauge: GaugePlan | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every metric name the rules read."""
+        return (*self.hits, *self.queries, *(self.gauge.names if self.gauge else ()))
+
+
+@dataclass(frozen=True)
 class SLOPlan:
     """One SLO, resolved.
 
@@ -256,6 +272,7 @@ class ServicePlan:
     prompt_tokens: CounterPlan | None
     generation_tokens: CounterPlan | None
     preemptions: CounterPlan | None
+    prefix_cache: PrefixCachePlan | None
     model_label: str | None
     slos: tuple[SLOPlan, ...]
     alerts: Mapping[str, AlertPlan]
@@ -339,6 +356,8 @@ ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     "kv_cache": (600_000, "warning", {"max": 0.95}),
     # Preempted requests per second, summed over pods: recomputed or swapped work, sustained.
     "preemptions": (900_000, "warning", {"max": 1.0}),
+    # Share of looked-up prompt tokens found in the prefix cache, while requests flow.
+    "prefix_cache": (1_800_000, "warning", {"min": 0.1}),
     "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),
@@ -402,6 +421,7 @@ _SPEC_PARAM = {
     "lookback": "lookback_ms",
     "window": "window_ms",
     "min_restarts": "min_restarts",
+    "min": "min",
     "ignore": "ignore",
 }
 
@@ -534,6 +554,14 @@ def _counter(
     if name is None:
         return None
     return CounterPlan(name, _merge(base, override.selector if override else None))
+
+
+def _prefix_cache(preset: Preset, base: tuple[Matcher, ...]) -> PrefixCachePlan | None:
+    cache = preset.prefix_cache
+    if cache is None:
+        return None
+    gauge = _gauge(cache.gauge, None, base) if cache.gauge is not None else None
+    return PrefixCachePlan(base, cache.hits, cache.queries, gauge)
 
 
 def _requests(
@@ -808,6 +836,7 @@ def _resolve_alerts(
         or bool(body.metrics.kv_cache_usage and body.metrics.kv_cache_usage.name),
         "preemptions": preset.preemptions is not None
         or bool(body.metrics.preemptions and body.metrics.preemptions.name),
+        "prefix_cache": preset.prefix_cache is not None,
     }
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
@@ -815,7 +844,13 @@ def _resolve_alerts(
             continue
         given = getattr(body.alerts, key)
         if not available.get(key, True):
-            if given is not None and given.enabled:
+            if given is not None and given.enabled and key == "prefix_cache":
+                p.warn(
+                    f"spec.alerts.{to_camel(key)}",
+                    f"{naming.ALERT_PREFIX_CACHE} alert left out: the {body.server} preset "
+                    "reads no prefix-cache hit ratio (docs/spec.md, Server presets)",
+                )
+            elif given is not None and given.enabled:
                 metric, alert, kind = _NEEDS_METRIC[key]
                 p.warn(
                     f"spec.alerts.{to_camel(key)}",
@@ -1088,6 +1123,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         _counter(preset.generation_tokens, metrics.generation_tokens, base),
         _counter(preset.preemptions, metrics.preemptions, base),
     )
+    prefix_cache = _prefix_cache(preset, base)
     read = [
         *(n for h in histograms.values() for n in h.names),
         requests.name,
@@ -1095,6 +1131,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         *(n for g in gauges if g is not None for n in g.names),
         *(c.name for c in counters if c is not None),
         *(n for m in preset.mean_latency.values() for n in (m.sum_name, m.count_name)),
+        *(prefix_cache.names if prefix_cache else ()),
     ]
     return ServicePlan(
         name=spec.metadata.name,
@@ -1116,6 +1153,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         prompt_tokens=counters[0],
         generation_tokens=counters[1],
         preemptions=counters[2],
+        prefix_cache=prefix_cache,
         model_label=preset.model_label,
         slos=slos,
         alerts=alerts,

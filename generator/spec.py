@@ -772,6 +772,13 @@ class PreemptionsAlert(AlertBase):
     max: Annotated[float, Field(ge=0)] | None = None
 
 
+class PrefixCacheAlert(AlertBase):
+    """``alerts.prefixCache``: the prefix cache's hit ratio (0–1) below ``min`` while requests
+    flow."""
+
+    min: AlertRatio | None = None
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -826,6 +833,7 @@ Signal = Literal[
     "queueDepth",
     "kvCacheUsage",
     "preemptions",
+    "prefixCache",
     "pods",
     "memoryWorkingSet",
     "memoryLimit",
@@ -864,6 +872,7 @@ class Alerts(StrictModel):
     queue_depth: QueueDepthAlert | None = None
     kv_cache: KVCacheAlert | None = None
     preemptions: PreemptionsAlert | None = None
+    prefix_cache: PrefixCacheAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None

@@ -371,7 +371,7 @@ def test_group_by_names_records_with_the_level() -> None:
 _ALL = {
     "ErrorBudgetBurn", "ErrorBudgetLow", "ModelLatencyP99High", "ModelSlowRequestsHigh", "ModelErrorRatioHigh",
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
-    "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelTargetDown", "GPUMemoryHeadroomLow",
+    "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
     "ModelReplicasUnavailable", "ModelSignalMissing",
 }  # fmt: skip
@@ -383,12 +383,12 @@ _ALL = {
         pytest.param("llama3-70b-vllm", _ALL, id="vllm has every signal"),
         pytest.param(
             "mistral-7b-tgi",
-            _ALL - {"ModelKVCacheNearFull", "ModelPreemptionsHigh"},
+            _ALL - {"ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
             id="tgi has every signal but KV cache and preemptions",
         ),
         pytest.param(
             "triton-trtllm",
-            _ALL - {"ModelPreemptionsHigh"},
+            _ALL - {"ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
             id="triton with TensorRT-LLM has every signal but preemptions",
         ),
     ],

@@ -21,6 +21,7 @@ from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
 from generator.builders.pods import owned
+from generator.builders.service_rules import prefix_cache_record
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
@@ -620,6 +621,25 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 min_value=0,
                 steps=_alert_steps(plan, "preemptions", "max"),
                 runbook=_runbook(plan, naming.ALERT_PREEMPTIONS),
+                width=12,
+            )
+        )
+    if plan.prefix_cache is not None:
+        record = prefix_cache_record(plan)
+        panels.append(
+            PanelDef(
+                title="Prefix-cache hit ratio",
+                key="prefix-cache",
+                description=f"Share (0–1) of looked-up prompt tokens found in the prefix cache, "
+                f"from {record} ({', '.join(plan.prefix_cache.names)}); "
+                f"{naming.ALERT_PREFIX_CACHE} fires below the line while requests flow.",
+                kind="timeseries",
+                queries=(Query(_rec(plan, record), _legend(plan, "hit ratio")),),
+                unit="percentunit",
+                min_value=0,
+                max_value=1,
+                steps=_alert_steps(plan, "prefix_cache", "min", below=True),
+                runbook=_runbook(plan, naming.ALERT_PREFIX_CACHE),
                 width=12,
             )
         )

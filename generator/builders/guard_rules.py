@@ -346,6 +346,26 @@ def _counter_inputs(plan: ServicePlan, out: _Inputs) -> None:
     )
 
 
+def _prefix_cache_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    cache = plan.prefix_cache
+    if "prefix_cache" not in plan.alerts or cache is None:
+        return
+    names = [cache.gauge.names] if cache.gauge else [cache.hits, cache.queries]
+    matchers = cache.gauge.matchers if cache.gauge else cache.matchers
+    out.add(
+        SignalInput(
+            "prefixCache",
+            names[0][0],
+            SERVICE_KEYS,
+            tuple(tuple(Source(n, matchers) for n in group) for group in names),
+            (_targets_up(plan),),
+            (naming.ALERT_PREFIX_CACHE,),
+            remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
+            "the server exposes (obsgen verify lists it).",
+        )
+    )
+
+
 _MEMORY_READERS = {
     "memory_headroom": naming.ALERT_MEMORY_HEADROOM,
     "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
@@ -587,6 +607,7 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
         _histogram_inputs(plan, plan.histograms[key], users[key], out)
     _gauge_inputs(plan, out)
     _counter_inputs(plan, out)
+    _prefix_cache_inputs(plan, out)
     _memory_inputs(plan, out)
     _gpu_inputs(plan, out)
     items = tuple(_scoped(plan, i) for i in out.items)

@@ -421,6 +421,9 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
             s.gauge(gauge.name, _labels(plan, gauge.matchers), "0" + steady)
     if plan.preemptions is not None:
         s.add(plan.preemptions.name, _labels(plan, plan.preemptions.matchers), 0)
+    cache_alert = plan.alerts.get("prefix_cache")
+    least = float(cache_alert.params["min"]) if cache_alert is not None else 0.0
+    _prefix_cache(plan, s, max(0.5, (1 + least) / 2), length)
     kv = plan.kv_cache_usage
     if kv is not None:
         s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0" + steady)
@@ -449,6 +452,23 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
         s.gauge("up", gpu, "1" + steady)
     return s
+
+
+def _prefix_cache(
+    plan: ServicePlan, s: Series, ratio: float, length: int, tokens: float = 1000.0
+) -> None:
+    """The prefix cache finding ``ratio`` of looked-up tokens: ``tokens`` looked up a step
+    (counters; 0 for an idle service) or the hit-rate gauge at ``ratio`` for ``length`` steps."""
+    cache = plan.prefix_cache
+    if cache is None:
+        return
+    if cache.gauge is not None:
+        labels = _labels(plan, cache.gauge.matchers)
+        s.gauge(cache.gauge.name, labels, f"{go_float(ratio)}+0x{length}")
+        return
+    labels = _labels(plan, cache.matchers)
+    s.counters[(cache.hits[0], tuple(sorted(labels.items())))] = tokens * ratio
+    s.counters[(cache.queries[0], tuple(sorted(labels.items())))] = tokens
 
 
 def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
@@ -1376,6 +1396,32 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         labels = {**_agg(plan, counter.matchers), **svc}
         expected = [_expect(_rule(plan, naming.ALERT_PREEMPTIONS), labels, per_s)]
         case("preemptions", naming.ALERT_PREEMPTIONS, fire, healthy(plan, base), expected)
+    if "prefix_cache" in alerts and plan.prefix_cache is not None:
+        # Half the limit while requests flow fires; a healthy 50 % and an idle service do not.
+        poor = float(alerts["prefix_cache"].params["min"]) / 2
+        fire = healthy(plan, base)
+        _prefix_cache(plan, fire, poor, 60)
+        matchers = (
+            plan.prefix_cache.gauge.matchers
+            if plan.prefix_cache.gauge
+            else plan.prefix_cache.matchers
+        )
+        labels = {**_agg(plan, matchers), **svc}
+        expected = [_expect(_rule(plan, naming.ALERT_PREFIX_CACHE), labels, poor)]
+        case("prefix_cache", naming.ALERT_PREFIX_CACHE, fire, healthy(plan, base), expected)
+        idle = healthy(plan, [])
+        _prefix_cache(plan, idle, 0, 60, tokens=0)
+        at = _after_for(plan, "prefix_cache")
+        groups.append(
+            _family_case(
+                plan,
+                f"{naming.ALERT_PREFIX_CACHE}: idle, silent",
+                idle,
+                naming.ALERT_PREFIX_CACHE,
+                [],
+                at,
+            )
+        )
     pod = _pod_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = _limit(plan)

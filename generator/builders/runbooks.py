@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders import memory_rules
+from generator.builders import memory_rules, service_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
@@ -43,6 +43,7 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_QUEUE_DEPTH: "queue_depth",
     naming.ALERT_KV_CACHE: "kv_cache",
     naming.ALERT_PREEMPTIONS: "preemptions",
+    naming.ALERT_PREFIX_CACHE: "prefix_cache",
     naming.ALERT_TARGET_DOWN: "target_down",
     naming.ALERT_GPU_MEMORY_HEADROOM: "gpu_memory_headroom",
     naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
@@ -162,6 +163,9 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             else None,
             "preemptions": rec(naming.record(g, naming.PREEMPTIONS, "rate5m"))
             if plan.preemptions is not None
+            else None,
+            "prefix_cache": rec(service_rules.prefix_cache_record(plan))
+            if plan.prefix_cache is not None
             else None,
             "memory_ratio": rec(memory_rules.USAGE_RECORD),
             "memory_limit": rec(memory_rules.LIMIT_RECORD),

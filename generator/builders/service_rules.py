@@ -18,7 +18,14 @@ from generator.builders.common import (
     record_rule,
     recorded,
 )
-from generator.plan import AlertPlan, CounterPlan, GaugePlan, HistogramPlan, ServicePlan
+from generator.plan import (
+    AlertPlan,
+    CounterPlan,
+    GaugePlan,
+    HistogramPlan,
+    PrefixCachePlan,
+    ServicePlan,
+)
 from generator.promql import Matcher, any_of, by, le_matcher, selector, sum_rate, sum_rate_any
 from generator.units import decimal_str, format_duration_ms
 
@@ -211,7 +218,33 @@ def traffic_records(plan: ServicePlan) -> list[Rule]:
                 preemptions_rate(plan, plan.preemptions),
             )
         )
+    if plan.prefix_cache is not None:
+        rules.append(
+            record_rule(
+                plan, prefix_cache_record(plan), prefix_cache_ratio(plan, plan.prefix_cache)
+            )
+        )
     return rules
+
+
+def prefix_cache_record(plan: ServicePlan) -> str:
+    """Name of the prefix-cache hit ratio record: ``…:ratio_rate5m`` from counters, ``…:avg``
+    (over pods) from a gauge."""
+    cache = plan.prefix_cache
+    operations = "avg" if cache is not None and cache.gauge is not None else "ratio_rate5m"
+    return naming.record(plan.group_by, naming.PREFIX_CACHE_HITS, operations)
+
+
+def prefix_cache_ratio(plan: ServicePlan, cache: PrefixCachePlan) -> str:
+    """Share (0–1) of looked-up prompt tokens found in the prefix cache: hits / queries, both
+    summed 5m rates (absent while nothing is looked up: never a division by zero), or the
+    hit-rate gauge averaged over pods."""
+    group = plan.agg_labels
+    if cache.gauge is not None:
+        return _gauge_expr(cache.gauge, "avg", group)
+    hits = sum_rate_any(cache.hits, cache.matchers, RATE_WINDOW, group)
+    queries = sum_rate_any(cache.queries, cache.matchers, RATE_WINDOW, group)
+    return f"{hits} / ({queries} > 0)"
 
 
 def preemptions_rate(plan: ServicePlan, counter: CounterPlan) -> str:
@@ -335,6 +368,26 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
                 alert.severity,
                 max=decimal_str(alert.params["max"]),
                 metric=plan.preemptions.name,
+            )
+        )
+    alert = plan.alerts.get("prefix_cache")
+    if alert is not None and plan.prefix_cache is not None:
+        ratio = recorded(plan, prefix_cache_record(plan))
+        cache = plan.prefix_cache
+        low = f"{ratio} < {_ratio(alert.params['min'])}"
+        if cache.gauge is not None:
+            # A gauge keeps its last value when idle: only while requests flow. The counters'
+            # ratio exists only while prompt tokens are looked up, which is traffic.
+            low += f" and on ({on}) {requests} > 0"
+        rules.append(
+            alert_rule(
+                plan,
+                naming.ALERT_PREFIX_CACHE,
+                low,
+                alert.for_ms,
+                alert.severity,
+                min=_ratio(alert.params["min"]),
+                metric=cache.gauge.name if cache.gauge else f"{cache.hits[0]} / {cache.queries[0]}",
             )
         )
     return rules

@@ -67,6 +67,18 @@ class GaugeDef:
 
 
 @dataclass(frozen=True)
+class PrefixCacheDef:
+    """The prefix cache's hit ratio (0–1): counters of prompt tokens found in the cache
+    (``hits``) over tokens looked up (``queries``), each a tuple of one metric's names across
+    releases (a rename, the declared release's first); or, where the server has no counters,
+    a 0–1 ``gauge`` of the hit rate."""
+
+    hits: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+    gauge: GaugeDef | None = None
+
+
+@dataclass(frozen=True)
 class MeanLatencyDef:
     """Mean latency from two counters, for servers with no latency histogram (Triton).
 
@@ -88,7 +100,8 @@ class Preset:
     histogram (and a spec asking for it is an error, never a fake); ``absent`` says why, keyed
     the same way, and that reason is quoted in the error. ``mean_latency`` holds counter-based
     means by the same keys. ``preemptions`` is the counter of requests the engine preempted
-    (evicted from the running batch to free KV cache), None where the server has none.
+    (evicted from the running batch to free KV cache), None where the server has none;
+    ``prefix_cache`` its prefix-cache hit ratio source (:class:`PrefixCacheDef`).
     ``model_label`` is the label naming the served model
     (``model_name`` for vLLM, ``model`` for Triton), the one to put in ``spec.groupBy``.
 
@@ -111,6 +124,7 @@ class Preset:
     prompt_tokens: str | None = None
     generation_tokens: str | None = None
     preemptions: str | None = None
+    prefix_cache: PrefixCacheDef | None = None
     model_label: str | None = None
     notes: tuple[str, ...] = field(default=())
     mean_latency: dict[str, MeanLatencyDef] = field(default_factory=dict)
@@ -156,6 +170,13 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
         prompt_tokens=name(preset.prompt_tokens),
         generation_tokens=name(preset.generation_tokens),
         preemptions=name(preset.preemptions),
+        prefix_cache=None
+        if preset.prefix_cache is None
+        else PrefixCacheDef(
+            tuple(prefix + n for n in preset.prefix_cache.hits),
+            tuple(prefix + n for n in preset.prefix_cache.queries),
+            gauge(preset.prefix_cache.gauge),
+        ),
         mean_latency={
             key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
             for key, m in preset.mean_latency.items()
@@ -175,6 +196,9 @@ def metric_names(preset: Preset) -> tuple[str, ...]:
         if g is not None:
             names += [g.name, *g.also]
     names += [n for n in (preset.prompt_tokens, preset.generation_tokens, preset.preemptions) if n]
+    if preset.prefix_cache is not None:
+        cache = preset.prefix_cache
+        names += [*cache.hits, *cache.queries, *([cache.gauge.name] if cache.gauge else [])]
     for _, m in sorted(preset.mean_latency.items()):
         names += [m.sum_name, m.count_name]
     return tuple(dict.fromkeys(names))

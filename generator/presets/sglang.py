@@ -20,7 +20,8 @@ no entry covers them: an availability SLO there would have nothing to count.
 
 Renames and buckets: the inter-token histogram is ``sglang:inter_token_latency_seconds``
 from 0.4.4 (``time_per_output_token_seconds`` beside it until 0.4.5); its bounds and TTFT's are
-the same 0.4.5 … 0.5.23; the e2e bounds grew past 800 s in 0.5.2 (to 2400 s). The KV pool's
+the same 0.4.5 … 0.5.23; the e2e bounds grew past 800 s in 0.5.2 (to 2400 s). The prefix cache's hit
+rate is the 0–1 gauge ``sglang:cache_hit_rate`` (every checked release). The KV pool's
 usage is ``sglang:token_usage`` (used / total KV tokens, a 0–1 ratio). Bucket lists below are
 the defaults; ``--bucket-*`` server flags replace them (declare those in ``spec.metrics``).
 Queue time (indicator ``queue``): ``sglang:queue_time_s`` in 0.5.2, ``sglang:queue_time_seconds``
@@ -30,7 +31,7 @@ appears only in late 0.5 releases, unchecked).
 
 from __future__ import annotations
 
-from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+from generator.presets.model import GaugeDef, HistogramDef, PrefixCacheDef, Preset, RequestsDef
 
 # collector.py TokenizerMetricsCollector defaults (0.4.5 and later).
 TTFT_BUCKETS = (
@@ -85,6 +86,8 @@ def _entry(since: str, e2e: tuple[float, ...], queue: str | None = None) -> Pres
         queue_depth=GaugeDef("sglang:num_queue_reqs"),
         running_requests=GaugeDef("sglang:num_running_reqs"),
         kv_cache_usage=GaugeDef("sglang:token_usage"),
+        # collector.py SchedulerMetricsCollector (0.3.6 … 0.5.3): "The prefix cache hit rate."
+        prefix_cache=PrefixCacheDef(gauge=GaugeDef("sglang:cache_hit_rate")),
         prompt_tokens="sglang:prompt_tokens_total",
         generation_tokens="sglang:generation_tokens_total",
         model_label="model_name",

@@ -28,6 +28,14 @@ in 0.8.0 and ``Counter("vllm:num_preemptions")`` from 0.9.2 (prometheus-client e
 ``…_total``), V0 ``vllm/engine/metrics.py`` ``vllm:num_preemptions_total`` (read in the 0.8.0,
 0.9.2 and 0.11.0 wheels on PyPI). Created with its labels at start-up, so it is there at 0.
 
+Prefix cache (V1 only): counters of prompt tokens looked up in the prefix cache and found there,
+``vllm:gpu_prefix_cache_queries_total`` / ``…_hits_total`` in 0.8.0, renamed
+``vllm:prefix_cache_queries_total`` / ``…_hits_total`` by 0.9.2 (``loggers.py`` of the 0.9.2
+wheel declares both, the old ones "Deprecated in 0.9"; 0.11.0 hides the old ones behind
+``--show-hidden-metrics-for-version``). Both names are read, the declared release's first. V0's
+gauge ``vllm:gpu_prefix_cache_hit_rate`` (0.8.0 ``vllm/engine/metrics.py``) is gone from the
+0.9.2 V0 file, so the V0 entry reads no prefix cache.
+
 Every entry also reads the other name of each renamed series (``also``): the rules take the
 declared release's name per series and the other where it is absent, so a spec that lags the
 pods (``serverVersion: 0.9.1`` on 0.11 pods) still alerts; where both are exposed (the
@@ -62,7 +70,7 @@ the engine counter in ``spec.metrics.requests.name``; it gets the matchers above
 
 from __future__ import annotations
 
-from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
+from generator.presets.model import GaugeDef, HistogramDef, PrefixCacheDef, Preset, RequestsDef
 
 # vllm/v1/metrics/loggers.py: request_latency_buckets (e2e, queue, prefill, decode, inference);
 # vllm:request_queue_time_seconds (time in the WAITING phase) uses it in V1 and V0 alike.
@@ -96,6 +104,12 @@ ENGINE_REQUESTS = RequestsDef(
 KV_OLD, KV_NEW = "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"
 ITL_OLD, ITL_NEW = "vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds"
 RENAMED = {KV_OLD: KV_NEW, KV_NEW: KV_OLD, ITL_OLD: ITL_NEW, ITL_NEW: ITL_OLD}
+# Prefix-cache counters (V1): the 0.8 names, then those of 0.9.2 on.
+CACHE_OLD = PrefixCacheDef(
+    ("vllm:gpu_prefix_cache_hits_total", "vllm:prefix_cache_hits_total"),
+    ("vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries_total"),
+)
+CACHE_NEW = PrefixCacheDef(CACHE_OLD.hits[::-1], CACHE_OLD.queries[::-1])
 
 # The newest release line the entries were checked against; newer ones get a warning.
 CHECKED_THROUGH = ("0.11",)
@@ -108,7 +122,14 @@ VARIANTS = {
 VARIANT_UNTIL = {"v0": ("0.11", "vLLM 0.11.0 removed the V0 engine")}
 
 
-def _entry(since: str, variant: str, requests: RequestsDef, kv_cache: str, itl: str) -> Preset:
+def _entry(
+    since: str,
+    variant: str,
+    requests: RequestsDef,
+    kv_cache: str,
+    itl: str,
+    cache: PrefixCacheDef | None,
+) -> Preset:
     return Preset(
         server="vllm",
         since_version=since,
@@ -128,15 +149,16 @@ def _entry(since: str, variant: str, requests: RequestsDef, kv_cache: str, itl: 
         prompt_tokens="vllm:prompt_tokens_total",
         generation_tokens="vllm:generation_tokens_total",
         preemptions="vllm:num_preemptions_total",
+        prefix_cache=cache,
         model_label="model_name",
     )
 
 
 PRESETS: list[Preset] = [
-    _entry("0.8", "v1", ENGINE_REQUESTS, KV_OLD, ITL_OLD),
-    _entry("0.8.3", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD),
-    _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD),
-    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW),
+    _entry("0.8", "v1", ENGINE_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD),
+    _entry("0.8.3", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD),
+    _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD, CACHE_NEW),
+    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW),
     # V0 keeps vllm/engine/metrics.py's names (same buckets as V1 in each release).
-    _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD),
+    _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None),
 ]
