@@ -156,6 +156,9 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
         readers.append(naming.ALERT_ERROR_RATIO)
     if "slow_requests" in plan.alerts:
         readers.append(naming.ALERT_SLOW_REQUESTS)  # its minimum-events count
+    cache = plan.prefix_cache
+    if "prefix_cache" in plan.alerts and cache is not None and cache.gauge is not None:
+        readers.append(naming.ALERT_PREFIX_CACHE)  # its traffic gate
     readers += [r for s in plan.slos if s.histogram is None for r in _slo_readers(s)]
     if not readers:
         return
