@@ -42,7 +42,7 @@ def test_a_ticket_below_the_specs_ratio_while_requests_flow_with_a_guard(
     # The counters' ratio exists only while tokens are looked up; the gauge needs the gate.
     assert rule["expr"] == (low if server == "vllm" else low + traffic)
     assert rule["labels"]["severity"] == "warning" and rule["for"] == "30m"
-    (guard,) = [i for i in signal_inputs(plan) if ALERT in i.readers]
+    (guard,) = [i for i in signal_inputs(plan) if ALERT in i.readers and i.signal != "requests"]
     assert guard.signal == "prefixCache" and metrics <= {s.metric for s in guard.sources}
 
 
