@@ -310,6 +310,15 @@ INHIBITION_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
         ],
         {"ErrorBudgetBurn/availability/3"},
     ),
+    "a fast-burn page holds back the budget-left ticket of its SLO, not of another SLO": (
+        [
+            _alert("s9", "ErrorBudgetBurn", "critical", slo="availability", burn_rate="14.4"),
+            _alert("s9", "ErrorBudgetLow", "warning", slo="availability", budget_left="50"),
+            _alert("s9", "ErrorBudgetLow", "warning", slo="latency", budget_left="50"),
+            _alert("s9", "ErrorBudgetBurn", "warning", slo="latency", burn_rate="1"),
+        ],
+        {"ErrorBudgetLow/availability"},
+    ),
     "a critical guard holds back nothing of another missing signal": (
         [
             _alert("s8", "ModelSignalMissing", "critical", signal="requests", metric="a"),

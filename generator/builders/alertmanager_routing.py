@@ -231,6 +231,19 @@ def inhibit_rules(
             ("alertname", "namespace", naming.SERVICE, *instance, *cluster_labels),
         ),
         InhibitRule(
+            "A fast SLO-burn page (ErrorBudgetBurn, critical) holds back the budget-left "
+            "ticket (ErrorBudgetLow) of the same SLO: while the budget burns fast enough to "
+            "page, the page already says it is going. Once the page resolves, the ticket is "
+            "delivered if the budget left is still low.",
+            (
+                *scope,
+                Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_BURN),
+                Matcher(naming.SEVERITY, "=", "critical"),
+            ),
+            (*scope, Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_LOW)),
+            ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+        ),
+        InhibitRule(
             "A warning holds back the info alert of the same alert name, service and instance.",
             (*scope, Matcher(naming.SEVERITY, "=", "warning")),
             (*scope, Matcher(naming.SEVERITY, "=", "info")),
@@ -397,6 +410,16 @@ def inhibition_note(alert: str) -> str:
         note = (
             f"Never held back by `{naming.ALERT_TARGET_DOWN}`: memory pressure and OOM kills "
             "are often why the targets are down."
+        )
+    if alert == naming.ALERT_ERROR_BUDGET_LOW:
+        note += (
+            f" Held back while `{naming.ALERT_ERROR_BUDGET_BURN}` pages (`critical`) for the same"
+            " SLO: the page already says the budget is going; this ticket follows once the page"
+            " resolves, if the budget left is still low."
+        )
+    elif alert == naming.ALERT_ERROR_BUDGET_BURN:
+        note += (
+            f" Its `critical` page holds back `{naming.ALERT_ERROR_BUDGET_LOW}` of the same SLO."
         )
     return (
         f"{note} A `critical` alert of this name holds back the `warning` of the same "

@@ -69,6 +69,14 @@ def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
     return (Matcher(plan.model_label, "=~", "$model_name"),) if plan.model_label else ()
 
 
+def _exhaustion(plan: ServicePlan, fastest_ms: int, slo: Matcher) -> str:
+    """The budget's time to exhaustion (seconds), +Inf where the SLO's budget-left record
+    exists but nothing burns (the record has no value then: it divides by the burn rate)."""
+    left = _rec(plan, naming.record(plan.group_by, naming.SLO_BUDGET_REMAINING, "ratio"), slo)
+    on = ", ".join(plan.keeping("namespace", naming.SERVICE, naming.SLO, *plan.group_by))
+    return f"{_rec(plan, exhaustion_record(plan, fastest_ms), slo)} or on ({on}) ({left} * 0 + Inf)"
+
+
 def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
     """A recorded series of this service, filtered by the variables its labels carry."""
     model = _model(plan) if plan.model_label in plan.group_by else ()
@@ -186,13 +194,9 @@ def slo_row(plan: ServicePlan) -> RowDef:
                     key=f"slo/{s.name}/exhaustion",
                     description="Time until the error budget left is spent at the burn rate of "
                     f"the last {naming.window(fastest)}: budget left × {w} / burn rate, from "
-                    f"{exhaustion_record(plan, fastest)}. No value while nothing burns.",
+                    f"{exhaustion_record(plan, fastest)}. ∞ while nothing burns.",
                     kind="stat",
-                    queries=(
-                        Query(
-                            _rec(plan, exhaustion_record(plan, fastest), slo), _legend(plan, s.name)
-                        ),
-                    ),
+                    queries=(Query(_exhaustion(plan, fastest, slo), _legend(plan, s.name)),),
                     unit="s",
                     decimals=0,
                     steps=(Step(None, RED), Step(s.window_ms / 1000, GREEN)),
