@@ -8,6 +8,7 @@ guarded so that zero traffic records nothing or 0 — never NaN — and fires no
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from generator import naming
 from generator.builders.common import (
@@ -260,6 +261,30 @@ def _ratio(value: float) -> str:
     return decimal_str(value)
 
 
+def _above_max(
+    plan: ServicePlan,
+    key: str,
+    name: str,
+    record_metric: str,
+    operation: str,
+    levels: tuple[str, ...] = (),
+    **extra: Any,
+) -> list[Rule]:
+    """Alert ``name`` when the service's record ``<level>:<record_metric>:<operation>`` (by
+    the spec's ``groupBy`` plus ``levels``) stays above ``spec.alerts.<key>.max``; none when
+    the alert is off."""
+    alert = plan.alerts.get(key)
+    if alert is None:
+        return []
+    value = recorded(plan, naming.record((*plan.group_by, *levels), record_metric, operation))
+    limit = decimal_str(alert.params["max"])
+    return [
+        alert_rule(
+            plan, name, f"{value} > {limit}", alert.for_ms, alert.severity, max=limit, **extra
+        )
+    ]
+
+
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``,
     ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull``, ``ModelPreemptionsHigh`` — those the
@@ -330,45 +355,22 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
                 min_events=min_events,
             )
         )
-    alert = plan.alerts.get("queue_depth")
-    if alert is not None and plan.queue_depth is not None:
-        depth = recorded(plan, naming.record(g, naming.QUEUE_DEPTH, "sum"))
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_QUEUE_DEPTH,
-                f"{depth} > {decimal_str(alert.params['max'])}",
-                alert.for_ms,
-                alert.severity,
-                max=decimal_str(alert.params["max"]),
-            )
+    if plan.queue_depth is not None:
+        rules += _above_max(
+            plan, "queue_depth", naming.ALERT_QUEUE_DEPTH, naming.QUEUE_DEPTH, "sum"
         )
-    alert = plan.alerts.get("kv_cache")
-    if alert is not None and plan.kv_cache_usage is not None:
-        usage = recorded(plan, naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"))
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_KV_CACHE,
-                f"{usage} > {_ratio(alert.params['max'])}",
-                alert.for_ms,
-                alert.severity,
-                max=_ratio(alert.params["max"]),
-            )
+    if plan.kv_cache_usage is not None:
+        rules += _above_max(
+            plan, "kv_cache", naming.ALERT_KV_CACHE, naming.KV_CACHE_USAGE, "max", ("pod",)
         )
-    alert = plan.alerts.get("preemptions")
-    if alert is not None and plan.preemptions is not None:
-        rate = recorded(plan, naming.record(g, naming.PREEMPTIONS, "rate5m"))
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_PREEMPTIONS,
-                f"{rate} > {decimal_str(alert.params['max'])}",
-                alert.for_ms,
-                alert.severity,
-                max=decimal_str(alert.params["max"]),
-                metric=plan.preemptions.name,
-            )
+    if plan.preemptions is not None:
+        rules += _above_max(
+            plan,
+            "preemptions",
+            naming.ALERT_PREEMPTIONS,
+            naming.PREEMPTIONS,
+            "rate5m",
+            metric=plan.preemptions.name,
         )
     alert = plan.alerts.get("prefix_cache")
     if alert is not None and plan.prefix_cache is not None:
