@@ -62,6 +62,8 @@ def test_an_explicit_name_is_taken_as_written_and_keeps_its_counters_matchers() 
 def test_an_overridden_name_is_not_prefixed(tmp_path: Path) -> None:
     data = set_path(yaml.safe_load(RAY.read_text()), "spec.metrics.prefix", "kserve_")
     set_path(data, "spec.metrics.queueDepth", {"name": "my_queue"})
+    # A renamed request counter must state its own matchers (never the preset's, silently).
+    set_path(data, "spec.metrics.requests.errorMatchers", {"finished_reason": "abort"})
     path = write_spec(tmp_path, data)
     plan = resolve(load_spec(path), str(path))
     assert plan.queue_depth is not None and plan.queue_depth.name == "my_queue"
