@@ -16,14 +16,16 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from generator.errors import Diagnostic, ObsgenError
 from generator.spec import DnsLabel, StrictModel, parse_yaml, validation_diagnostics
 
 CONFIG_FILE = "obsgen.yaml"
+# YAML reads sequences as lists; the frozen models hold tuples (strict mode converts nothing).
+_AS_TUPLE = BeforeValidator(lambda value: tuple(value) if isinstance(value, list) else value)
 DASHBOARDS_VIA = ("configmaps", "values")
 OutputKind = Literal[
     "rules",
@@ -66,12 +68,7 @@ class RenderConfig(StrictModel):
 
     dashboards_via: Literal["configmaps", "values"] = "configmaps"
     fleet_name: DnsLabel | None = None
-    outputs: tuple[OutputKind, ...] = DEFAULT_OUTPUTS
-
-    @field_validator("outputs", mode="before")
-    @classmethod
-    def _from_list(cls, value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
+    outputs: Annotated[tuple[OutputKind, ...], _AS_TUPLE] = DEFAULT_OUTPUTS
 
     @field_validator("outputs")
     @classmethod
@@ -101,24 +98,14 @@ class SelectorRequirement(StrictModel):
 
     key: str
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
-    values: tuple[str, ...] = ()
-
-    @field_validator("values", mode="before")
-    @classmethod
-    def _from_list(cls, value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
+    values: Annotated[tuple[str, ...], _AS_TUPLE] = ()
 
 
 class LabelSelector(StrictModel):
     """A Kubernetes label selector as the chart's values write it (``{}``: every object)."""
 
     match_labels: dict[str, str] = Field(default_factory=dict)
-    match_expressions: tuple[SelectorRequirement, ...] = ()
-
-    @field_validator("match_expressions", mode="before")
-    @classmethod
-    def _from_list(cls, value: object) -> object:
-        return tuple(value) if isinstance(value, list) else value
+    match_expressions: Annotated[tuple[SelectorRequirement, ...], _AS_TUPLE] = ()
 
 
 class PrometheusSpecConfig(StrictModel):
