@@ -67,6 +67,7 @@ from typing import Any
 import yaml
 
 from generator.lint import limits
+from generator.promql import names_in
 from generator.units import parse_duration_ms
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -115,9 +116,6 @@ _Dumper.add_representer(
     ),
 )
 
-# Every identifier in an expression, label values and strings included: a name found there
-# only adds a rule (harmless); a record read is never missed, `{__name__="x"}` included.
-_IDENTIFIER = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 # Series the rule manager writes for alerting rules: reading them reads every alert's state.
 _ALERT_STATE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 # A selector's `{` and the word before it on its line: a metric name, or nothing, a number or
@@ -166,7 +164,9 @@ class _RuleIndex:
 
     def defining(self, expr: str) -> set[Rule]:
         """Rules whose output ``expr`` may read."""
-        names = set(_IDENTIFIER.findall(expr))
+        # Every identifier, label values and strings included (promql.names_in): a name found
+        # there only adds a rule (harmless); a record read is never missed.
+        names = names_in(expr)
         if "__name__" in names or _unnamed_selector(expr):
             return set(self.all)  # it may select any record, and ALERTS
         found: set[Rule] = set()
