@@ -75,14 +75,32 @@ class BuildOptions:
         dashboards_via: ``configmaps`` or ``values`` (``render.dashboardsVia``).
         mimir: also each service's ``mimir/<service>.yaml``.
         fleet_name: ``render.fleetName`` (None: from the services' namespaces).
-        outputs: ``render.outputs`` (None: every install path). Every file is built whatever
-            it says; it is part of each service's cache key, with what it records.
+        outputs: ``render.outputs`` (None: every install path). Every file but the tests is
+            built whatever it says; it is part of each service's cache key, with what it
+            records.
+        tests: build the promtool test files. False only when nothing reads them: they are
+            not among ``outputs`` and promtool does not run (:meth:`for_render`).
     """
 
     dashboards_via: str = "configmaps"
     mimir: bool = False
     fleet_name: str | None = None
     outputs: tuple[str, ...] | None = None
+    tests: bool = True
+
+    @classmethod
+    def for_render(
+        cls,
+        dashboards_via: str,
+        mimir: bool,
+        fleet_name: str | None,
+        outputs: tuple[str, ...] | None,
+        proved: bool,
+    ) -> BuildOptions:
+        """The options of a render writing ``outputs`` and, with ``proved``, running
+        promtool: the tests are built when written or proved, else not at all."""
+        tests = proved or outputs is None or "tests" in outputs
+        return cls(dashboards_via, mimir, fleet_name, outputs, tests)
 
     def variant(self) -> str:
         """:func:`variant` of these options."""
@@ -131,14 +149,16 @@ def service_outputs(
     dashboards_via: str = "configmaps",
     mimir: bool = False,
     warn: Callable[[Diagnostic], None] | None = None,
+    tests: bool = True,
 ) -> Outputs:
     """Every file of ``plan`` alone: rule file, promtool tests, its runbook pages, dashboard,
     Helm values, sidecar values and manifests (and with ``mimir`` its Mimir rule file), by
-    repository path. ``warn`` receives the install overlays' size warnings.
+    repository path. ``warn`` receives the install overlays' size warnings; ``tests`` False
+    leaves the promtool tests out (not generated at all: :attr:`BuildOptions.tests`).
 
     Raises:
-        ObsgenError: no test can be generated for a matcher (exit 2), or the dashboard is too
-            large for a ConfigMap (exit 1).
+        ObsgenError: no test can be generated for a matcher (exit 2, only with ``tests``), or
+            the dashboard is too large for a ConfigMap (exit 1).
     """
     groups = rule_groups(plan)
     text = YamlText.of(groups) if groups else None
@@ -147,7 +167,8 @@ def service_outputs(
     out: Outputs = {rules: dump_yaml({"groups": text or []}, header=header)}
     if mimir:
         out[naming.mimir_file(plan.name)] = mimir_rule_file(plan, out[rules])
-    out.update(service_rule_tests(plan, groups))
+    if tests:
+        out.update(service_rule_tests(plan, groups))
     out.update(service_runbook_outputs(plan))
     out.update(service_dashboard_output(plan))
     uid = naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label)
@@ -266,28 +287,26 @@ Built = tuple[str, Mapping[str, str], list[Diagnostic]]
 # never sets them. Jobs name a plan by its index: a plan is never pickled while ``meanwhile``
 # may be adding to its derived values in this process.
 _plans: Sequence[ServicePlan] = ()
-_variant: tuple[str, bool] = ("configmaps", False)
+_options = BuildOptions()
 
 
-def _use_plans(plans: Sequence[ServicePlan], dashboards_via: str, mimir: bool) -> None:
-    global _plans, _variant
-    _plans, _variant = plans, (dashboards_via, mimir)
+def _use_plans(plans: Sequence[ServicePlan], options: BuildOptions) -> None:
+    global _plans, _options
+    _plans, _options = plans, options
 
 
 def _build_in_worker(job: tuple[int, Path | None, Path | None]) -> Built:
-    return _build_one(_plans, *_variant, job)
+    return _build_one(_plans, _options, job)
 
 
 def _build_one(
-    plans: Sequence[ServicePlan],
-    dashboards_via: str,
-    mimir: bool,
-    job: tuple[int, Path | None, Path | None],
+    plans: Sequence[ServicePlan], options: BuildOptions, job: tuple[int, Path | None, Path | None]
 ) -> Built:
     index, spool_to, beside = job
     plan = plans[index]
     warnings: list[Diagnostic] = []
-    outputs = service_outputs(plan, dashboards_via, mimir, warnings.append)
+    via, mimir, tests = options.dashboards_via, options.mimir, options.tests
+    outputs = service_outputs(plan, via, mimir, warnings.append, tests)
     if spool_to is None:
         return plan.name, outputs, warnings
     # Only the paths travel back to the parent.
@@ -414,7 +433,7 @@ def build_services(
     done: ServiceFiles = {}
     found_warnings: dict[str, list[Diagnostic]] = {}
     todo: list[ServicePlan] = []
-    via, mimir, cache = options.dashboards_via, options.mimir, fleet.cache
+    cache = fleet.cache
     for plan in plans:
         if cache is not None:
             found = cache.get(plan.name, cache.key(plan, options.variant()))
@@ -430,11 +449,11 @@ def build_services(
     jobs_args = [(i, fleet.spool_to if many else None, fleet.beside) for i in range(len(todo))]
     built: Iterable[Built]
     if workers:
-        pool = fork_pool(workers, initializer=_use_plans, initargs=(todo, via, mimir))
+        pool = fork_pool(workers, initializer=_use_plans, initargs=(todo, options))
         built = pool.map(_build_in_worker, jobs_args, chunksize=chunk_size(len(todo), workers))
     else:
         pool = None
-        built = (_build_one(todo, via, mimir, job) for job in jobs_args)
+        built = (_build_one(todo, options, job) for job in jobs_args)
     try:
         if meanwhile is not None and pool is not None:
             meanwhile()

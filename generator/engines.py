@@ -101,11 +101,10 @@ class Core:
         self, plans: Sequence[ServicePlan], receivers: ReceiversConfig | None, fleet: bool = True
     ) -> Built:
         """See :meth:`Engine.build`."""
-        via = self.options.dashboards_via
+        via, mimir, tests = self.options.dashboards_via, self.options.mimir, self.options.tests
         warnings: dict[str, list[Diagnostic]] = {p.name: [] for p in plans}
         services: dict[str, Mapping[str, str]] = {
-            p.name: service_outputs(p, via, self.options.mimir, warnings[p.name].append)
-            for p in plans
+            p.name: service_outputs(p, via, mimir, warnings[p.name].append, tests) for p in plans
         }
         built = Built(services, {}, warnings)
         if fleet and plans:

@@ -230,9 +230,11 @@ class RenderOptions:
         mimir: also ``mimir/<service>.yaml``.
         outputs: ``render.outputs`` (None: every install path): the bundle holds only the
             files of those paths (:func:`naming.output_kind`); the others are still built and
-            proved. Without the tests on disk nothing shows that a service reused later was
-            proved: without ``run_promtool`` nothing is recorded in the cache then, so the next
-            render builds and proves those services again.
+            proved, but for the promtool tests: left out and not proved (without
+            ``run_promtool``), nothing reads them, so they are not built
+            (:meth:`BuildOptions.for_render`). Without the tests on disk nothing shows that a
+            service reused later was proved: such a render records nothing in the cache, so
+            the next render builds and proves those services again.
         jobs: worker processes at most (None: one per usable core).
         fleet: build and prove through the fleet layer (:class:`generator.engines.Fleet`:
             workers, cache, spooled files); False: the core (:class:`generator.engines.Core`),
@@ -252,7 +254,9 @@ class RenderOptions:
 
     def build_options(self) -> BuildOptions:
         """What the built files depend on."""
-        return BuildOptions(self.dashboards_via, self.mimir, self.fleet_name, self.outputs)
+        return BuildOptions.for_render(
+            self.dashboards_via, self.mimir, self.fleet_name, self.outputs, self.run_promtool
+        )
 
 
 def engine(
@@ -384,8 +388,8 @@ def _bundle(
 
         services = {name: only(own, wanted) for name, own in services.items()}
         fleet = dict(only(fleet, wanted))
-        if "tests" not in kinds and not options.run_promtool:
-            keys = {}
+        if not options.build_options().tests:
+            keys = {}  # neither written nor proved: nothing to show it was proved
     files = BundleFiles([*(services[plan.name] for plan in plans), fleet])
     stale = [] if partial else writer.stale_outputs(root, files, naming.OUTPUT_DIRS)
     return Bundle(files, stale, services, keys, partial, built.warnings)

@@ -138,10 +138,14 @@ def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     original = build.service_outputs
 
     def counting(
-        plan: ServicePlan, dashboards_via: str = "configmaps", mimir: bool = False, warn: Any = None
+        plan: ServicePlan,
+        dashboards_via: str = "configmaps",
+        mimir: bool = False,
+        warn: Any = None,
+        tests: bool = True,
     ) -> dict[str, str]:
         built.append(plan.name)
-        return original(plan, dashboards_via, mimir, warn)
+        return original(plan, dashboards_via, mimir, warn, tests)
 
     monkeypatch.setattr(build, "service_outputs", counting)
     return built
@@ -348,10 +352,12 @@ def test_build_services_reports_each_services_warnings(monkeypatch: pytest.Monke
     plans = load_plans(find_specs([], REPO), REPO)[:2]
     original = build.service_outputs
 
-    def warning(plan: ServicePlan, via: str, mimir: bool, warn: Any = None) -> dict[str, str]:
+    def warning(
+        plan: ServicePlan, via: str, mimir: bool, warn: Any = None, tests: bool = True
+    ) -> dict[str, str]:
         if warn is not None:
             warn(Diagnostic(plan.source, "", "big", Level.WARNING))
-        return original(plan, via, mimir, warn)
+        return original(plan, via, mimir, warn, tests)
 
     monkeypatch.setattr(build, "service_outputs", warning)
     _, found = build.build_services(plans)

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import copy
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from generator import naming
+from generator import build, naming
 from generator.cli import main
+from generator.engines import Core
 from generator.errors import ObsgenError
 from generator.project_config import CONFIG_FILE, DEFAULT_OUTPUTS, load_project_config
+from generator.render import RenderOptions, load_plans
 from tests.helpers_promtool import logging_promtool
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from _fleet_specs import realistic_specs
+
 REPO = Path(__file__).resolve().parent.parent
+ALL_BUT_TESTS = tuple(k for k in DEFAULT_OUTPUTS if k != "tests")
 TINY = """\
 apiVersion: obsgen/v1alpha1
 kind: ModelService
@@ -110,3 +118,79 @@ def test_tests_left_out_are_still_proved_before_a_service_is_reused(
     assert main(args) == 0  # proved and recorded: reused, not proved again
     assert log.read_text().count("test rules") == proved.count("test rules")
     assert not list((root / "rules").glob("*.test.yaml"))
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {rel: (root / rel).read_bytes() for rel in sorted(_files(root))}
+
+
+def _no_test_generation(*_: object) -> dict[str, str]:
+    raise AssertionError("the promtool tests were generated though nothing reads them")
+
+
+def test_tests_neither_written_nor_proved_are_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every other file byte for byte as a full render's, built in worker processes without
+    the test generator; ``render --check`` of that tree passes the same way."""
+    full, lean = tmp_path / "full", tmp_path / "lean"
+    realistic_specs(full / "specs", 6)
+    shutil.copytree(full / "specs", lean / "specs")
+    monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["render", "--skip-promtool", "-q", "--out"]
+    assert main([*args, str(full), str(full / "specs")]) == 0
+    (lean / CONFIG_FILE).write_text(f"render:\n  outputs: [{', '.join(ALL_BUT_TESTS)}]\n")
+    monkeypatch.setattr(build, "service_rule_tests", _no_test_generation)
+    monkeypatch.setattr(build, "PARALLEL_FROM", 4)  # built in worker processes too
+    assert main([*args, str(lean), str(lean / "specs")]) == 0
+    written = _tree(lean)
+    expected = {rel: b for rel, b in _tree(full).items() if naming.output_kind(rel) != "tests"}
+    assert written == expected
+    assert not [rel for rel in written if rel.startswith("rules/") and ".test." in rel]
+    assert main(["render", "--check", *args[1:], str(lean), str(lean / "specs")]) == 0
+
+
+@pytest.mark.parametrize(
+    ("outputs", "run_promtool", "built"),
+    [
+        (None, False, True),  # every install path: the tests are written
+        (DEFAULT_OUTPUTS, False, True),
+        (ALL_BUT_TESTS, True, True),  # proved, not written
+        (ALL_BUT_TESTS, False, False),  # neither: not built
+        (("rules",), False, False),
+    ],
+)
+def test_the_tests_are_built_when_written_or_proved(
+    outputs: tuple[str, ...] | None, run_promtool: bool, built: bool
+) -> None:
+    options = RenderOptions(run_promtool=run_promtool, outputs=outputs).build_options()
+    assert options.tests is built
+    plans = load_plans([REPO / "specs" / "o1-preview.yaml"], REPO)
+    own = Core(options).build(plans, None).services["o1-preview"]
+    assert any(rel.endswith(".test.yaml") for rel in own) is built
+
+
+def test_a_proof_left_unwritten_still_catches_a_broken_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tests`` not listed, promtool run: the tests are built and run, and a rule that no
+    longer fires where its test expects it fails the render, which writes nothing."""
+    monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "tiny.yaml").write_text(TINY)
+    (tmp_path / CONFIG_FILE).write_text("render:\n  outputs: [rules, runbooks]\n")
+    real = build.rule_groups
+
+    def never_firing(plan: object) -> object:
+        groups = copy.deepcopy(real(plan))  # type: ignore[arg-type]
+        for rule in (r for g in groups for r in g["rules"]):
+            if rule.get("alert") == naming.ALERT_TARGET_DOWN:
+                rule["expr"] = "vector(1) < 0"
+        return groups
+
+    monkeypatch.setattr(build, "rule_groups", never_firing)
+    args = ["render", "-q", "--out", str(tmp_path), str(tmp_path / "specs")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "rules/tiny.test.yaml: FAILED" in err and naming.ALERT_TARGET_DOWN in err
+    assert not (tmp_path / "rules").exists()
