@@ -55,7 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from _common import REPO, command_line, machine, markdown_table
 
 from generator import naming, slo
-from generator.builders.rule_tests import Klass, bad_class, traffic
+from generator.builders.promtool_series import Klass, traffic
+from generator.builders.rule_tests import bad_class
 from generator.builders.rulefile import rule_file
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float, quote

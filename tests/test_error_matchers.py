@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_fastapi_instrumentator import Instrumentator
 
 from generator import naming
-from generator.builders import rule_tests
+from generator.builders import promtool_series, rule_tests
 from generator.builders.guard_rules import signal_inputs
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
@@ -293,7 +293,7 @@ def test_request_series_with_the_status_label_stay_silent(tmp_path: Path) -> Non
 def test_the_generated_cases_strip_the_label_and_keep_the_series() -> None:
     plan = load_plans([ROOT / "specs" / "llama-trtllm-serve.yaml"], ROOT)[0]
     (item,) = [i for i in signal_inputs(plan) if i.signal == "requestErrors"]
-    s = rule_tests.healthy(plan, [rule_tests.Klass(60)])
+    s = promtool_series.healthy(plan, [promtool_series.Klass(60)])
     before = {dict(k[1]).get("finished_reason") for k in s.counters if k[0] == plan.requests.name}
     for source in item.needs[0]:
         rule_tests._remove(plan, s, copy.deepcopy(source))

@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from generator import naming
-from generator.builders import rule_tests
+from generator.builders import go_templates, promtool_series
 from generator.builders.guard_rules import signal_inputs, unguarded_reads
 from generator.builders.pods import example_pods, generated_name
 from generator.builders.rulefile import rule_file, rule_groups
@@ -90,7 +90,7 @@ def expect(
     return {
         "exp_labels": dict(sorted(merged.items())),
         "exp_annotations": {
-            k: rule_tests.render_template(v, full, value)
+            k: go_templates.render_template(v, full, value)
             for k, v in sorted(found[0]["annotations"].items())
         },
     }
@@ -172,9 +172,9 @@ def memory_alert(plan: ServicePlan, pod: str, ratio: float) -> dict[str, Any]:
 # --- case 4: pod names are not a pattern ----------------------------------------------------
 
 
-def _renamed(s: rule_tests.Series, names: Mapping[str, str]) -> rule_tests.Series:
+def _renamed(s: promtool_series.Series, names: Mapping[str, str]) -> promtool_series.Series:
     """``s`` with every label value in ``names`` replaced (pod and owner names)."""
-    out = rule_tests.Series()
+    out = promtool_series.Series()
     for (name, labels), per_step in s.counters.items():
         out.add(name, {k: names.get(v, v) for k, v in labels}, per_step)
     for (name, labels), values in s.gauges.items():
@@ -196,14 +196,14 @@ def test_case_4_truncated_pod_names_still_reach_the_gpu_and_memory_alerts(tmp_pa
     assert not re.fullmatch(re.escape(LONG_NAME) + "-[a-z0-9]+-[a-z0-9]+", pod)  # the old rule
     old_pod, old_replicaset = example_pods(plan)[0]
     s = _renamed(
-        rule_tests.healthy(plan, [rule_tests.Klass(600)]),
+        promtool_series.healthy(plan, [promtool_series.Klass(600)]),
         {old_pod: pod, old_replicaset: replicaset},
     )
     gpu = {"namespace": NS, "pod": pod, "container": "nvml-exporter", "job": "obsgen-llama-gpu"}
-    s.gauge("gpu_temperature_celsius", {**gpu, "uuid": rule_tests.UUID}, "95+0x60")
+    s.gauge("gpu_temperature_celsius", {**gpu, "uuid": promtool_series.UUID}, "95+0x60")
     container = {"namespace": NS, "pod": pod, "container": "vllm"}
     s.gauge("container_memory_working_set_bytes", container, f"{int(64 * GIB * 0.96)}+0x60")
-    gpu_out = {"namespace": NS, "pod": pod, "uuid": rule_tests.UUID}
+    gpu_out = {"namespace": NS, "pod": pod, "uuid": promtool_series.UUID}
     temperature = expect(plan, naming.ALERT_GPU_TEMPERATURE, gpu_out, 95)
     run_case(
         tmp_path,
@@ -301,7 +301,7 @@ def test_pods_not_attributed_is_a_ticket_not_silence(tmp_path: Path) -> None:
     stay quiet)."""
     plan = plan_of(spec_data())
     pod, _ = example_pods(plan)[0]
-    s = rule_tests.healthy(plan, [rule_tests.Klass(600)])
+    s = promtool_series.healthy(plan, [promtool_series.Klass(600)])
     s.gauges = {
         (name, labels): values
         for (name, labels), values in s.gauges.items()
@@ -335,7 +335,7 @@ def test_pods_not_attributed_is_a_ticket_not_silence(tmp_path: Path) -> None:
 # --- cases 1 and 2, and a bucket an SLO counts: inputs that vanished --------------------------
 
 
-def _rendered(s: rule_tests.Series, steps: int = 40) -> list[dict[str, str]]:
+def _rendered(s: promtool_series.Series, steps: int = 40) -> list[dict[str, str]]:
     return s.render(steps)
 
 
@@ -350,9 +350,9 @@ def test_case_1_renamed_kv_cache_gauge(tmp_path: Path) -> None:
     assert plan.kv_cache_usage is not None and running.kv_cache_usage is not None
     assert plan.kv_cache_usage.names == ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
     assert running.kv_cache_usage.name == "vllm:kv_cache_usage_perc"
-    exposed = rule_tests.healthy(running, [rule_tests.Klass(6000)])
-    pod = rule_tests._pod(running)
-    labels = rule_tests._labels(running, running.kv_cache_usage.matchers, pod=pod)
+    exposed = promtool_series.healthy(running, [promtool_series.Klass(6000)])
+    pod = promtool_series.example_pod(running)
+    labels = promtool_series.labels_of(running, running.kv_cache_usage.matchers, pod=pod)
     exposed.gauge("vllm:kv_cache_usage_perc", labels, "0.97+0x60")
     full = expect(plan, naming.ALERT_KV_CACHE, {"namespace": NS, "pod": pod}, 0.97)
     run_case(
@@ -396,7 +396,7 @@ def test_case_2_request_counter_not_exposed_fires_the_guard(tmp_path: Path) -> N
     spec = spec_data(serverVersion="0.8.5", slos=[{"name": "availability", "objective": 99.9}])
     plan = plan_of(spec)
     assert plan.requests.name == "http_requests_total"
-    exposed = rule_tests.healthy(plan, [rule_tests.Klass(600)])
+    exposed = promtool_series.healthy(plan, [promtool_series.Klass(600)])
     exposed.counters = {k: v for k, v in exposed.counters.items() if k[0] != "http_requests_total"}
     assert any(name == "vllm:e2e_request_latency_seconds_count" for name, _ in exposed.counters)
     guard = expect(
@@ -421,7 +421,7 @@ def test_a_latency_slo_bucket_missing_beside_its_count_fires_the_guard(tmp_path:
     """The histogram's _count and other buckets are there, but not le="30", which the latency
     SLO counts as good: the SLI would read 100 % bad or nothing. The guard names the bucket."""
     plan = load_plans([ROOT / "specs" / "o1-preview.yaml"], ROOT)[0]
-    exposed = rule_tests.healthy(plan, [rule_tests.Klass(6000)])
+    exposed = promtool_series.healthy(plan, [promtool_series.Klass(6000)])
     bucket = "http_request_duration_seconds_bucket"
     exposed.counters = {
         k: v
@@ -445,7 +445,7 @@ def test_a_renamed_gauge_without_aliases_fires_the_guard_and_a_down_target_does_
     """queueDepth declared as a name the server does not expose (no preset alias can save it):
     with the target up the guard fires; with the target down it stays silent."""
     plan = plan_of(spec_data(metrics={"queueDepth": {"name": "my_queue_depth"}}))
-    exposed = rule_tests.healthy(plan, [rule_tests.Klass(600)])
+    exposed = promtool_series.healthy(plan, [promtool_series.Klass(600)])
     exposed.gauges = {k: v for k, v in exposed.gauges.items() if k[0] != "my_queue_depth"}
     guard = expect(
         plan,

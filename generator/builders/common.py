@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.plan import ServicePlan
 from generator.promql import Matcher, Target, equals, selector
 from generator.text import alert_text
 from generator.units import decimal_str, format_duration_ms
+
+if TYPE_CHECKING:
+    from generator.plan import ServicePlan
 
 Rule = dict[str, Any]
 Group = dict[str, Any]

@@ -18,9 +18,8 @@ from generator import naming
 from generator.builders.common import identity_matchers, recorded
 from generator.builders.gpu_rules import GPU_LABELS, slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
-from generator.builders.guard_rules import replica_metrics
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
-from generator.builders.pods import owned
+from generator.builders.pods import owned, replica_metrics
 from generator.builders.service_rules import prefix_cache_record
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan

@@ -34,6 +34,7 @@ from generator.builders.pods import (
     OWNER_RECORD,
     ksm_owner_selectors,
     owned,
+    replica_metrics,
     target_pods_selector,
 )
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
@@ -724,13 +725,6 @@ def signal_missing_alerts(plan: ServicePlan) -> list[Rule]:
             )
         )
     return rules
-
-
-def replica_metrics(plan: ServicePlan) -> tuple[str, str, str]:
-    """(desired, available, workload label) kube-state-metrics series of the workload kind."""
-    if plan.workload_kind == "StatefulSet":
-        return naming.KSM_STATEFULSET_DESIRED, naming.KSM_STATEFULSET_READY, "statefulset"
-    return naming.KSM_DEPLOYMENT_DESIRED, naming.KSM_DEPLOYMENT_AVAILABLE, "deployment"
 
 
 def _workload_matcher(plan: ServicePlan) -> Matcher:

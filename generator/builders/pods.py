@@ -20,9 +20,14 @@ rules, dashboards and runbooks select cAdvisor and kube-state-metrics series thr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from generator import naming
 from generator.builders.common import Rule, record_rule, recorded
-from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
+
+if TYPE_CHECKING:
+    from generator.plan import ServicePlan
 
 OWNER_RECORD = "service_pod:model_pod_owner:relabel"
 POD_KEYS = ("namespace", "pod")
@@ -138,3 +143,10 @@ def example_pods(plan: ServicePlan, count: int = 1) -> list[tuple[str, str]]:
     if count > len(suffixes):
         raise ValueError(f"at most {len(suffixes)} example pods")
     return [(generated_name(f"{replicaset}-", suffixes[i]), replicaset) for i in range(count)]
+
+
+def replica_metrics(plan: ServicePlan) -> tuple[str, str, str]:
+    """(desired, available, workload label) kube-state-metrics series of the workload kind."""
+    if plan.workload_kind == "StatefulSet":
+        return naming.KSM_STATEFULSET_DESIRED, naming.KSM_STATEFULSET_READY, "statefulset"
+    return naming.KSM_DEPLOYMENT_DESIRED, naming.KSM_DEPLOYMENT_AVAILABLE, "deployment"

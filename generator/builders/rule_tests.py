@@ -36,7 +36,7 @@ guard's count). Expectations of all these follow :func:`generator.slo.window_rat
 
 Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
 expectation without annotations could never pass. Annotations are the rule's own templates
-rendered by :func:`render_template`, which supports only ``$labels.x``, ``$value``, the
+rendered by :func:`generator.builders.go_templates.render_template`, which supports only ``$labels.x``, ``$value``, the
 ``humanizePercentage``/``humanizeDuration`` filters and ``{{ if $labels.x }}`` and raises on
 anything else.
 
@@ -57,18 +57,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from generator import naming, regexes, slo
+from generator import naming, slo
 from generator.builders.common import Group, Rule
 from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
 from generator.builders.guard_rules import (
     CARRIES,
     SignalInput,
     Source,
-    replica_metrics,
     signal_inputs,
 )
 from generator.builders.memory_rules import POD_LABELS
@@ -77,439 +76,48 @@ from generator.builders.pods import (
     KSM_REPLICASET_OWNER,
     OWNER_RECORD,
     example_pods,
+    replica_metrics,
+)
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    CHECK_MS,
+    INTERVAL_MS,
+    MARGIN,
+    OTHER_CLUSTER,
+    TIE_BREAK,
+    UUID,
+    Klass,
+    Series,
+    after_for,
+    agg_of,
+    alert_test,
+    busy_per_min,
+    container_labels,
+    example_pod,
+    expected_alert,
+    family_case,
+    healthy,
+    in_cluster,
+    labels_of,
+    memory_limit,
+    mixed,
+    prefix_cache_series,
+    promtool_group,
+    series_text,
+    sidecar_labels,
+    slow_class,
+    steps_until,
+    traffic,
+    up_labels,
 )
 from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
-from generator.plan import HistogramPlan, ServicePlan, SLOPlan
-from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
+from generator.plan import ServicePlan, SLOPlan
+from generator.promql import Matcher, go_float
 from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms, seconds_text
 from generator.yamlio import dump_yaml, generated_header
-
-INTERVAL_MS = 60_000  # series step and evaluation interval of every group
-BASE_PER_MIN = 6000  # events per minute of ordinary traffic: large enough for integer ratios
-MARGIN = Fraction(5, 100)  # "slightly": 5 % above / below a threshold
-UUID = "GPU-00000000-0000-0000-0000-000000000000"
-INSTANCE = "10.0.0.1:8000"
-
-_ERROR_EXAMPLES = ("500", "503", "5xx", "error", "failed", "failure", "true", "1", "abort")
-_OK_EXAMPLES = ("200", "ok", "2xx", "success", "false", "0", "stop", "length")
-# Values for other regex matchers a preset uses (HTTP handlers, request types).
-_OTHER_EXAMPLES = ("/v1/chat/completions", "/v1/completions", "active", "context", "generation")
-
-
-# --- templates -------------------------------------------------------------------------------
-
-
-def _go_g4(value: float) -> str:
-    """Go's ``%.4g`` (as used by Prometheus' humanize functions)."""
-    text = f"{value:.4g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        sign = exponent[0]
-        digits = exponent[1:].lstrip("0").rjust(2, "0")
-        text = f"{mantissa}e{sign}{digits}"
-    return text
-
-
-def humanize_percentage(value: float) -> str:
-    """Prometheus ``humanizePercentage``: ``0.2`` → ``20%``."""
-    return _go_g4(value * 100) + "%"
-
-
-def humanize_duration(seconds: float) -> str:
-    """Prometheus ``humanizeDuration`` for values ≥ 1 s or 0 (enough for the tests here)."""
-    if seconds == 0:
-        return "0s"
-    if abs(seconds) < 1:
-        raise ValueError("sub-second humanizeDuration is not needed by the generated tests")
-    whole = int(abs(seconds))
-    days, hours, minutes, secs = whole // 86400, whole // 3600 % 24, whole // 60 % 60, whole % 60
-    prefix = "-" if seconds < 0 else ""
-    if days:
-        return f"{prefix}{days}d {hours}h {minutes}m {secs}s"
-    if hours:
-        return f"{prefix}{hours}h {minutes}m {secs}s"
-    if minutes:
-        return f"{prefix}{minutes}m {secs}s"
-    return f"{prefix}{_go_g4(abs(seconds))}s"
-
-
-_TEMPLATE = re.compile(r"\{\{\s*(.*?)\s*\}\}")
-# {{ if $labels.x }}A{{ else }}B{{ end }} (no nesting): A when the label is non-empty.
-_IF_LABEL = re.compile(
-    r"\{\{\s*if\s+\$labels\.(\w+)\s*\}\}(.*?)(?:\{\{\s*else\s*\}\}(.*?))?\{\{\s*end\s*\}\}", re.S
-)
-
-
-def render_template(text: str, labels: Mapping[str, str], value: float | None) -> str:
-    """Render an alert annotation the way Prometheus would, for the constructs obsgen uses.
-
-    Raises:
-        ValueError: a construct other than ``$labels.x``, ``$value`` (optionally piped to
-            ``humanizePercentage`` or ``humanizeDuration``), ``{{ if $labels.x }}…{{ else
-            }}…{{ end }}``, or ``$value`` without a value.
-    """
-    text = _IF_LABEL.sub(lambda m: m.group(2) if labels.get(m.group(1)) else m.group(3) or "", text)
-
-    def one(match: re.Match[str]) -> str:
-        expr = match.group(1)
-        if expr.startswith("$labels."):
-            return labels.get(expr[len("$labels.") :], "")
-        parts = [p.strip() for p in expr.split("|")]
-        if parts[0] != "$value" or value is None or len(parts) > 2:
-            raise ValueError(f"cannot render template {{{{ {expr} }}}} in a generated test")
-        if len(parts) == 1:
-            return go_float(value)
-        if parts[1] == "humanizePercentage":
-            return humanize_percentage(value)
-        if parts[1] == "humanizeDuration":
-            return humanize_duration(value)
-        raise ValueError(f"unknown template function {parts[1]!r}")
-
-    return _TEMPLATE.sub(one, text)
-
-
-# --- series --------------------------------------------------------------------------------
-
-
-def _printable(value: str) -> bool:
-    return value.isprintable() and value.isascii() and "{{" not in value and "$" not in value
-
-
-def _example(m: Matcher, candidates: Sequence[str]) -> str:
-    """A label value that satisfies matcher ``m`` (an equality value, or a regex example:
-    :func:`generator.regexes.example`, matched with RE2 as Prometheus does).
-
-    Raises:
-        ValueError: no printable example found (``obsgen check`` refuses such regexes).
-    """
-    if m.op == "=":
-        return m.value
-    return regexes.example(m.value, candidates)
-
-
-def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
-    """A label value that ``m`` does not match, or None: leave the label off the series."""
-    return regexes.non_matching(m.value, candidates)
-
-
-def _pod(plan: ServicePlan) -> str:
-    """The pod of the synthetic series: named as Kubernetes names the workload's pods (a long
-    deployment name is cut short in it), attributed through owner series, never by name."""
-    return example_pods(plan)[0][0]
-
-
-def _labels(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dict[str, str]:
-    """Labels of a synthetic series that ``matchers`` select, with the aggregation labels set."""
-    labels = {label: f"test-{label}" for label in plan.agg_labels}
-    for m in matchers:
-        if m.op in ("=", "=~"):
-            labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES, *_OTHER_EXAMPLES))
-    labels.update(extra)
-    return labels
-
-
-def _series(name: str, labels: Mapping[str, str]) -> str:
-    """promtool series notation: the selector of ``name`` with these label values."""
-    return selector(name, equals(labels))
-
-
-@dataclass
-class Series:
-    """Synthetic input series, keyed by (metric, labels); values are per-step increments."""
-
-    counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = field(default_factory=dict)
-    gauges: dict[tuple[str, tuple[tuple[str, str], ...]], str] = field(default_factory=dict)
-
-    def add(self, name: str, labels: Mapping[str, str], per_step: float) -> None:
-        key = (name, tuple(sorted(labels.items())))
-        self.counters[key] = self.counters.get(key, 0.0) + per_step
-
-    def gauge(self, name: str, labels: Mapping[str, str], values: str) -> None:
-        self.gauges[(name, tuple(sorted(labels.items())))] = values
-
-    def merged(self, other: Series) -> Series:
-        """Both sets of series (``other`` wins where a metric and labels are in both)."""
-        return Series({**self.counters, **other.counters}, {**self.gauges, **other.gauges})
-
-    def drop(self, name: str) -> None:
-        self.gauges = {k: v for k, v in self.gauges.items() if k[0] != name}
-
-    def render(self, steps: int, reset_at: int | None = None) -> list[dict[str, str]]:
-        out = []
-        for (name, labels), per_step in sorted(self.counters.items()):
-            inc = go_float(per_step)
-            if reset_at is None:
-                values = f"0+{inc}x{steps}"
-            else:  # the pod restarts: every counter drops to 0 and counts on
-                values = f"0+{inc}x{reset_at - 1} 0+{inc}x{steps - reset_at}"
-            out.append({"series": _series(name, dict(labels)), "values": values})
-        for (name, labels), values in sorted(self.gauges.items()):
-            out.append({"series": _series(name, dict(labels)), "values": values})
-        return out
-
-
-OTHER_CLUSTER = "test-cluster-b"
-"""The second cluster of the multi-cluster cases (the first is ``test-<clusterLabel>``)."""
-
-
-def in_cluster(series: Series, label: str, value: str) -> Series:
-    """``series`` moved to cluster ``value``: label ``label`` set to it on every series."""
-
-    def moved(
-        key: tuple[str, tuple[tuple[str, str], ...]],
-    ) -> tuple[str, tuple[tuple[str, str], ...]]:
-        name, labels = key
-        return name, tuple(sorted({**dict(labels), label: value}.items()))
-
-    return Series(
-        {moved(k): v for k, v in series.counters.items()},
-        {moved(k): v for k, v in series.gauges.items()},
-    )
-
-
-@dataclass(frozen=True)
-class Klass:
-    """A class of requests: events per minute, failed or not, duration (s) per histogram key."""
-
-    per_min: float
-    error: bool = False
-    durations: tuple[tuple[str, float], ...] = ()
-
-    def duration(self, h: HistogramPlan) -> float:
-        """Seconds this class takes on histogram ``h`` (fast — under the first bucket — by default)."""
-        return dict(self.durations).get(h.key, h.buckets[0] * h.seconds_per_unit / 2)
-
-
-def _le(bound: float, version: str) -> str:
-    # What the server stores: Prometheus 3 normalises; 2 keeps the Go client's spelling.
-    return prometheus3_le(bound) if version == "3" else go_float(bound)
-
-
-def _status_labels(plan: ServicePlan, error: bool) -> dict[str, str]:
-    req = plan.requests
-    if req.failure_name is not None:
-        return {}
-    labels = {}
-    for m in req.error_matchers:
-        if error:
-            labels[m.label] = _example(m, _ERROR_EXAMPLES)
-        else:
-            # A label only failed requests carry (e.g. status=~".+") is absent on good ones.
-            ok = _non_matching(m, _OK_EXAMPLES)
-            if ok is not None:
-                labels[m.label] = ok
-    return labels
-
-
-def _shared_histogram(plan: ServicePlan) -> HistogramPlan | None:
-    for h in plan.histograms.values():
-        if not h.native and h.metric + "_count" == plan.requests.name:
-            return h
-    return None
-
-
-def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None) -> Series:
-    """Counters for ``classes``: request counters and every classic histogram of the plan."""
-    s = s or Series()
-    req = plan.requests
-    shared = _shared_histogram(plan)
-    classic = [h for h in plan.histograms.values() if not h.native]
-    # Per outcome (failed or not): the request counter's key, and per histogram its bucket
-    # keys with their bounds (s), then the +Inf and _count keys; added class by class.
-    keys: dict[bool, tuple[Any, list[tuple[list[tuple[Any, float]], Any, Any]]]] = {}
-
-    def key(name: str, labels: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-        return name, tuple(sorted(labels.items()))
-
-    def keys_of(error: bool) -> tuple[Any, list[tuple[list[tuple[Any, float]], Any, Any]]]:
-        status = _status_labels(plan, error)
-        counter = None
-        if shared is None:
-            name = req.failure_name if (error and req.failure_name) else req.name
-            counter = key(name, _labels(plan, req.matchers, **status))
-        per_histogram = []
-        for h in classic:
-            labels = _labels(plan, h.matchers, **(status if h is shared else {}))
-            buckets = [
-                (
-                    key(h.metric + "_bucket", {**labels, "le": _le(b, plan.le_version)}),
-                    b * h.seconds_per_unit,
-                )
-                for b in h.buckets
-            ]
-            inf = key(h.metric + "_bucket", {**labels, "le": "+Inf"})
-            per_histogram.append((buckets, inf, key(h.metric + "_count", labels)))
-        return counter, per_histogram
-
-    counters = s.counters
-    for k in classes:
-        if k.error not in keys:
-            keys[k.error] = keys_of(k.error)
-        counter, per_histogram = keys[k.error]
-        if counter is not None:
-            counters[counter] = counters.get(counter, 0.0) + k.per_min
-        for h, (buckets, inf, count) in zip(classic, per_histogram, strict=True):
-            d = k.duration(h)
-            for bucket, bound in buckets:
-                counters[bucket] = counters.get(bucket, 0.0) + (k.per_min if d <= bound else 0)
-            counters[inf] = counters.get(inf, 0.0) + k.per_min
-            counters[count] = counters.get(count, 0.0) + k.per_min
-    return s
-
-
-def _up_labels(plan: ServicePlan) -> dict[str, str]:
-    """The model target's ``up`` labels: the selector's, an instance and (as Kubernetes
-    service discovery adds it) the pod."""
-    return _labels(plan, plan.matchers, instance=INSTANCE, pod=_pod(plan))
-
-
-def _pod_labels(plan: ServicePlan) -> dict[str, str]:
-    """Labels of the model container's cAdvisor / kube-state-metrics series."""
-    return _labels(plan, plan.container_matchers, pod=_pod(plan))
-
-
-def _gpu_labels(plan: ServicePlan) -> dict[str, str]:
-    """Labels of the NVML sidecar's series (its PodMonitor's job, container and the pod)."""
-    return _labels(plan, plan.gpu_matchers, pod=_pod(plan))
-
-
-def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
-    """kube-state-metrics series of a workload at full strength: the owner chain of its pods
-    and desired = available replicas."""
-    ns = {k: v for k, v in _pod_labels(plan).items() if k in plan.keeping("namespace")}
-    desired, available, workload = replica_metrics(plan)
-    for pod, owner in example_pods(plan):
-        kind = "StatefulSet" if plan.workload_kind == "StatefulSet" else "ReplicaSet"
-        s.gauge(
-            KSM_POD_OWNER,
-            {
-                **ns,
-                "pod": pod,
-                "owner_kind": kind,
-                "owner_name": owner,
-                "owner_is_controller": "true",
-            },
-            f"1+0x{length}",
-        )
-        if kind == "ReplicaSet":
-            s.gauge(
-                KSM_REPLICASET_OWNER,
-                {
-                    **ns,
-                    "replicaset": owner,
-                    "owner_kind": "Deployment",
-                    "owner_name": plan.deployment_name,
-                    "owner_is_controller": "true",
-                },
-                f"1+0x{length}",
-            )
-    for metric in (desired, available):
-        s.gauge(metric, {**ns, workload: plan.deployment_name}, f"{plan.replicas}+0x{length}")
-
-
-def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
-    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic;
-    gauges hold ``length`` steps."""
-    s = traffic(plan, classes)
-    steady = f"+0x{length}"
-    s.gauge("up", _up_labels(plan), "1" + steady)
-    for gauge in (plan.queue_depth, plan.running_requests):
-        if gauge is not None:
-            s.gauge(gauge.name, _labels(plan, gauge.matchers), "0" + steady)
-    if plan.preemptions is not None:
-        s.add(plan.preemptions.name, _labels(plan, plan.preemptions.matchers), 0)
-    cache_alert = plan.alerts.get("prefix_cache")
-    least = float(cache_alert.params["min"]) if cache_alert is not None else 0.0
-    _prefix_cache(plan, s, max(0.5, (1 + least) / 2), length)
-    kv = plan.kv_cache_usage
-    if kv is not None:
-        s.gauge(kv.name, _labels(plan, kv.matchers, pod=_pod(plan)), "0" + steady)
-        if kv.denominator is not None:
-            s.gauge(kv.name, _labels(plan, kv.denominator, pod=_pod(plan)), "1000" + steady)
-    limit = _limit(plan)
-    pod = _pod_labels(plan)
-    s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
-    working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
-    s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
-    s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
-    kube_state(plan, s, length)
-    if plan.gpu_exporter:
-        gpu = _gpu_labels(plan)
-        total = 80 * 2**30
-        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}{steady}")
-        free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
-        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}{steady}")
-        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, f"{_healthy_celsius(plan)}{steady}")
-        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
-        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
-        for reason in ("gpu_idle", *naming.GPU_HARDWARE_SLOWDOWN_REASONS):
-            s.gauge(
-                naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "uuid": UUID, "reason": reason}, "0" + steady
-            )
-        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
-        s.gauge("up", gpu, "1" + steady)
-    return s
-
-
-def _prefix_cache(
-    plan: ServicePlan, s: Series, ratio: float, length: int, tokens: float = 1000.0
-) -> None:
-    """The prefix cache finding ``ratio`` of looked-up tokens: ``tokens`` looked up a step
-    (counters; 0 for an idle service) or the hit-rate gauge at ``ratio`` for ``length`` steps."""
-    cache = plan.prefix_cache
-    if cache is None:
-        return
-    if cache.gauge is not None:
-        labels = _labels(plan, cache.gauge.matchers)
-        s.gauge(cache.gauge.name, labels, f"{go_float(ratio)}+0x{length}")
-        return
-    labels = _labels(plan, cache.matchers)
-    s.counters[(cache.hits[0], tuple(sorted(labels.items())))] = tokens * ratio
-    s.counters[(cache.queries[0], tuple(sorted(labels.items())))] = tokens
-
-
-def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
-    """Free bytes of a healthy service: ``size - size // parts`` (3/4 of the memory, half the
-    GPU's), or halfway between the alert's ``min_free`` share and all of ``size`` when that
-    would be under it (a high minFree must not fire on a healthy service)."""
-    free = size - size // parts
-    min_free = plan.alerts[alert].params["min_free"] if alert in plan.alerts else 0
-    if free <= size * min_free:
-        free = int(size * (1 + Fraction(str(min_free))) / 2)
-    return free
-
-
-def _healthy_celsius(plan: ServicePlan) -> str:
-    """A healthy GPU's temperature: 60 °C, or 10 °C under a lower ``gpuTemperature.max``."""
-    alert = plan.alerts.get("gpu_temperature")
-    limit = float(alert.params["max"]) if alert is not None else 70.0
-    return go_float(min(60.0, limit - 10))
-
-
-def _limit(plan: ServicePlan) -> int:
-    return plan.memory_limit_bytes or 32 * 2**30
-
-
-# --- expectations ------------------------------------------------------------------------
-
-
-def _agg(plan: ServicePlan, matchers: Sequence[Matcher]) -> dict[str, str]:
-    labels = _labels(plan, matchers)
-    return {k: labels[k] for k in plan.agg_labels}
-
-
-def _expect(rule: Rule, series_labels: Mapping[str, str], value: float | None) -> dict[str, Any]:
-    labels = {**series_labels, **rule["labels"]}
-    full = {**labels, "alertname": rule["alert"]}
-    return {
-        "exp_labels": dict(sorted(labels.items())),
-        "exp_annotations": {
-            k: render_template(v, full, value) for k, v in sorted(rule["annotations"].items())
-        },
-    }
 
 
 def slo_bad_ratio(s: SLOPlan, classes: Sequence[Klass]) -> tuple[Fraction, float]:
@@ -547,8 +155,8 @@ def _burn_alerts(
                 and r["labels"][naming.LONG_WINDOW] == naming.window(tier.long_window_ms)
                 and r["labels"][naming.SHORT_WINDOW] == naming.window(tier.short_window_ms)
             )
-            series = {**_agg(plan, plan.requests.matchers), naming.SERVICE: plan.name}
-            found.append(_expect(rule, {**series, naming.SLO: s.name}, None))
+            series = {**agg_of(plan, plan.requests.matchers), naming.SERVICE: plan.name}
+            found.append(expected_alert(rule, {**series, naming.SLO: s.name}, None))
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
 
 
@@ -598,70 +206,18 @@ def burns_for_phases(
     return _burn_alerts(plan, phases[-1][1], fires)
 
 
-# Bad events a minute added to SLO case traffic whose share equals some tier's threshold
-# exactly (a binary fraction: exact in float64). Shares are multiples of one SLO's threshold
-# (× 1.05, × 2 …), and another SLO's threshold can be exactly such a multiple
-# (6 × (1 − 99.36 %) × 1.05 = 14.4 × (1 − 99.72 %)); at an exact tie Prometheus' float
-# rounding decides the alert. The nudge is far below the 5 % margins: ≤ 0.2 % of the
-# smallest threshold there is (1e-6) at BASE_PER_MIN × 100 events a minute.
-TIE_BREAK = Fraction(1, 1024)
-
-
 def _ties(plan: ServicePlan, ratio: Fraction) -> bool:
     """Whether ``ratio`` is exactly the threshold of one of ``plan``'s burn-rate tiers."""
     return 0 < ratio < 1 and any(ratio == t.threshold for s in plan.slos for t in s.tiers)
 
 
-def _mix(per_min: int, ratio: Fraction, bad: Klass, tie_break: bool = False) -> list[Klass]:
-    """``per_min`` events a minute, ``ratio`` of them of class ``bad`` (plus
-    :data:`TIE_BREAK` bad events with ``tie_break``)."""
-    n_bad = ratio * per_min + (TIE_BREAK if tie_break else 0)
-    good = Klass(float(per_min - n_bad))
-    return [good, Klass(float(n_bad), bad.error, bad.durations)] if n_bad else [good]
-
-
 def _slo_mix(plan: ServicePlan, ratio: Fraction, bad: Klass) -> list[Klass]:
     """SLO case traffic: ``ratio`` of ``BASE_PER_MIN × 100`` events a minute are ``bad``,
     moved off an exact tie with a tier's threshold (:data:`TIE_BREAK`)."""
-    return _mix(BASE_PER_MIN * 100, ratio, bad, tie_break=_ties(plan, ratio))
-
-
-def _slow(h: HistogramPlan, bound_seconds: float, above: bool) -> Klass:
-    """A request just above (next bucket) or just below (this bucket) ``bound_seconds``."""
-    bounds = [b * h.seconds_per_unit for b in h.buckets]
-    i = next(i for i, b in enumerate(bounds) if b >= bound_seconds - 1e-12)
-    if above:
-        d = (bounds[i] + bounds[i + 1]) / 2 if i + 1 < len(bounds) else bounds[i] * 2
-    else:
-        d = (bounds[i - 1] + bounds[i]) / 2 if i > 0 else bounds[i] / 2
-    return Klass(0, False, ((h.key, d),))
+    return mixed(BASE_PER_MIN * 100, ratio, bad, tie_break=_ties(plan, ratio))
 
 
 # --- test groups ---------------------------------------------------------------------------
-
-CHECK_MS = 15 * 60_000  # rates are steady 5m after the first sample; checked 10m later
-
-
-def _group(
-    name: str,
-    series: list[dict[str, str]],
-    tests: list[dict[str, Any]],
-    interval_ms: int = INTERVAL_MS,
-) -> dict[str, Any]:
-    return {
-        "name": name,
-        "interval": format_duration_ms(interval_ms),
-        "input_series": series,
-        "alert_rule_test": tests,
-    }
-
-
-def _at(ms: int, alert: str, expected: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"eval_time": format_duration_ms(ms), "alertname": alert, "exp_alerts": expected}
-
-
-def _steps(until_ms: int) -> int:
-    return until_ms // INTERVAL_MS + 5
 
 
 def burn_check_ms(plan: ServicePlan) -> int:
@@ -679,12 +235,14 @@ def _burn_group(
     plan: ServicePlan, name: str, classes: list[Klass], reset: bool = False
 ) -> dict[str, Any]:
     check = CHECK_MS + 30 * 60_000 if reset else burn_check_ms(plan)
-    steps = _steps(check)
+    steps = steps_until(check)
     series = healthy(plan, classes).render(
         steps, reset_at=check // INTERVAL_MS - 10 if reset else None
     )
-    tests = [_at(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes, check))]
-    return _group(name, series, tests)
+    tests = [
+        alert_test(check, naming.ALERT_ERROR_BUDGET_BURN, expected_burns(plan, classes, check))
+    ]
+    return promtool_group(name, series, tests)
 
 
 def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
@@ -703,11 +261,11 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
     per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
     bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
     early, late = 5 * 60_000, 30 * 60_000
-    series = traffic(plan, bad).render(_steps(late))
+    series = traffic(plan, bad).render(steps_until(late))
     fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
     mean = per_min * Fraction(fastest.long_window_ms, 60_000)
     tests = [
-        _at(
+        alert_test(
             at,
             naming.ALERT_ERROR_BUDGET_BURN,
             burns_for_phases(plan, [(0, bad)], at, INTERVAL_MS, INTERVAL_MS),
@@ -719,7 +277,7 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
         f"{decimal_str(per_min * 5)} events by 5m do not page (its mean rate alone credits the "
         f"{naming.window(fastest.long_window_ms)} window with {decimal_str(mean)}); by 30m it pages"
     )
-    return _group(name, series, tests)
+    return promtool_group(name, series, tests)
 
 
 def distinct_slos(plan: ServicePlan) -> list[SLOPlan]:
@@ -772,7 +330,7 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     )
     phases = [(0, good), (restart, bad)]
     tests = [
-        _at(
+        alert_test(
             at,
             naming.ALERT_ERROR_BUDGET_BURN,
             burns_for_phases(plan, phases, at, INTERVAL_MS, INTERVAL_MS),
@@ -784,7 +342,7 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
         f"(at {format_duration_ms(onset)} the tiers a minute of outage trips fire, at "
         f"{format_duration_ms(restart)} none)"
     )
-    return _group(name, series, tests)
+    return promtool_group(name, series, tests)
 
 
 @dataclass(frozen=True)
@@ -904,8 +462,8 @@ def expected_budget_lows(
             for r in rules
             if r["labels"][naming.SLO] == s.name and r["labels"][naming.BUDGET_LEFT] == percent
         )
-        series = {**_agg(plan, plan.requests.matchers), naming.SERVICE: plan.name}
-        found.append(_expect(rule, {**series, naming.SLO: s.name}, None))
+        series = {**agg_of(plan, plan.requests.matchers), naming.SERVICE: plan.name}
+        found.append(expected_alert(rule, {**series, naming.SLO: s.name}, None))
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
 
 
@@ -938,15 +496,15 @@ def budget_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         )
     groups = []
     for name, classes in cases:
-        series = healthy(plan, classes).render(_steps(CHECK_MS))
+        series = healthy(plan, classes).render(steps_until(CHECK_MS))
         tests = [
-            _at(
+            alert_test(
                 CHECK_MS,
                 naming.ALERT_ERROR_BUDGET_LOW,
                 expected_budget_lows(plan, classes, CHECK_MS),
             )
         ]
-        groups.append(_group(name, series, tests))
+        groups.append(promtool_group(name, series, tests))
     return groups
 
 
@@ -966,7 +524,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             if s.histogram is None or not s.tiers:
                 continue
             ratio = min(Fraction(1), max(t.threshold for t in s.tiers) * 2)
-            part = (s, ratio, _slow(s.histogram, s.threshold_seconds or 0.0, above))
+            part = (s, ratio, slow_class(s.histogram, s.threshold_seconds or 0.0, above))
             for members in packed:
                 if _joint_mix(plan, [*members, part]) is not None:
                     members.append(part)
@@ -1080,7 +638,7 @@ def _onset_series(
             f"{base}+{go_float(x)}x{onset_steps} "
             f"{go_float(first)}+{go_float(y)}x{steps - onset_steps - 1}"
         )
-        out.append({"series": _series(key[0], dict(key[1])), "values": values})
+        out.append({"series": series_text(key[0], dict(key[1])), "values": values})
     return out
 
 
@@ -1153,7 +711,7 @@ def detection_group(
     steps = checks[-1] // scrape + 2
     series = _onset_series(plan, healthy_traffic, after, history // scrape, steps, scrape)
     tests = [
-        _at(
+        alert_test(
             at,
             naming.ALERT_ERROR_BUDGET_BURN,
             burns_for_phases(plan, [(0, healthy_traffic), (history, after)], at, e, scrape),
@@ -1189,7 +747,7 @@ def detection_group(
 
     # A total outage names each SLO's case apart (each its own time); else one time for all.
     parts = [[i] for i in range(len(members))] if outage else [list(range(len(members)))]
-    return e, _group(" | ".join(map(name, parts)), series, tests, scrape)
+    return e, promtool_group(" | ".join(map(name, parts)), series, tests, scrape)
 
 
 def outage_group(
@@ -1230,7 +788,9 @@ def burst_ended_group(
         f"a burst that ended (2x the threshold for {format_duration_ms(switch)}, then 5% below) "
         "stays silent: long window over, short window under"
     )
-    return e, _group(name, series, [_at(at, naming.ALERT_ERROR_BUDGET_BURN, expected)], scrape)
+    return e, promtool_group(
+        name, series, [alert_test(at, naming.ALERT_ERROR_BUDGET_BURN, expected)], scrape
+    )
 
 
 def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
@@ -1258,18 +818,7 @@ def bad_class(s: SLOPlan) -> Klass:
     """A request the SLI counts as bad: a failure, or one just above the latency threshold."""
     if s.histogram is None:
         return Klass(0, True)
-    return _slow(s.histogram, s.threshold_seconds or 0.0, above=True)
-
-
-def _family_case(
-    plan: ServicePlan,
-    name: str,
-    series: Series,
-    alert: str,
-    expected: list[dict[str, Any]],
-    at_ms: int,
-) -> dict[str, Any]:
-    return _group(name, series.render(_steps(at_ms)), [_at(at_ms, alert, expected)])
+    return slow_class(s.histogram, s.threshold_seconds or 0.0, above=True)
 
 
 def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
@@ -1278,16 +827,6 @@ def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
         for r in alert_rules(plan)
         if r["alert"] == alert and (severity is None or r["labels"][naming.SEVERITY] == severity)
     )
-
-
-def _after_for(plan: ServicePlan, key: str) -> int:
-    return CHECK_MS + plan.alerts[key].for_ms
-
-
-def _busy(params: Mapping[str, Any]) -> int:
-    """Events a minute for a ratio alert's cases: :data:`BASE_PER_MIN`, or enough that its
-    5m window holds twice ``min_events`` (a large guard must not silence the firing case)."""
-    return max(BASE_PER_MIN, int(params.get("min_events", 0)) * 2 // 5 + 1)
 
 
 def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -1300,9 +839,9 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     def case(
         key: str, alert: str, fire: Series, quiet: Series, expected: list[dict[str, Any]]
     ) -> None:
-        at = _after_for(plan, key)
-        groups.append(_family_case(plan, f"{alert} fires", fire, alert, expected, at))
-        groups.append(_family_case(plan, f"{alert} stays quiet", quiet, alert, [], at))
+        at = after_for(plan, key)
+        groups.append(family_case(plan, f"{alert} fires", fire, alert, expected, at))
+        groups.append(family_case(plan, f"{alert} stays quiet", quiet, alert, [], at))
 
     if "latency_p99" in alerts:
         a = alerts["latency_p99"]
@@ -1311,12 +850,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             top = h.buckets[-1] * h.seconds_per_unit  # in +Inf: p99 reports the top bound
             fire = healthy(plan, [Klass(BASE_PER_MIN, False, ((h.key, top * 2),))])
             labels = {
-                **_agg(plan, h.matchers),
+                **agg_of(plan, h.matchers),
                 **svc,
                 naming.INDICATOR: h.indicator,
                 naming.QUANTILE: "0.99",
             }
-            expected = [_expect(_rule(plan, naming.ALERT_LATENCY_P99), labels, top)]
+            expected = [expected_alert(_rule(plan, naming.ALERT_LATENCY_P99), labels, top)]
             quiet = healthy(plan, base)
             if 0.99 * h.buckets[0] * h.seconds_per_unit <= a.params["threshold_seconds"]:
                 case("latency_p99", naming.ALERT_LATENCY_P99, fire, quiet, expected)
@@ -1324,55 +863,57 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         a = alerts["slow_requests"]
         h = plan.histograms[a.params["indicator"]]
         if not h.native:
-            slow = _slow(h, a.params["threshold_seconds"], above=True)
+            slow = slow_class(h, a.params["threshold_seconds"], above=True)
             max_ratio = Fraction(str(a.params["max_ratio"]))
             high, low = (max_ratio + 1) / 2, max_ratio / 2
             labels = {
-                **_agg(plan, h.matchers),
+                **agg_of(plan, h.matchers),
                 **svc,
                 naming.INDICATOR: h.indicator,
                 "threshold": _rule(plan, naming.ALERT_SLOW_REQUESTS)["labels"].get("threshold")
                 or _slow_threshold(plan),
             }
-            expected = [_expect(_rule(plan, naming.ALERT_SLOW_REQUESTS), labels, float(high))]
-            busy = _busy(a.params)
+            expected = [
+                expected_alert(_rule(plan, naming.ALERT_SLOW_REQUESTS), labels, float(high))
+            ]
+            busy = busy_per_min(a.params)
             case(
                 "slow_requests",
                 naming.ALERT_SLOW_REQUESTS,
-                healthy(plan, _mix(busy, high, slow)),
-                healthy(plan, _mix(busy, low, slow)),
+                healthy(plan, mixed(busy, high, slow)),
+                healthy(plan, mixed(busy, low, slow)),
                 expected,
             )
     if "error_ratio" in alerts:
         max_ratio = Fraction(str(alerts["error_ratio"].params["max_ratio"]))
         high, low = (max_ratio + 1) / 2, max_ratio / 2
-        labels = {**_agg(plan, plan.requests.matchers), **svc}
-        expected = [_expect(_rule(plan, naming.ALERT_ERROR_RATIO), labels, float(high))]
-        busy = _busy(alerts["error_ratio"].params)
+        labels = {**agg_of(plan, plan.requests.matchers), **svc}
+        expected = [expected_alert(_rule(plan, naming.ALERT_ERROR_RATIO), labels, float(high))]
+        busy = busy_per_min(alerts["error_ratio"].params)
         case(
             "error_ratio",
             naming.ALERT_ERROR_RATIO,
-            healthy(plan, _mix(busy, high, Klass(0, True))),
-            healthy(plan, _mix(busy, low, Klass(0, True))),
+            healthy(plan, mixed(busy, high, Klass(0, True))),
+            healthy(plan, mixed(busy, low, Klass(0, True))),
             expected,
         )
         if plan.cluster_label is not None:
             # Two clusters run the same service in the same namespace; one fails.
             second = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
-            failing = healthy(plan, _mix(BASE_PER_MIN, high, Klass(0, True)))
+            failing = healthy(plan, mixed(BASE_PER_MIN, high, Klass(0, True)))
             groups.append(
-                _family_case(
+                family_case(
                     plan,
                     f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
                     failing.merged(second),
                     naming.ALERT_ERROR_RATIO,
                     expected,
-                    _after_for(plan, "error_ratio"),
+                    after_for(plan, "error_ratio"),
                 )
             )
     for key, gauge, alert, extra in (
         ("queue_depth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH, {}),
-        ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": _pod(plan)}),
+        ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": example_pod(plan)}),
     ):
         if key not in alerts or gauge is None:
             continue
@@ -1383,37 +924,43 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         if gauge.denominator is not None:
             # A ratio of two gauges (Triton's used / max KV-cache blocks): max = 1000.
             raw *= 1000
-            fire.gauge(gauge.name, _labels(plan, gauge.denominator, **extra), "1000+0x60")
-        fire.gauge(gauge.name, _labels(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
-        labels = {**_agg(plan, gauge.matchers), **svc, **extra}
-        case(key, alert, fire, healthy(plan, base), [_expect(_rule(plan, alert), labels, value)])
+            fire.gauge(gauge.name, labels_of(plan, gauge.denominator, **extra), "1000+0x60")
+        fire.gauge(gauge.name, labels_of(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
+        labels = {**agg_of(plan, gauge.matchers), **svc, **extra}
+        case(
+            key,
+            alert,
+            fire,
+            healthy(plan, base),
+            [expected_alert(_rule(plan, alert), labels, value)],
+        )
     if "preemptions" in alerts and plan.preemptions is not None:
         # Twice the limit plus one preemption a second; healthy traffic preempts nothing.
         per_s = float(alerts["preemptions"].params["max"]) * 2 + 1
         counter = plan.preemptions
         fire = healthy(plan, base)
-        fire.add(counter.name, _labels(plan, counter.matchers), per_s * 60)
-        labels = {**_agg(plan, counter.matchers), **svc}
-        expected = [_expect(_rule(plan, naming.ALERT_PREEMPTIONS), labels, per_s)]
+        fire.add(counter.name, labels_of(plan, counter.matchers), per_s * 60)
+        labels = {**agg_of(plan, counter.matchers), **svc}
+        expected = [expected_alert(_rule(plan, naming.ALERT_PREEMPTIONS), labels, per_s)]
         case("preemptions", naming.ALERT_PREEMPTIONS, fire, healthy(plan, base), expected)
     if "prefix_cache" in alerts and plan.prefix_cache is not None:
         # Half the limit while requests flow fires; a healthy 50 % and an idle service do not.
         poor = float(alerts["prefix_cache"].params["min"]) / 2
         fire = healthy(plan, base)
-        _prefix_cache(plan, fire, poor, 60)
+        prefix_cache_series(plan, fire, poor, 60)
         matchers = (
             plan.prefix_cache.gauge.matchers
             if plan.prefix_cache.gauge
             else plan.prefix_cache.matchers
         )
-        labels = {**_agg(plan, matchers), **svc}
-        expected = [_expect(_rule(plan, naming.ALERT_PREFIX_CACHE), labels, poor)]
+        labels = {**agg_of(plan, matchers), **svc}
+        expected = [expected_alert(_rule(plan, naming.ALERT_PREFIX_CACHE), labels, poor)]
         case("prefix_cache", naming.ALERT_PREFIX_CACHE, fire, healthy(plan, base), expected)
         idle = healthy(plan, [])
-        _prefix_cache(plan, idle, 0, 60, tokens=0)
-        at = _after_for(plan, "prefix_cache")
+        prefix_cache_series(plan, idle, 0, 60, tokens=0)
+        at = after_for(plan, "prefix_cache")
         groups.append(
-            _family_case(
+            family_case(
                 plan,
                 f"{naming.ALERT_PREFIX_CACHE}: idle, silent",
                 idle,
@@ -1422,16 +969,18 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 at,
             )
         )
-    pod = _pod_labels(plan)
+    pod = container_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
-    limit = _limit(plan)
+    limit = memory_limit(plan)
     if "memory_headroom" in alerts:
         min_free = Fraction(str(alerts["memory_headroom"].params["min_free"]))
         used = int(limit * (1 - min_free / 2))
         fire = healthy(plan, base)
         fire.gauge(naming.CADVISOR_WORKING_SET, pod, f"{used}+0x60")
         expected = [
-            _expect(_rule(plan, naming.ALERT_MEMORY_HEADROOM), {**pod_out, **svc}, used / limit)
+            expected_alert(
+                _rule(plan, naming.ALERT_MEMORY_HEADROOM), {**pod_out, **svc}, used / limit
+            )
         ]
         case("memory_headroom", naming.ALERT_MEMORY_HEADROOM, fire, healthy(plan, base), expected)
     if "memory_exhaustion" in alerts:
@@ -1446,17 +995,17 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         )
         rule = _rule(plan, naming.ALERT_MEMORY_EXHAUSTION)
         groups.append(
-            _family_case(
+            family_case(
                 plan,
                 f"{rule['alert']} fires",
                 fire,
                 rule["alert"],
-                [_expect(rule, pod_out, None)],
+                [expected_alert(rule, pod_out, None)],
                 at,
             )
         )
         groups.append(
-            _family_case(
+            family_case(
                 plan, f"{rule['alert']} stays quiet", healthy(plan, base), rule["alert"], [], at
             )
         )
@@ -1467,12 +1016,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         quiet = healthy(plan, base)
         quiet.gauge(naming.KSM_LAST_TERMINATED, {**pod, "reason": "OOMKilled"}, "1x60")
         rule = _rule(plan, naming.ALERT_OOM_KILLED)
-        case("oom_killed", rule["alert"], fire, quiet, [_expect(rule, pod_out, None)])
+        case("oom_killed", rule["alert"], fire, quiet, [expected_alert(rule, pod_out, None)])
     groups += target_down_groups(plan)
     groups += crash_loop_groups(plan)
     groups += replicas_groups(plan)
     if plan.gpu_exporter:
-        gpu = _gpu_labels(plan)
+        gpu = sidecar_labels(plan)
         gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
         total = 80 * 2**30
         if "gpu_memory_headroom" in alerts:
@@ -1486,7 +1035,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 rule["alert"],
                 fire,
                 healthy(plan, base),
-                [_expect(rule, gpu_out, free / total)],
+                [expected_alert(rule, gpu_out, free / total)],
             )
             groups += mig_groups(plan, min_free)
         if "gpu_temperature" in alerts:
@@ -1499,7 +1048,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 rule["alert"],
                 fire,
                 healthy(plan, base),
-                [_expect(rule, gpu_out, hot)],
+                [expected_alert(rule, gpu_out, hot)],
             )
         if "gpu_xid_errors" in alerts:
             fire = healthy(plan, base)
@@ -1510,7 +1059,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 rule["alert"],
                 fire,
                 healthy(plan, base),
-                [_expect(rule, gpu_out | {"xid": "79"}, None)],
+                [expected_alert(rule, gpu_out | {"xid": "79"}, None)],
             )
         if "gpu_exporter_down" in alerts:
             fire = healthy(plan, base)
@@ -1522,7 +1071,7 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 rule["alert"],
                 fire,
                 healthy(plan, base),
-                [_expect(rule, out, None)],
+                [expected_alert(rule, out, None)],
             )
         if "gpu_device_lost" in alerts:
             groups += device_lost_groups(plan)
@@ -1603,7 +1152,7 @@ def _first_firing(
 
 
 def _gauge_group(name: str, s: Series, length: int, tests: list[dict[str, Any]]) -> dict[str, Any]:
-    return _group(name, s.render(length), tests)
+    return promtool_group(name, s.render(length), tests)
 
 
 def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -1619,12 +1168,12 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_TARGET_DOWN]
     every, absent_rule, some = rules  # target_down_alerts' order: all, absent, some
-    up = _up_labels(plan)
+    up = up_labels(plan)
     keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
     # absent() carries the selector's equality labels only: no cluster label.
     absent_keys = {m.label: up[m.label] for m in plan.matchers}
-    at = _after_for(plan, "target_down")
-    length = _steps(at + window)
+    at = after_for(plan, "target_down")
+    length = steps_until(at + window)
 
     def with_up(*targets: tuple[dict[str, str], Minutes]) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
@@ -1644,11 +1193,11 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         t: int, rule: Rule | None, labels: Mapping[str, str], held: Callable[[int], bool] | None
     ) -> dict[str, Any]:
         if rule is None:
-            return _at(t, naming.ALERT_TARGET_DOWN, [])
+            return alert_test(t, naming.ALERT_TARGET_DOWN, [])
         value = None if held is None else held_seconds(plan, held, t, window)
         if value is not None and value < least:
             raise ValueError(f"{naming.ALERT_TARGET_DOWN} case would not fire at {t} ms")
-        return _at(t, naming.ALERT_TARGET_DOWN, [_expect(rule, labels, value)])
+        return alert_test(t, naming.ALERT_TARGET_DOWN, [expected_alert(rule, labels, value)])
 
     down: Minutes = [0.0] * length
     healthy_up: Minutes = [1.0] * length
@@ -1729,10 +1278,10 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
     # Long enough for the flapping and rolling-restart cases whatever the window.
-    length = _steps(max(at + window, 30 * INTERVAL_MS))
+    length = steps_until(max(at + window, 30 * INTERVAL_MS))
     rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
     name = rule["alert"]
-    ns = {k: v for k, v in _up_labels(plan).items() if k in plan.keeping("namespace")}
+    ns = {k: v for k, v in up_labels(plan).items() if k in plan.keeping("namespace")}
     _, available, workload = replica_metrics(plan)
     series_labels = {**ns, workload: plan.deployment_name}
     r = float(plan.replicas)
@@ -1753,7 +1302,7 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         value = held_seconds(plan, below(values), t, window)
         if value < least:
             raise ValueError(f"{name} case would not fire at {t} ms")
-        return _at(t, name, [_expect(rule, ns, value)])
+        return alert_test(t, name, [expected_alert(rule, ns, value)])
 
     one_short: Minutes = [r - 1] * length
     groups = [
@@ -1774,7 +1323,7 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 f"{name}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
                 no_ksm,
                 length,
-                [_at(at, name, [_expect(rule, ns, value)])],
+                [alert_test(at, name, [expected_alert(rule, ns, value)])],
             )
         )
     flapping = _cycle(5, r - 1, r, 3, 1, length)
@@ -1800,7 +1349,10 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 f"{name}: a rolling restart of {pods} pod(s), each back within two minutes, stays quiet",
                 short(rolling),
                 length,
-                [_at(t * INTERVAL_MS, name, []) for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)],
+                [
+                    alert_test(t * INTERVAL_MS, name, [])
+                    for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)
+                ],
             )
         )
     return groups
@@ -1817,12 +1369,12 @@ def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     window = int(alert.params["window_ms"])
     minimum = int(alert.params["min_restarts"])
     rule = _rule(plan, naming.ALERT_CRASH_LOOP)
-    pod = _pod_labels(plan)
+    pod = container_labels(plan)
     out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     # The window holds two healthy minutes and every restart (one a minute from 5m on; at
     # most window − 2 minutes of them, which resolve() checks).
     at = 3 * INTERVAL_MS + window
-    length = _steps(at)
+    length = steps_until(at)
 
     def restarting(counts: Minutes, waiting: Minutes = ()) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
@@ -1845,19 +1397,19 @@ def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             f"{name}: {minimum} restart(s) within {format_duration_ms(window)} fires",
             restarting(restarts(minimum)),
             length,
-            [_at(at, name, [_expect(rule, out, float(minimum))])],
+            [alert_test(at, name, [expected_alert(rule, out, float(minimum))])],
         ),
         _gauge_group(
             f"{name}: {few} restart(s) while waiting in {naming.CRASH_LOOP_REASON} fires",
             restarting(restarts(few), waiting),
             length,
-            [_at(at, name, [_expect(rule, out, float(few))])],
+            [alert_test(at, name, [expected_alert(rule, out, float(few))])],
         ),
         _gauge_group(
             f"{name}: one restart without a back-off {one}",
             restarting(restarts(1)),
             length,
-            [_at(at, name, [] if minimum > 1 else [_expect(rule, out, 1.0)])],
+            [alert_test(at, name, [] if minimum > 1 else [expected_alert(rule, out, 1.0)])],
         ),
     ]
 
@@ -1873,8 +1425,8 @@ def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     rule = _rule(plan, naming.ALERT_GPU_SLOWDOWN)
     name = rule["alert"]
-    gpu = {**_gpu_labels(plan), "uuid": UUID}
-    length = _steps(5 * INTERVAL_MS + 2 * window)
+    gpu = {**sidecar_labels(plan), "uuid": UUID}
+    length = steps_until(5 * INTERVAL_MS + 2 * window)
 
     def braking(values: Minutes, reason: str = "hw_power_brake_slowdown") -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
@@ -1897,7 +1449,13 @@ def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             f"{name}: a power brake active 2 of every 3 minutes fires",
             braking(flapping),
             length,
-            [_at(fire, name, [_expect(rule, labels, held_seconds(plan, held, fire, window))])],
+            [
+                alert_test(
+                    fire,
+                    name,
+                    [expected_alert(rule, labels, held_seconds(plan, held, fire, window))],
+                )
+            ],
         )
     ]
     if held_seconds(plan, lambda t: _sample(once, t) == 1, 7 * INTERVAL_MS, window) < least:
@@ -1906,7 +1464,7 @@ def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 f"{name}: a brake of two minutes once, and a software power cap, stay quiet",
                 quiet,
                 length,
-                [_at(t * INTERVAL_MS, name, []) for t in (7, 10, 20)],
+                [alert_test(t * INTERVAL_MS, name, []) for t in (7, 10, 20)],
             )
         )
     return groups
@@ -1926,7 +1484,7 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     found = [(signal, readings[signal]) for signal in readings if signal in inputs]
     if not found:
         return []
-    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    gpu = {**sidecar_labels(plan), "uuid": UUID}
     s = healthy(plan, [Klass(BASE_PER_MIN)])
     for _signal, (reading, metrics) in found:
         for metric in metrics:
@@ -1938,7 +1496,7 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     at = plan.alerts["signal_missing"].for_ms + INTERVAL_MS
     names = ", ".join(f"{r} ({sig})" for sig, (r, _) in found)
     return [
-        _family_case(
+        family_case(
             plan,
             f"{naming.ALERT_SIGNAL_MISSING}: readings the exporter reports unsupported on a GPU "
             f"(memory_info on a unified-memory GB10; {names}) stay quiet",
@@ -1955,10 +1513,10 @@ def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
     ``GPUMemoryHeadroomLow`` per instance; half full (or, above a ``minFreeRatio`` of 0.5, free
     memory halfway between it and 1) stays quiet, and the parent is not judged."""
     rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
-    gpu = {**_gpu_labels(plan), "uuid": UUID}
+    gpu = {**sidecar_labels(plan), "uuid": UUID}
     instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
     total = 20 * 2**30
-    at = _after_for(plan, "gpu_memory_headroom")
+    at = after_for(plan, "gpu_memory_headroom")
 
     def mig(free: int) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)])
@@ -1979,15 +1537,15 @@ def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
     )
     labels = {k: v for k, v in {**gpu, **instance}.items() if k in plan.keeping(*MIG_LABELS)}
     return [
-        _family_case(
+        family_case(
             plan,
             f"{rule['alert']}: a MIG instance {decimal_str(float(1 - Fraction(full, total)) * 100)}% full fires per instance",
             mig(full),
             rule["alert"],
-            [_expect(rule, labels, full / total)],
+            [expected_alert(rule, labels, full / total)],
             at,
         ),
-        _family_case(
+        family_case(
             plan,
             f"{rule['alert']}: a MIG instance {quiet} full stays quiet",
             mig(roomy),
@@ -2003,7 +1561,7 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     working exporter — fires; the same with NVML itself down — quiet (GPUExporterDown's).
     Every GPU up stays quiet: :func:`long_healthy_group`."""
     rule = _rule(plan, naming.ALERT_GPU_LOST)
-    gpu = _gpu_labels(plan)
+    gpu = sidecar_labels(plan)
     up_steps = 5
     lost_at = (up_steps + 1) * INTERVAL_MS  # `1x5` is six samples: the first 0 is at 6m
     # Pending from the evaluation that first sees the loss; firing at the first one at least
@@ -2020,15 +1578,15 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in plan.keeping(*GPU_LABELS)}
     return [
-        _family_case(
+        family_case(
             plan,
             f"{rule['alert']}: a GPU lost under a healthy exporter fires",
             lost(1),
             rule["alert"],
-            [_expect(rule, out, None)],
+            [expected_alert(rule, out, None)],
             at,
         ),
-        _family_case(
+        family_case(
             plan,
             f"{rule['alert']}: NVML down (no device readings to trust) stays quiet",
             lost(0),
@@ -2120,7 +1678,7 @@ def _present_keys(
 ) -> set[tuple[str, ...]]:
     if source.metric == OWNER_RECORD:
         # The synthetic series of one cluster (every guard case) share its label.
-        cluster = {k: v for k, v in _labels(plan, ()).items() if k == plan.cluster_label}
+        cluster = {k: v for k, v in labels_of(plan, ()).items() if k == plan.cluster_label}
         pods = [{**cluster, "namespace": ns, "pod": pod} for ns, pod in owner_pods(plan, s)]
         return {tuple(p.get(k, "") for k in keys) for p in pods}
     owners = owner_pods(plan, s) if source.owned else None
@@ -2179,7 +1737,7 @@ def expected_guards(
     """Every ``ModelSignalMissing`` alert (labels, annotations) the series ``s`` raise (of
     ``items``; every input of the plan by default)."""
     found = [
-        _expect(_guard_rule(plan, item), labels, None)
+        expected_alert(_guard_rule(plan, item), labels, None)
         for item in (signal_inputs(plan) if items is None else items)
         for labels in guard_firing(plan, item, s)
     ]
@@ -2268,7 +1826,7 @@ def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         s = _missing(plan, base, members)
         names = ", ".join(_guard_name(m).removeprefix(alert + " ") for m in members)
         groups.append(
-            _family_case(
+            family_case(
                 plan,
                 f"{alert} fires for each missing input, targets up: {names}",
                 s,
@@ -2284,7 +1842,7 @@ def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     if expected_guards(plan, down):
         raise ValueError(f"{alert} would fire with every target down")
     groups.append(
-        _family_case(
+        family_case(
             plan, f"{alert}: every target down (no input series) stays quiet", down, alert, [], at
         )
     )
@@ -2307,12 +1865,12 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
     steps = LONG_HEALTHY_MS // INTERVAL_MS
     s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)
     checks = [
-        _at(at, name, _quiet_except_native(plan, name, s))
+        alert_test(at, name, _quiet_except_native(plan, name, s))
         for at in (30 * 60_000, 60 * 60_000, LONG_HEALTHY_MS)
         for name in names
     ]
     series = s.render(steps)
-    return _group(
+    return promtool_group(
         "a healthy service over 2h, every input series present, raises no alert",
         series,
         checks,
@@ -2333,11 +1891,11 @@ def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
     at = CHECK_MS + max([a.for_ms for a in plan.alerts.values()] + [0])
     names = sorted({r["alert"] for r in alert_rules(plan)})
     s = healthy(plan, [Klass(0)])
-    series = s.render(_steps(at))
-    return _group(
+    series = s.render(steps_until(at))
+    return promtool_group(
         "zero traffic raises no alert",
         series,
-        [_at(at, n, _quiet_except_native(plan, n, s)) for n in names],
+        [alert_test(at, n, _quiet_except_native(plan, n, s)) for n in names],
     )
 
 

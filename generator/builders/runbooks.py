@@ -21,8 +21,8 @@ from generator.builders import memory_rules, service_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
-from generator.builders.guard_rules import replica_metrics, signal_inputs
-from generator.builders.pods import OWNER_RECORD, owned
+from generator.builders.guard_rules import signal_inputs
+from generator.builders.pods import OWNER_RECORD, owned, replica_metrics
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.text import render
