@@ -23,13 +23,13 @@ from generator import amtool, naming
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import (
     ALERT_ROLES,
-    Role,
     alert_labels,
     page_receiver,
     route_cases,
     ticket_receiver,
 )
 from generator.cli import main
+from generator.families.base import Role
 from generator.plan import ServicePlan
 from generator.receivers import RECEIVERS_FILE, load_receivers, parse_receivers
 from generator.render import amtool_problems, build_outputs, find_specs, load_plans

@@ -16,36 +16,17 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from generator import naming
 from generator.builders.rulefile import alert_rules
 from generator.errors import Diagnostic, Level, capped_list
+from generator.families import FAMILIES
+from generator.families.base import Role
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timing
 
-
-class Role(StrEnum):
-    """What an alert says about its service, which decides what holds it back."""
-
-    TARGETS_DOWN = "targets-down"
-    """The service's targets cannot be scraped: every signal read from them is blind."""
-    SYMPTOM = "symptom"
-    """Read from the model server's own metrics (latency, errors, queue, SLO burn)."""
-    GUARD = "guard"
-    """An input the alerts read has vanished, or replicas are missing: explained by
-    ModelTargetDown while the targets are down."""
-    RESOURCE = "resource"
-    """Container memory, OOM kills and crash loops (cAdvisor, kube-state-metrics): often the
-    *cause* of targets being down, so never held back by it."""
-    GPU = "gpu"
-    """Read from the NVML sidecar of one pod."""
-    GPU_EXPORTER_DOWN = "gpu-exporter-down"
-    """The pod's NVML sidecar is down or cannot read NVML: its GPU alerts are blind."""
-
-
-ALERT_ROLES: dict[str, Role] = {
+_LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_TARGET_DOWN: Role.TARGETS_DOWN,
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
@@ -53,7 +34,6 @@ ALERT_ROLES: dict[str, Role] = {
     naming.ALERT_SLOW_REQUESTS: Role.SYMPTOM,
     naming.ALERT_ERROR_RATIO: Role.SYMPTOM,
     naming.ALERT_QUEUE_DEPTH: Role.SYMPTOM,
-    naming.ALERT_KV_CACHE: Role.SYMPTOM,
     naming.ALERT_PREEMPTIONS: Role.SYMPTOM,
     naming.ALERT_PREFIX_CACHE: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
@@ -68,6 +48,10 @@ ALERT_ROLES: dict[str, Role] = {
     naming.ALERT_GPU_LOST: Role.GPU,
     naming.ALERT_GPU_SLOWDOWN: Role.GPU,
     naming.ALERT_GPU_EXPORTER_DOWN: Role.GPU_EXPORTER_DOWN,
+}
+ALERT_ROLES: dict[str, Role] = {
+    **_LEGACY_ROLES,
+    **{alert: f.role for f in FAMILIES for alert in f.alerts},
 }
 
 # Notifications are grouped per alert name, service and SLO: a new kind of problem of a

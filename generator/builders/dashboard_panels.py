@@ -19,29 +19,33 @@ from generator.builders.common import identity_matchers, recorded
 from generator.builders.gpu_rules import GPU_LABELS, slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
+from generator.builders.panel_parts import (
+    GREEN,
+    ORANGE,
+    RED,
+    SEVERITY_COLOR,
+    YELLOW,
+    alert_steps,
+    as_ratio,
+    cluster_filter,
+    legend,
+    model_filter,
+    panel_runbook,
+    pod_filter,
+    rec,
+    scope,
+)
 from generator.builders.pods import owned, replica_metrics
 from generator.builders.service_rules import prefix_cache_record
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
+from generator.families import FAMILIES
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
 
 RATE = "$__rate_interval"
-RED, ORANGE, YELLOW, GREEN = "red", "orange", "yellow", "green"
-SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
-
 # Grafana unit ids for a histogram's own unit (seconds_per_unit → unit).
 _TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
-
-
-def _cluster(plan: ServicePlan) -> tuple[Matcher, ...]:
-    """The ``cluster`` variable's filter on the cluster label, when the spec names one."""
-    return (Matcher(plan.cluster_label, "=~", "$cluster"),) if plan.cluster_label else ()
-
-
-def _scope(plan: ServicePlan) -> tuple[Matcher, ...]:
-    """The filters every query of a service dashboard carries: namespace, and cluster."""
-    return (Matcher("namespace", "=~", "$namespace"), *_cluster(plan))
 
 
 def _by(plan: ServicePlan, *labels: str) -> str:
@@ -60,57 +64,17 @@ def _named(plan: ServicePlan, legend: str) -> str:
     return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
-def _pod() -> Matcher:
-    return Matcher("pod", "=~", "$pod")
-
-
-def _model(plan: ServicePlan) -> tuple[Matcher, ...]:
-    return (Matcher(plan.model_label, "=~", "$model_name"),) if plan.model_label else ()
-
-
 def _exhaustion(plan: ServicePlan, fastest_ms: int, slo: Matcher) -> str:
     """The budget's time to exhaustion (seconds), +Inf where the SLO's budget-left record
     exists but nothing burns (the record has no value then: it divides by the burn rate)."""
-    left = _rec(plan, naming.record(plan.group_by, naming.SLO_BUDGET_REMAINING, "ratio"), slo)
+    left = rec(plan, naming.record(plan.group_by, naming.SLO_BUDGET_REMAINING, "ratio"), slo)
     on = ", ".join(plan.keeping("namespace", naming.SERVICE, naming.SLO, *plan.group_by))
-    return f"{_rec(plan, exhaustion_record(plan, fastest_ms), slo)} or on ({on}) ({left} * 0 + Inf)"
-
-
-def _rec(plan: ServicePlan, record: str, *extra: Matcher) -> str:
-    """A recorded series of this service, filtered by the variables its labels carry."""
-    model = _model(plan) if plan.model_label in plan.group_by else ()
-    return recorded(plan, record, *_scope(plan), *model, *extra)
+    return f"{rec(plan, exhaustion_record(plan, fastest_ms), slo)} or on ({on}) ({left} * 0 + Inf)"
 
 
 def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: bool = False) -> str:
-    return selector(metric, (*matchers, *_scope(plan), *_model(plan), *((_pod(),) if pod else ())))
-
-
-def _runbook(plan: ServicePlan, alert: str) -> tuple[str, str]:
-    return alert, plan.runbook_url(alert)
-
-
-def _legend(plan: ServicePlan, what: str) -> str:
-    extra = "".join(f" {{{{{label}}}}}" for label in plan.agg_labels if label != "namespace")
-    return f"{what}{extra} ({{{{namespace}}}})"
-
-
-def _ratio(value: object) -> float:
-    return float(Fraction(str(value)))
-
-
-def _alert_steps(plan: ServicePlan, key: str, param: str, below: bool = False) -> tuple[Step, ...]:
-    """Thresholds of alert ``key``: its ``param`` coloured by severity above the line (or, with
-    ``below``, under it, for "minimum free" alerts); a plain green base when it is disabled."""
-    alert = plan.alerts.get(key)
-    if alert is None:
-        return (Step(None, GREEN),)
-    value = _ratio(alert.params[param])
-    color = SEVERITY_COLOR.get(alert.severity, RED)
-    return (
-        (Step(None, color), Step(value, GREEN))
-        if below
-        else (Step(None, GREEN), Step(value, color))
+    return selector(
+        metric, (*matchers, *scope(plan), *model_filter(plan), *((pod_filter(),) if pod else ()))
     )
 
 
@@ -125,7 +89,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
     for s in plan.slos:
         slo = Matcher(naming.SLO, "=", s.name)
         w = naming.window(s.window_ms)
-        objective = _ratio(Fraction(str(s.objective)) / 100)
+        objective = as_ratio(Fraction(str(s.objective)) / 100)
         what = (
             f"requests answered within {decimal_str(s.threshold_seconds or 0)}s"
             if s.kind == "latency"
@@ -141,14 +105,14 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 kind="stat",
                 queries=(
                     Query(
-                        _rec(plan, naming.record(g, naming.SLO_SLI, f"ratio_rate{w}"), slo),
-                        _legend(plan, s.name),
+                        rec(plan, naming.record(g, naming.SLO_SLI, f"ratio_rate{w}"), slo),
+                        legend(plan, s.name),
                     ),
                 ),
                 unit="percentunit",
                 decimals=3,
                 steps=(Step(None, RED), Step(objective, GREEN)),
-                runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
+                runbook=panel_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
                 width=6,
             )
         )
@@ -171,14 +135,14 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 kind="stat",
                 queries=(
                     Query(
-                        _rec(plan, naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio"), slo),
-                        _legend(plan, s.name),
+                        rec(plan, naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio"), slo),
+                        legend(plan, s.name),
                     ),
                 ),
                 unit="percentunit",
                 decimals=1,
                 steps=_budget_steps(levels),
-                runbook=_runbook(
+                runbook=panel_runbook(
                     plan,
                     naming.ALERT_ERROR_BUDGET_LOW if levels else naming.ALERT_ERROR_BUDGET_BURN,
                 ),
@@ -195,11 +159,11 @@ def slo_row(plan: ServicePlan) -> RowDef:
                     f"the last {naming.window(fastest)}: budget left × {w} / burn rate, from "
                     f"{exhaustion_record(plan, fastest)}. ∞ while nothing burns.",
                     kind="stat",
-                    queries=(Query(_exhaustion(plan, fastest, slo), _legend(plan, s.name)),),
+                    queries=(Query(_exhaustion(plan, fastest, slo), legend(plan, s.name)),),
                     unit="s",
                     decimals=0,
                     steps=(Step(None, RED), Step(s.window_ms / 1000, GREEN)),
-                    runbook=_runbook(
+                    runbook=panel_runbook(
                         plan,
                         naming.ALERT_ERROR_BUDGET_LOW if levels else naming.ALERT_ERROR_BUDGET_BURN,
                     ),
@@ -215,7 +179,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 short_w = naming.window(tier.short_window_ms)
                 queries.append(
                     Query(
-                        f"{_rec(plan, error_ratio_record(plan, tier.long_window_ms), slo)} / {budget}",
+                        f"{rec(plan, error_ratio_record(plan, tier.long_window_ms), slo)} / {budget}",
                         f"{long_w}/{short_w} tier: {long_w} burn rate ({tier.severity} at {decimal_str(tier.factor)}×)",
                     )
                 )
@@ -236,7 +200,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
                     decimals=2,
                     min_value=0,
                     steps=tuple(_dedupe(steps)),
-                    runbook=_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
+                    runbook=panel_runbook(plan, naming.ALERT_ERROR_BUDGET_BURN),
                     width=12,
                 )
             )
@@ -245,7 +209,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
         (
             Matcher("alertstate", "=", "firing"),
             *identity_matchers(plan),
-            *_cluster(plan),
+            *cluster_filter(plan),
         ),
     )
     shown: tuple[str, ...] = (
@@ -273,7 +237,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
                 ),
             ),
             unit="none",
-            runbook=_runbook(plan, naming.ALERT_TARGET_DOWN),
+            runbook=panel_runbook(plan, naming.ALERT_TARGET_DOWN),
             width=24 if len(panels) % 3 == 0 else 12,
             height=6,
         )
@@ -310,11 +274,11 @@ def _dedupe(steps: list[Step]) -> list[Step]:
 def traffic_row(plan: ServicePlan) -> RowDef:
     """Requests/s by outcome, error ratio against the alert threshold, targets up."""
     g = plan.group_by
-    requests = _rec(plan, naming.record(g, naming.REQUESTS, "rate5m"))
-    errors = _rec(plan, naming.record(g, naming.REQUEST_ERRORS, "rate5m"))
+    requests = rec(plan, naming.record(g, naming.REQUESTS, "rate5m"))
+    errors = rec(plan, naming.record(g, naming.REQUEST_ERRORS, "rate5m"))
     queries = [
-        Query(f"{requests} - {errors}", _legend(plan, "ok")),
-        Query(errors, _legend(plan, "failed")),
+        Query(f"{requests} - {errors}", legend(plan, "ok")),
+        Query(errors, legend(plan, "failed")),
     ]
     req = plan.requests
     if req.failure_name is None and req.error_matchers:
@@ -339,7 +303,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=tuple(queries),
             unit="reqps",
-            runbook=_runbook(plan, naming.ALERT_ERROR_RATIO),
+            runbook=panel_runbook(plan, naming.ALERT_ERROR_RATIO),
             width=10,
         )
     ]
@@ -353,20 +317,20 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(
                 Query(
-                    _rec(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
-                    _legend(plan, "error ratio"),
+                    rec(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
+                    legend(plan, "error ratio"),
                 ),
             ),
             unit="percentunit",
             min_value=0,
-            steps=_alert_steps(plan, "error_ratio", "max_ratio"),
-            runbook=_runbook(plan, naming.ALERT_ERROR_RATIO),
+            steps=alert_steps(plan, "error_ratio", "max_ratio"),
+            runbook=panel_runbook(plan, naming.ALERT_ERROR_RATIO),
             width=10,
         )
     )
-    up = selector("up", (*plan.matchers, *_scope(plan)))
+    up = selector("up", (*plan.matchers, *scope(plan)))
     desired, available, label = replica_metrics(plan)
-    workload = (*_scope(plan), Matcher(label, "=", plan.deployment_name))
+    workload = (*scope(plan), Matcher(label, "=", plan.deployment_name))
     panels.append(
         PanelDef(
             title="Scrape targets up",
@@ -385,7 +349,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             ),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
-            runbook=_runbook(
+            runbook=panel_runbook(
                 plan,
                 naming.ALERT_REPLICAS_UNAVAILABLE
                 if "replicas_unavailable" in plan.alerts
@@ -438,13 +402,13 @@ def latency_row(plan: ServicePlan) -> RowDef:
         record = naming.record(g, naming.LATENCY, "quantile_rate5m")
         queries = tuple(
             Query(
-                _rec(
+                rec(
                     plan,
                     record,
                     Matcher(naming.INDICATOR, "=", h.indicator),
                     Matcher(naming.QUANTILE, "=", q),
                 ),
-                _legend(plan, f"p{q[2:].ljust(2, '0')}"),
+                legend(plan, f"p{q[2:].ljust(2, '0')}"),
             )
             for q in ("0.5", "0.9", "0.99")
         )
@@ -463,7 +427,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
                 unit="s",
                 min_value=0,
                 steps=tuple(_dedupe([steps[0], *sorted(steps[1:], key=lambda s: s.value or 0)])),
-                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                runbook=panel_runbook(plan, naming.ALERT_LATENCY_P99),
                 width=12,
             )
         )
@@ -477,7 +441,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
                 kind="heatmap",
                 queries=(Query(_heatmap_expr(plan, h), "{{le}}", fmt="heatmap"),),
                 unit=_TIME_UNITS.get(h.seconds_per_unit, "s"),
-                runbook=_runbook(plan, naming.ALERT_SLOW_REQUESTS),
+                runbook=panel_runbook(plan, naming.ALERT_SLOW_REQUESTS),
                 width=12,
             )
         )
@@ -494,14 +458,14 @@ def latency_row(plan: ServicePlan) -> RowDef:
                 kind="timeseries",
                 queries=(
                     Query(
-                        _rec(plan, record, Matcher(naming.INDICATOR, "=", h.indicator)),
-                        _legend(plan, "slow ratio"),
+                        rec(plan, record, Matcher(naming.INDICATOR, "=", h.indicator)),
+                        legend(plan, "slow ratio"),
                     ),
                 ),
                 unit="percentunit",
                 min_value=0,
-                steps=_alert_steps(plan, "slow_requests", "max_ratio"),
-                runbook=_runbook(plan, naming.ALERT_SLOW_REQUESTS),
+                steps=alert_steps(plan, "slow_requests", "max_ratio"),
+                runbook=panel_runbook(plan, naming.ALERT_SLOW_REQUESTS),
                 width=24,
             )
         )
@@ -541,7 +505,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="suffix: tok/s",
                 min_value=0,
-                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                runbook=panel_runbook(plan, naming.ALERT_LATENCY_P99),
                 width=12,
             )
         )
@@ -549,13 +513,13 @@ def saturation_row(plan: ServicePlan) -> RowDef:
     if plan.running_requests is not None:
         running_queries.append(
             Query(
-                _rec(plan, naming.record(g, naming.RUNNING_REQUESTS, "sum")),
-                _legend(plan, "running"),
+                rec(plan, naming.record(g, naming.RUNNING_REQUESTS, "sum")),
+                legend(plan, "running"),
             )
         )
     if plan.queue_depth is not None:
         running_queries.append(
-            Query(_rec(plan, naming.record(g, naming.QUEUE_DEPTH, "sum")), _legend(plan, "waiting"))
+            Query(rec(plan, naming.record(g, naming.QUEUE_DEPTH, "sum")), legend(plan, "waiting"))
         )
     if running_queries:
         names = [gp.name for gp in (plan.running_requests, plan.queue_depth) if gp is not None]
@@ -570,28 +534,13 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 queries=tuple(running_queries),
                 unit="short",
                 min_value=0,
-                runbook=_runbook(plan, naming.ALERT_QUEUE_DEPTH),
+                runbook=panel_runbook(plan, naming.ALERT_QUEUE_DEPTH),
                 width=12,
             )
         )
-    if plan.kv_cache_usage is not None:
-        record = naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max")
-        panels.append(
-            PanelDef(
-                title="KV-cache usage per pod",
-                key="kv-cache",
-                description=f"Share (0–1) of the KV cache in use per pod, from {record} "
-                f"(gauge {plan.kv_cache_usage.name}); {naming.ALERT_KV_CACHE} fires above the line.",
-                kind="timeseries",
-                queries=(Query(_rec(plan, record, _pod()), "{{pod}}"),),
-                unit="percentunit",
-                min_value=0,
-                max_value=1,
-                steps=_alert_steps(plan, "kv_cache", "max"),
-                runbook=_runbook(plan, naming.ALERT_KV_CACHE),
-                width=12,
-            )
-        )
+    for family in sorted(FAMILIES, key=lambda f: f.rank):
+        if family.row == "saturation":
+            panels += family.panels(plan)
     if plan.queue_depth is not None:
         record = naming.record(g, naming.QUEUE_DEPTH, "sum")
         panels.append(
@@ -601,11 +550,11 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 description=f"Queued requests summed over pods, from {record} "
                 f"(gauge {plan.queue_depth.name}); {naming.ALERT_QUEUE_DEPTH} fires above the line.",
                 kind="timeseries",
-                queries=(Query(_rec(plan, record), _legend(plan, "queued")),),
+                queries=(Query(rec(plan, record), legend(plan, "queued")),),
                 unit="short",
                 min_value=0,
-                steps=_alert_steps(plan, "queue_depth", "max"),
-                runbook=_runbook(plan, naming.ALERT_QUEUE_DEPTH),
+                steps=alert_steps(plan, "queue_depth", "max"),
+                runbook=panel_runbook(plan, naming.ALERT_QUEUE_DEPTH),
                 width=12,
             )
         )
@@ -619,11 +568,11 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 f"cache), summed over pods, from {record} (counter {plan.preemptions.name}); "
                 f"{naming.ALERT_PREEMPTIONS} fires above the line.",
                 kind="timeseries",
-                queries=(Query(_rec(plan, record), _legend(plan, "preempted")),),
+                queries=(Query(rec(plan, record), legend(plan, "preempted")),),
                 unit="reqps",
                 min_value=0,
-                steps=_alert_steps(plan, "preemptions", "max"),
-                runbook=_runbook(plan, naming.ALERT_PREEMPTIONS),
+                steps=alert_steps(plan, "preemptions", "max"),
+                runbook=panel_runbook(plan, naming.ALERT_PREEMPTIONS),
                 width=12,
             )
         )
@@ -637,12 +586,12 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 f"from {record} ({', '.join(plan.prefix_cache.names)}); "
                 f"{naming.ALERT_PREFIX_CACHE} fires below the line while requests flow.",
                 kind="timeseries",
-                queries=(Query(_rec(plan, record), _legend(plan, "hit ratio")),),
+                queries=(Query(rec(plan, record), legend(plan, "hit ratio")),),
                 unit="percentunit",
                 min_value=0,
                 max_value=1,
-                steps=_alert_steps(plan, "prefix_cache", "min", below=True),
-                runbook=_runbook(plan, naming.ALERT_PREFIX_CACHE),
+                steps=alert_steps(plan, "prefix_cache", "min", below=True),
+                runbook=panel_runbook(plan, naming.ALERT_PREFIX_CACHE),
                 width=12,
             )
         )
@@ -660,15 +609,19 @@ def memory_row(plan: ServicePlan) -> RowDef:
         # cAdvisor / kube-state-metrics series of the service's pods (owner record).
         return owned(
             plan,
-            selector(metric, (*plan.container_matchers, *_scope(plan), _pod(), *extra)),
-            *_cluster(plan),
+            selector(metric, (*plan.container_matchers, *scope(plan), pod_filter(), *extra)),
+            *cluster_filter(plan),
         )
 
     recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
     ws = f"max{_by(plan, 'pod')} {pods(naming.CADVISOR_WORKING_SET)}"
     if recorded_memory:
-        limit = f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *_scope(plan), _pod())})"
-        usage = f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *_scope(plan), _pod())})"
+        limit = (
+            f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *scope(plan), pod_filter())})"
+        )
+        usage = (
+            f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *scope(plan), pod_filter())})"
+        )
         source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
     else:
         limit = (
@@ -676,11 +629,11 @@ def memory_row(plan: ServicePlan) -> RowDef:
         )
         usage = f"{ws} / ({limit} > 0)"
         source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
-    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *_scope(plan), _pod()))
+    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter()))
     oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
     labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
-        selector(metric, (*plan.container_matchers, *_scope(plan), _pod()))
+        selector(metric, (*plan.container_matchers, *scope(plan), pod_filter()))
         for metric in (
             naming.CADVISOR_CPU,
             naming.CADVISOR_CFS_THROTTLED,
@@ -689,7 +642,9 @@ def memory_row(plan: ServicePlan) -> RowDef:
     )
 
     def rate_by_pod(series: str) -> str:
-        return f"sum{_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *_cluster(plan))}"
+        return (
+            f"sum{_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *cluster_filter(plan))}"
+        )
 
     return RowDef(
         "Memory",
@@ -706,7 +661,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="bytes",
                 min_value=0,
-                runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
+                runbook=panel_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
                 width=8,
             ),
             PanelDef(
@@ -718,8 +673,8 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 queries=(Query(f"1 - {usage}", _named(plan, "{{pod}}")),),
                 unit="percentunit",
                 max_value=1,
-                steps=_alert_steps(plan, "memory_headroom", "min_free", below=True),
-                runbook=_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
+                steps=alert_steps(plan, "memory_headroom", "min_free", below=True),
+                runbook=panel_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
                 width=8,
             ),
             PanelDef(
@@ -731,7 +686,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 kind="timeseries",
                 queries=(
                     Query(
-                        f"sum{_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *_cluster(plan))}",
+                        f"sum{_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *cluster_filter(plan))}",
                         _named(plan, "{{pod}} restarts"),
                     ),
                     Query(
@@ -742,7 +697,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 unit="short",
                 min_value=0,
                 steps=(Step(None, GREEN), Step(1, RED)),
-                runbook=_runbook(plan, naming.ALERT_OOM_KILLED),
+                runbook=panel_runbook(plan, naming.ALERT_OOM_KILLED),
                 width=8,
             ),
             *crash_loop_panels(plan, pods),
@@ -762,7 +717,7 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 ),
                 unit="short",
                 min_value=0,
-                runbook=_runbook(plan, naming.ALERT_LATENCY_P99),
+                runbook=panel_runbook(plan, naming.ALERT_LATENCY_P99),
                 width=24,
                 height=7,
                 overrides=(
@@ -790,9 +745,9 @@ def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[Pane
     window = format_duration_ms(int(alert.params["window_ms"]))
     waiting = pods(naming.KSM_WAITING_REASON, Matcher("reason", "=", naming.CRASH_LOOP_REASON))
     restart_series = selector(
-        naming.KSM_RESTARTS, (*plan.container_matchers, *_scope(plan), _pod())
+        naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter())
     )
-    increase = owned(plan, f"increase({restart_series}[{RATE}])", *_cluster(plan))
+    increase = owned(plan, f"increase({restart_series}[{RATE}])", *cluster_filter(plan))
     return (
         PanelDef(
             title="Crash loops",
@@ -815,7 +770,7 @@ def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[Pane
             unit="short",
             min_value=0,
             steps=(Step(None, GREEN), Step(1, ORANGE)),
-            runbook=_runbook(plan, naming.ALERT_CRASH_LOOP),
+            runbook=panel_runbook(plan, naming.ALERT_CRASH_LOOP),
             width=24,
             height=6,
         ),
@@ -853,14 +808,14 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *_scope(plan), _pod(), *extra))})"
+        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
 
     def runbook(alert: str) -> tuple[str, str]:
-        return _runbook(plan, alert)
+        return panel_runbook(plan, alert)
 
     gpu_legend = _named(plan, GPU_LEGEND)
 
-    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *_scope(plan), _pod()))
+    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *scope(plan), pod_filter()))
     panels = (
         PanelDef(
             title="GPU utilisation",
@@ -906,7 +861,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             unit="percentunit",
             min_value=0,
             max_value=1,
-            steps=_alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
+            steps=alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
             runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
         ),
         PanelDef(
@@ -917,7 +872,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(Query(gauge(naming.GPU_TEMPERATURE), gpu_legend),),
             unit="celsius",
-            steps=_alert_steps(plan, "gpu_temperature", "max"),
+            steps=alert_steps(plan, "gpu_temperature", "max"),
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
         PanelDef(
@@ -986,7 +941,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="stat",
             queries=(
                 Query(
-                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *_scope(plan), _pod()))})",
+                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *scope(plan), pod_filter()))})",
                     _named(plan, "{{pod}}"),
                 ),
             ),
@@ -1018,7 +973,7 @@ def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
     window = format_duration_ms(int(alert.params["window_ms"]))
     held = format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms))
     active = selector(
-        naming.GPU_CLOCK_EVENT_ACTIVE, (*slowdown_matchers(plan), *_scope(plan), _pod())
+        naming.GPU_CLOCK_EVENT_ACTIVE, (*slowdown_matchers(plan), *scope(plan), pod_filter())
     )
     labels = by(plan.keeping(*GPU_LABELS, "gpu", "reason"))
     return (
@@ -1035,7 +990,7 @@ def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
             unit="bool",
             min_value=0,
             steps=(Step(None, GREEN), Step(1, SEVERITY_COLOR.get(alert.severity, RED))),
-            runbook=_runbook(plan, naming.ALERT_GPU_SLOWDOWN),
+            runbook=panel_runbook(plan, naming.ALERT_GPU_SLOWDOWN),
         ),
     )
 

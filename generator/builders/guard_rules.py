@@ -29,82 +29,29 @@ from dataclasses import dataclass, field, replace
 from generator import naming, regexes
 from generator.builders.common import Rule, alert_rule, held_for, identity_matchers
 from generator.builders.gpu_rules import slowdown_matchers
+from generator.builders.guard_inputs import (
+    GPU_KEYS,
+    POD_KEYS,
+    SERVICE_KEYS,
+    Condition,
+    SignalInput,
+    Source,
+    server_remedy,
+    targets_up,
+)
 from generator.builders.pods import (
     KSM_POD_OWNER,
     OWNER_RECORD,
     ksm_owner_selectors,
-    owned,
     replica_metrics,
     target_pods_selector,
 )
+from generator.families import FAMILIES
+from generator.families.ceiling import gauge_input
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
 from generator.units import decimal_str, format_duration_ms
-
-SERVICE_KEYS = ("namespace",)
-POD_KEYS = ("namespace", "pod")
-GPU_KEYS = ("namespace", "pod", "uuid")
-
-
-@dataclass(frozen=True)
-class Source:
-    """One selector of a series; ``owned``: kept to the service's pods (cAdvisor and
-    kube-state-metrics series, which carry no label of the service's targets)."""
-
-    metric: str
-    matchers: tuple[Matcher, ...]
-    owned: bool = False
-
-    def expr(self, plan: ServicePlan) -> str:
-        """The selector as PromQL (joined with the pod owner record when ``owned``)."""
-        text = selector(self.metric, self.matchers)
-        return owned(plan, text) if self.owned else text
-
-
-@dataclass(frozen=True)
-class Condition:
-    """Part of a gate: one of ``sources`` (a metric's names across releases) has a series,
-    with value ``equals`` when set (``up == 1``)."""
-
-    sources: tuple[Source, ...]
-    equals: float | None = None
-
-
-@dataclass(frozen=True)
-class SignalInput:
-    """One input of the plan's alerts and SLOs, and how to tell it is missing.
-
-    Attributes:
-        signal: the ``signal`` label (``spec.metrics`` key, or ``pods``, ``memoryWorkingSet``, …).
-        metric: the ``metric`` label: the series name a user would look for.
-        keys: labels the guard keeps (``namespace``; ``pod`` and ``uuid`` for GPU inputs).
-        needs: present when, for every tuple, any of its sources has a series (Triton's KV cache
-            needs its ``used`` and its ``max`` series; GPU memory is whole-GPU or per MIG instance).
-        gate: conditions under which the input must be present (all must hold).
-        readers: what reads it (``ModelKVCacheNearFull``, ``ErrorBudgetBurn (SLO latency)``).
-        covers: selectors read beside it that may be absent on a healthy service.
-        excused: sources whose series (per key set) say the input is absent on purpose (the
-            exporter reports the reading unsupported on that GPU): no guard there.
-        le: the bucket bound (metric unit, as text) of a bucket input, else None.
-        remedy: where to look when it is missing.
-    """
-
-    signal: str
-    metric: str
-    keys: tuple[str, ...]
-    needs: tuple[tuple[Source, ...], ...]
-    gate: tuple[Condition, ...]
-    readers: tuple[str, ...]
-    covers: tuple[Source, ...] = ()
-    excused: tuple[Source, ...] = ()
-    le: str | None = None
-    remedy: str = ""
-
-    @property
-    def sources(self) -> tuple[Source, ...]:
-        """Every source of :attr:`needs`, in order."""
-        return tuple(s for group in self.needs for s in group)
 
 
 @dataclass(frozen=True)
@@ -140,17 +87,6 @@ def _slo_readers(s: SLOPlan) -> list[str]:
     return [f"{a} (SLO {s.name})" for a in alerts] or [f"SLO {s.name}"]
 
 
-def _targets_up(plan: ServicePlan) -> Condition:
-    return Condition((Source("up", plan.matchers),), 1)
-
-
-def _server_remedy(key: str) -> str:
-    return (
-        f"A server upgrade may have renamed it: compare spec.serverVersion and "
-        f"spec.metrics.{key} with what the server exposes (obsgen verify lists both)."
-    )
-
-
 def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
     readers = []
     if "error_ratio" in plan.alerts:
@@ -173,10 +109,10 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
             req.name,
             SERVICE_KEYS,
             ((Source(req.name, req.matchers),),),
-            (_targets_up(plan),),
+            (targets_up(plan),),
             tuple(readers),
             tuple(covers),
-            remedy=_server_remedy("requests"),
+            remedy=server_remedy("requests"),
         )
     )
     _error_label_inputs(plan, tuple(readers), out)
@@ -220,7 +156,7 @@ def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Input
                 f"{req.name}{{{m.label}}}",
                 SERVICE_KEYS,
                 ((Source(req.name, (*req.matchers, Matcher(m.label, "=~", CARRIES))),),),
-                (_targets_up(plan), Condition((Source(req.name, req.matchers),))),
+                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
                 readers,
                 covers=(errors,),
                 remedy=f"Requests are counted, but no series of {req.name} carries the label "
@@ -252,7 +188,7 @@ def _histogram_inputs(
     plan: ServicePlan, h: HistogramPlan, users: list[tuple[str, float | None]], out: _Inputs
 ) -> None:
     readers = tuple(dict.fromkeys(r for r, _ in users))
-    remedy = _server_remedy(h.key)
+    remedy = server_remedy(h.key)
     if h.native:
         out.add(
             SignalInput(
@@ -260,7 +196,7 @@ def _histogram_inputs(
                 h.metric,
                 SERVICE_KEYS,
                 (tuple(Source(name, h.matchers) for name in h.names),),
-                (_targets_up(plan),),
+                (targets_up(plan),),
                 readers,
                 remedy=remedy,
             )
@@ -275,7 +211,7 @@ def _histogram_inputs(
             count[0].metric,
             SERVICE_KEYS,
             (count,),
-            (_targets_up(plan),),
+            (targets_up(plan),),
             readers,
             remedy=remedy,
         )
@@ -287,7 +223,7 @@ def _histogram_inputs(
             family[0].metric,
             SERVICE_KEYS,
             (family,),
-            (_targets_up(plan), Condition(count)),
+            (targets_up(plan), Condition(count)),
             readers,
             remedy=f"{h.metric}_count exists without buckets: is {h.metric} a native histogram or a "
             f"summary? Set spec.metrics.{h.key}.histogram, or name a classic histogram.",
@@ -301,7 +237,7 @@ def _histogram_inputs(
                 family[0].metric,
                 SERVICE_KEYS,
                 (tuple(Source(f.metric, (*h.matchers, le)) for f in family),),
-                (_targets_up(plan), Condition(count), Condition(family)),
+                (targets_up(plan), Condition(count), Condition(family)),
                 tuple(r for r, b in users if b == bound),
                 le=decimal_str(bound),
                 remedy=f"The histogram has buckets, but not le={decimal_str(bound)}: its buckets "
@@ -311,26 +247,13 @@ def _histogram_inputs(
 
 
 def _gauge_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    for key, signal, gauge, alert in (
-        ("queue_depth", "queueDepth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH),
-        ("kv_cache", "kvCacheUsage", plan.kv_cache_usage, naming.ALERT_KV_CACHE),
+    for item in gauge_input(
+        plan, "queue_depth", "queueDepth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH
     ):
-        if key not in plan.alerts or gauge is None:
-            continue
-        needs = [tuple(Source(name, gauge.matchers) for name in gauge.names)]
-        if gauge.denominator is not None:
-            needs.append((Source(gauge.name, gauge.denominator),))
-        out.add(
-            SignalInput(
-                signal,
-                gauge.name,
-                SERVICE_KEYS,
-                tuple(needs),
-                (_targets_up(plan),),
-                (alert,),
-                remedy=_server_remedy(signal),
-            )
-        )
+        out.add(item)
+    for family in FAMILIES:
+        for item in family.inputs(plan):
+            out.add(item)
 
 
 def _counter_inputs(plan: ServicePlan, out: _Inputs) -> None:
@@ -343,9 +266,9 @@ def _counter_inputs(plan: ServicePlan, out: _Inputs) -> None:
             counter.name,
             SERVICE_KEYS,
             ((Source(counter.name, counter.matchers),),),
-            (_targets_up(plan),),
+            (targets_up(plan),),
             (naming.ALERT_PREEMPTIONS,),
-            remedy=_server_remedy("preemptions"),
+            remedy=server_remedy("preemptions"),
         )
     )
 
@@ -362,7 +285,7 @@ def _prefix_cache_inputs(plan: ServicePlan, out: _Inputs) -> None:
             names[0][0],
             SERVICE_KEYS,
             tuple(tuple(Source(n, matchers) for n in group) for group in names),
-            (_targets_up(plan),),
+            (targets_up(plan),),
             (naming.ALERT_PREFIX_CACHE,),
             remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
             "the server exposes (obsgen verify lists it).",
@@ -391,7 +314,7 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
             KSM_POD_OWNER,
             SERVICE_KEYS,
             ((record,),),
-            (_targets_up(plan),),
+            (targets_up(plan),),
             readers,
             covers=tuple(Source(metric, by) for metric, by in ksm_owner_selectors(plan)),
             remedy=f"No pod is attributed to {workload}: kube-state-metrics' kube_pod_owner series "
@@ -399,7 +322,7 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
             "and the service's targets carry no pod label.",
         )
     )
-    attributed = (_targets_up(plan), Condition((record,)))
+    attributed = (targets_up(plan), Condition((record,)))
     memory = tuple(
         a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k not in _RESTART_READERS
     )

@@ -426,6 +426,7 @@ def promtool_group(
     tests: list[dict[str, Any]],
     interval_ms: int = INTERVAL_MS,
 ) -> dict[str, Any]:
+    """A promtool test group: ``input_series`` stepped every ``interval_ms``, its tests."""
     return {
         "name": name,
         "interval": format_duration_ms(interval_ms),
@@ -435,10 +436,12 @@ def promtool_group(
 
 
 def alert_test(ms: int, alert: str, expected: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ``alert_rule_test``: exactly ``expected`` of ``alert`` fire at ``ms``."""
     return {"eval_time": format_duration_ms(ms), "alertname": alert, "exp_alerts": expected}
 
 
 def steps_until(until_ms: int) -> int:
+    """Steps of series that reach past ``until_ms`` (ms), with a margin of five."""
     return until_ms // INTERVAL_MS + 5
 
 
@@ -450,13 +453,33 @@ def family_case(
     expected: list[dict[str, Any]],
     at_ms: int,
 ) -> dict[str, Any]:
+    """A test group named ``name`` on ``series`` (steps up to ``at_ms``, ms from the first
+    sample) asserting that exactly ``expected`` of ``alert`` fire at ``at_ms``."""
     return promtool_group(
         name, series.render(steps_until(at_ms)), [alert_test(at_ms, alert, expected)]
     )
 
 
 def after_for(plan: ServicePlan, key: str) -> int:
+    """When a family's cases are checked (ms): :data:`CHECK_MS` plus the alert's ``for``."""
     return CHECK_MS + plan.alerts[key].for_ms
+
+
+def fire_and_quiet(
+    plan: ServicePlan,
+    key: str,
+    alert: str,
+    fire: Series,
+    quiet: Series,
+    expected: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The two cases of alert family ``key``: ``alert`` fires as ``expected`` on ``fire`` and
+    stays quiet on ``quiet``, both checked at :func:`after_for`."""
+    at = after_for(plan, key)
+    return [
+        family_case(plan, f"{alert} fires", fire, alert, expected, at),
+        family_case(plan, f"{alert} stays quiet", quiet, alert, [], at),
+    ]
 
 
 def busy_per_min(params: Mapping[str, Any]) -> int:

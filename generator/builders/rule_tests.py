@@ -64,12 +64,8 @@ from typing import Any
 from generator import naming, slo
 from generator.builders.common import Group, Rule
 from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
-from generator.builders.guard_rules import (
-    CARRIES,
-    SignalInput,
-    Source,
-    signal_inputs,
-)
+from generator.builders.guard_inputs import SignalInput, Source
+from generator.builders.guard_rules import CARRIES, signal_inputs
 from generator.builders.memory_rules import POD_LABELS
 from generator.builders.pods import (
     KSM_POD_OWNER,
@@ -93,7 +89,6 @@ from generator.builders.promtool_series import (
     alert_test,
     busy_per_min,
     container_labels,
-    example_pod,
     expected_alert,
     family_case,
     healthy,
@@ -113,6 +108,8 @@ from generator.builders.promtool_series import (
 from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
+from generator.families import FAMILIES
+from generator.families.ceiling import gauge_cases
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float
 from generator.slo import Tier
@@ -911,29 +908,12 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     after_for(plan, "error_ratio"),
                 )
             )
-    for key, gauge, alert, extra in (
-        ("queue_depth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH, {}),
-        ("kv_cache", plan.kv_cache_usage, naming.ALERT_KV_CACHE, {"pod": example_pod(plan)}),
-    ):
-        if key not in alerts or gauge is None:
-            continue
-        limit = float(alerts[key].params["max"])
-        value = limit * 2 + 1 if key == "queue_depth" else (limit + 1) / 2
-        fire = healthy(plan, base)
-        raw = value / gauge.scale
-        if gauge.denominator is not None:
-            # A ratio of two gauges (Triton's used / max KV-cache blocks): max = 1000.
-            raw *= 1000
-            fire.gauge(gauge.name, labels_of(plan, gauge.denominator, **extra), "1000+0x60")
-        fire.gauge(gauge.name, labels_of(plan, gauge.matchers, **extra), f"{go_float(raw)}+0x60")
-        labels = {**agg_of(plan, gauge.matchers), **svc, **extra}
-        case(
-            key,
-            alert,
-            fire,
-            healthy(plan, base),
-            [expected_alert(_rule(plan, alert), labels, value)],
-        )
+    if "queue_depth" in alerts and plan.queue_depth is not None:
+        value = float(alerts["queue_depth"].params["max"]) * 2 + 1
+        rule = _rule(plan, naming.ALERT_QUEUE_DEPTH)
+        groups += gauge_cases(plan, "queue_depth", plan.queue_depth, rule, value, {})
+    for family in FAMILIES:
+        groups += family.cases(plan)
     if "preemptions" in alerts and plan.preemptions is not None:
         # Twice the limit plus one preemption a second; healthy traffic preempts nothing.
         per_s = float(alerts["preemptions"].params["max"]) * 2 + 1

@@ -23,6 +23,7 @@ from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.pods import OWNER_RECORD, owned, replica_metrics
+from generator.families import FAMILIES
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.text import render
@@ -30,7 +31,7 @@ from generator.text import render
 # Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
 # (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
 SLO_BUDGET = "slo_budget"
-ALERTS: dict[str, str | None] = {
+_LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
     naming.ALERT_LATENCY_P99: "latency_p99",
@@ -41,7 +42,6 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_OOM_KILLED: "oom_killed",
     naming.ALERT_CRASH_LOOP: "crash_loop",
     naming.ALERT_QUEUE_DEPTH: "queue_depth",
-    naming.ALERT_KV_CACHE: "kv_cache",
     naming.ALERT_PREEMPTIONS: "preemptions",
     naming.ALERT_PREFIX_CACHE: "prefix_cache",
     naming.ALERT_TARGET_DOWN: "target_down",
@@ -53,6 +53,10 @@ ALERTS: dict[str, str | None] = {
     naming.ALERT_GPU_SLOWDOWN: "gpu_hardware_slowdown",
     naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
+}
+ALERTS: dict[str, str | None] = {
+    **_LEGACY_ALERTS,
+    **{alert: f.key for f in FAMILIES for alert in f.alerts},
 }
 
 
@@ -158,9 +162,6 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "running": rec(naming.record(g, naming.RUNNING_REQUESTS, "sum"))
             if plan.running_requests is not None
             else None,
-            "kv": rec(naming.record((*g, "pod"), naming.KV_CACHE_USAGE, "max"))
-            if plan.kv_cache_usage is not None
-            else None,
             "preemptions": rec(naming.record(g, naming.PREEMPTIONS, "rate5m"))
             if plan.preemptions is not None
             else None,
@@ -213,6 +214,7 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "gpu_unsupported": selector(
                 naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, *cluster)
             ),
+            **{k: v for f in FAMILIES for k, v in f.runbook_queries(plan, rec).items()},
         },
     }
 

@@ -8,7 +8,6 @@ guarded so that zero traffic records nothing or 0 — never NaN — and fires no
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from generator import naming
 from generator.builders.common import (
@@ -19,6 +18,8 @@ from generator.builders.common import (
     record_rule,
     recorded,
 )
+from generator.families import FAMILIES
+from generator.families.ceiling import above_max
 from generator.plan import (
     AlertPlan,
     CounterPlan,
@@ -261,30 +262,6 @@ def _ratio(value: float) -> str:
     return decimal_str(value)
 
 
-def _above_max(
-    plan: ServicePlan,
-    key: str,
-    name: str,
-    record_metric: str,
-    operation: str,
-    levels: tuple[str, ...] = (),
-    **extra: Any,
-) -> list[Rule]:
-    """Alert ``name`` when the service's record ``<level>:<record_metric>:<operation>`` (by
-    the spec's ``groupBy`` plus ``levels``) stays above ``spec.alerts.<key>.max``; none when
-    the alert is off."""
-    alert = plan.alerts.get(key)
-    if alert is None:
-        return []
-    value = recorded(plan, naming.record((*plan.group_by, *levels), record_metric, operation))
-    limit = decimal_str(alert.params["max"])
-    return [
-        alert_rule(
-            plan, name, f"{value} > {limit}", alert.for_ms, alert.severity, max=limit, **extra
-        )
-    ]
-
-
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:
     """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``,
     ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull``, ``ModelPreemptionsHigh`` — those the
@@ -356,15 +333,12 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
             )
         )
     if plan.queue_depth is not None:
-        rules += _above_max(
-            plan, "queue_depth", naming.ALERT_QUEUE_DEPTH, naming.QUEUE_DEPTH, "sum"
-        )
-    if plan.kv_cache_usage is not None:
-        rules += _above_max(
-            plan, "kv_cache", naming.ALERT_KV_CACHE, naming.KV_CACHE_USAGE, "max", ("pod",)
-        )
+        rules += above_max(plan, "queue_depth", naming.ALERT_QUEUE_DEPTH, naming.QUEUE_DEPTH, "sum")
+    for family in FAMILIES:
+        if family.group == "traffic":
+            rules += family.rules(plan)
     if plan.preemptions is not None:
-        rules += _above_max(
+        rules += above_max(
             plan,
             "preemptions",
             naming.ALERT_PREEMPTIONS,

@@ -1,0 +1,18 @@
+"""The alert families obsgen renders, one module each (:class:`base.Family`), in output order.
+
+Adding a family: a module holding its ``FAMILY`` and one line in :data:`FAMILIES`. Alert
+families not listed yet keep their code in the builders (``plan.ALERT_DEFAULTS``' legacy
+table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …).
+"""
+
+from __future__ import annotations
+
+from generator.families import kv_cache
+from generator.families.base import Family
+
+FAMILIES: tuple[Family, ...] = (kv_cache.FAMILY,)
+
+
+def family(key: str) -> Family | None:
+    """The registered family of ``ServicePlan.alerts`` key ``key``, or None (not migrated)."""
+    return next((f for f in FAMILIES if f.key == key), None)

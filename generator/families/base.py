@@ -1,0 +1,118 @@
+"""What one alert family is: :class:`Family`, everything obsgen knows about one
+``spec.alerts`` entry, from its defaults to its dashboard panels.
+
+Leaf module: it imports no builder, so :mod:`generator.plan` can read the defaults of every
+registered family (:data:`generator.families.FAMILIES`) without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.builders.grafana_json import PanelDef
+    from generator.builders.guard_inputs import SignalInput
+    from generator.plan import ServicePlan
+
+
+class Role(StrEnum):
+    """What an alert says about its service, which decides what holds it back."""
+
+    TARGETS_DOWN = "targets-down"
+    """The service's targets cannot be scraped: every signal read from them is blind."""
+    SYMPTOM = "symptom"
+    """Read from the model server's own metrics (latency, errors, queue, SLO burn)."""
+    GUARD = "guard"
+    """An input the alerts read has vanished, or replicas are missing: explained by
+    ModelTargetDown while the targets are down."""
+    RESOURCE = "resource"
+    """Container memory, OOM kills and crash loops (cAdvisor, kube-state-metrics): often the
+    *cause* of targets being down, so never held back by it."""
+    GPU = "gpu"
+    """Read from the NVML sidecar of one pod."""
+    GPU_EXPORTER_DOWN = "gpu-exporter-down"
+    """The pod's NVML sidecar is down or cannot read NVML: its GPU alerts are blind."""
+
+
+@dataclass(frozen=True)
+class Needs:
+    """The series an alert family exists for: without it (neither the server's preset nor
+    ``spec.metrics.<metric>.name`` has it) the alert is left out, with a warning when enabled.
+
+    Attributes:
+        metric: the ``spec.metrics`` key (``kvCacheUsage``).
+        attribute: the field of the preset and of ``spec.metrics`` (``kv_cache_usage``).
+        kind: what the series is, for the warning (``gauge``, ``counter``).
+    """
+
+    metric: str
+    attribute: str
+    kind: str
+
+
+def _no_panels(plan: ServicePlan) -> list[PanelDef]:
+    return []
+
+
+def _no_inputs(plan: ServicePlan) -> list[SignalInput]:
+    return []
+
+
+def _no_queries(plan: ServicePlan, rec: Callable[..., str]) -> dict[str, str | None]:
+    return {}
+
+
+@dataclass(frozen=True)
+class Family:
+    """One alert family (a ``spec.alerts`` key), listed once in :data:`generator.families.FAMILIES`.
+
+    Attributes:
+        key: its key in ``ServicePlan.alerts`` and :data:`generator.plan.ALERT_DEFAULTS`
+            (snake case of the spec field: ``kv_cache``).
+        spec_field: its ``spec.alerts`` field as users write it (``kvCache``).
+        alerts: the alert names it emits (``ModelKVCacheNearFull``), each with its
+            ``templates/alerts/<name>.j2`` and ``templates/runbooks/<name>.md.j2``.
+        for_ms: default ``for`` (ms, 0 for none); ``severity``: default severity.
+        params: default parameters (``AlertPlan.params``; durations in ms, ratios 0–1).
+        role: its routing role (:mod:`generator.builders.alertmanager_routing`).
+        group: the rule group it belongs to (``traffic``: ``obsgen.<service>.traffic``).
+        rules: ``plan -> [alert rule]``, empty when the plan does not enable it.
+        cases: ``plan -> [promtool test group]``: it fires on the failure and stays quiet on
+            a healthy (and, where it differs, an idle) service; empty when not enabled.
+        needs: the series it exists for, or None (always available).
+        inputs: ``plan -> [SignalInput]``: the series its alerts read, for ``ModelSignalMissing``
+            (:func:`generator.builders.guard_rules.signal_inputs`), empty when not enabled.
+        row: the dashboard row its panels go in (``saturation``); ``rank``: their order among
+            the families' panels of that row (after the row's own panels).
+        panels: ``plan -> [PanelDef]``: its dashboard panels (drawn also when disabled).
+        runbook_queries: ``(plan, rec) -> {name: query or None}``: the ``q`` entries its
+            runbook page reads; ``rec(record, *matchers)`` selects a recorded series.
+    """
+
+    key: str
+    spec_field: str
+    alerts: tuple[str, ...]
+    for_ms: int
+    severity: str
+    params: Mapping[str, Any]
+    role: Role
+    group: str
+    rules: Callable[[ServicePlan], list[Rule]]
+    cases: Callable[[ServicePlan], list[dict[str, Any]]]
+    needs: Needs | None = None
+    inputs: Callable[[ServicePlan], list[SignalInput]] = _no_inputs
+    row: str = ""
+    rank: int = 0
+    panels: Callable[[ServicePlan], list[PanelDef]] = _no_panels
+    runbook_queries: Callable[[ServicePlan, Callable[..., str]], dict[str, str | None]] = (
+        _no_queries
+    )
+
+    @property
+    def defaults(self) -> tuple[int, str, dict[str, Any]]:
+        """(``for`` in ms, severity, a copy of the params): an entry of ``ALERT_DEFAULTS``."""
+        return self.for_ms, self.severity, dict(self.params)

@@ -1,0 +1,53 @@
+"""The alert-family registry: every family module listed once, no default lost."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from pydantic.alias_generators import to_camel
+
+from generator import families, plan, spec
+from generator.builders import alertmanager_routing, runbooks
+from generator.families import FAMILIES
+from generator.text import TEMPLATES_DIR as TEMPLATES
+
+
+def _family_modules() -> list[str]:
+    """Modules of generator/families/ that define a ``FAMILY``."""
+    names = [m.name for m in pkgutil.iter_modules(families.__path__)]
+    return sorted(
+        f"generator.families.{n}"
+        for n in names
+        if hasattr(importlib.import_module(f"generator.families.{n}"), "FAMILY")
+    )
+
+
+def test_families_lists_each_family_module_once() -> None:
+    listed = [f.rules.__module__ for f in FAMILIES]
+    assert sorted(listed) == _family_modules()
+    assert len({f.key for f in FAMILIES}) == len(FAMILIES)
+    for f in FAMILIES:
+        module = importlib.import_module(f.rules.__module__)
+        assert module.FAMILY is f, f.key
+
+
+def test_every_alert_default_comes_from_a_family_or_the_legacy_table() -> None:
+    registered = {f.key for f in FAMILIES}
+    legacy = set(plan._LEGACY_DEFAULTS)
+    assert registered.isdisjoint(legacy), registered & legacy
+    assert set(plan.ALERT_DEFAULTS) == registered | legacy
+    # Every spec.alerts field has defaults, and nothing else does.
+    assert set(plan.ALERT_DEFAULTS) == set(spec.Alerts.model_fields)
+    for f in FAMILIES:
+        assert plan.ALERT_DEFAULTS[f.key] == f.defaults
+
+
+def test_each_family_names_its_spec_field_templates_role_and_runbook() -> None:
+    for f in FAMILIES:
+        assert f.spec_field == to_camel(f.key)
+        for alert in f.alerts:
+            assert (TEMPLATES / "alerts" / f"{alert}.j2").is_file(), alert
+            assert (TEMPLATES / "runbooks" / f"{alert}.md.j2").is_file(), alert
+            assert alertmanager_routing.ALERT_ROLES[alert] is f.role
+            assert runbooks.ALERTS[alert] == f.key
