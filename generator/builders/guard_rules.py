@@ -1,24 +1,7 @@
 """Guards against silent alerts: ``ModelSignalMissing`` (inputs) and ``ModelReplicasUnavailable``.
 
-An alert whose input series has vanished cannot fire, and nothing says so: a server upgrade
-renamed the metric, a histogram lost the bucket an SLO counts, cAdvisor is not scraped, the
-sidecar sees no GPU. :func:`signal_inputs` lists every series an enabled alert or SLO of a plan
-reads — from the same plan fields the rule builders select them with — and
-:func:`signal_missing_alerts` emits one ``ModelSignalMissing`` rule per input:
-
-    <gate> unless on (<keys>) (<the input's series, grouped by keys>)
-
-The *gate* says the series should exist: the service's targets are up (``up == 1``), plus, for
-inputs that only exist beside another one, that one (a bucket beside its ``_count``, cAdvisor
-series beside the service's attributed pods, GPU readings beside a GPU the exporter sees). A
-target that is down opens no gate, so the guards stay silent and ``ModelTargetDown`` (or
-``GPUExporterDown``) speaks. Series that are legitimately absent on a healthy service — an
-error-filtered counter before the first error, Triton's failure counter, the last-terminated
-reason before any termination, Xid counters before any Xid — are not guarded themselves: the
-base series they are read beside is (``SignalInput.covers`` says which).
-
-``ModelReplicasUnavailable`` compares kube-state-metrics' desired and available replicas of the
-workload; without kube-state-metrics, ``spec.deployment.replicas`` with the targets that are up.
+One ``ModelSignalMissing`` rule per input series an enabled alert or SLO reads, gated on that
+series being expected; the argument: docs/architecture.md, "Guards against silent alerts".
 """
 
 from __future__ import annotations

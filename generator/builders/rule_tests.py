@@ -4,53 +4,8 @@ For each plan this builds ``rules/<service>.test.yaml`` (promtool unit-test form
 named relative to the test file). Every series name, selector, ``le`` spelling and threshold is
 read from the plan, so the tests follow any spec and preset.
 
-Traffic model: the synthetic counters start at 0 and grow by a constant number of events per
-minute from the first sample, so every window — 5m or 3d — holds the same error ratio as soon
-as it holds one increment. That makes the expectation exact for every tier without simulating
-days of samples (promtool evaluates every rule of the file at every step, so a 3d baseline
-would cost thousands of steps per group). Which ``ErrorBudgetBurn`` tiers fire for a traffic
-mix is predicted by :func:`expected_burns` from the tier thresholds and the minimum-events
-guard; each tier gets a case burning 5 % above its threshold (fires, with every
-lower-threshold tier) and one 5 % below (it stays quiet). The cases of several SLOs share one
-input block when one mix gives each SLO its own case's share, each SLO's bad events a class
-no other SLO counts (5xx-but-fast, slow-but-200): each SLO then reads the traffic of its own
-case, and the check expects every SLO's alerts, so promtool pays the steps once.
-
-Detection time: per tier (tiers of several SLOs with the same windows share a case), the
-counters run healthy for the long window + one evaluation interval, then every SLO burns 5 %
-above its threshold; the case asserts silence one evaluation before the time
-:func:`generator.slo.detection_ms` gives for our rules and the alert at it (at that earlier
-step the short window is already over and the long one not: the fresh-spike single-window
-case). Tiers in the 1m file also get a total outage (every event a slow failure, bad for
-every SLO at once: each SLO's tier asserted at its own time), with series at the spec's scrape
-interval: the figure ``obsgen explain`` prints. Coarse tiers run in
-``rules/<service>.slow-<interval>.test.yaml`` files at a coarser ``evaluation_interval`` (per
-file in promtool) and a 2m30s scrape, so a 3d tier costs about 50 steps, not 8000; there each
-recorded increment covers the scrape interval before its evaluation, which
-:class:`generator.slo.Sampling` models. Beside it, a burst that ended (twice the threshold,
-then 95 % of it) must stay silent once the short window holds only the low share while the
-long one is still over: together the two catch a threshold broken in either window alone. A
-new service with fewer than ``min_events`` events in its first minutes must not page (the
-guard's count). Expectations of all these follow :func:`generator.slo.window_ratio` and
-:func:`generator.slo.recorded_events`, for every tier of every SLO at each checked time.
-
-Alerts are asserted with their exact labels *and* annotations: promtool compares both, so an
-expectation without annotations could never pass. Annotations are the rule's own templates
-rendered by :func:`generator.builders.go_templates.render_template`, which supports only ``$labels.x``, ``$value``, the
-``humanizePercentage``/``humanizeDuration`` filters and ``{{ if $labels.x }}`` and raises on
-anything else.
-
-Input guards (``ModelSignalMissing``): which guards a set of series raises is predicted by
-:func:`expected_guards` from the plan's inputs (:func:`generator.builders.guard_rules.signal_inputs`);
-each guard gets a case with its series removed and the targets up (guards whose removals do not
-mask each other share one), and a case with every target down stays quiet. Series are named as
-Kubernetes names them (a long deployment name is cut short in its pods' names) and attributed
-through kube-state-metrics owner series. :func:`long_healthy_group` runs a healthy service for
-2 hours and asserts that no alert of any name fires.
-
-Native histograms: promtool 2.42's series notation has no native-histogram syntax (``{{schema:…}}``
-arrived in later releases), so SLOs and alerts on native histograms get only the zero-traffic
-(no series) case; their burn cases are left out and listed in a comment of the test file.
+The traffic model, the cases of each tier and guard, and why their expectations are exact:
+docs/architecture.md, "Generated promtool tests".
 """
 
 from __future__ import annotations
