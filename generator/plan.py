@@ -354,11 +354,6 @@ _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
         {"max_ratio": 0.1, "indicator": "requestDuration", "min_events": 10},
     ),
     "error_ratio": (300_000, "critical", {"max_ratio": 0.05, "min_events": 10}),
-    "queue_depth": (300_000, "warning", {"max": 100.0}),
-    # Preempted requests per second, summed over pods: recomputed or swapped work, sustained.
-    "preemptions": (900_000, "warning", {"max": 1.0}),
-    # Share of looked-up prompt tokens found in the prefix cache, while requests flow.
-    "prefix_cache": (1_800_000, "warning", {"min": 0.1}),
     "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),
@@ -408,12 +403,6 @@ WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
 WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4
-# Alerts that exist only where the server (or spec.metrics) has their metric: its spec.metrics
-# key, the alert, what kind of series it is.
-_NEEDS_METRIC = {
-    "queue_depth": ("queueDepth", naming.ALERT_QUEUE_DEPTH, "gauge"),
-    "preemptions": ("preemptions", naming.ALERT_PREEMPTIONS, "counter"),
-}
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
     "max_ratio": "max_ratio",
@@ -834,39 +823,23 @@ def _resolve_alerts(
     available = {
         "latency_p99": bool(plan_hist),
         "slow_requests": bool(plan_hist),
-        "queue_depth": preset.queue_depth is not None
-        or bool(body.metrics.queue_depth and body.metrics.queue_depth.name),
-        "preemptions": preset.preemptions is not None
-        or bool(body.metrics.preemptions and body.metrics.preemptions.name),
-        "prefix_cache": preset.prefix_cache is not None,
     }
-    needs = dict(_NEEDS_METRIC)
+    missing: dict[str, str] = {}
     for f in FAMILIES:
-        if f.needs is not None:
-            given_metric = getattr(body.metrics, f.needs.attribute)
-            available[f.key] = getattr(preset, f.needs.attribute) is not None or bool(
-                given_metric and given_metric.name
-            )
-            needs[f.key] = (f.needs.metric, f.alerts[0], f.needs.kind)
+        if f.needs is None:
+            continue
+        declared = getattr(body.metrics, f.needs.attribute, None) if f.needs.declarable else None
+        if getattr(preset, f.needs.attribute) is None and not (declared and declared.name):
+            available[f.key] = False
+            missing[f.key] = f.needs.left_out(f.alerts[0], body.server)
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
             continue
         given = getattr(body.alerts, key)
         if not available.get(key, True):
-            if given is not None and given.enabled and key == "prefix_cache":
-                p.warn(
-                    f"spec.alerts.{to_camel(key)}",
-                    f"{naming.ALERT_PREFIX_CACHE} alert left out: the {body.server} preset "
-                    "reads no prefix-cache hit ratio (docs/spec.md, Server presets)",
-                )
-            elif given is not None and given.enabled:
-                metric, alert, kind = needs[key]
-                p.warn(
-                    f"spec.alerts.{to_camel(key)}",
-                    f"{alert} alert left out: server {body.server} exports no {metric} {kind}; "
-                    f"declare spec.metrics.{metric}.name to enable it",
-                )
+            if given is not None and given.enabled and key in missing:
+                p.warn(f"spec.alerts.{to_camel(key)}", missing[key])
             continue
         if given is not None and not given.enabled:
             continue

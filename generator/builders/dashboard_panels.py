@@ -36,7 +36,6 @@ from generator.builders.panel_parts import (
     scope,
 )
 from generator.builders.pods import owned, replica_metrics
-from generator.builders.service_rules import prefix_cache_record
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.families import FAMILIES
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
@@ -541,60 +540,6 @@ def saturation_row(plan: ServicePlan) -> RowDef:
     for family in sorted(FAMILIES, key=lambda f: f.rank):
         if family.row == "saturation":
             panels += family.panels(plan)
-    if plan.queue_depth is not None:
-        record = naming.record(g, naming.QUEUE_DEPTH, "sum")
-        panels.append(
-            PanelDef(
-                title="Queue depth",
-                key="queue-depth",
-                description=f"Queued requests summed over pods, from {record} "
-                f"(gauge {plan.queue_depth.name}); {naming.ALERT_QUEUE_DEPTH} fires above the line.",
-                kind="timeseries",
-                queries=(Query(rec(plan, record), legend(plan, "queued")),),
-                unit="short",
-                min_value=0,
-                steps=alert_steps(plan, "queue_depth", "max"),
-                runbook=panel_runbook(plan, naming.ALERT_QUEUE_DEPTH),
-                width=12,
-            )
-        )
-    if plan.preemptions is not None:
-        record = naming.record(g, naming.PREEMPTIONS, "rate5m")
-        panels.append(
-            PanelDef(
-                title="Preemptions",
-                key="preemptions",
-                description=f"Requests the engine preempted per second (evicted to free KV "
-                f"cache), summed over pods, from {record} (counter {plan.preemptions.name}); "
-                f"{naming.ALERT_PREEMPTIONS} fires above the line.",
-                kind="timeseries",
-                queries=(Query(rec(plan, record), legend(plan, "preempted")),),
-                unit="reqps",
-                min_value=0,
-                steps=alert_steps(plan, "preemptions", "max"),
-                runbook=panel_runbook(plan, naming.ALERT_PREEMPTIONS),
-                width=12,
-            )
-        )
-    if plan.prefix_cache is not None:
-        record = prefix_cache_record(plan)
-        panels.append(
-            PanelDef(
-                title="Prefix-cache hit ratio",
-                key="prefix-cache",
-                description=f"Share (0–1) of looked-up prompt tokens found in the prefix cache, "
-                f"from {record} ({', '.join(plan.prefix_cache.names)}); "
-                f"{naming.ALERT_PREFIX_CACHE} fires below the line while requests flow.",
-                kind="timeseries",
-                queries=(Query(rec(plan, record), legend(plan, "hit ratio")),),
-                unit="percentunit",
-                min_value=0,
-                max_value=1,
-                steps=alert_steps(plan, "prefix_cache", "min", below=True),
-                runbook=panel_runbook(plan, naming.ALERT_PREFIX_CACHE),
-                width=12,
-            )
-        )
     return RowDef("Throughput & saturation", tuple(panels))
 
 

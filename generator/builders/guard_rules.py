@@ -30,7 +30,6 @@ from generator.builders.pods import (
     target_pods_selector,
 )
 from generator.families import FAMILIES
-from generator.families.ceiling import gauge_input
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -229,51 +228,10 @@ def _histogram_inputs(
         )
 
 
-def _gauge_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    for item in gauge_input(
-        plan, "queue_depth", "queueDepth", plan.queue_depth, naming.ALERT_QUEUE_DEPTH
-    ):
-        out.add(item)
+def _family_inputs(plan: ServicePlan, out: _Inputs) -> None:
     for family in FAMILIES:
         for item in family.inputs(plan):
             out.add(item)
-
-
-def _counter_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    counter = plan.preemptions
-    if "preemptions" not in plan.alerts or counter is None:
-        return
-    out.add(
-        SignalInput(
-            "preemptions",
-            counter.name,
-            SERVICE_KEYS,
-            ((Source(counter.name, counter.matchers),),),
-            (targets_up(plan),),
-            (naming.ALERT_PREEMPTIONS,),
-            remedy=server_remedy("preemptions"),
-        )
-    )
-
-
-def _prefix_cache_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    cache = plan.prefix_cache
-    if "prefix_cache" not in plan.alerts or cache is None:
-        return
-    names = [cache.gauge.names] if cache.gauge else [cache.hits, cache.queries]
-    matchers = cache.gauge.matchers if cache.gauge else cache.matchers
-    out.add(
-        SignalInput(
-            "prefixCache",
-            names[0][0],
-            SERVICE_KEYS,
-            tuple(tuple(Source(n, matchers) for n in group) for group in names),
-            (targets_up(plan),),
-            (naming.ALERT_PREFIX_CACHE,),
-            remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
-            "the server exposes (obsgen verify lists it).",
-        )
-    )
 
 
 _MEMORY_READERS = {
@@ -515,9 +473,7 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     users = _histogram_users(plan)
     for key in sorted(users):
         _histogram_inputs(plan, plan.histograms[key], users[key], out)
-    _gauge_inputs(plan, out)
-    _counter_inputs(plan, out)
-    _prefix_cache_inputs(plan, out)
+    _family_inputs(plan, out)
     _memory_inputs(plan, out)
     _gpu_inputs(plan, out)
     items = tuple(_scoped(plan, i) for i in out.items)

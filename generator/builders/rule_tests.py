@@ -51,7 +51,6 @@ from generator.builders.promtool_series import (
     labels_of,
     memory_limit,
     mixed,
-    prefix_cache_series,
     promtool_group,
     series_text,
     sidecar_labels,
@@ -64,7 +63,6 @@ from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
-from generator.families.ceiling import gauge_cases
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float
 from generator.slo import Tier
@@ -863,47 +861,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                     after_for(plan, "error_ratio"),
                 )
             )
-    if "queue_depth" in alerts and plan.queue_depth is not None:
-        value = float(alerts["queue_depth"].params["max"]) * 2 + 1
-        rule = _rule(plan, naming.ALERT_QUEUE_DEPTH)
-        groups += gauge_cases(plan, "queue_depth", plan.queue_depth, rule, value, {})
     for family in FAMILIES:
         groups += family.cases(plan)
-    if "preemptions" in alerts and plan.preemptions is not None:
-        # Twice the limit plus one preemption a second; healthy traffic preempts nothing.
-        per_s = float(alerts["preemptions"].params["max"]) * 2 + 1
-        counter = plan.preemptions
-        fire = healthy(plan, base)
-        fire.add(counter.name, labels_of(plan, counter.matchers), per_s * 60)
-        labels = {**agg_of(plan, counter.matchers), **svc}
-        expected = [expected_alert(_rule(plan, naming.ALERT_PREEMPTIONS), labels, per_s)]
-        case("preemptions", naming.ALERT_PREEMPTIONS, fire, healthy(plan, base), expected)
-    if "prefix_cache" in alerts and plan.prefix_cache is not None:
-        # Half the limit while requests flow fires; a healthy 50 % and an idle service do not.
-        poor = float(alerts["prefix_cache"].params["min"]) / 2
-        fire = healthy(plan, base)
-        prefix_cache_series(plan, fire, poor, 60)
-        matchers = (
-            plan.prefix_cache.gauge.matchers
-            if plan.prefix_cache.gauge
-            else plan.prefix_cache.matchers
-        )
-        labels = {**agg_of(plan, matchers), **svc}
-        expected = [expected_alert(_rule(plan, naming.ALERT_PREFIX_CACHE), labels, poor)]
-        case("prefix_cache", naming.ALERT_PREFIX_CACHE, fire, healthy(plan, base), expected)
-        idle = healthy(plan, [])
-        prefix_cache_series(plan, idle, 0, 60, tokens=0)
-        at = after_for(plan, "prefix_cache")
-        groups.append(
-            family_case(
-                plan,
-                f"{naming.ALERT_PREFIX_CACHE}: idle, silent",
-                idle,
-                naming.ALERT_PREFIX_CACHE,
-                [],
-                at,
-            )
-        )
     pod = container_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = memory_limit(plan)

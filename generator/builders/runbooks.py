@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders import memory_rules, service_rules
+from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
@@ -41,9 +41,6 @@ _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
     naming.ALERT_OOM_KILLED: "oom_killed",
     naming.ALERT_CRASH_LOOP: "crash_loop",
-    naming.ALERT_QUEUE_DEPTH: "queue_depth",
-    naming.ALERT_PREEMPTIONS: "preemptions",
-    naming.ALERT_PREFIX_CACHE: "prefix_cache",
     naming.ALERT_TARGET_DOWN: "target_down",
     naming.ALERT_GPU_MEMORY_HEADROOM: "gpu_memory_headroom",
     naming.ALERT_GPU_TEMPERATURE: "gpu_temperature",
@@ -156,17 +153,8 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
                 Matcher(naming.QUANTILE, "=", "0.99"),
             ),
             "slow": rec(naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m")),
-            "queue": rec(naming.record(g, naming.QUEUE_DEPTH, "sum"))
-            if plan.queue_depth is not None
-            else None,
             "running": rec(naming.record(g, naming.RUNNING_REQUESTS, "sum"))
             if plan.running_requests is not None
-            else None,
-            "preemptions": rec(naming.record(g, naming.PREEMPTIONS, "rate5m"))
-            if plan.preemptions is not None
-            else None,
-            "prefix_cache": rec(service_rules.prefix_cache_record(plan))
-            if plan.prefix_cache is not None
             else None,
             "memory_ratio": rec(memory_rules.USAGE_RECORD),
             "memory_limit": rec(memory_rules.LIMIT_RECORD),

@@ -19,7 +19,7 @@ from generator.builders.common import (
     recorded,
 )
 from generator.families import FAMILIES
-from generator.families.ceiling import above_max
+from generator.families.prefix_cache import prefix_cache_record
 from generator.plan import (
     AlertPlan,
     CounterPlan,
@@ -229,14 +229,6 @@ def traffic_records(plan: ServicePlan) -> list[Rule]:
     return rules
 
 
-def prefix_cache_record(plan: ServicePlan) -> str:
-    """Name of the prefix-cache hit ratio record: ``…:ratio_rate5m`` from counters, ``…:avg``
-    (over pods) from a gauge."""
-    cache = plan.prefix_cache
-    operations = "avg" if cache is not None and cache.gauge is not None else "ratio_rate5m"
-    return naming.record(plan.group_by, naming.PREFIX_CACHE_HITS, operations)
-
-
 def prefix_cache_ratio(plan: ServicePlan, cache: PrefixCachePlan) -> str:
     """Share (0–1) of looked-up prompt tokens found in the prefix cache: hits / queries, both
     summed 5m rates (absent while nothing is looked up: never a division by zero), or the
@@ -263,9 +255,8 @@ def _ratio(value: float) -> str:
 
 
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``,
-    ``ModelQueueDepthHigh``, ``ModelKVCacheNearFull``, ``ModelPreemptionsHigh`` — those the
-    plan enables."""
+    """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``, then the
+    ``traffic`` alerts of :data:`generator.families.FAMILIES` — those the plan enables."""
     g = plan.group_by
     on = ", ".join(plan.agg_labels)
     rules: list[Rule] = []
@@ -332,40 +323,9 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
                 min_events=min_events,
             )
         )
-    if plan.queue_depth is not None:
-        rules += above_max(plan, "queue_depth", naming.ALERT_QUEUE_DEPTH, naming.QUEUE_DEPTH, "sum")
     for family in FAMILIES:
         if family.group == "traffic":
             rules += family.rules(plan)
-    if plan.preemptions is not None:
-        rules += above_max(
-            plan,
-            "preemptions",
-            naming.ALERT_PREEMPTIONS,
-            naming.PREEMPTIONS,
-            "rate5m",
-            metric=plan.preemptions.name,
-        )
-    alert = plan.alerts.get("prefix_cache")
-    if alert is not None and plan.prefix_cache is not None:
-        ratio = recorded(plan, prefix_cache_record(plan))
-        cache = plan.prefix_cache
-        low = f"{ratio} < {_ratio(alert.params['min'])}"
-        if cache.gauge is not None:
-            # A gauge keeps its last value when idle: only while requests flow. The counters'
-            # ratio exists only while prompt tokens are looked up, which is traffic.
-            low += f" and on ({on}) {requests} > 0"
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_PREFIX_CACHE,
-                low,
-                alert.for_ms,
-                alert.severity,
-                min=_ratio(alert.params["min"]),
-                metric=cache.gauge.name if cache.gauge else f"{cache.hits[0]} / {cache.queries[0]}",
-            )
-        )
     return rules
 
 

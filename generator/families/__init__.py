@@ -7,10 +7,15 @@ table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …)
 
 from __future__ import annotations
 
-from generator.families import kv_cache
+from generator.families import kv_cache, preemptions, prefix_cache, queue_depth
 from generator.families.base import Family
 
-FAMILIES: tuple[Family, ...] = (kv_cache.FAMILY,)
+FAMILIES: tuple[Family, ...] = (
+    queue_depth.FAMILY,
+    kv_cache.FAMILY,
+    preemptions.FAMILY,
+    prefix_cache.FAMILY,
+)
 
 
 def family(key: str) -> Family | None:

@@ -47,11 +47,25 @@ class Needs:
         metric: the ``spec.metrics`` key (``kvCacheUsage``).
         attribute: the field of the preset and of ``spec.metrics`` (``kv_cache_usage``).
         kind: what the series is, for the warning (``gauge``, ``counter``).
+        declarable: whether ``spec.metrics`` can name it; if not, only a preset supplies it.
     """
 
     metric: str
     attribute: str
     kind: str
+    declarable: bool = True
+
+    def left_out(self, alert: str, server: str) -> str:
+        """The warning when ``alert`` is enabled but server ``server`` has no such series."""
+        if not self.declarable:
+            return (
+                f"{alert} alert left out: the {server} preset reads no {self.kind} "
+                "(docs/spec.md, Server presets)"
+            )
+        return (
+            f"{alert} alert left out: server {server} exports no {self.metric} {self.kind}; "
+            f"declare spec.metrics.{self.metric}.name to enable it"
+        )
 
 
 def _no_panels(plan: ServicePlan) -> list[PanelDef]:

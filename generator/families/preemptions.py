@@ -1,0 +1,147 @@
+"""``spec.alerts.preemptions``: ``ModelPreemptionsHigh``, requests the engine preempted per
+second (recomputed or swapped work), sustained.
+
+Reads the ``model_preemptions`` record (5m rate, summed over pods) that
+:func:`generator.builders.service_rules.traffic_records` writes from ``spec.metrics.preemptions``;
+page text in ``templates/runbooks/ModelPreemptionsHigh.md.j2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generator import naming
+from generator.builders.grafana_json import PanelDef, Query
+from generator.builders.guard_inputs import (
+    SERVICE_KEYS,
+    SignalInput,
+    Source,
+    server_remedy,
+    targets_up,
+)
+from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+    agg_of,
+    expected_alert,
+    fire_and_quiet,
+    healthy,
+    labels_of,
+)
+from generator.families import ceiling
+from generator.families.base import Family, Needs, Role
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import AlertPlan, ServicePlan
+
+KEY = "preemptions"
+ALERT = naming.ALERT_PREEMPTIONS
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max``: preempted requests per second (summed over pods) above which it alerts."""
+
+    max: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``preemptions`` alert."""
+    return Params(max=float(alert.params["max"]))
+
+
+def _record(plan: ServicePlan) -> str:
+    return naming.record(plan.group_by, naming.PREEMPTIONS, "rate5m")
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """``ModelPreemptionsHigh`` while the preemption rate stays above ``max``."""
+    if plan.preemptions is None:
+        return []
+    return ceiling.above_max(
+        plan, KEY, ALERT, naming.PREEMPTIONS, "rate5m", metric=plan.preemptions.name
+    )
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Fires at twice ``max`` plus one preemption a second; healthy traffic preempts nothing."""
+    counter = plan.preemptions
+    if KEY not in plan.alerts or counter is None:
+        return []
+    per_s = params(plan.alerts[KEY]).max * 2 + 1
+    base = [Klass(BASE_PER_MIN)]
+    fire = healthy(plan, base)
+    fire.add(counter.name, labels_of(plan, counter.matchers), per_s * 60)
+    labels = {**agg_of(plan, counter.matchers), naming.SERVICE: plan.name}
+    expected = [expected_alert(rules(plan)[0], labels, per_s)]
+    return fire_and_quiet(plan, KEY, ALERT, fire, healthy(plan, base), expected)
+
+
+def inputs(plan: ServicePlan) -> list[SignalInput]:
+    """The preemptions counter."""
+    counter = plan.preemptions
+    if KEY not in plan.alerts or counter is None:
+        return []
+    return [
+        SignalInput(
+            "preemptions",
+            counter.name,
+            SERVICE_KEYS,
+            ((Source(counter.name, counter.matchers),),),
+            (targets_up(plan),),
+            (ALERT,),
+            remedy=server_remedy("preemptions"),
+        )
+    ]
+
+
+def panels(plan: ServicePlan) -> list[PanelDef]:
+    """Preemptions per second summed over pods, the alert's ``max`` drawn."""
+    if plan.preemptions is None:
+        return []
+    record = _record(plan)
+    return [
+        PanelDef(
+            title="Preemptions",
+            key="preemptions",
+            description=f"Requests the engine preempted per second (evicted to free KV "
+            f"cache), summed over pods, from {record} (counter {plan.preemptions.name}); "
+            f"{ALERT} fires above the line.",
+            kind="timeseries",
+            queries=(Query(rec(plan, record), legend(plan, "preempted")),),
+            unit="reqps",
+            min_value=0,
+            steps=alert_steps(plan, KEY, "max"),
+            runbook=panel_runbook(plan, ALERT),
+            width=12,
+        )
+    ]
+
+
+def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
+    """``preemptions``: the preemption-rate record (None without a preemptions counter)."""
+    return {"preemptions": record(_record(plan)) if plan.preemptions is not None else None}
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="preemptions",
+    alerts=(ALERT,),
+    for_ms=900_000,
+    severity="warning",
+    params={"max": 1.0},
+    role=Role.SYMPTOM,
+    group="traffic",
+    rules=rules,
+    cases=cases,
+    needs=Needs("preemptions", "preemptions", "counter"),
+    inputs=inputs,
+    row="saturation",
+    rank=4,
+    panels=panels,
+    runbook_queries=runbook_queries,
+)
