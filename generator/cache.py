@@ -1,20 +1,7 @@
 """Content cache of a repository's rendered services: reuse unchanged outputs and proofs.
 
-A service's own files depend only on its plan and on obsgen itself. After a render writes
-them, :meth:`OutputCache.remember` records, per service, a key — a hash of the plan's full
-``repr``, ``dashboards_via``, obsgen's version and a digest of obsgen's code, templates and
-output libraries — with the written files' identity (size, mtime and ctime in ns, inode). A
-later render whose plan has the same key reads those files back instead of building them,
-when every one is still on disk with the same identity (a file edited, checked out or
-deleted since is rebuilt; ctime cannot be set back by a tool, unlike mtime).
-
-The promtool proof is cached by content: once ``promtool test rules`` passed for a service,
-the hash of its rule and test files (and of the promtool binary) is recorded, and the same
-files are not tested again.
-
-The records live outside the repository, in ``$OBSGEN_CACHE_DIR``, else
-``$XDG_CACHE_HOME/obsgen``, else ``~/.cache/obsgen``: one JSON file per repository root. A
-record that cannot be read is ignored (the cache only ever saves work).
+The key, the file identity and where records live: docs/fleet.md, "The cache: what a record
+holds".
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """The ``obsgen`` command line: ``render [--check] | check | lint | explain | verify``.
 
-Each subcommand lives in its own module exposing ``configure(parser)`` and ``run(args) -> int``;
-this module only wires them up and turns errors into messages and exit codes:
-
-* 0 success; 1 checks failed (drift, promtool, lint findings, verify mismatches);
-* 2 bad input or usage (:class:`~generator.errors.ObsgenError`, argparse);
-* 70 (:data:`~generator.errors.EXIT_INTERNAL_ERROR`) an unexpected exception, i.e. a bug in
-  obsgen: one line naming the command and input and asking for a bug report; the traceback
-  only with ``--debug`` or ``OBSGEN_DEBUG=1``;
-* 130 interrupted (Ctrl-C).
+Subcommands live in generator/commands/; exit codes: docs/architecture.md, "The command line and
+its exit codes".
 """
 
 from __future__ import annotations

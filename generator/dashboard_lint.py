@@ -1,18 +1,6 @@
 """Lint Grafana dashboard JSON models (the ones obsgen generates, or any schemaVersion ≥ 27).
 
-Checks, each reported as a :class:`~generator.errors.Diagnostic` naming the dashboard file and
-the panel (``panels[3] "Error ratio"``):
-
-- ``panel-id``: panel ids are unique, or all ``null`` (Grafana assigns them on import).
-- ``grid-overlap``: no two panels' ``gridPos`` rectangles overlap; every panel has one.
-- ``unit``: every non-row panel sets ``fieldConfig.defaults.unit``.
-- ``datasource``: every non-row panel and every target names a datasource.
-- ``rate-interval``: every range selector (``rate(x[…])``, ``increase``, ``*_over_time``…) uses
-  ``$__rate_interval`` — a fixed range breaks at a scrape interval it was not written for.
-- ``unused-variable``: every templating variable is referenced somewhere else.
-- ``promql``: every target parses — checked by the real ``promtool check rules`` after
-  substituting ``$__rate_interval`` → ``5m`` and variables → ``.*``, all expressions of all
-  dashboards in one temporary rule file, promtool run once.
+More: docs/lint.md, "Dashboard checks".
 """
 
 from __future__ import annotations

@@ -3,14 +3,8 @@
 It holds choices that belong to the repository rather than to one service or one command line,
 so that every ``obsgen render`` and ``obsgen render --check`` agree. Each top-level section
 belongs to the feature that reads it; unknown sections and keys are errors (a misspelt key
-must not silently fall back to a default). docs/config.md describes every field.
-
-Example::
-
-    render:
-      dashboardsVia: values      # configmaps (default) | values
-      fleetName: ml-platform     # the fleet overview's identity in Grafana
-      outputs: [rules, tests, helm, runbooks, alertmanager]   # default: every install path
+must not silently fall back to a default). docs/config.md describes every field, with an
+example.
 """
 
 from __future__ import annotations

@@ -1,57 +1,7 @@
 """Split a promtool test file so each test group loads only the rules it can observe.
 
-``promtool test rules`` evaluates every rule of every loaded rule group at every step of every
-test group: a test of one burn-rate alert pays for the GPU, memory and guard rules too. Cost
-is about (steps × rules loaded) per test group, so a service's proof spends most of its time
-on rules its assertions never read.
-
-A test group observes only the alerts it names (``alert_rule_test``: every alert of that name)
-and the series its ``promql_expr_test`` expressions read. The rules that can change those are
-the named alerts, the rules recording what the expressions read and, transitively, the rules
-recording what those rules read. Any other rule only adds series nobody asserts on, so leaving
-it out changes no assertion's outcome: within a group the kept rules keep their order (a rule reading a
-record defined later in its group still sees the previous evaluation's value) and their group
-keeps its name, interval and every other field. :func:`split_test_file` groups a file's test
-groups by that set of rules and writes, per set, rule files of the needed rules (one per rule
-file, each rule copied unchanged) and test files holding those test groups, at most :data:`TESTS_PER_PART` each.
-Anything it cannot account for (an expression reading ``ALERTS``, a rule file it cannot read, a
-test naming nothing) keeps the whole rule files; a rule reading ``ALERTS`` needs every alert,
-and one matching ``__name__``, selecting by labels only (``{job="a"}``) or with a template
-running ``query`` needs every rule.
-
-One verdict the parts cannot give: promtool fails a test group when ANY loaded rule fails to
-evaluate on its series (many-to-many matching, duplicate series, a group ``limit`` exceeded, a
-sample promtool's storage refuses), and a rule left out is not evaluated. Whether it would
-fail depends on each test group's data, so only evaluating every rule at every step (the cost
-this module saves) can tell. ``promtool check rules`` (run by ``obsgen render`` first) catches
-every rule that cannot load, but not these.
-
-The committed test files are unchanged and still run as they are (the test suite does so, and
-catches those evaluation failures); this is how ``obsgen render`` runs them faster.
-
-**Assertions proven before.** Each assertion of a test group (one ``alert_rule_test`` or
-``promql_expr_test`` entry) has a verdict that depends only on what promtool reads for it: the
-file's fields but ``tests`` and ``rule_files``; its test group's fields but the assertions and
-the name (interval, external labels…); the rules it observes, each with its group's other
-fields, in load order; and the assertion itself. Every input series of the group counts, read
-or not: promtool pastes each entry's text into one ``load`` command, where a malformed or
-duplicated one fails the group and one holding a line break adds or hides series. promtool
-tests each test group in fresh storage with freshly loaded rules, and evaluating on to a later
-``eval_time`` changes no earlier alert; an expression test can read later samples (``@``, a
-negative ``offset``), so its key also holds its group's last ``eval_time``, and a group holding
-one runs whole or not at all. :func:`assertion_keys` hashes exactly those inputs;
-:func:`split_test_file`, given the keys of assertions that passed, leaves them out, and a test
-group keeps only its other assertions, loading only the rules those observe. After a change to
-one alert, a service's proof runs only the assertions that change can reach. As with the parts,
-a rule that fails to evaluate is seen only where it is evaluated: not in a group left out, nor
-after a shortened group's last step. Where the keys come from decides what they are worth:
-``obsgen render`` takes them from the test files on disk, which passed when a render wrote them
-(read within the linter's bounds, as files obsgen did not just write).
-
-Only YAML that promtool's Go decoders read as PyYAML does is split or keyed: a file with an
-explicit tag or a merge key, a rule file with an anchor or alias, or a rule's ``record``,
-``alert`` or ``expr`` (a test case's ``alertname``, ``eval_time`` or ``expr``, a series' text
-or values) that PyYAML reads as other than text (``null``) stays whole and gives no keys.
+Which rules a test group observes, which assertions were proven before, and what the parts
+cannot show: docs/architecture.md, "Splitting a promtool proof".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """``alertmanager/receivers.yaml``: where each team's pages and tickets go (strict pydantic models).
 
-The file is the user's; obsgen never writes it. It names, per team (the specs'
-``metadata.team``), the receivers of its pages (``severity: critical``) and of its tickets
-(``warning`` and ``info``), the receivers of alerts of no known team, and optionally the
-grouping timings. Secrets (PagerDuty routing keys, Slack webhook URLs, Opsgenie API keys, SMTP
-passwords) are never written into the file or the rendered configuration: each is a key of a
-Kubernetes Secret, which the standalone configuration reads as a file
-(``<secretsDir>/<secret>/<key>``, where kube-prometheus-stack mounts
-``alertmanager.alertmanagerSpec.secrets``) and an ``AlertmanagerConfig`` by reference.
-
-:func:`load_receivers` reads the file (absent: every team gets placeholder receivers that
-deliver nothing, with a warning). Problems are :class:`~generator.errors.Diagnostic` values
-with the field path as written (``teams[1].page[0].webhook.url``), exit code 2.
+More: docs/alerting.md, "How receivers.yaml is read".
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """Label-matcher regexes as Prometheus reads them (Go ``regexp``, RE2 syntax, fully anchored).
 
-One module decides whether a spec's regex is usable, so that ``obsgen check`` accepts exactly
-what ``obsgen render`` can turn into rules *and* promtool tests:
-
-* :func:`problem`: why a pattern cannot be used — not RE2 (``(?=…)``, ``\\1``, ``{1001}``), a
-  construct Go's RE2 lacks (``\\C``, ``(?<name>…)`` before Go 1.22), not readable by the test
-  generator (Python ``re``: ``\\z``), or no printable value matches it;
-* :func:`fullmatch`: matching with RE2 semantics (``[[:digit:]]`` is a class, not a set of
-  ``[``, ``:`` …);
-* :func:`example` / :func:`non_matching`: label values for generated test series.
-
-Matching uses google-re2 (the C++ RE2 library that Go's ``regexp`` reimplements). Examples are
-drawn from the pattern with ``rstr`` (seeded by the pattern: deterministic) and kept only when
-RE2 agrees that they match.
+What is refused, and how examples are drawn: docs/architecture.md, "Label-matcher regexes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """SLO math: error budgets, burn-rate tiers, detection and reset times.
 
-Source: Google SRE Workbook, ch. 5 "Alerting on SLOs", §6 "Multiwindow, multi-burn-rate
-alerts" (table 5-8). A tier that lets ``budget`` (share 0–1) of the SLO window's error budget
-burn within ``long_window`` fires at burn rate::
-
-    factor = budget × slo_window / long_window          (14.4 = 0.02 × 30d / 1h)
-
-and its alert condition is ``error_ratio(long) > factor × (1 − objective)`` AND the same over
-the short window. All arithmetic is exact (:class:`fractions.Fraction`); constants are written
-with :func:`generator.units.decimal_str`.
+More: docs/architecture.md, "SLO math".
 """
 
 from __future__ import annotations

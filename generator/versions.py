@@ -1,19 +1,10 @@
 """Server release strings as the servers publish them: parsed, ordered, matched to presets.
 
-Two schemes:
-
-* **PEP 440** (vLLM, TGI, openai-http), parsed by ``packaging.version.Version``: ``0.11``,
-  ``0.10.1.1``, ``0.8.5.post1``, ``v0.11.0``, ``0.11.0rc1``, ``0.11.0.dev5``, local versions
-  such as ``0.10.1.1+381074ae.nv25.9.cu130`` (NVIDIA's vLLM builds).
-* **Triton**: a server release ``2.49.0`` (``v2.49.0``), or an NGC container tag ``24.08``
-  with or without its flavour (``24.08-py3``, ``24.08-trtllm-python-py3``), its release branch
-  ``r24.08``, or the whole image reference ``nvcr.io/nvidia/tritonserver:24.08-py3``. The two
-  are separate numberings; each Triton preset entry carries both (see
-  :mod:`generator.presets.triton`), so a version is compared only with its own kind.
-
-Only the release numbers order versions: pre-, post-, dev- and local parts select the same
-preset entry as their release (``0.11.0rc1`` and ``0.11.0.dev5`` count as 0.11.0 — a release
-candidate already has the release's metric names; ``0.8.5.post1`` as 0.8.5).
+Two schemes: PEP 440 (vLLM, SGLang, TensorRT-LLM, TGI, openai-http, by
+``packaging.version.Version``) and Triton's two numberings (server release ``2.49.0``, NGC
+container tag ``24.08`` in its spellings; see :mod:`generator.presets.triton`), each compared
+only with its own kind. Only the release numbers order versions: ``0.11.0rc1`` counts as 0.11.0.
+The accepted spellings: docs/spec.md, "Versions (``spec.serverVersion``)".
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
 """The only module that writes outputs: an all-or-nothing bundle, one render at a time.
 
-Guarantees (docs/limits.md, "Writing the bundle"):
-
-* **One writer per output root.** :func:`output_lock` holds an ``flock`` on the root folder:
-  a render waits for another one to finish (saying so), then refuses after
-  :data:`LOCK_WAIT_S`; ``render --check`` takes the lock shared.
-* **Staged files are never outputs.** New content is written to ``.obsgen-staged.<run>.<name>``
-  beside its target (same filesystem, so the rename is atomic), or, for files that worker
-  processes spooled under the root (``.obsgen-spool-*``), stays there until the replace moves
-  it; the stale sweep never counts such a file, and only a render holding the lock deletes
-  leftovers of a dead run. Every staged file is on disk (one ``syncfs`` per filesystem, or an
-  ``fsync`` each) before the journal is written, and the replaces are before the commit.
-* **All old or all new.** Before the first target is replaced, each old file is kept as a
-  hard link ``.obsgen-backup.<run>.<name>`` and a journal (``<root>/.obsgen/render.journal``)
-  lists every step. A failure while replacing restores every file already replaced (and every
-  file already removed) from its backup, then reports what failed and that nothing changed.
-  Deleting the journal is the commit point.
-* **A kill while replacing** leaves the journal behind: the next render (or ``--check``, which
-  reports it) sees it, and the next render rolls the bundle back to the old files before it
-  writes anything (:func:`recover`).
-* **Nothing outside the root.** A target whose folder resolves outside the output root (a
-  symlinked ``rules/``) is refused before anything is written, and the stale sweep does not
-  follow symlinks.
+The guarantees (lock, staging, journal, rollback) and how each holds: docs/architecture.md,
+"Writing: all old or all new".
 """
 
 from __future__ import annotations

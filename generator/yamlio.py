@@ -1,18 +1,8 @@
 """YAML in and out: deterministic YAML and JSON for every generated file, and a bounded YAML
 reader for untrusted input (specs) that refuses hostile documents with a field path.
 
-:func:`dump_yaml` writes block YAML exactly as PyYAML's ``yaml.dump`` with libyaml's emitter
-(:data:`_Dumper`) would, byte for byte, but ~10× faster: PyYAML builds a node object per value
-and resolves each scalar's tag in Python, which was most of a fleet render's time. The fast
-path lays out mappings and sequences itself (libyaml's block layout: two-space indentation,
-sequences inside mappings not indented) and writes a string without quotes only when it is
-sure libyaml would too (printable ASCII, no indicator, not read back as a number, boolean or
-null by YAML 1.1's implicit resolvers). Every other scalar — quoted strings, literal blocks,
-floats — is formatted by libyaml itself, one scalar at a time, and cached per call. A document
-the fast path does not cover (another type, a key libyaml writes as a complex key, a line that
-could reach the 4096-column width where libyaml would fold it) is dumped by PyYAML whole.
-``tests/test_yaml_emitter.py`` proves the equality on every rendered file and on generated
-documents.
+Why the fast emitter writes what PyYAML with libyaml writes: docs/architecture.md,
+"Deterministic YAML".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """``nvml-exporter``: command line, logging and signal handling.
 
-Every flag has an environment variable; a flag given on the command line wins::
-
-    --listen-address  NVML_EXPORTER_LISTEN_ADDRESS  [host]:port    default ":9445" (all IPv4)
-    --gpu-uuids       NVML_EXPORTER_GPU_UUIDS       comma-separated GPU UUIDs; default all
-    --log-level       NVML_EXPORTER_LOG_LEVEL       debug|info|warning|error; default info
-    --backend         NVML_EXPORTER_BACKEND         nvml|fake; default nvml (fake: demos, tests)
-    --header-timeout  NVML_EXPORTER_HEADER_TIMEOUT  seconds for a whole request; default 10
-    --idle-timeout    NVML_EXPORTER_IDLE_TIMEOUT    seconds a keep-alive connection may idle; 120
-    --max-connections NVML_EXPORTER_MAX_CONNECTIONS connections open at once; default 512
-
-An environment variable is checked exactly like its flag (same parser, same choices; the
-log level is case-insensitive in both) and only when it is used, that is when the flag is not
-given. A bad value ends in a usage message naming the variable, and exit status 2.
-
-SIGTERM and SIGINT stop the exporter cleanly (``nvmlShutdown``) and exit 0.
+More: docs/exporter.md, "Command line".
 """
 
 from __future__ import annotations

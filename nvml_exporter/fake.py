@@ -1,41 +1,6 @@
 """A scripted, in-memory :class:`~nvml_exporter.nvml.NvmlBackend` for tests, demos and benchmarks.
 
-:func:`default_fake` builds eight H100-like GPUs whose quirks cover every code path of the
-collector (:func:`unified_memory_fake` one GB10-like unified-memory GPU):
-
-====  ==============================================================================
-GPU   quirk
-====  ==============================================================================
-0     healthy, clocks held by the GPU-idle reason
-1     ECC counters NotSupported (ECC disabled)
-2     memory info v2 FunctionNotFound (older driver): v1 fallback, no ``reserved``
-3     ``nvmlDeviceGetTemperatureV`` FunctionNotFound: deprecated call; PCIe replay NotSupported
-4     software power cap active
-5     hardware thermal slowdown active
-6     MIG enabled, two GPU instances in slots 0 and 2; utilisation NotSupported (as on MIG)
-7     ``*ClocksEventReasons`` FunctionNotFound: deprecated ``*ClocksThrottleReasons`` fallback
-====  ==============================================================================
-
-Scripted failures: :meth:`FakeNvml.lose` (``GpuIsLost``, optionally after some more calls, so
-mid-scrape), :meth:`FakeNvml.recover`, :meth:`FakeNvml.fail` (raise any exception from one
-call, on one GPU or one MIG slot of it), :meth:`FakeNvml.hang` (block one call until
-:meth:`FakeNvml.release`),
-``init_errors`` (init fails that many times, e.g. the library is missing),
-:meth:`FakeNvml.restart_driver` (NVML answers ``Uninitialized`` until the next ``init()``),
-:meth:`FakeNvml.emit_xid` (deliver an Xid event, optionally losing its GPU before it is read)
-and :func:`fake_binding` (the *real* :class:`~nvml_exporter.nvml.PynvmlBackend` over the fake,
-through the installed nvidia-ml-py's own names, some of which can be removed to act as an
-older binding).
-
-Xid events follow NVML's registration rules: an event reaches ``event_set_wait`` only when its
-GPU is registered in a live event set. A lost GPU forgets its registrations (as a GPU reset
-does), and ``shutdown()`` or :meth:`FakeNvml.restart_driver` invalidates every event set, so a
-watcher must register again after a recovery or a re-init; :meth:`FakeNvml.xid_registered`
-tells whether it did.
-
-Every error raised is the real nvidia-ml-py class, so the collector's handling is the same
-as on a GPU. ``python -m nvml_exporter.fake`` prints the exposition of the default fake (used
-to regenerate the golden file, see ``tests/exporter/README.md``).
+More: docs/exporter.md, "The fake NVML".
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
 """A small HTTP/1.1 server that holds slow and hostile clients: bounded time, connections, threads.
 
-HTTP parsing and framing are h11's (a well-kept, dependency-free HTTP/1.1 state machine); the
-I/O is one asyncio event loop in one thread. An open connection costs a socket and a few KB,
-never a thread: handlers that may block (``/metrics`` waits for NVML) run in a small, fixed
-pool of worker threads; the others answer on the loop, so ``/healthz`` answers even while every
-worker waits on a hung NVML call.
-
-Bounds (:class:`HttpLimits`):
-
-* **header timeout**: a request's line, headers and body must arrive within
-  ``header_timeout_s`` seconds, counted from the connection's accept (first request) or the
-  request's first byte (later requests); a client that drips bytes is cut off all the same.
-* **idle timeout**: a keep-alive connection with no request for ``idle_timeout_s`` seconds is
-  closed.
-* **write timeout**: a response not taken by the client within ``write_timeout_s`` seconds is
-  dropped with its connection.
-* **connection cap**: at most ``max_connections`` are open. One more is accepted and waits for
-  a free slot (the rest wait, unaccepted, in the kernel's listen queue); while it waits, the
-  longest-idle keep-alive connection is closed to make room, so idle clients never lock a
-  scraper out.
-* **sizes**: request headers up to ``max_header_bytes``, bodies up to ``max_body_bytes``.
-
-A client that hangs up early (Prometheus does at its scrape timeout) is one debug line, never a
-traceback, at any log level. A protocol error is answered with its 4xx status and closes the
-connection.
+More: docs/exporter.md, "HTTP under slow and hostile clients".
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """The NVML backend interface and its real implementation over nvidia-ml-py.
 
-The collector reads NVML only through :class:`NvmlBackend`, a small ``Protocol`` with one
-method per NVML call, returning plain Python values in NVML's own units (bytes, percent,
-milliwatts, millijoules, megahertz). All logic (unit conversion, fallbacks, error handling,
-caching) lives in the collector, so the fake in :mod:`nvml_exporter.fake` exercises it fully.
-
-Errors: every method raises what nvidia-ml-py raises: ``pynvml.NVMLError`` carrying an NVML
-return code (as the binding's subclass for that code, ``NVMLError_GpuIsLost`` etc., or as plain
-``NVMLError`` for a code the binding predates), or ``NVMLLibraryMismatchError`` (not an
-``NVMLError``), or :class:`BindingMissing` when the installed binding lacks a function or
-constant. Callers classify by code, never by class: :func:`is_absent`, :func:`is_gpu_lost`,
-:func:`is_nvml_gone`, :func:`is_not_found`, :func:`is_timeout`, :func:`error_name`. The fake
-raises the same classes.
-
-Compatibility: every nvidia-ml-py from 12.535.77 (the floor in ``pyproject.toml``) to the newest
-imports this module and serves; constants are nvml.h's own values, error classes the binding
-lacks get stand-ins with their code, and functions are looked up per call (:func:`binding`).
-
-The nvidia-ml-py package (``import pynvml``) is pure Python over ctypes: importing it never
-loads ``libnvidia-ml.so.1``; only :meth:`PynvmlBackend.init` does.
+The collector reads NVML only through :class:`NvmlBackend` (one method per NVML call, NVML's
+own units); errors are the binding's, classified by return code (:func:`is_absent` …).
+Errors, compatibility with old bindings: docs/exporter.md, "The NVML backend".
 """
 
 from __future__ import annotations

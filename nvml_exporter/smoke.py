@@ -1,17 +1,6 @@
 """Compare a scrape of the exporter with ``nvidia-smi`` on a GPU machine (``scripts/gpu-smoke.sh``).
 
-``python -m nvml_exporter.smoke --url http://127.0.0.1:9445/metrics`` reads ``nvidia-smi
---query-gpu=...`` once before and once after scraping the exporter, joins the GPUs on their
-UUID and prints a Markdown table: the exporter's value, nvidia-smi's (before → after), the
-difference from the nearer of the two and the tolerance. Exit status 0 when every reading
-matches, 1 on a mismatch or a reading nvidia-smi has and the exporter lacks, 2 when nvidia-smi
-or the exporter cannot be read.
-
-Tolerances (:data:`CHECKS`): readings that do not move (memory total, power limit, identity)
-must match to nvidia-smi's rounding; moving ones (temperature, power draw, clocks,
-utilisation, memory in use) get room for the time between the reads, on top of the range the
-two nvidia-smi reads span. They catch unit and scale mistakes (MiB vs bytes, mW vs W, MHz vs
-Hz, percent vs ratio) and GPUs mixed up, not sensor noise.
+More: docs/exporter.md, "Comparing with nvidia-smi".
 """
 
 from __future__ import annotations

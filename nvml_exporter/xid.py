@@ -1,16 +1,6 @@
 """Xid critical errors, counted by a background thread that waits on an NVML event set.
 
-Xids are events, not readable state, so they cannot be read at scrape time: the thread
-registers ``nvmlEventTypeXidCriticalError`` on every monitored GPU that supports it (and on a
-GPU that comes back or is identified later, through :meth:`XidWatcher.watch`), waits
-with ``nvmlEventSetWait`` (a short timeout, so that :meth:`XidWatcher.stop` is prompt) and
-counts each event per (GPU UUID, Xid). The collector reads :meth:`XidWatcher.snapshot`.
-
-**Identity is learnt once.** Each GPU is registered with the UUID the collector already read,
-and the event's device is mapped back to it by :meth:`NvmlBackend.device_key`; NVML is never
-asked for the UUID at event time. So the Xid that explains an outage (79: the GPU fell off the
-bus, after which it answers ``GpuIsLost``) is still counted. Counts are kept per (UUID, Xid)
-for the life of the process: a GPU that is lost and comes back keeps its counts.
+More: docs/exporter.md, "Xid errors".
 """
 
 from __future__ import annotations

@@ -1,20 +1,7 @@
 """Alertmanager outputs: the standalone configuration, a kube-prometheus-stack overlay, one
 ``AlertmanagerConfig`` per service, and the route tests ``obsgen render`` runs with amtool.
 
-* ``alertmanager/alertmanager.yaml``: a complete Alertmanager configuration (0.25+): one route
-  per team (tickets, with a child route for ``severity: critical`` pages), the inhibit rules
-  with the reason of each as a comment, and the receivers of ``alertmanager/receivers.yaml``.
-* ``alertmanager/values-kube-prometheus-stack.yaml``: the same under ``alertmanager.config``,
-  plus what the chart's own default configuration needs (its ``null`` receiver for
-  ``Watchdog``/``InfoInhibitor``, its InfoInhibitor rules) and ``alertmanagerSpec.secrets``.
-  Helm replaces lists, so this file replaces the chart's (or your) routes and receivers: a
-  separate, opt-in overlay (docs/install.md).
-* ``manifests/<service>/alertmanagerconfig.yaml``: ``monitoring.coreos.com/v1alpha1``
-  ``AlertmanagerConfig`` in the service namespace. The operator adds ``namespace=<ns>`` to its
-  top route (forcing ``continue: true``) and to both sides of its inhibit rules, and prefixes
-  its receiver names with ``<ns>/<object>/``.
-* ``alertmanager/routes.test.yaml``: every alert each spec can emit with the receiver it must
-  reach; :func:`generator.render.amtool_problems` checks each with ``amtool config routes test``.
+More: docs/alerting.md, "The files obsgen writes".
 """
 
 from __future__ import annotations

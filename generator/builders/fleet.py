@@ -1,16 +1,7 @@
 """The fleet overview: one table row per service, linking to each service's dashboard.
 
-Each column is one instant query over a fleet recording rule that every service's rule file
-holds under the same name (:mod:`generator.builders.fleet_rules`), joined on the ``service``
-label (Grafana "merge" transformation); ``team`` and ``service`` variables narrow the table.
-No query names a service, so the dashboard's size does not grow with the fleet (at 1,000
-services the per-service form was over the 1 MB ConfigMap limit). The info record carries
-each service's dashboard uid (uids hold a hash, so Grafana cannot derive them) for the link.
-
-When the specs name a cluster label (``spec.prometheus.clusterLabel``, one for the whole
-fleet), the records keep it: one row per service and cluster, a ``cluster`` variable filters
-every query, joins match on it, and the link opens the service dashboard on that cluster.
-Services without the label have no cluster value: they show while "All" clusters are chosen.
+Why no query names a service, and the cluster label: docs/dashboards.md, "How the fleet
+overview is built".
 """
 
 from __future__ import annotations

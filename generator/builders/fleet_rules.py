@@ -1,16 +1,6 @@
 """Fleet recording rules: one series per service under names shared by every service.
 
-Each service's rule file records its worst SLI, worst error budget left, p99 latency, error
-ratio, queue depth and lowest GPU memory headroom under the :data:`generator.naming` ``FLEET_*``
-names, plus an info series (value 1) carrying its dashboard uid, team and server. The fleet
-overview then reads each name once, whatever the number of services (a query per column,
-filtered by the ``service`` and ``team`` variables), instead of one ``or`` term per service —
-at 1,000 services that dashboard was over the 1 MB ConfigMap limit.
-
-Record names of a service's own rules depend on its ``groupBy``; these expressions read them
-through :func:`generator.builders.common.recorded`, so they never spell a record name. With a
-cluster label (``spec.prometheus.clusterLabel``) every aggregation keeps it
-(:meth:`ServicePlan.keeping`): one series per service and cluster.
+The records and why they are shared: docs/dashboards.md, "How the fleet overview is built".
 """
 
 from __future__ import annotations

@@ -1,15 +1,7 @@
 """Panels as data, laid out and built with grafanalib, then normalised to modern Grafana JSON.
 
-grafanalib (0.7) still writes the Grafana 5 shapes: ``rows``, ``span``, ``hideControls``,
-threshold steps whose base value is the *string* ``"null"``, targets with ``intervalFactor``
-and ``step``, and the legacy heatmap. :func:`to_modern` turns its output into what Grafana 10/11
-saves itself (``schemaVersion`` 39): every panel and target reads the ``datasource`` variable
-as ``{"type": "prometheus", "uid": "${datasource}"}``, every panel has an explicit ``gridPos``,
-the base threshold step is JSON ``null``, and every panel and row has a stable integer ``id``
-derived from its key (:func:`panel_ids`), so adding a panel renumbers no other one.
-
-Every dashboard is checked against Grafana's published dashboard schema, oldest and newest
-supported release (tests/test_grafana_schema.py; docs/dashboards.md says what it flags and why).
+What is normalised from grafanalib's output, and how it is checked: docs/dashboards.md, "How the
+JSON is built".
 """
 
 from __future__ import annotations

@@ -1,19 +1,7 @@
 """Size limits of the install paths obsgen documents, measured the way each path measures.
 
-* ``kubectl apply`` (client-side) copies the whole object, as JSON, into the annotation
-  ``kubectl.kubernetes.io/last-applied-configuration``; the API server caps the sum of all
-  annotation keys and values of an object at 262,144 bytes (``TotalAnnotationSizeLimitB``,
-  k8s.io/apimachinery ``ValidateAnnotationsSize``). kubectl encodes the object with Go's
-  ``encoding/json`` (compact, ``<`` ``>`` ``&`` escaped as ``\\u003c``…, a trailing newline),
-  which :func:`go_json_bytes` reproduces byte for byte for the string-only objects obsgen emits.
-  ``kubectl apply --server-side``, ``kubectl create`` and ``kubectl replace`` add no such copy.
-* A ConfigMap's ``data`` and ``binaryData`` values together may hold at most 1 MiB
-  (core/v1 validation, ``MaxSecretSize``); every install path stores dashboards in one.
-* Helm keeps each release revision — chart, values and rendered manifest, JSON, gzip
-  (best compression), base64 — in a Secret whose data is capped at 1 MiB. The chart itself
-  takes most of it (kube-prometheus-stack ships its CRDs in a subchart), so obsgen bounds its
-  own share: :func:`helm_release_share` estimates what the overlay adds (its values, and the
-  objects the chart renders from them) and :data:`HELM_OVERLAY_BUDGET` is the share it allows.
+Each limit, where it comes from and how it is measured: docs/architecture.md, "Install size
+limits".
 """
 
 from __future__ import annotations

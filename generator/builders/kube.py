@@ -1,14 +1,6 @@
 """Kubernetes objects of one service: PrometheusRule, PodMonitors, dashboard ConfigMap, sidecar.
 
-Pure functions: a :class:`~generator.plan.ServicePlan` in, plain dicts out, in the field order
-``kubectl`` users expect (apiVersion, kind, metadata, spec). The rule groups are the very groups
-of ``rules/<service>.rules.yaml`` (:func:`generator.builders.rulefile.rule_groups`), so the
-three install paths (rule file, Helm values, manifests) can never drift apart.
-
-Object shapes follow the prometheus-operator CRDs (``monitoring.coreos.com/v1``: PrometheusRule
-``spec.groups``, PodMonitor ``spec.podMetricsEndpoints``) and the core/v1 ``Container``, using only
-fields that every supported operator release declares (v0.65 to the newest; docs/install.md):
-tests validate each object against the CRDs of the oldest and the newest.
+More: docs/architecture.md, "Kubernetes objects".
 """
 
 from __future__ import annotations

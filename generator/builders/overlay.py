@@ -1,19 +1,7 @@
 """Install overlays: kube-prometheus-stack values, the model chart's sidecar values, manifests.
 
-:func:`overlay_outputs` runs after every other output builder and reads the dashboards they
-rendered (``dashboards/<name>.json``) from the outputs, so this module needs no dashboard
-builder of its own. It produces:
-
-* ``helm/values-observability.yaml`` (every service) and ``helm/values-<service>.yaml``:
-  values for kube-prometheus-stack, to add with one more ``-f``;
-* ``helm/sidecar-<service>.yaml``: values for the model's own chart adding the NVML exporter;
-* ``manifests/<service>/*.yaml`` (and ``manifests/<dashboard>.yaml`` for dashboards of no one
-  service): the same objects as plain manifests for GitOps.
-
-kube-prometheus-stack passes ``additionalPrometheusRulesMap.*.groups`` through ``toYaml`` only
-(never ``tpl``), so alert templates such as ``{{ $labels.pod }}`` reach Prometheus unchanged;
-``extraManifests`` is ``tpl``-rendered and would break them, so it is never used. The Grafana
-chart likewise copies ``grafana.dashboards.<provider>.<name>.json`` verbatim.
+What it writes, and why alert templates survive each path: docs/architecture.md, "Install
+overlays".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """Which pods belong to a service: owner series and scrape-target labels, never pod names.
 
-A pod name is no pattern. Kubernetes names a Deployment's pods ``<replicaset>-<5 random
-characters>`` with the generated prefix cut to 58 characters (63 − 5, the apiserver's
-``names.SimpleNameGenerator``), so a long deployment name is cut short inside its pods' names;
-a StatefulSet's pods are ``<name>-<ordinal>``; and ``llama-<anything>`` also matches the pods of
-a service named ``llama-guard``. So obsgen attributes pods two ways, and takes either:
-
-* kube-state-metrics owner series: ``kube_pod_owner{owner_kind="ReplicaSet", owner_name=<rs>}``
-  joined to ``kube_replicaset_owner{replicaset=<rs>, owner_kind="Deployment",
-  owner_name=<deployment>}``; for a StatefulSet ``kube_pod_owner{owner_kind="StatefulSet",
-  owner_name=<name>}`` directly;
-* the ``pod`` label that Kubernetes service discovery (prometheus-operator's PodMonitor) puts
-  on the model's own scrape targets: ``up{<spec.selector>, pod!=""}``.
-
-:data:`OWNER_RECORD` records 1 per ``(namespace, pod)`` of the service from both; memory
-rules, dashboards and runbooks select cAdvisor and kube-state-metrics series through it
-(:func:`owned`). The GPU sidecar needs none of this: its own PodMonitor sets its ``job``.
+Why by owner series and target labels, and how: docs/architecture.md, "Pods of a service".
 """
 
 from __future__ import annotations

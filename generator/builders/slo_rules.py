@@ -1,29 +1,7 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
-Per SLO, one recording rule holds the bad and the total events of the last evaluation
-interval ``e`` (``spec.prometheus.evaluationInterval``, the group's ``interval``) as two series,
-``events="bad"`` and ``events="total"``: per counter series ``x - x offset e`` (reset-aware,
-:func:`generator.promql.sum_increments`), then summed. One rule, because one query reads one
-snapshot of the database: with two rules, a scrape stored between their queries was counted
-by the later rule only (the next evaluation's ``offset`` already holds it), so a scrape
-interval of requests counted as good and hid its errors. Read in one query, a late scrape
-drops out of both counts alike. Every window divides sums of those increments::
-
-    error_ratio(w) = Σ_w bad / Σ_w total      over [w − e/2]: w / e increments
-
-which is traffic-weighted (never an average of ratios), records 0 — not NaN — for an idle
-service, and is exact: the increments telescope to the events between two scrapes one window
-apart, so there is no rate ramp to wait for and a tier pages within one evaluation of the SRE
-Workbook's ideal (:func:`generator.slo.detection_ms`). The range is half an interval short of
-the window so that Prometheus 2's closed and 3's left-open ranges both hold ``w / e`` samples.
-Bad rather than good events are recorded so that each window reads two sums, not four: promtool
-evaluates every window at every step of every proof, and a sum is most of a window's cost.
-
-Alerts (SRE Workbook ch. 5, "Multiwindow, multi-burn-rate alerts"): a tier fires when both its
-long and short window error ratios exceed ``factor × error budget`` and the long window
-counted at least ``min_events`` events — the sum of its increments, which never credits a new
-service with history it does not have (:func:`generator.slo.recorded_events`); no ``for``
-(the short window already debounces).
+One record of bad and total events per evaluation, and why every window's ratio is exact:
+docs/architecture.md, "SLI records and burn-rate alerts".
 """
 
 from __future__ import annotations

@@ -1,27 +1,7 @@
 """Merge generated promtool test cases that can share one input block.
 
-promtool evaluates every rule of the file at every step of every test group, so a test file
-costs about (rules × the steps of each group, summed). Many cases differ only in series that the
-other cases' alerts never read: "the GPU runs hot" and "the queue is full" can run in one block,
-each alert asserted at its own time. :func:`merge_cases` merges such groups, so the steps are
-paid once per block instead of once per case, and every assertion keeps its input.
-
-Two groups share a block when, for every input series:
-
-* both give it the same values (a longer run of the same last segment — ``0+1x20`` and
-  ``0+1x40`` — is the same input up to the shorter one's end, and later samples cannot change
-  an earlier evaluation), or
-* they differ, or only one has it, and the alerts asserted by the other group do not read its
-  metric, directly or through a recording rule (:func:`reads`); the block takes the values of
-  the group whose alerts read it.
-
-Reading is decided by name over the rule expressions, an over-approximation: a name that appears
-anywhere in an expression counts, so merging can only be refused too often, never wrongly. An
-alert that reads ``ALERTS`` (other alerts' state) keeps its group to itself.
-
-A block then keeps only the series its alerts read: a series no asserted alert reads cannot
-change an assertion, and left in it was a third of the generated test files' bytes. The cases
-that assert every alert (a healthy service, zero traffic) read every series and keep them all.
+When two cases may share an input block, and why no assertion changes: docs/architecture.md,
+"Merging promtool test cases".
 """
 
 from __future__ import annotations

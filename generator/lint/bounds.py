@@ -1,19 +1,7 @@
 """Which bucket bounds (``le``) or summary quantiles a label matcher selects, by meaning.
 
-A regex on ``le`` is decided by evaluating it — with RE2 (Prometheus' regex engine, via the
-``google-re2`` binding), fully anchored the way each version anchors it — against every
-spelling of a set of candidate bounds:
-
-* Prometheus 2 compiles ``^(?:<regex>)$`` and stores a bound as the exporter wrote it: Go
-  clients ``1``/``1e+06``, client_python and Java ``1.0``, some clients the plain decimal
-  (:func:`generator.promql.le_spellings`);
-* Prometheus 3 compiles ``^(?s:<regex>)$`` (``.`` matches newlines) and normalises every
-  bound to one spelling, Go's shortest float with ``.0`` on whole numbers
-  (:func:`generator.promql.prometheus3_le`).
-
-Candidates are the numbers written in the regex (and every string of its finite expansion),
-each times powers of ten (so ``1.*`` is seen to match 10 and 100 too), the default buckets of
-the Go and Python clients, the buckets of obsgen's presets and ``+Inf``.
+How a regex on le is evaluated, for Prometheus 2 and 3: docs/lint.md, "Which bounds a matcher
+selects".
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """``.obsgen-lint.yaml``: which checks run, at what severity, and a few policy values.
 
-Shape (every key optional)::
-
-    scrapeInterval: 30s            # range windows must be >= 4x this
-    prometheusVersion: both        # 2 | 3 | both: what the rules must work on
-    sloWindow: 30d                 # SLO window burn-rate factors are judged against
-    enabledFeatures: []            # Prometheus --enable-feature flags your servers run with
-    disable: [regex-redundant-anchor]
-    severity: {record-name-format: warning}
-    counters: ["my_legacy_counter_.*"]   # whole-name regexes of counters without `_total`
-    alerts:
-      requiredLabels: [severity]
-      requiredAnnotations: [summary, runbook_url]
-      severities: [critical, warning, info]
+Every key, its default and meaning: docs/lint.md, "Configuration: ``.obsgen-lint.yaml``".
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
 """Grafana dashboard JSON as lint input: the dashboard checks and the PromQL checks.
 
-A dashboard file (the JSON model, or an API export ``{"dashboard": {...}}``) becomes a
-:class:`~generator.lint.loader.LoadedFile` whose "rules" are its panel queries (kind
-``query``), so every PromQL check runs on them, and promtool parses them in the same single
-run. The dashboard checks of :mod:`generator.dashboard_lint` (panel ids, grid, units,
-datasources, ``$__rate_interval``, unused variables) are reported as ``dashboard-*`` findings
-on the line of the panel, target or variable.
-
-Grafana variables are replaced before parsing: ``$__rate_interval`` and ``$__interval`` by
-4 × the scrape interval (the least ``$__rate_interval`` can be), ``$__range`` by 1h; other
-variables inside a label matcher's string by ``.*`` (the matcher becomes a regex: a
-multi-value variable is one), inside ``[...]`` by a duration, after ``by``/``without``/
-``on``/``ignoring`` by a label name, and elsewhere by the number 1.
+More: docs/lint.md, "Dashboards as lint input".
 """
 
 from __future__ import annotations

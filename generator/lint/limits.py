@@ -1,15 +1,6 @@
 """Bounds on what ``obsgen lint`` reads: file type and size, YAML shape, PromQL size.
 
-Every input path of the linter goes through here before any real work, so a hostile or
-broken file costs bounded time and memory and ends as one ``unreadable-input`` finding
-(:class:`Refused`) while the other files are still linted. Self-contained on purpose: it
-only needs PyYAML.
-
-Why each bound exists (issue 15): a YAML "billion laughs" of 9 levels of 10 aliases is 626
-bytes yet expands to 10⁹ nodes; a FIFO named ``x.yaml`` blocks ``read()`` forever; a
-symlink to ``/dev/zero`` reads until memory runs out; a YAML integer of 5,000 digits makes
-Python raise ``ValueError``; a PromQL expression of 1,000 ``up + up + …`` terms exceeds
-Python's recursion limit in any tree walk, and about 5,000 crash the PromQL parser itself.
+Why each bound exists: docs/lint.md, "Bounded input".
 """
 
 from __future__ import annotations

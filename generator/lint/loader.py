@@ -1,17 +1,6 @@
 """Reading rule files: plain Prometheus rule files, ``PrometheusRule`` objects, Helm values.
 
-Input shapes recognised in each YAML document (a file may hold several, separated by ``---``):
-
-* a plain rule file: ``{groups: [...]}``;
-* a prometheus-operator object: ``{kind: PrometheusRule, spec: {groups: [...]}}``, also inside a
-  ``{kind: List, items: [...]}``;
-* Helm values (kube-prometheus-stack): ``additionalPrometheusRulesMap: {<name>: {groups: [...]}}``
-  or the older list ``additionalPrometheusRules: [{name, groups}]``, at the top level or one level
-  down (an umbrella chart's sub-chart key).
-
-Each PrometheusRule object and each Helm map entry is one *unit*: a rule file of its own for
-Prometheus, and for promtool. YAML is read with a loader that records the line of every mapping
-and key, so findings name lines of the file the user wrote.
+More: docs/lint.md, "Input shapes".
 """
 
 from __future__ import annotations

@@ -2,15 +2,8 @@
 with prometheus-fastapi-instrumentator's defaults.
 
 Source: prometheus-fastapi-instrumentator 8.1.0 (PyPI), ``prometheus_fastapi_instrumentator/
-metrics.py`` ``default()``: ``http_requests_total`` carries ``method``, ``status`` and
-``handler``; ``http_request_duration_seconds`` only ``method`` and ``handler``. The outcome is
-on the counter, so availability and the error ratio read ``http_requests_total{status=~"5.."}``
-over ``http_requests_total`` (``status`` is grouped, ``5xx``, by default; ``5..`` matches both
-spellings). Latency buckets: prometheus-client's default ``Histogram`` buckets (client_python
-``metrics.py``, ``DEFAULT_BUCKETS``) extended to 120 s for LLM response times; the
-instrumentator's own default is ``0.1, 0.5, 1``: declare them in ``metrics.requestDuration``.
-No queue gauge: generic OpenAI-compatible servers export none, so ``alerts.queueDepth`` needs
-``metrics.queueDepth.name`` (the example o1-preview spec declares ``inference_queue_depth``).
+metrics.py`` ``default()``; buckets: client_python ``metrics.py`` ``DEFAULT_BUCKETS``, extended.
+What is read and why: docs/presets.md, "openai-http".
 """
 
 from __future__ import annotations

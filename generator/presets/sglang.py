@@ -1,32 +1,9 @@
 """Preset ``sglang``: SGLang's runtime (``--enable-metrics``), keyed by release.
 
-Source: ``sglang/srt/metrics/collector.py`` of the sglang wheels on PyPI (the tagged releases
-0.3.6 … 0.5.3; ``sglang/srt/observability/metrics_collector.py`` from 0.5.2x), and the
-``labels`` dicts of ``sglang/srt/managers/tokenizer_manager.py`` / ``scheduler*.py``. Every
-series carries ``model_name`` (the served model name); the scheduler's gauges add
-``engine_type``, ``tp_rank``, ``pp_rank`` (and ``dp_rank``), recent request counters and
-histograms ``is_streaming``. Every released name has the ``sglang:`` prefix and ``model_name``:
-the ``sglang_`` prefix and a ``name`` label never shipped in a release (0.3.5 and older have no
-metrics at all). ``tests/fixtures/metrics/sglang-*.prom`` hold expositions written from it.
-
-Availability. SGLang has no HTTP status counter. ``sglang:num_requests_total`` (from 0.4.2)
-counts requests that finished; ``sglang:num_aborted_requests_total`` (from 0.4.7: a
-``Counter`` named ``sglang:num_aborted_requests``, which prometheus-client exposes with
-``_total``, renamed in source to the exposed name in 0.5.3) counts aborts — a client that hung
-up or a request the server gave up on. Failures are the aborts, and the total is the sum
-of both counters (an abort after the first token is counted in both, which reads the ratio
-low by at most a factor 1/(1 + ratio)). Releases before 0.4.7 expose no failure counter, so
-no entry covers them: an availability SLO there would have nothing to count.
-
-Renames and buckets: the inter-token histogram is ``sglang:inter_token_latency_seconds``
-from 0.4.4 (``time_per_output_token_seconds`` beside it until 0.4.5); its bounds and TTFT's are
-the same 0.4.5 … 0.5.23; the e2e bounds grew past 800 s in 0.5.2 (to 2400 s). The prefix cache's hit
-rate is the 0–1 gauge ``sglang:cache_hit_rate`` (every checked release). The KV pool's
-usage is ``sglang:token_usage`` (used / total KV tokens, a 0–1 ratio). Bucket lists below are
-the defaults; ``--bucket-*`` server flags replace them (declare those in ``spec.metrics``).
-Queue time (indicator ``queue``): ``sglang:queue_time_s`` in 0.5.2, ``sglang:queue_time_seconds``
-from 0.5.3 (both read). No ``tpot`` histogram is read (``request_time_per_output_token_seconds``
-appears only in late 0.5 releases, unchecked).
+Source: ``sglang/srt/metrics/collector.py`` of the sglang wheels on PyPI (tagged releases 0.3.6
+… 0.5.3; ``sglang/srt/observability/metrics_collector.py`` from 0.5.2x) and the ``labels`` of
+``sglang/srt/managers/tokenizer_manager.py`` / ``scheduler*.py``. Names, labels, renames,
+buckets and how availability is counted: docs/presets.md, "sglang".
 """
 
 from __future__ import annotations

@@ -2,25 +2,7 @@
 
 Source: ``router/src/server.rs`` (bucket setup) and ``router/src/infer/mod.rs`` /
 ``router/src/server.rs`` (the ``metrics::`` calls) of huggingface/text-generation-inference.
-TGI exports through the Rust ``metrics-exporter-prometheus`` crate, so names carry no
-``_total`` or ``_seconds`` suffix (``tgi_request_success``, ``tgi_request_duration``) and there
-is no model label (one TGI server serves one model).
-
-Buckets: every metric whose name ends in ``duration`` gets the same 35 geometric bounds,
-``0.0001 × 1.5^k`` seconds for k = 1…35 (0.00015 s … about 146 s), computed by repeated
-multiplication exactly as ``server.rs`` does. None is a round number: a latency threshold must
-be one of them written to the millisecond (``threshold: 1122ms`` selects the 1.1223… s bucket;
-see :meth:`generator.plan.HistogramPlan.bound_for`).
-
-Signals TGI does not have — said, never faked:
-
-- **No time-to-first-token histogram.** TGI records queue time, inference time and mean time
-  per token per request, not the time until the first token reached the client. A
-  ``timeToFirstToken`` SLO or alert on TGI is an error; measure TTFT client-side or declare your
-  own histogram in ``spec.metrics.timeToFirstToken``.
-- **No KV-cache usage gauge**, so ``ModelKVCacheNearFull`` does not render for TGI.
-- ``tgi_request_mean_time_per_token_duration`` is each request's *mean* time per generated
-  token (inference time / tokens, prefill included); it stands in for inter-token latency.
+Names without suffixes, the geometric buckets and the signals TGI lacks: docs/presets.md, "tgi".
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """Preset ``trtllm``: TensorRT-LLM's OpenAI server ``trtllm-serve`` (PyTorch backend).
 
-Source: ``tensorrt_llm/metrics/collector.py`` (``MetricsCollector``, "adapted from" vLLM's
-``vllm/engine/metrics.py``) of NVIDIA/TensorRT-LLM, read in the stored history of that file
-(its first version, one with ``metric_prefix = "trtllm_"`` and seven series, and the 2026
-one); Dynamo's TensorRT-LLM page ("TensorRT-LLM version 1.1.0rc5 exposes 5 basic Prometheus
-metrics", the prefix "added by Dynamo") dates the unprefixed names. Labels: ``model_name`` and
-``engine_type`` on every series; ``finished_reason`` on the request counter. Histogram bounds
-are vLLM's lists (identical in every version of the file).
-
-Names: 1.1 exposes ``request_success_total``, ``e2e_request_latency_seconds``,
-``time_to_first_token_seconds``, ``time_per_output_token_seconds``,
-``request_queue_time_seconds`` with no prefix; Dynamo re-exports them as ``trtllm:…`` (its
-0.7 docs) and later as ``trtllm_…``. From 1.2 TensorRT-LLM names them ``trtllm_…`` itself and
-adds ``trtllm_kv_cache_utilization`` (used / max KV blocks, 0–1),
-``trtllm_num_requests_running`` and ``trtllm_num_requests_waiting``. Every entry reads the
-histograms under all three spellings (the declared release's first); the request counter's
-other spellings are known names for ``spec.metrics.requests.name``.
-
-Requests: ``request_success_total{finished_reason}`` counts every finished request despite
-its name, by the LLM API's finish reason (``tensorrt_llm/executor/result.py``: ``stop``,
-``length``, ``timeout``, ``cancelled``); failures are ``cancelled`` and ``timeout``. A request
-that fails before the executor answers is not counted. The per-request
-``time_per_output_token_seconds`` is the ``tpot`` indicator (each request's mean time per
-output token, not inter-token gaps: there is no ``itl``); ``request_queue_time_seconds`` is
-``queue`` (bounds: vLLM's request-latency list).
+Source: ``tensorrt_llm/metrics/collector.py`` (``MetricsCollector``) of NVIDIA/TensorRT-LLM, and
+``tensorrt_llm/executor/result.py`` for the finish reasons; Dynamo's TensorRT-LLM page dates the
+unprefixed names. The three spellings, labels and failures: docs/presets.md, "trtllm".
 """
 
 from __future__ import annotations

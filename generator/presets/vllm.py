@@ -1,71 +1,9 @@
 """Preset ``vllm``: vLLM 0.8 and later, V1 engine (default) and V0 engine, keyed by release.
 
-Source: ``vllm/v1/metrics/loggers.py`` (``PrometheusStatLogger``): every series carries labels
-``model_name`` (the served model name) and ``engine``; the V0 engine's
-``vllm/engine/metrics.py`` has the same ``vllm:`` names with ``model_name`` only (vLLM's
-``docs/design/v1/metrics.md`` lists them). Histogram bucket lists below are copied
-from that file as numbers (``request_latency_buckets`` for e2e, the TTFT list, the
-time-per-output-token list, which the inter-token histogram reuses); checked against 0.8/0.9-era
-and 0.11 copies of that file. ``tests/fixtures/metrics/vllm-*.prom`` hold expositions written
-from it, and ``tests/test_preset_fixtures.py`` checks this preset against them.
-
-Renames between releases (one preset entry per release line):
-
-- 0.9.2: ``vllm:gpu_cache_usage_perc`` → ``vllm:kv_cache_usage_perc``. The new gauge first shipped
-  in 0.9.2 (vllm PR #18354; PR #24245 says so and dates the deprecation), so 0.9.0 and 0.9.1 expose
-  only the old name; the old one stays exposed through 0.10 and is hidden from 0.11 on (shown
-  again only with ``--show-hidden-metrics-for-version=0.10``). We read the new one from 0.9.2 on.
-- 0.11: ``vllm:time_per_output_token_seconds`` → ``vllm:inter_token_latency_seconds``.
-
-Queue time (indicator ``queue``): ``vllm:request_queue_time_seconds``, in every entry. No entry
-has a ``tpot`` histogram: the per-request ``vllm:request_time_per_output_token_seconds`` of
-recent ``loggers.py`` was not checked against a tagged release, so declare it in
-``spec.metrics.timePerOutputToken`` (name and buckets) where your release exposes it.
-
-Preemptions: ``vllm:num_preemptions_total`` (requests evicted from the running batch to free KV
-cache), in every entry and both engines: V1 ``loggers.py`` declares ``Counter("vllm:num_preemptions_total")``
-in 0.8.0 and ``Counter("vllm:num_preemptions")`` from 0.9.2 (prometheus-client exposes both as
-``…_total``), V0 ``vllm/engine/metrics.py`` ``vllm:num_preemptions_total`` (read in the 0.8.0,
-0.9.2 and 0.11.0 wheels on PyPI). Created with its labels at start-up, so it is there at 0.
-
-Prefix cache (V1 only): counters of prompt tokens looked up in the prefix cache and found there,
-``vllm:gpu_prefix_cache_queries_total`` / ``…_hits_total`` in 0.8.0, renamed
-``vllm:prefix_cache_queries_total`` / ``…_hits_total`` by 0.9.2 (``loggers.py`` of the 0.9.2
-wheel declares both, the old ones "Deprecated in 0.9"; 0.11.0 hides the old ones behind
-``--show-hidden-metrics-for-version``). Both names are read, the declared release's first. V0's
-gauge ``vllm:gpu_prefix_cache_hit_rate`` (0.8.0 ``vllm/engine/metrics.py``) is gone from the
-0.9.2 V0 file, so the V0 entry reads no prefix cache.
-
-Every entry also reads the other name of each renamed series (``also``): the rules take the
-declared release's name per series and the other where it is absent, so a spec that lags the
-pods (``serverVersion: 0.9.1`` on 0.11 pods) still alerts; where both are exposed (the
-deprecation overlap) only the declared one counts, never both.
-
-Request counters and variants. Availability and errors are read from the OpenAI server's HTTP
-counter ``http_requests_total{handler,method,status}`` (prometheus-fastapi-instrumentator,
-statuses grouped as ``5xx``) wherever vLLM exposes it: it sees every request, also those that
-fail before or outside the engine. Only ``/v1/...`` handlers count, so health probes and scrapes
-do not dilute the ratio. It has no ``model_name`` label, so with ``groupBy: [model_name]`` the
-error ratio and availability SLO stay per service while latency and saturation go per model.
-
-The HTTP counter is not always there:
-
-- before 0.8.3 vLLM exposes no HTTP metrics at all: they were (re)added by vllm PR #15657
-  (opened 2025-03-28, after 0.8.2 was released) and PR #15894 (2025-04-01, for the V1 engine);
-- the V0 engine (``VLLM_USE_V1=0``, and the CPU and other builds that fall back to it) does not
-  expose them from 0.8.3 on either (vllm issue #17406, "http metrics missing when running with
-  V0 engine"); V0 is gone from 0.11 (removed completely in 0.11.0).
-
-There the engine's own counter is read: ``vllm:request_success_total{finished_reason}``, which
-despite its name counts every finished request, by reason ``stop``, ``length``, ``abort`` (and,
-in recent releases, ``error``: a request-level internal error, always answered with HTTP 500).
-Failures are ``abort`` and ``error``: an aborted request is one the engine gave up on, and a
-client hanging up is counted the same way (as Triton's ``CANCELED`` is). A request that fails
-before it reaches the engine is not counted at all. It carries ``model_name``.
-
-``spec.serverVariant`` picks the engine: ``v1`` (default) or ``v0`` (0.8 ≤ version < 0.11).
-Other frontends without the HTTP counter (a custom API server in front of the engine) can name
-the engine counter in ``spec.metrics.requests.name``; it gets the matchers above.
+Source: ``vllm/v1/metrics/loggers.py`` (``PrometheusStatLogger``) and the V0 engine's
+``vllm/engine/metrics.py``, 0.8 to 0.11 (the release or wheel of each name: docs/presets.md,
+"vllm", with the renames, preemptions, prefix cache and request counters); this preset is
+checked against ``tests/fixtures/metrics/vllm-*.prom`` by ``tests/test_preset_fixtures.py``.
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """Helpers of the burn-rate checks: alerts judged as a whole, as the SRE Workbook ch. 5 does.
 
-An alert is read as tiers (``… or …``), each a set of conditions ``error_ratio[w] > T``
-joined by ``and``: a *multiwindow* tier pairs a long window (which proves the budget is
-burning) with a short one (which lets the alert reset soon after the errors stop). With an
-error budget ``b = 1 − objective`` and an SLO window ``P`` (``sloWindow``, default 30d):
-
-* the burn factor is ``F = T / b``; at exactly that burn the long window ``w`` spends
-  ``F·w/P`` of the budget before the alert fires (Workbook: 2% for 14.4× over 1h, 5% for 6×
-  over 6h, 10% for 1× over 3d);
-* after a total outage, a window ``w`` holds an error ratio of ``1 − t/w`` a time ``t`` after
-  recovery (constant traffic), so a condition stays true for ``w·(1 − T)`` — the alert keeps
-  firing that long after recovery unless a short window (Workbook: 1/12 of the long one)
-  turns it off sooner;
-* ``T ≥ 1`` can never be exceeded: the alert never fires;
-* ``for:`` longer than the short window asks the short window to stay above the threshold
-  without a break: a lull restarts the wait, and detection comes later by the ``for``.
-
-The budget is read from the threshold (``14.4 * (1 - 0.999)``), or from a recording rule of
-the same run that divides the same ratio by it (``…:burn_rate… = ratio / 0.001``).
+The SRE Workbook reading and its formulas: docs/lint.md, "Burn-rate alerts read as tiers".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """Helpers of the quantile checks: a quantile cannot be averaged, summed, max-ed or taken over time.
 
-The p99 of a fleet is not the mean (nor the max, nor the sum) of the pods' p99s, and the p99
-over 6 hours is not the mean of 72 five-minute p99s: quantiles do not compose. The only right
-way is to aggregate what they were computed from — the bucket rates — and take the quantile
-of that: ``histogram_quantile(0.99, sum by (le, service) (rate(x_bucket[6h])))`` (Prometheus
-docs, "Histograms and summaries": summaries' quantiles cannot be aggregated at all).
-
-A series is known to hold a quantile by its expression — ``histogram_quantile``,
-``quantile_over_time``, ``quantile()``, a summary's ``{quantile="…"}`` series — followed
-through the recording rules of the same lint run, and else by its recorded name
-(``…:p99_rate5m``, ``…:histogram_quantile``).
+Why, and how a series is known to hold a quantile: docs/lint.md, "Quantile maths".
 """
 
 from __future__ import annotations
