@@ -23,9 +23,10 @@ from generator.builders.alertmanager_routing import alert_labels, receiver_for
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
+from generator.prometheus_api import PrometheusAPI, PrometheusUnreachable, server_text
 from generator.promql import LEGACY_LABEL_NAME, LEGACY_METRIC_NAME, Matcher, selector
 from generator.units import format_duration_ms, parse_duration_ms
-from generator.verify import PrometheusAPI, PrometheusUnreachable, Row, Status, _shown
+from generator.verify import Row, Status
 
 # PromQL tokens, enough to normalise an expression as Prometheus prints it back (its parser's
 # String()): strings, durations, numbers, identifiers, whitespace, any other character.
@@ -178,7 +179,7 @@ def _groups(api: PrometheusAPI) -> list[dict[str, Any]]:
         raise api._error("unexpected answer to rules: expected data.groups of named groups")
     for group in groups:
         if not all(isinstance(r, dict) for r in group["rules"]):
-            raise api._error(f"unexpected answer to rules: group {_shown(group['name'])}")
+            raise api._error(f"unexpected answer to rules: group {server_text(group['name'])}")
     return groups
 
 
@@ -237,7 +238,7 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
             )
             continue
         if len(copies) > 1:
-            files = ", ".join(sorted(_shown(c.get("file", "?")) for c in copies))
+            files = ", ".join(sorted(server_text(c.get("file", "?")) for c in copies))
             add(
                 name,
                 Status.WRONG,
@@ -251,7 +252,7 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
             add(
                 name,
                 Status.WRONG,
-                f"evaluated every {_shown(copy.get('interval'))}s, rendered every "
+                f"evaluated every {server_text(copy.get('interval'))}s, rendered every "
                 f"{group['interval']}: an old copy is installed; re-install it: "
                 f"{_install_hint(plan)}",
             )
@@ -272,8 +273,8 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
             add(
                 name,
                 Status.WRONG,
-                f"{len(errors)} rules fail to evaluate, e.g. {_shown(first.get('name'))}: "
-                f"{_shown(first.get('lastError', ''))}; check the series and labels it reads",
+                f"{len(errors)} rules fail to evaluate, e.g. {server_text(first.get('name'))}: "
+                f"{server_text(first.get('lastError', ''))}; check the series and labels it reads",
             )
         else:
             unknown = sum(1 for r in copy["rules"] if r.get("health") == "unknown")
@@ -329,7 +330,7 @@ def check_retention(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
     subject = f"slo {longest.name} window {window}"
     if kept is None:
         detail = (
-            f"the server keeps data by size only ({_shown(said)}): how many days that is "
+            f"the server keeps data by size only ({server_text(said)}): how many days that is "
             "depends on the load; make sure it covers the window"
             if said
             else "the server does not say its retention (not Prometheus?): make sure it keeps "
@@ -343,7 +344,7 @@ def check_retention(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
                 "retention",
                 subject,
                 Status.WRONG,
-                f"the server keeps {format_duration_ms(kept)} (storageRetention {_shown(said)}), "
+                f"the server keeps {format_duration_ms(kept)} (storageRetention {server_text(said)}), "
                 f"shorter than the SLO window: the SLI never covers it; set "
                 f"--storage.tsdb.retention.time={window} or more (kube-prometheus-stack: "
                 "prometheus.prometheusSpec.retention), or shorten the window",
@@ -393,7 +394,7 @@ def check_external_labels(
                     "external labels",
                     named[0],
                     Status.WARNING,
-                    f"the server adds external label {named[0]}={_shown(labels[named[0]])} but "
+                    f"the server adds external label {named[0]}={server_text(labels[named[0]])} but "
                     f"the spec has no clusterLabel: set spec.prometheus.clusterLabel: {named[0]} "
                     "so dashboards and inhibition tell clusters apart",
                 )
@@ -411,7 +412,7 @@ def check_external_labels(
             cluster,
             Status.WRONG,
             f"spec.prometheus.clusterLabel is {cluster!r} but neither the server's external "
-            f"labels ({_shown(shown)}) nor the service's targets carry it: set "
+            f"labels ({server_text(shown)}) nor the service's targets carry it: set "
             f"global.external_labels.{cluster} (kube-prometheus-stack: "
             "prometheus.prometheusSpec.externalLabels)",
         )
@@ -478,7 +479,7 @@ def check_routing(
                         "routing",
                         subject,
                         Status.WRONG,
-                        f"reaches {', '.join(map(_shown, reached)) or 'nothing'}, not {expected}: "
+                        f"reaches {', '.join(map(server_text, reached)) or 'nothing'}, not {expected}: "
                         "install alertmanager/values-kube-prometheus-stack.yaml or the service's "
                         "alertmanagerconfig.yaml, and check the routes above it",
                     )
@@ -492,10 +493,12 @@ def check_routing(
                         "routing",
                         subject,
                         Status.WRONG,
-                        f"reaches {_shown(ok[0])}, which delivers nowhere (no integration): "
+                        f"reaches {server_text(ok[0])}, which delivers nowhere (no integration): "
                         "add the team to alertmanager/receivers.yaml and re-install",
                     )
                 )
                 continue
-            rows.append(Row(plan.name, "routing", subject, Status.OK, f"reaches {_shown(ok[0])}"))
+            rows.append(
+                Row(plan.name, "routing", subject, Status.OK, f"reaches {server_text(ok[0])}")
+            )
     return rows

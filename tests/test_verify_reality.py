@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 
 from generator.plan import resolve
+from generator.prometheus_api import PrometheusAPI
 from generator.spec import parse_spec
-from generator.verify import PrometheusAPI, Row, Status, verify_plan
+from generator.verify import Row, Status, verify_plan
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob, find_prometheus, wait_for
 
 pytestmark = pytest.mark.e2e

@@ -13,15 +13,9 @@ import os
 from pathlib import Path
 
 from generator.errors import printable
+from generator.prometheus_api import DEADLINE_S, MAX_RESPONSE_BYTES, PrometheusAPI
 from generator.render import find_specs, load_plans
-from generator.verify import (
-    DEADLINE_S,
-    MAX_RESPONSE_BYTES,
-    PrometheusAPI,
-    Row,
-    format_table,
-    verify_plan,
-)
+from generator.verify import Row, format_table, verify_plan
 from generator.verify_bundle import (
     AlertmanagerAPI,
     check_external_labels,
