@@ -1,21 +1,6 @@
 """The exporter process: HTTP endpoints, NVML init with backoff, deadline-bound collection.
 
-Endpoints (HTTP by :mod:`nvml_exporter.httpd`, with its timeouts and connection cap; encoding
-by prometheus-client):
-
-* ``/metrics`` always answers 200. Device metrics are collected under a deadline taken from
-  ``X-Prometheus-Scrape-Timeout-Seconds`` (default 10 s), minus a margin for rendering and
-  the network (:func:`collection_deadline`) and minus the time the request waited for a
-  worker thread. Concurrent scrapes share one in-flight collection (:class:`SingleFlight`),
-  so a hung NVML call holds at most one thread. gzip is used when ``Accept-Encoding`` allows
-  it (q-values honoured, :func:`~nvml_exporter.httpd.gzip_acceptable`).
-* ``/healthz`` answers 200 while the process serves HTTP.
-* ``/readyz`` answers 503 until NVML is initialised, then 200.
-
-:class:`Exporter` ties it together: it starts the HTTP server at once, retries NVML init in
-the background with exponential backoff, starts the Xid watcher once NVML is up, re-initialises
-NVML (and re-registers Xid events) when a collection finds it gone (a driver restart), and on
-:meth:`Exporter.stop` shuts everything down, ending with ``nvmlShutdown``.
+More: docs/exporter.md, "The exporter process".
 """
 
 from __future__ import annotations
@@ -31,9 +16,10 @@ from prometheus_client.core import Metric
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.process_collector import ProcessCollector
 
-from nvml_exporter.collector import NvmlCollector, Samples
+from nvml_exporter.collector import NvmlCollector
 from nvml_exporter.httpd import HttpLimits, HttpServer, Request, Response, Route, gzip_acceptable
 from nvml_exporter.nvml import NvmlBackend
+from nvml_exporter.readers import Samples
 from nvml_exporter.xid import XidWatcher
 
 log = logging.getLogger(__name__)
