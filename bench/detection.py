@@ -85,7 +85,7 @@ class Figure:
     evaluation_interval_ms: int
 
     def within_one_evaluation(self) -> bool:
-        """Issue 20's target: not before the Workbook's figure, at most one evaluation
+        """The detection target: not before the Workbook's figure, at most one evaluation
         interval after it (True when the scenario cannot happen)."""
         if self.workbook_ms is None:
             return True

@@ -7,13 +7,13 @@ Measures, and prints as a Markdown table with the command used:
    run as a subprocess, one keep-alive connection; the collector time of each of these
    scrapes is read back from ``gpu_exporter_scrape_duration_seconds`` in the response;
 3. **HTTP, N concurrent scrapers** (default 4), each on its own connection;
-4. **HTTP, 1 scraper, while 300 connections are held open** (issue 15): 300 keep-alive
+4. **HTTP, 1 scraper, while 300 connections are held open**: 300 keep-alive
    connections that made one request and stay idle, then 300 that sent half a request and
    stay silent (both well inside the idle and header timeouts), each on its own socket;
 5. **peak RSS** of the exporter subprocess (``VmHWM`` in ``/proc/<pid>/status``), after all
    scrapes, and its RSS while the 300 connections are held.
 
-Targets (issue 5): p99 collector time <= 5 ms, RSS <= 40 MB.
+Targets: p99 collector time <= 5 ms, RSS <= 40 MB.
 
 Usage::
 

@@ -1,4 +1,4 @@
-"""Floors under issue 19's targets: what any render or proof of the same size costs here.
+"""Floors under the fleet render targets: what any render or proof of the same size costs here.
 
 * :func:`write_floor`: two processes writing as many files of the same sizes as a rendered
   fleet (no rendering, no Python beyond the write loop), then ``os.sync()``: what the cold

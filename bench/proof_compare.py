@@ -1,4 +1,4 @@
-"""The promtool proof before and after a change (issue 19): each example's committed rule and
+"""The promtool proof before and after a change: each example's committed rule and
 test files of git revision REV and of this checkout, proved as ``obsgen render`` proves them,
 in alternating runs.
 

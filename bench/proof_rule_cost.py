@@ -1,4 +1,4 @@
-"""What each rule costs one promtool test group (issue 19: is there a costly rule to rewrite?).
+"""What each rule costs one promtool test group (is there a costly rule to rewrite?).
 
 For one test group of a service's committed test file (default: o1-preview's 2-hour healthy
 case, the first group of ``rules/o1-preview.test.yaml``), each rule's share of promtool's CPU

@@ -1,4 +1,4 @@
-"""Render scale (issue 19): a fleet of N services rendered cold, warm and after one edit.
+"""Render scale: a fleet of N services rendered cold, warm and after one edit.
 
 The fleet is the repository's example specs cloned with unique names (service, job,
 deployment: ``o1-preview`` → ``o1-preview-0007``), cycling through them. For each size:
@@ -250,7 +250,7 @@ def proof_cpu(example: str) -> tuple[float, float, float, int, int, int]:
 
 
 def _baseline_flags(code: Path) -> bool:
-    """True when the baseline obsgen knows ``-q`` (issue 19's renders do)."""
+    """True when the baseline obsgen knows ``-q`` (newer renders do)."""
     command, env = obsgen(code)
     help_text = subprocess.run(
         [*command, "--help"], cwd=code, env=env, capture_output=True, text=True, check=False

@@ -30,7 +30,7 @@ from generator.yamlio import PureBoundedLoader  # noqa: E402
 
 
 class PureSpecLoader(PureBoundedLoader):
-    """The spec loader in pure-Python PyYAML (before issue 19)."""
+    """The spec loader in pure-Python PyYAML (the loader the libyaml-backed one replaced)."""
 
     limits = SPEC_LIMITS
 

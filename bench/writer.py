@@ -1,4 +1,4 @@
-"""The writer's own cost (issue 19): ``write_all`` moving a 1,000-service fleet's spooled files
+"""The writer's own cost: ``write_all`` moving a 1,000-service fleet's spooled files
 into an empty root, on tmpfs where there is one, so that the disk's state does not drown the
 Python work (on this machine's ext4, creating the same files costs 0.9–9.5 s from one run to
 the next).

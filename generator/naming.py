@@ -48,7 +48,7 @@ ALERT_GPU_MEMORY_HEADROOM = "GPUMemoryHeadroomLow"
 ALERT_GPU_TEMPERATURE = "GPUTemperatureHigh"
 ALERT_GPU_XID = "GPUXidErrors"
 ALERT_GPU_EXPORTER_DOWN = "GPUExporterDown"
-# Input guards and capacity (issue 13): an input an alert reads has vanished, or replicas are
+# Input guards and capacity: an input an alert reads has vanished, or replicas are
 # missing; a GPU the exporter still sees reports itself lost.
 ALERT_SIGNAL_MISSING = "ModelSignalMissing"
 ALERT_REPLICAS_UNAVAILABLE = "ModelReplicasUnavailable"
@@ -263,7 +263,7 @@ def dashboard_uid(service: str, namespace: str | None, cluster: str | None = Non
     Unique per (cluster, namespace, service): two teams' services both named ``chat`` in
     namespaces ``team-a`` and ``team-b`` get different uids. ``namespace`` is the one of
     ``spec.selector`` (``None`` when the selector names none). ``cluster`` is the hook for
-    ``clusterLabel`` (issue 17): pass the cluster's value once specs carry it.
+    ``clusterLabel``: pass the cluster's value once specs carry it.
     """
     return _scoped_uid("service", service, namespace, cluster)
 
@@ -362,7 +362,7 @@ def owned_by(path: str, service: str) -> bool:
     )
 
 
-# Fleet overview (issue 19): one series per service under the same names for every service, so
+# Fleet overview: one series per service under the same names for every service, so
 # the overview queries each name once instead of one term per service.
 FLEET_INFO = "service:fleet_info:static"  # value 1; labels dashboard_uid, team, server
 FLEET_SLI = "service:fleet_slo_sli:min"  # worst SLO's SLI over its window (ratio 0–1)

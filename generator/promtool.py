@@ -207,9 +207,9 @@ def _file_size(path: Path) -> int:
 
 
 # Chunks per core: up to 8 when there are many files (the cores stay busy to the end and
-# progress moves), fewer for a few: each promtool process costs ~50 ms of CPU to start, and a
+# progress moves), fewer for a few: each promtool process has a start-up cost, and a
 # one-service proof (16–19 parts) waited least in two chunks per core (the cost estimate is
-# rough: one chunk per core left one core idle for a second).
+# rough: one chunk per core left a core idle near the end).
 _CHUNKS_PER_WORKER = 8
 _FILES_PER_CHUNK = 4
 

@@ -102,8 +102,8 @@ def promtool_problems(
         for rel in (*rules, *tests):
             (base / rel).parent.mkdir(parents=True, exist_ok=True)
             (base / rel).write_text(outputs[rel], encoding="utf-8")
-        # The check runs beside the split and the tests (a one-service proof waits ~0.2 s
-        # less); its verdict comes first: the parts assume that every rule loads.
+        # The check runs beside the split and the tests (so a proof waits less); its verdict
+        # comes first: the parts assume that every rule loads.
         with ThreadPoolExecutor(max_workers=1) as beside:
             checking = beside.submit(promtool.check_rules, [base / r for r in rules], rules)
             costs: dict[Path, int] = {}
