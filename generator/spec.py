@@ -2,10 +2,12 @@
 
 This module knows nothing about rules or dashboards. :func:`load_spec` reads one YAML file,
 checks ``apiVersion``/``kind`` first (so a wrong file gets one clear line), then validates
-every field strictly (unknown keys are errors) and reports each problem as a
-:class:`~generator.errors.Diagnostic` with the field path as the user wrote it
-(``spec.alerts.queueDepth.max``). Defaults that depend on the server preset are *not*
-decided here; :func:`generator.plan.resolve` does that.
+every field strictly (unknown keys are errors), each problem a :class:`~generator.errors.Diagnostic`
+with the field path as written (``spec.alerts.queueDepth.max``). Defaults that depend on the
+server preset are decided by :func:`generator.plan.resolve`, not here.
+
+Size: the whole spec format in one place (every section's model and the validators that word
+its errors), which ``scripts/spec_reference.py`` turns into docs/spec.md and the JSON schema.
 """
 
 from __future__ import annotations
