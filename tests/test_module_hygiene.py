@@ -164,3 +164,28 @@ def test_size_rule() -> None:
     assert size_reason_missing('"""Doc."""\n' + long_body)
     assert not size_reason_missing('"""Doc.\n\nSize: one table.\n"""\n' + long_body)
     assert not size_reason_missing('"""Doc."""\nx = 1\n')
+
+
+def _broken_links(path: Path) -> list[str]:
+    """Relative Markdown links of ``path`` (outside code blocks) whose file does not exist."""
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return [
+        target
+        for target in re.findall(r"\]\(([^)\s]+)\)", text)
+        if not re.match(r"[a-z]+:|#", target) and not (path.parent / target.split("#")[0]).exists()
+    ]
+
+
+def test_the_readme_is_a_quick_start_whose_links_work() -> None:
+    readme = REPO / "README.md"
+    assert len(readme.read_text(encoding="utf-8").splitlines()) <= 120
+    pages = [readme, REPO / "nvml_exporter" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    broken = {_rel(p): links for p in pages if (links := _broken_links(p))}
+    assert broken == {}
+
+
+def test_a_broken_link_is_found(tmp_path: Path) -> None:
+    page = tmp_path / "a.md"
+    (tmp_path / "b.md").write_text("")
+    page.write_text("[b](b.md#x) [c](c.md) [web](https://x.org) [here](#y)\n```\n[d](d.md)\n```\n")
+    assert _broken_links(page) == ["c.md"]
