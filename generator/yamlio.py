@@ -19,8 +19,8 @@ from yaml.resolver import Resolver
 
 from generator.errors import printable
 
-# libyaml's emitter (C) when PyYAML was built with it: same output for our documents, ~9× faster
-# than the pure-Python emitter.
+# libyaml's emitter (C) when PyYAML was built with it: same output for our documents, and much
+# faster than the pure-Python emitter.
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 WIDTH = 4096  # PyYAML's line width
