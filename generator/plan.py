@@ -343,17 +343,6 @@ class ServicePlan:
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
 # generator/families/ hold their own; these are the ones not moved there yet.
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    "latency_p99": (
-        600_000,
-        "warning",
-        {"threshold_seconds": 30.0, "indicator": "requestDuration"},
-    ),
-    "slow_requests": (
-        600_000,
-        "warning",
-        {"max_ratio": 0.1, "indicator": "requestDuration", "min_events": 10},
-    ),
-    "error_ratio": (300_000, "critical", {"max_ratio": 0.05, "min_events": 10}),
     "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),

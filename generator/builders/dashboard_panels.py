@@ -77,6 +77,13 @@ def _raw(metric: str, matchers: tuple[Matcher, ...], plan: ServicePlan, pod: boo
     )
 
 
+def _family_panels(plan: ServicePlan, row: str) -> list[PanelDef]:
+    """The panels of the alert families (:data:`generator.families.FAMILIES`) in ``row``, by rank."""
+    return [
+        p for f in sorted(FAMILIES, key=lambda f: f.rank) if f.row == row for p in f.panels(plan)
+    ]
+
+
 # --- SLO ---------------------------------------------------------------------------------
 
 
@@ -306,27 +313,7 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             width=10,
         )
     ]
-    panels.append(
-        PanelDef(
-            title="Error ratio",
-            key="error-ratio",
-            description="Failed / all requests over 5m, from "
-            f"{naming.record(g, naming.REQUEST_ERRORS, 'ratio_rate5m')} — the series "
-            f"{naming.ALERT_ERROR_RATIO} compares with its threshold (line).",
-            kind="timeseries",
-            queries=(
-                Query(
-                    rec(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m")),
-                    legend(plan, "error ratio"),
-                ),
-            ),
-            unit="percentunit",
-            min_value=0,
-            steps=alert_steps(plan, "error_ratio", "max_ratio"),
-            runbook=panel_runbook(plan, naming.ALERT_ERROR_RATIO),
-            width=10,
-        )
-    )
+    panels += _family_panels(plan, "traffic")
     up = selector("up", (*plan.matchers, *scope(plan)))
     desired, available, label = replica_metrics(plan)
     workload = (*scope(plan), Matcher(label, "=", plan.deployment_name))
@@ -384,7 +371,6 @@ def latency_row(plan: ServicePlan) -> RowDef:
     g = plan.group_by
     panels: list[PanelDef] = []
     p99_alert = plan.alerts.get("latency_p99")
-    slow = plan.alerts.get("slow_requests")
     for key in sorted(plan.histograms, key=lambda k: _INDICATOR_ORDER.get(k, 9)):
         h = plan.histograms[key]
         name = _INDICATOR_TITLE.get(h.indicator, h.indicator)
@@ -444,30 +430,7 @@ def latency_row(plan: ServicePlan) -> RowDef:
                 width=12,
             )
         )
-    if slow is not None:
-        h = plan.histograms[slow.params["indicator"]]
-        record = naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m")
-        panels.append(
-            PanelDef(
-                title=f"Requests slower than {decimal_str(slow.params['threshold_seconds'])}s ({h.indicator})",
-                key=f"latency/{h.indicator}/slow-ratio",
-                description=f"Share of requests slower than {decimal_str(slow.params['threshold_seconds'])}s over 5m, "
-                f"from {record} (1 − bucket rate / count rate of {h.metric}); "
-                f"{naming.ALERT_SLOW_REQUESTS} fires above the line.",
-                kind="timeseries",
-                queries=(
-                    Query(
-                        rec(plan, record, Matcher(naming.INDICATOR, "=", h.indicator)),
-                        legend(plan, "slow ratio"),
-                    ),
-                ),
-                unit="percentunit",
-                min_value=0,
-                steps=alert_steps(plan, "slow_requests", "max_ratio"),
-                runbook=panel_runbook(plan, naming.ALERT_SLOW_REQUESTS),
-                width=24,
-            )
-        )
+    panels += _family_panels(plan, "latency")
     return RowDef("Latency", tuple(panels))
 
 
@@ -537,9 +500,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 width=12,
             )
         )
-    for family in sorted(FAMILIES, key=lambda f: f.rank):
-        if family.row == "saturation":
-            panels += family.panels(plan)
+    panels += _family_panels(plan, "saturation")
     return RowDef("Throughput & saturation", tuple(panels))
 
 

@@ -34,7 +34,6 @@ from generator.builders.promtool_series import (
     CHECK_MS,
     INTERVAL_MS,
     MARGIN,
-    OTHER_CLUSTER,
     TIE_BREAK,
     UUID,
     Klass,
@@ -42,12 +41,11 @@ from generator.builders.promtool_series import (
     after_for,
     agg_of,
     alert_test,
-    busy_per_min,
     container_labels,
     expected_alert,
     family_case,
+    fire_and_quiet,
     healthy,
-    in_cluster,
     labels_of,
     memory_limit,
     mixed,
@@ -789,78 +787,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     def case(
         key: str, alert: str, fire: Series, quiet: Series, expected: list[dict[str, Any]]
     ) -> None:
-        at = after_for(plan, key)
-        groups.append(family_case(plan, f"{alert} fires", fire, alert, expected, at))
-        groups.append(family_case(plan, f"{alert} stays quiet", quiet, alert, [], at))
+        groups.extend(fire_and_quiet(plan, key, alert, fire, quiet, expected))
 
-    if "latency_p99" in alerts:
-        a = alerts["latency_p99"]
-        h = plan.histograms[a.params["indicator"]]
-        if not h.native:
-            top = h.buckets[-1] * h.seconds_per_unit  # in +Inf: p99 reports the top bound
-            fire = healthy(plan, [Klass(BASE_PER_MIN, False, ((h.key, top * 2),))])
-            labels = {
-                **agg_of(plan, h.matchers),
-                **svc,
-                naming.INDICATOR: h.indicator,
-                naming.QUANTILE: "0.99",
-            }
-            expected = [expected_alert(_rule(plan, naming.ALERT_LATENCY_P99), labels, top)]
-            quiet = healthy(plan, base)
-            if 0.99 * h.buckets[0] * h.seconds_per_unit <= a.params["threshold_seconds"]:
-                case("latency_p99", naming.ALERT_LATENCY_P99, fire, quiet, expected)
-    if "slow_requests" in alerts:
-        a = alerts["slow_requests"]
-        h = plan.histograms[a.params["indicator"]]
-        if not h.native:
-            slow = slow_class(h, a.params["threshold_seconds"], above=True)
-            max_ratio = Fraction(str(a.params["max_ratio"]))
-            high, low = (max_ratio + 1) / 2, max_ratio / 2
-            labels = {
-                **agg_of(plan, h.matchers),
-                **svc,
-                naming.INDICATOR: h.indicator,
-                "threshold": _rule(plan, naming.ALERT_SLOW_REQUESTS)["labels"].get("threshold")
-                or _slow_threshold(plan),
-            }
-            expected = [
-                expected_alert(_rule(plan, naming.ALERT_SLOW_REQUESTS), labels, float(high))
-            ]
-            busy = busy_per_min(a.params)
-            case(
-                "slow_requests",
-                naming.ALERT_SLOW_REQUESTS,
-                healthy(plan, mixed(busy, high, slow)),
-                healthy(plan, mixed(busy, low, slow)),
-                expected,
-            )
-    if "error_ratio" in alerts:
-        max_ratio = Fraction(str(alerts["error_ratio"].params["max_ratio"]))
-        high, low = (max_ratio + 1) / 2, max_ratio / 2
-        labels = {**agg_of(plan, plan.requests.matchers), **svc}
-        expected = [expected_alert(_rule(plan, naming.ALERT_ERROR_RATIO), labels, float(high))]
-        busy = busy_per_min(alerts["error_ratio"].params)
-        case(
-            "error_ratio",
-            naming.ALERT_ERROR_RATIO,
-            healthy(plan, mixed(busy, high, Klass(0, True))),
-            healthy(plan, mixed(busy, low, Klass(0, True))),
-            expected,
-        )
-        if plan.cluster_label is not None:
-            # Two clusters run the same service in the same namespace; one fails.
-            second = in_cluster(healthy(plan, base), plan.cluster_label, OTHER_CLUSTER)
-            failing = healthy(plan, mixed(BASE_PER_MIN, high, Klass(0, True)))
-            groups.append(
-                family_case(
-                    plan,
-                    f"{naming.ALERT_ERROR_RATIO} pages for the failing cluster only",
-                    failing.merged(second),
-                    naming.ALERT_ERROR_RATIO,
-                    expected,
-                    after_for(plan, "error_ratio"),
-                )
-            )
     for family in FAMILIES:
         groups += family.cases(plan)
     pod = container_labels(plan)
@@ -1489,10 +1417,6 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             at,
         ),
     ]
-
-
-def _slow_threshold(plan: ServicePlan) -> str:
-    return decimal_str(plan.alerts["slow_requests"].params["threshold_seconds"])
 
 
 # --- input guards ----------------------------------------------------------------------------

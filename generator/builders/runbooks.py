@@ -34,9 +34,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_LATENCY_P99: "latency_p99",
-    naming.ALERT_SLOW_REQUESTS: "slow_requests",
-    naming.ALERT_ERROR_RATIO: "error_ratio",
     naming.ALERT_MEMORY_HEADROOM: "memory_headroom",
     naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
     naming.ALERT_OOM_KILLED: "oom_killed",

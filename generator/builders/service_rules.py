@@ -21,14 +21,13 @@ from generator.builders.common import (
 from generator.families import FAMILIES
 from generator.families.prefix_cache import prefix_cache_record
 from generator.plan import (
-    AlertPlan,
     CounterPlan,
     GaugePlan,
     HistogramPlan,
     PrefixCachePlan,
     ServicePlan,
 )
-from generator.promql import Matcher, any_of, by, le_matcher, selector, sum_rate, sum_rate_any
+from generator.promql import any_of, by, le_matcher, selector, sum_rate, sum_rate_any
 from generator.units import decimal_str, format_duration_ms
 
 RATE_WINDOW = "5m"
@@ -250,79 +249,10 @@ def preemptions_rate(plan: ServicePlan, counter: CounterPlan) -> str:
     return sum_rate(series, RATE_WINDOW, plan.agg_labels, target, RATE_WINDOW_SECONDS)
 
 
-def _ratio(value: float) -> str:
-    return decimal_str(value)
-
-
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelLatencyP99High``, ``ModelSlowRequestsHigh``, ``ModelErrorRatioHigh``, then the
-    ``traffic`` alerts of :data:`generator.families.FAMILIES` — those the plan enables."""
-    g = plan.group_by
-    on = ", ".join(plan.agg_labels)
+    """The ``traffic`` alerts of :data:`generator.families.FAMILIES` the plan enables, in
+    registry order."""
     rules: list[Rule] = []
-    requests = recorded(plan, naming.record(g, naming.REQUESTS, "rate5m"))
-    alert: AlertPlan | None = plan.alerts.get("latency_p99")
-    if alert is not None:
-        h = plan.histograms[alert.params["indicator"]]
-        p99 = recorded(
-            plan,
-            naming.record(g, naming.LATENCY, "quantile_rate5m"),
-            Matcher(naming.INDICATOR, "=", h.indicator),
-            Matcher(naming.QUANTILE, "=", "0.99"),
-        )
-        threshold = alert.params["threshold_seconds"]
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_LATENCY_P99,
-                f"{p99} > {decimal_str(threshold)}",
-                alert.for_ms,
-                alert.severity,
-                {naming.INDICATOR: h.indicator},
-                indicator=h.indicator,
-                threshold=f"{decimal_str(threshold)}s",
-                metric=h.metric,
-            )
-        )
-    alert = plan.alerts.get("slow_requests")
-    if alert is not None:
-        h = plan.histograms[alert.params["indicator"]]
-        ratio = recorded(
-            plan,
-            naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m"),
-            Matcher(naming.INDICATOR, "=", h.indicator),
-        )
-        min_events = int(alert.params["min_events"])
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_SLOW_REQUESTS,
-                f"{ratio} > {_ratio(alert.params['max_ratio'])} and on ({on}) {requests} * 300 >= {min_events}",
-                alert.for_ms,
-                alert.severity,
-                {naming.INDICATOR: h.indicator},
-                indicator=h.indicator,
-                threshold=f"{decimal_str(alert.params['threshold_seconds'])}s",
-                threshold_bound=decimal_str(alert.params["bound"]),
-                max_ratio=_ratio(alert.params["max_ratio"]),
-                metric=h.metric,
-            )
-        )
-    alert = plan.alerts.get("error_ratio")
-    if alert is not None:
-        ratio = recorded(plan, naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m"))
-        min_events = int(alert.params["min_events"])
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_ERROR_RATIO,
-                f"{ratio} > {_ratio(alert.params['max_ratio'])} and on ({on}) {requests} * 300 >= {min_events}",
-                alert.for_ms,
-                alert.severity,
-                max_ratio=_ratio(alert.params["max_ratio"]),
-                min_events=min_events,
-            )
-        )
     for family in FAMILIES:
         if family.group == "traffic":
             rules += family.rules(plan)

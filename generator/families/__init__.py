@@ -7,10 +7,21 @@ table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …)
 
 from __future__ import annotations
 
-from generator.families import kv_cache, preemptions, prefix_cache, queue_depth
+from generator.families import (
+    error_ratio,
+    kv_cache,
+    latency_p99,
+    preemptions,
+    prefix_cache,
+    queue_depth,
+    slow_requests,
+)
 from generator.families.base import Family
 
 FAMILIES: tuple[Family, ...] = (
+    latency_p99.FAMILY,
+    slow_requests.FAMILY,
+    error_ratio.FAMILY,
     queue_depth.FAMILY,
     kv_cache.FAMILY,
     preemptions.FAMILY,

@@ -100,8 +100,9 @@ class Family:
         needs: the series it exists for, or None (always available).
         inputs: ``plan -> [SignalInput]``: the series its alerts read, for ``ModelSignalMissing``
             (:func:`generator.builders.guard_rules.signal_inputs`), empty when not enabled.
-        row: the dashboard row its panels go in (``saturation``); ``rank``: their order among
-            the families' panels of that row (after the row's own panels).
+        row: the dashboard row its panels go in (``traffic``, ``latency``, ``saturation``);
+            ``rank``: their order among the families' panels of that row (the row decides
+            where among its own panels the families' go).
         panels: ``plan -> [PanelDef]``: its dashboard panels (drawn also when disabled).
         runbook_queries: ``(plan, rec) -> {name: query or None}``: the ``q`` entries its
             runbook page reads; ``rec(record, *matchers)`` selects a recorded series.

@@ -1,0 +1,170 @@
+"""``spec.alerts.slowRequests``: ``ModelSlowRequestsHigh``, the share of requests slower than
+``threshold`` above ``maxRatio`` (with at least ``minEvents`` requests in 5m).
+
+Reads the slow-ratio record (:func:`generator.builders.service_rules.latency_records`, one
+bucket bound); ``plan.py`` inherits the threshold of a latency SLO and checks it is a bucket
+bound. Page text in ``templates/runbooks/ModelSlowRequestsHigh.md.j2``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from generator import naming
+from generator.builders.common import alert_rule, recorded
+from generator.builders.grafana_json import PanelDef, Query
+from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.builders.promtool_series import (
+    agg_of,
+    busy_per_min,
+    expected_alert,
+    fire_and_quiet,
+    healthy,
+    mixed,
+    slow_class,
+)
+from generator.families.base import Family, Role
+from generator.promql import Matcher
+from generator.units import decimal_str
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import AlertPlan, ServicePlan
+
+KEY = "slow_requests"
+ALERT = naming.ALERT_SLOW_REQUESTS
+
+
+@dataclass(frozen=True)
+class Params:
+    """``indicator``: the histogram key; ``threshold_seconds`` and ``bound`` (the same bucket
+    bound, in the histogram's unit); ``max_ratio`` (0–1) and ``min_events`` (in 5m)."""
+
+    indicator: str
+    threshold_seconds: float
+    bound: float
+    max_ratio: float
+    min_events: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``slow_requests`` alert."""
+    p = alert.params
+    return Params(
+        str(p["indicator"]),
+        float(p["threshold_seconds"]),
+        float(p["bound"]),
+        float(p["max_ratio"]),
+        int(p["min_events"]),
+    )
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """``ModelSlowRequestsHigh`` while the slow ratio stays above ``max_ratio`` and the service
+    served at least ``min_events`` requests in 5m."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    g = plan.group_by
+    on = ", ".join(plan.agg_labels)
+    requests = recorded(plan, naming.record(g, naming.REQUESTS, "rate5m"))
+    h = plan.histograms[alert.params["indicator"]]
+    ratio = recorded(
+        plan,
+        naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m"),
+        Matcher(naming.INDICATOR, "=", h.indicator),
+    )
+    min_events = int(alert.params["min_events"])
+    most = decimal_str(alert.params["max_ratio"])
+    return [
+        alert_rule(
+            plan,
+            ALERT,
+            f"{ratio} > {most} and on ({on}) {requests} * 300 >= {min_events}",
+            alert.for_ms,
+            alert.severity,
+            {naming.INDICATOR: h.indicator},
+            indicator=h.indicator,
+            threshold=f"{decimal_str(alert.params['threshold_seconds'])}s",
+            threshold_bound=decimal_str(alert.params["bound"]),
+            max_ratio=most,
+            metric=h.metric,
+        )
+    ]
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Halfway between ``max_ratio`` and all requests slow fires; half of ``max_ratio`` stays
+    quiet (none for a native histogram: promtool 2.42 cannot write one)."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    h = plan.histograms[alert.params["indicator"]]
+    if h.native:
+        return []
+    slow = slow_class(h, alert.params["threshold_seconds"], above=True)
+    max_ratio = Fraction(str(alert.params["max_ratio"]))
+    high, low = (max_ratio + 1) / 2, max_ratio / 2
+    rule = rules(plan)[0]
+    labels = {
+        **agg_of(plan, h.matchers),
+        naming.SERVICE: plan.name,
+        naming.INDICATOR: h.indicator,
+        "threshold": rule["labels"].get("threshold")
+        or decimal_str(alert.params["threshold_seconds"]),
+    }
+    expected = [expected_alert(rule, labels, float(high))]
+    busy = busy_per_min(alert.params)
+    fire = healthy(plan, mixed(busy, high, slow))
+    quiet = healthy(plan, mixed(busy, low, slow))
+    return fire_and_quiet(plan, KEY, ALERT, fire, quiet, expected)
+
+
+def panels(plan: ServicePlan) -> list[PanelDef]:
+    """The slow-request ratio, the alert's ``max_ratio`` drawn (only while enabled)."""
+    slow = plan.alerts.get(KEY)
+    if slow is None:
+        return []
+    h = plan.histograms[slow.params["indicator"]]
+    record = naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m")
+    threshold = decimal_str(slow.params["threshold_seconds"])
+    return [
+        PanelDef(
+            title=f"Requests slower than {threshold}s ({h.indicator})",
+            key=f"latency/{h.indicator}/slow-ratio",
+            description=f"Share of requests slower than {threshold}s over 5m, "
+            f"from {record} (1 − bucket rate / count rate of {h.metric}); "
+            f"{ALERT} fires above the line.",
+            kind="timeseries",
+            queries=(
+                Query(
+                    rec(plan, record, Matcher(naming.INDICATOR, "=", h.indicator)),
+                    legend(plan, "slow ratio"),
+                ),
+            ),
+            unit="percentunit",
+            min_value=0,
+            steps=alert_steps(plan, KEY, "max_ratio"),
+            runbook=panel_runbook(plan, ALERT),
+            width=24,
+        )
+    ]
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="slowRequests",
+    alerts=(ALERT,),
+    for_ms=600_000,
+    severity="warning",
+    params={"max_ratio": 0.1, "indicator": "requestDuration", "min_events": 10},
+    role=Role.SYMPTOM,
+    group="traffic",
+    rules=rules,
+    cases=cases,
+    row="latency",
+    rank=1,
+    panels=panels,
+)
