@@ -4,7 +4,7 @@ Renders (without promtool, without the cache) the repository's specs, each spec 
 tests/fixtures/ and 30 distinct specs of bench/_fleet_specs.py into temporary folders and
 prints ``<md5>  <set>/<path>`` per file. ``--compare DIGEST`` exits 1 listing what differs.
 Usage: ``scripts/output-digest.py > /tmp/before.txt``, change, ``scripts/output-digest.py
---compare /tmp/before.txt``.
+--compare /tmp/before.txt``; run it with any checkout's ``scripts/`` to digest that checkout.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _fleet_specs import realistic_specs  # noqa: E402
 
-OBSGEN = ROOT / ".venv" / "bin" / "obsgen"
 FLEET = 30
 
 
@@ -33,9 +32,10 @@ def _render(repo: Path, specs: list[Path]) -> bool:
     for spec in specs:
         if spec.parent != repo / "specs":
             shutil.copy(spec, repo / "specs" / spec.name)
-    env = {**os.environ, "OBSGEN_CACHE_DIR": str(repo / ".cache")}
+    # This checkout's generator, whatever is installed: two checkouts can be compared.
+    env = {**os.environ, "OBSGEN_CACHE_DIR": str(repo / ".cache"), "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [str(OBSGEN), "render", "--skip-promtool", "--no-cache", "-q"],
+        [sys.executable, "-m", "generator", "render", "--skip-promtool", "--no-cache", "-q"],
         cwd=repo,
         env=env,
         capture_output=True,
