@@ -57,15 +57,48 @@ def helm_release_share(values: Any, default: Default = None, above: int | None =
     far (a lower bound, already over ``above``) is returned: a fleet's all-services values
     are tens of megabytes, and only whether they fit matters.
     """
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=default)
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=default).encode
     gzipped = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip framing
 
     def share(compressed: int) -> int:
         return (2 * compressed * 4 + 2) // 3
 
     size = 0
-    for chunk in encoder.iterencode(values):
+    for chunk in _compact_chunks(values, encode, default, _SPLIT_DEPTH):
         size += len(gzipped.compress(chunk.encode("utf-8")))
         if above is not None and share(size) > above:
             return share(size)
     return share(size + len(gzipped.flush()))
+
+
+# Containers this deep are cut into their items (a fleet's values: one service's rules a
+# piece); below, each value is encoded whole, by json's C encoder.
+_SPLIT_DEPTH = 3
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _compact_chunks(value: Any, encode: Callable[[Any], str], default: Default, depth: int) -> Any:
+    """Pieces whose concatenation is ``encode(value)`` (compact JSON): mappings and lists
+    ``depth`` levels down are cut into their items; a value ``default`` turns into JSON is
+    turned first."""
+    if default is not None and not isinstance(value, (dict, list, *_SCALARS)):
+        value = default(value)
+    if depth == 0 or not value or not isinstance(value, (dict, list)):
+        yield encode(value)
+    elif isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            yield encode(value)  # json's own spelling of other keys
+            return
+        sep = "{"
+        for key, item in value.items():
+            yield sep + encode(key) + ":"
+            yield from _compact_chunks(item, encode, default, depth - 1)
+            sep = ","
+        yield "}"
+    else:
+        sep = "["
+        for item in value:
+            yield sep
+            yield from _compact_chunks(item, encode, default, depth - 1)
+            sep = ","
+        yield "]"
