@@ -3,6 +3,7 @@ and the fast path equals libyaml on every rendered file and on generated documen
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from generator import yamlio
 from generator.build import rule_groups_text
 from generator.builders.rulefile import rule_file
 from generator.render import build_outputs, find_specs, load_plans
+from generator.yamlio import dump_json
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -228,3 +230,21 @@ def test_rule_groups_text_cut_after_the_header_drops_every_comment_line(
         except ValueError:
             got = ValueError
         assert (got if isinstance(got, list) or got is ValueError else got.text) == expected
+
+
+def test_dump_json_writes_what_json_dumps_writes() -> None:
+    """Every JSON value, odd keys and floats included, as ``json.dumps(indent=2)`` spells it."""
+    odd = {
+        'é\u2028"\\\n': "x\x00<>&",
+        "floats": [float("nan"), float("inf"), -float("inf"), 1e300, 0.1, -0.0, 3.0],
+        "scalars": [True, False, None, 0, -7, 10**30, "", {}, [], ()],
+        "nested": {"a": [{"b": [[], {"c": None}]}], "t": (1, (2,))},
+        1: "int key",
+        2.5: "float key",
+        False: "bool key",
+        None: "null key",
+    }
+    for value in (odd, [], {}, "s", 1, None, [odd, [odd]]):
+        assert dump_json(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        dump_json({"a": object()})
