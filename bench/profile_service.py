@@ -4,7 +4,9 @@ Builds the files of the first ``--count`` specs of the realistic fleet
 (:func:`_fleet_specs.realistic_specs`) with :func:`generator.build.service_outputs`, in this
 process, no promtool: first timed (best of ``--runs``: CPU ms per service, and the share of
 :func:`generator.builders.rule_tests.service_rule_tests`), then under cProfile, printing each
-builder's cumulative share of ``service_outputs``. Run alone (``make bench`` skips it).
+builder's cumulative share of ``service_outputs``. ``--without-tests``: as a render that
+neither writes nor runs the tests builds (no test generation). Run alone (``make bench``
+skips it).
 """
 
 from __future__ import annotations
@@ -46,7 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--without-tests", action="store_true")
+    parser.add_argument("--top", type=int, default=0, help="also the N costliest functions")
     args = parser.parse_args(argv)
+    tests = not args.without_tests
     with tempfile.TemporaryDirectory(prefix="obsgen-bench-profile-") as tmp:
         root = Path(tmp)
         plans = load_plans(realistic_specs(root / "specs", args.count), root, jobs=0)
@@ -65,14 +70,14 @@ def main(argv: list[str] | None = None) -> int:
             spent[0] = 0.0
             start = time.process_time()
             for plan in plans:
-                build.service_outputs(plan)
+                build.service_outputs(plan, tests=tests)
             total = time.process_time() - start
             best = (total, spent[0]) if best is None or total < best[0] else best
         build.service_rule_tests = real
         profile = cProfile.Profile()
         profile.enable()
         for plan in plans:
-            build.service_outputs(plan)
+            build.service_outputs(plan, tests=tests)
         profile.disable()
     assert best is not None
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
@@ -98,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     rows = [(label, f"{100 * cumulative.get(name, 0.0) / whole:.0f} %") for name, label in PARTS]
     print(markdown_table(["part (cProfile, cumulative)", "share of service_outputs"], rows))
+    if args.top:
+        print()
+        pstats.Stats(profile).sort_stats("tottime").print_stats(args.top)
     print(f"\nCommand: `{command_line()}`")
     return 0
 

@@ -63,9 +63,11 @@ def main(argv: list[str] | None = None) -> int:
                 )
             command, env = obsgen(None)
             env["OBSGEN_CACHE_DIR"] = str(work / f"cache-{size}")
+            load_before = _load()
             cold = timed([*command, "--skip-promtool", "-q"], repo, env)
             sizes = tree_sizes(repo)
             warm = timed([*command, "--skip-promtool", "-q"], repo, env)
+            loads = f"load average {load_before} before, {_load()} after"
             total = sum(b for b, _ in sizes.values())
             files = sum(n for _, n in sizes.values())
             for mode, run in (("cold", cold), ("warm", warm)):
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"(×{1000 / size:g} = {scaled:.0f} s for 1,000 if linear; target "
                 f"{TARGET_1000_S:.0f} s), peak {cold.rss_all:.0f} MiB (target {TARGET_RSS_MIB}), "
                 f"{total / size / 1000:.0f} KB per service (target "
-                f"{TARGET_BYTES_PER_SERVICE // 1000})"
+                f"{TARGET_BYTES_PER_SERVICE // 1000}); {loads}"
             )
         print(f"# Realistic fleet\n\nMachine: {machine()}; load average before: {_load()}\n")
         print(
