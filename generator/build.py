@@ -34,7 +34,7 @@ from generator.builders.dashboard import (
 from generator.builders.mimir import mimir_rule_file
 from generator.builders.overlay import Dashboard, check_overlay, fleet_overlay, service_overlay
 from generator.builders.rule_tests import service_rule_tests
-from generator.builders.rulefile import rule_groups
+from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
 from generator.errors import Diagnostic
 from generator.filebacked import (
@@ -161,6 +161,7 @@ def service_outputs(
             the dashboard is too large for a ConfigMap (exit 1).
     """
     groups = rule_groups(plan)
+    alert_rules(plan, groups)  # kept on the plan: the tests, runbooks and routes read them
     text = YamlText.of(groups) if groups else None
     header = generated_header(plan.source)
     rules = naming.rules_file(plan.name)
