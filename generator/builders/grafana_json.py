@@ -411,9 +411,8 @@ def to_modern(dashboard: g.Dashboard, rows: Sequence[RowDef], generated_by: str)
             var["datasource"] = dict(DATASOURCE)
             var["query"] = {"query": var["query"], "refId": "PrometheusVariableQueryEditor"}
         templating.append(var)
-    body = _drop_nulls(raw)
-    body.pop("panels", None)
-    body.pop("templating", None)
+    # The panels and variables are normalised above, one by one.
+    body = _drop_nulls({k: v for k, v in raw.items() if k not in ("panels", "templating")})
     timepicker = body.get("timepicker", {})
     timepicker.pop("time_options", None)
     timepicker.pop("nowDelay", None)
