@@ -294,6 +294,8 @@ def dashboard_sidecar_file(uid: str) -> str:
 
 
 RUNBOOKS_DIR = "docs/runbooks"
+# Where a runbook query names the cluster: the on-call replaces it with the alert's cluster label.
+CLUSTER_PLACEHOLDER = "<cluster>"
 
 
 def runbook_file(alert: str, service: str | None = None) -> str:

@@ -16,7 +16,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import identity_matchers, recorded
-from generator.builders.gpu_rules import GPU_LABELS, slowdown_matchers
+from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
 from generator.builders.panel_parts import (
@@ -38,6 +38,7 @@ from generator.builders.panel_parts import (
 from generator.builders.pods import owned, replica_metrics
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.families import FAMILIES
+from generator.families.gpu import GPU_BY, GPU_LABELS, GPU_LEGEND, MIG_BY
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
@@ -701,10 +702,6 @@ def rate_floor(plan: ServicePlan, row: RowDef) -> RowDef:
 
 # --- GPU ---------------------------------------------------------------------------------
 
-GPU_BY = ("gpu", "pod", "uuid")
-MIG_BY = (*GPU_BY, "mig_uuid")
-GPU_LEGEND = "{{pod}} GPU {{gpu}}"
-
 
 def gpu_row(plan: ServicePlan) -> RowDef:
     """NVML sidecar exporter panels (metric names: nvml_exporter/README.md); empty unless ``gpu.exporter`` is set."""
@@ -770,58 +767,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             steps=alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
             runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
         ),
-        PanelDef(
-            title="GPU temperature",
-            key="gpu/temperature",
-            description=f"Die temperature in °C ({naming.GPU_TEMPERATURE}); "
-            f"{naming.ALERT_GPU_TEMPERATURE} fires above the line.",
-            kind="timeseries",
-            queries=(Query(gauge(naming.GPU_TEMPERATURE), gpu_legend),),
-            unit="celsius",
-            steps=alert_steps(plan, "gpu_temperature", "max"),
-            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
-        ),
-        PanelDef(
-            title="GPU power vs limit",
-            key="gpu/power",
-            description=f"Power draw ({naming.GPU_POWER_USAGE}) against the enforced limit "
-            f"({naming.GPU_POWER_LIMIT}); a draw at the limit means power capping.",
-            kind="timeseries",
-            queries=(
-                Query(gauge(naming.GPU_POWER_USAGE), f"{gpu_legend} draw"),
-                Query(gauge(naming.GPU_POWER_LIMIT), f"{gpu_legend} limit"),
-            ),
-            unit="watt",
-            min_value=0,
-            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
-        ),
-        PanelDef(
-            title="GPU SM clock",
-            key="gpu/sm-clock",
-            description=f"Streaming-multiprocessor clock in hertz ({naming.GPU_SM_CLOCK}); a drop under "
-            "load with a throttle reason active means the GPU is slowing down.",
-            kind="timeseries",
-            queries=(Query(gauge(naming.GPU_SM_CLOCK), gpu_legend),),
-            unit="hertz",
-            min_value=0,
-            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
-        ),
-        PanelDef(
-            title="GPU throttle reasons active",
-            key="gpu/throttle",
-            description=f"Clock event (throttle) reasons currently active per GPU "
-            f"({naming.GPU_CLOCK_EVENT_ACTIVE}{{reason}} = 1); idle and application-clock reasons are normal.",
-            kind="timeseries",
-            queries=(
-                Query(
-                    gauge(naming.GPU_CLOCK_EVENT_ACTIVE, labels=(*GPU_BY, "reason")) + " > 0",
-                    f"{gpu_legend} {{{{reason}}}}",
-                ),
-            ),
-            unit="bool",
-            min_value=0,
-            runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
-        ),
+        *_family_panels(plan, "gpu"),
         *slowdown_panels(plan),
         PanelDef(
             title="GPU Xid errors",

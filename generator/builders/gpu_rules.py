@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from generator import naming
 from generator.builders.common import Rule, alert_rule, counter_target, held_for
+from generator.families import FAMILIES
+from generator.families.gpu import GPU_LABELS, MIG_LABELS, POD_LABELS
 from generator.plan import ServicePlan
 from generator.promql import Matcher, born, by, selector
 from generator.units import decimal_str, format_duration_ms
-
-GPU_LABELS = ("namespace", "pod", "uuid")
-MIG_LABELS = (*GPU_LABELS, "mig_uuid", "gpu_instance_id")
-POD_LABELS = ("namespace", "pod")
 
 
 def _headroom(plan: ServicePlan, free: str, total: str, labels: tuple[str, ...]) -> str:
@@ -99,18 +97,9 @@ def gpu_alerts(plan: ServicePlan) -> list[Rule]:
         return []
     rules: list[Rule] = gpu_memory_headroom_alerts(plan)
     m = plan.gpu_matchers
-    alert = plan.alerts.get("gpu_temperature")
-    if alert is not None:
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_GPU_TEMPERATURE,
-                f"max{by(plan.keeping(*GPU_LABELS))} ({selector(naming.GPU_TEMPERATURE, m)}) > {decimal_str(alert.params['max'])}",
-                alert.for_ms,
-                alert.severity,
-                max=decimal_str(alert.params["max"]),
-            )
-        )
+    for family in FAMILIES:
+        if family.group == "gpu":
+            rules += family.rules(plan)
     alert = plan.alerts.get("gpu_xid_errors")
     if alert is not None:
         xid = selector(naming.GPU_XID_ERRORS, m)

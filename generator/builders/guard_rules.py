@@ -30,6 +30,7 @@ from generator.builders.pods import (
     target_pods_selector,
 )
 from generator.families import FAMILIES
+from generator.families.gpu import NOT_SAID, unsupported
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -228,9 +229,9 @@ def _histogram_inputs(
         )
 
 
-def _family_inputs(plan: ServicePlan, out: _Inputs) -> None:
+def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> None:
     for family in FAMILIES:
-        for item in family.inputs(plan):
+        for item in family.inputs(plan) if family.sidecar == sidecar else ():
             out.add(item)
 
 
@@ -334,16 +335,6 @@ def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
 
 
-def unsupported(plan: ServicePlan, *readings: str) -> Source:
-    """The exporter's ``gpu_reading_unsupported`` series of ``readings`` (NVML answered
-    NotSupported, or lacks the call, on that GPU: its series are omitted on purpose)."""
-    value = "|".join(readings)
-    op = "=~" if len(readings) > 1 else "="
-    return Source(
-        naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, Matcher("reading", op, value))
-    )
-
-
 def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
     if not plan.gpu_exporter:
         return
@@ -395,11 +386,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
             )
         )
     on_device = (Condition((device_up,), 1),)
-    not_said = (
-        "and the exporter does not report the reading unsupported there "
-        f"({naming.GPU_READING_UNSUPPORTED}): NVML refused it with another error, which the "
-        "sidecar's log names (each refused reading is logged once at info)."
-    )
+    not_said = NOT_SAID
     if "gpu_memory_headroom" in plan.alerts:
         out.add(
             SignalInput(
@@ -418,20 +405,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 "memory to report: the exporter says so and this guard stays silent there.",
             )
         )
-    if "gpu_temperature" in plan.alerts:
-        out.add(
-            SignalInput(
-                "gpuTemperature",
-                naming.GPU_TEMPERATURE,
-                GPU_KEYS,
-                ((Source(naming.GPU_TEMPERATURE, m),),),
-                on_device,
-                (naming.ALERT_GPU_TEMPERATURE,),
-                excused=(unsupported(plan, "temperature"),),
-                remedy=f"The GPU answers NVML but reports no temperature, {not_said} A MIG "
-                "instance or a vGPU that reports none is excused by that series.",
-            )
-        )
+    _family_inputs(plan, out, sidecar=True)
     if "gpu_hardware_slowdown" in plan.alerts:
         out.add(
             SignalInput(

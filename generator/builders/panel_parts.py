@@ -12,13 +12,23 @@ from typing import TYPE_CHECKING
 
 from generator.builders.common import recorded
 from generator.builders.grafana_json import Step
-from generator.promql import Matcher
+from generator.promql import Matcher, by
 
 if TYPE_CHECKING:
     from generator.plan import ServicePlan
 
 RED, ORANGE, YELLOW, GREEN = "red", "orange", "yellow", "green"
 SEVERITY_COLOR = {"critical": RED, "warning": ORANGE}
+
+
+def kept_by(plan: ServicePlan, *labels: str) -> str:
+    """`` by (labels…)`` with the cluster label kept (``""`` for no labels and no cluster)."""
+    return by(plan.keeping(*labels))
+
+
+def named(plan: ServicePlan, legend: str) -> str:
+    """``legend`` preceded by the series' cluster when the spec names a cluster label."""
+    return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
 def cluster_filter(plan: ServicePlan) -> tuple[Matcher, ...]:

@@ -18,7 +18,6 @@ from typing import Any
 
 from generator import naming, slo
 from generator.builders.common import Group, Rule
-from generator.builders.gpu_rules import GPU_LABELS, MIG_LABELS
 from generator.builders.guard_inputs import SignalInput, Source
 from generator.builders.guard_rules import CARRIES, signal_inputs
 from generator.builders.memory_rules import POD_LABELS
@@ -61,6 +60,7 @@ from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
+from generator.families.gpu import GPU_LABELS, MIG_LABELS
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float
 from generator.slo import Tier
@@ -790,7 +790,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         groups.extend(fire_and_quiet(plan, key, alert, fire, quiet, expected))
 
     for family in FAMILIES:
-        groups += family.cases(plan)
+        if family.group != "gpu":
+            groups += family.cases(plan)
     pod = container_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = memory_limit(plan)
@@ -860,18 +861,9 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 [expected_alert(rule, gpu_out, free / total)],
             )
             groups += mig_groups(plan, min_free)
-        if "gpu_temperature" in alerts:
-            hot = float(alerts["gpu_temperature"].params["max"]) + 5
-            fire = healthy(plan, base)
-            fire.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, f"{go_float(hot)}+0x60")
-            rule = _rule(plan, naming.ALERT_GPU_TEMPERATURE)
-            case(
-                "gpu_temperature",
-                rule["alert"],
-                fire,
-                healthy(plan, base),
-                [expected_alert(rule, gpu_out, hot)],
-            )
+        for family in FAMILIES:
+            if family.group == "gpu":
+                groups += family.cases(plan)
         if "gpu_xid_errors" in alerts:
             fire = healthy(plan, base)
             fire.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0x10 1x50")

@@ -98,6 +98,8 @@ class Family:
         cases: ``plan -> [promtool test group]``: it fires on the failure and stays quiet on
             a healthy (and, where it differs, an idle) service; empty when not enabled.
         needs: the series it exists for, or None (always available).
+        sidecar: it reads the NVML sidecar's series: left out of plans without
+            ``spec.gpu.exporter`` (:mod:`generator.families.gpu`).
         inputs: ``plan -> [SignalInput]``: the series its alerts read, for ``ModelSignalMissing``
             (:func:`generator.builders.guard_rules.signal_inputs`), empty when not enabled.
         row: the dashboard row its panels go in (``traffic``, ``latency``, ``saturation``);
@@ -119,6 +121,7 @@ class Family:
     rules: Callable[[ServicePlan], list[Rule]]
     cases: Callable[[ServicePlan], list[dict[str, Any]]]
     needs: Needs | None = None
+    sidecar: bool = False
     inputs: Callable[[ServicePlan], list[SignalInput]] = _no_inputs
     row: str = ""
     rank: int = 0
