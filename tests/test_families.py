@@ -51,3 +51,11 @@ def test_each_family_names_its_spec_field_templates_role_and_runbook() -> None:
             assert (TEMPLATES / "runbooks" / f"{alert}.md.j2").is_file(), alert
             assert alertmanager_routing.ALERT_ROLES[alert] is f.role
             assert runbooks.ALERTS[alert] == f.key
+
+
+def test_the_gpu_group_is_the_sidecar_families_and_plans_without_the_exporter_leave_them_out() -> (
+    None
+):
+    sidecar = {f.key for f in FAMILIES if f.sidecar}
+    assert sidecar == {f.key for f in FAMILIES if f.group == "gpu"}
+    assert sidecar <= plan._GPU_ALERTS
