@@ -57,7 +57,8 @@ class RenderConfig(StrictModel):
         outputs: the install paths written (:data:`generator.naming.OUTPUT_KINDS`); default
             :data:`DEFAULT_OUTPUTS` (all but ``mimir``). ``rules`` is required (every other
             path is checked against it); ``dashboards`` too with ``dashboardsVia: values``.
-            Files of a path left out are still built and proved, not written.
+            Files of a path left out are still built and proved, not written (the promtool
+            tests, neither written nor run, are not built).
     """
 
     dashboards_via: Literal["configmaps", "values"] = "configmaps"
