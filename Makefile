@@ -32,8 +32,11 @@ golden: render
 check: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render --check
 
+# The suite in TEST_WORKERS pytest-xdist processes (tests/conftest.py: tests sharing a module or
+# package fixture stay on one worker). `.venv/bin/pytest -q` runs the same suite in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP) prometheus alertmanager victoriametrics
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of
 # `make test`, with fresh random draws on every run (`make test` replays fixed ones).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -84,6 +85,7 @@ def _fix_go_pattern(schema: Any) -> int:
     return count
 
 
+@functools.cache  # a validator holds no state; the test modules reuse each one
 def _crd_validator(file: str, release: str = "newest") -> jsonschema.protocols.Validator:
     crd = yaml.safe_load((_schemas_dir(release) / file).read_text(encoding="utf-8"))
     schema = copy.deepcopy(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
@@ -139,11 +141,22 @@ def _with_dashboards(plans: list[ServicePlan]) -> dict[str, str]:
     return outputs
 
 
+@pytest.fixture(scope="module")
+def renders(plans: list[ServicePlan]) -> dict[str, dict[str, str]]:
+    """{packaging: outputs}, filled by :func:`rendered`: pytest sets a parametrized module
+    fixture up again each time its parameter comes back; the render is done once each."""
+    return {}
+
+
 @pytest.fixture(scope="module", params=["configmaps", "values"])
-def rendered(request: pytest.FixtureRequest, plans: list[ServicePlan]) -> dict[str, str]:
-    outputs = build_outputs(plans, request.param)
-    outputs.update(overlay.overlay_outputs(plans, _with_dashboards(plans), request.param))
-    return outputs
+def rendered(
+    request: pytest.FixtureRequest, plans: list[ServicePlan], renders: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    if request.param not in renders:
+        outputs = build_outputs(plans, request.param)
+        outputs.update(overlay.overlay_outputs(plans, _with_dashboards(plans), request.param))
+        renders[request.param] = outputs
+    return renders[request.param]
 
 
 def _docs(outputs: dict[str, str], prefix: str) -> Iterator[tuple[str, Any]]:
@@ -265,10 +278,12 @@ def test_partial_response_strategy_validates_with_the_python_pattern(
 # --- rule groups: identical to rules/<service>.rules.yaml and promtool-clean ---------------
 
 
-def _embedded_groups(outputs: dict[str, str], service: str) -> dict[str, Any]:
+def _embedded_groups(
+    outputs: dict[str, str], values: list[tuple[str, Any]], service: str
+) -> dict[str, Any]:
     key = naming.k8s_name(service)
     found = {}
-    for path, doc in _docs(outputs, "helm/values-"):
+    for path, doc in values:
         rules_map = doc["additionalPrometheusRulesMap"]
         if key in rules_map:
             found[path] = rules_map[key]["groups"]
@@ -278,15 +293,22 @@ def _embedded_groups(outputs: dict[str, str], service: str) -> dict[str, Any]:
     return found
 
 
+@pytest.fixture(scope="module")
+def embedded(rendered: dict[str, str], plans: list[ServicePlan]) -> dict[str, dict[str, Any]]:
+    """{service: {where: rule groups}}: each service's groups as its values files and its
+    PrometheusRule embed them (every values file parsed once)."""
+    values = _values_files(rendered)
+    return {plan.name: _embedded_groups(rendered, values, plan.name) for plan in plans}
+
+
 def test_embedded_groups_are_byte_for_byte_the_rule_file(
-    rendered: dict[str, str], plans: list[ServicePlan]
+    rendered: dict[str, str], plans: list[ServicePlan], embedded: dict[str, dict[str, Any]]
 ) -> None:
     for plan in plans:
         rule_text = rendered[naming.rules_file(plan.name)]
         body = "".join(line for line in rule_text.splitlines(True) if not line.startswith("#"))
-        embedded = _embedded_groups(rendered, plan.name)
-        assert len(embedded) == 3  # values-<service>, values-observability, manifest
-        for where, groups in embedded.items():
+        assert len(embedded[plan.name]) == 3  # values-<service>, values-observability, manifest
+        for where, groups in embedded[plan.name].items():
             assert dump_yaml({"groups": groups}) == body, where
 
 
@@ -297,11 +319,11 @@ def test_alert_templates_reach_the_values_unrendered(rendered: dict[str, str]) -
 
 
 def test_embedded_groups_pass_promtool(
-    rendered: dict[str, str], plans: list[ServicePlan], tmp_path: Path
+    plans: list[ServicePlan], embedded: dict[str, dict[str, Any]], tmp_path: Path
 ) -> None:
     files = []
     for plan in plans:
-        for where, groups in _embedded_groups(rendered, plan.name).items():
+        for where, groups in embedded[plan.name].items():
             path = tmp_path / f"{plan.name}-{where.replace('/', '_')}.yaml"
             path.write_text(dump_yaml({"groups": groups}), encoding="utf-8")
             files.append(path)

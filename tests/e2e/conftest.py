@@ -40,10 +40,8 @@ from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
 from tests.e2e.e2e_fakes import FakeHost
 from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
+from tests.e2e.e2e_timings import TIMINGS, WORKER_OUTPUT_KEY, print_timings, timing_lines
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
-
-TIMINGS: dict[tuple[str, str], dict[str, float]] = {}
-"""The last run's engine timings, for the terminal summary."""
 
 # Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
 # a repeat interval of an hour means a group is notified again only when it changes.
@@ -172,11 +170,14 @@ def _run(scenario: Callable[[Env, Service], None], env: Env, service: Service) -
         scenario(env, service)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker, hand the table to the controller (tests/conftest.py)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None and TIMINGS:
+        output[WORKER_OUTPUT_KEY] = timing_lines()
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print how many seconds each engine took from a fault to each awaited alert state."""
-    if not TIMINGS:
-        return
-    terminalreporter.write_sep("-", "e2e engine timings (seconds from the fault)")
-    for (service, event), took in sorted(TIMINGS.items()):
-        shown = "  ".join(f"{engine} {seconds:5.1f}" for engine, seconds in sorted(took.items()))
-        terminalreporter.write_line(f"{service:18} {event:48} {shown}")
+    if TIMINGS:
+        print_timings(terminalreporter, timing_lines())
