@@ -350,7 +350,6 @@ _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     # default WINDOW_FACTOR × `for` (resolve() derives it).
     "crash_loop": (0, "warning", {"window_ms": 900_000, "min_restarts": 3}),
     "target_down": (300_000, "critical", {}),
-    "gpu_memory_headroom": (300_000, "warning", {"min_free": 0.05}),
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
     "gpu_device_lost": (120_000, "critical", {}),
@@ -379,7 +378,6 @@ _NOT_HISTOGRAMS = (
 )
 _GPU_ALERTS = {
     *(f.key for f in FAMILIES if f.sidecar),
-    "gpu_memory_headroom",
     "gpu_xid_errors",
     "gpu_exporter_down",
     "gpu_device_lost",

@@ -36,7 +36,6 @@ _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_MEMORY_EXHAUSTION: Role.RESOURCE,
     naming.ALERT_OOM_KILLED: Role.RESOURCE,
     naming.ALERT_CRASH_LOOP: Role.RESOURCE,
-    naming.ALERT_GPU_MEMORY_HEADROOM: Role.GPU,
     naming.ALERT_GPU_XID: Role.GPU,
     naming.ALERT_GPU_LOST: Role.GPU,
     naming.ALERT_GPU_SLOWDOWN: Role.GPU,

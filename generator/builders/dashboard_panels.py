@@ -38,7 +38,7 @@ from generator.builders.panel_parts import (
 from generator.builders.pods import owned, replica_metrics
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.families import FAMILIES
-from generator.families.gpu import GPU_BY, GPU_LABELS, GPU_LEGEND, MIG_BY
+from generator.families.gpu import GPU_BY, GPU_LABELS, GPU_LEGEND
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.units import decimal_str, format_duration_ms
@@ -730,42 +730,6 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             min_value=0,
             max_value=1,
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
-        ),
-        PanelDef(
-            title="GPU memory used vs total",
-            key="gpu/memory",
-            description=f"Device memory in use ({naming.GPU_MEMORY_USED}) and installed ({naming.GPU_MEMORY_TOTAL}).",
-            kind="timeseries",
-            queries=(
-                Query(gauge(naming.GPU_MEMORY_USED), f"{gpu_legend} used"),
-                Query(gauge(naming.GPU_MEMORY_TOTAL), f"{gpu_legend} total"),
-            ),
-            unit="bytes",
-            min_value=0,
-            runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
-        ),
-        PanelDef(
-            title="GPU memory headroom",
-            key="gpu/memory-headroom",
-            description=f"Free / total device memory ({naming.GPU_MEMORY_FREE} / {naming.GPU_MEMORY_TOTAL}), "
-            f"per MIG instance on GPUs with MIG instances ({naming.GPU_MIG_MEMORY_FREE} / "
-            f"{naming.GPU_MIG_MEMORY_TOTAL}), as {naming.ALERT_GPU_MEMORY_HEADROOM} computes it; "
-            "it fires below the line.",
-            kind="timeseries",
-            queries=(
-                Query(
-                    f"{gauge(naming.GPU_MEMORY_FREE)} / ({gauge(naming.GPU_MEMORY_TOTAL)} > 0) "
-                    f"unless on ({', '.join(plan.keeping(*GPU_BY))}) {gauge(naming.GPU_MIG_MEMORY_TOTAL)} "
-                    f"or {gauge(naming.GPU_MIG_MEMORY_FREE, labels=MIG_BY)} / "
-                    f"({gauge(naming.GPU_MIG_MEMORY_TOTAL, labels=MIG_BY)} > 0)",
-                    f"{gpu_legend}{{{{mig_uuid}}}}",
-                ),
-            ),
-            unit="percentunit",
-            min_value=0,
-            max_value=1,
-            steps=alert_steps(plan, "gpu_memory_headroom", "min_free", below=True),
-            runbook=runbook(naming.ALERT_GPU_MEMORY_HEADROOM),
         ),
         *_family_panels(plan, "gpu"),
         *slowdown_panels(plan),

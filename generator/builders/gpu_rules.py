@@ -12,48 +12,10 @@ from __future__ import annotations
 from generator import naming
 from generator.builders.common import Rule, alert_rule, counter_target, held_for
 from generator.families import FAMILIES
-from generator.families.gpu import GPU_LABELS, MIG_LABELS, POD_LABELS
+from generator.families.gpu import GPU_LABELS, POD_LABELS
 from generator.plan import ServicePlan
 from generator.promql import Matcher, born, by, selector
-from generator.units import decimal_str, format_duration_ms
-
-
-def _headroom(plan: ServicePlan, free: str, total: str, labels: tuple[str, ...]) -> str:
-    """Free / total memory (ratio 0–1) per ``labels``; nothing where total is 0 or absent."""
-    m = plan.gpu_matchers
-    return f"max{by(labels)} ({selector(free, m)}) / (max{by(labels)} ({selector(total, m)}) > 0)"
-
-
-def gpu_memory_headroom_alerts(plan: ServicePlan) -> list[Rule]:
-    """``GPUMemoryHeadroomLow``: free / total memory below ``minFree`` per whole GPU, or per MIG
-    GPU instance on a GPU that has ``gpu_mig_memory_*`` series (one rule; MIG alerts carry
-    ``mig_uuid`` and ``gpu_instance_id``).
-
-    A GPU with MIG instances is judged by its instances: a pod that sees only its instance
-    cannot read the parent's memory, and the parent's total says nothing about the instance
-    the model is confined to.
-    """
-    alert = plan.alerts.get("gpu_memory_headroom")
-    if alert is None:
-        return []
-    min_free = decimal_str(float(alert.params["min_free"]))
-    gpus, instances = plan.keeping(*GPU_LABELS), plan.keeping(*MIG_LABELS)
-    mig = f"group{by(gpus)} ({selector(naming.GPU_MIG_MEMORY_TOTAL, plan.gpu_matchers)})"
-    whole = _headroom(plan, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, gpus)
-    instance = _headroom(plan, naming.GPU_MIG_MEMORY_FREE, naming.GPU_MIG_MEMORY_TOTAL, instances)
-    expr = (
-        f"({whole} < {min_free} unless on ({', '.join(gpus)}) {mig})\nor\n{instance} < {min_free}"
-    )
-    return [
-        alert_rule(
-            plan,
-            naming.ALERT_GPU_MEMORY_HEADROOM,
-            expr,
-            alert.for_ms,
-            alert.severity,
-            min_free=min_free,
-        )
-    ]
+from generator.units import format_duration_ms
 
 
 def slowdown_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
@@ -90,12 +52,12 @@ def gpu_slowdown_alerts(plan: ServicePlan) -> list[Rule]:
 
 
 def gpu_alerts(plan: ServicePlan) -> list[Rule]:
-    """``GPUMemoryHeadroomLow``, ``GPUTemperatureHigh``, ``GPUXidErrors``, ``GPUExporterDown``,
-    ``GPUDeviceLost``, ``GPUHardwareSlowdown``: those the plan enables (none without the
-    sidecar)."""
+    """The ``gpu`` alerts of :data:`generator.families.FAMILIES` (``GPUMemoryHeadroomLow``,
+    ``GPUTemperatureHigh``), then ``GPUXidErrors``, ``GPUExporterDown``, ``GPUDeviceLost``,
+    ``GPUHardwareSlowdown``: those the plan enables (none without the sidecar)."""
     if not plan.gpu_exporter:
         return []
-    rules: list[Rule] = gpu_memory_headroom_alerts(plan)
+    rules: list[Rule] = []
     m = plan.gpu_matchers
     for family in FAMILIES:
         if family.group == "gpu":

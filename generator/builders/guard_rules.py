@@ -387,24 +387,6 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
     on_device = (Condition((device_up,), 1),)
     not_said = NOT_SAID
-    if "gpu_memory_headroom" in plan.alerts:
-        out.add(
-            SignalInput(
-                "gpuMemory",
-                naming.GPU_MEMORY_FREE,
-                GPU_KEYS,
-                (
-                    (Source(naming.GPU_MEMORY_FREE, m), Source(naming.GPU_MIG_MEMORY_FREE, m)),
-                    (Source(naming.GPU_MEMORY_TOTAL, m), Source(naming.GPU_MIG_MEMORY_TOTAL, m)),
-                ),
-                on_device,
-                (naming.ALERT_GPU_MEMORY_HEADROOM,),
-                excused=(unsupported(plan, "memory_info"),),
-                remedy="The GPU answers NVML but reports no memory, neither whole nor per MIG "
-                f"instance, {not_said} A unified-memory GPU (GB10, DGX Spark) has no frame-buffer "
-                "memory to report: the exporter says so and this guard stays silent there.",
-            )
-        )
     _family_inputs(plan, out, sidecar=True)
     if "gpu_hardware_slowdown" in plan.alerts:
         out.add(

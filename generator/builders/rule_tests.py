@@ -60,7 +60,7 @@ from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
-from generator.families.gpu import GPU_LABELS, MIG_LABELS
+from generator.families.gpu import GPU_LABELS
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher, go_float
 from generator.slo import Tier
@@ -846,21 +846,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     if plan.gpu_exporter:
         gpu = sidecar_labels(plan)
         gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
-        total = 80 * 2**30
-        if "gpu_memory_headroom" in alerts:
-            min_free = Fraction(str(alerts["gpu_memory_headroom"].params["min_free"]))
-            free = int(total * min_free / 2)
-            fire = healthy(plan, base)
-            fire.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}+0x60")
-            rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
-            case(
-                "gpu_memory_headroom",
-                rule["alert"],
-                fire,
-                healthy(plan, base),
-                [expected_alert(rule, gpu_out, free / total)],
-            )
-            groups += mig_groups(plan, min_free)
         for family in FAMILIES:
             if family.group == "gpu":
                 groups += family.cases(plan)
@@ -1319,54 +1304,6 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             expected,
             at,
         )
-    ]
-
-
-def mig_groups(plan: ServicePlan, min_free: Fraction) -> list[dict[str, Any]]:
-    """A pod that sees only its MIG instance (no parent memory): the instance 98 % full fires
-    ``GPUMemoryHeadroomLow`` per instance; half full (or, above a ``minFreeRatio`` of 0.5, free
-    memory halfway between it and 1) stays quiet, and the parent is not judged."""
-    rule = _rule(plan, naming.ALERT_GPU_MEMORY_HEADROOM)
-    gpu = {**sidecar_labels(plan), "uuid": UUID}
-    instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
-    total = 20 * 2**30
-    at = after_for(plan, "gpu_memory_headroom")
-
-    def mig(free: int) -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)])
-        # The parent's memory is not readable from the pod; a full parent reading would
-        # otherwise fire beside the instance.
-        _without(s, naming.GPU_MEMORY_FREE)
-        _without(s, naming.GPU_MEMORY_TOTAL)
-        s.gauge(naming.GPU_MIG_MEMORY_TOTAL, {**gpu, **instance}, f"{total}+0x60")
-        s.gauge(naming.GPU_MIG_MEMORY_FREE, {**gpu, **instance}, f"{free}+0x60")
-        return s
-
-    full = int(total * min(Fraction(2, 100), min_free / 2))
-    # Half free; above a threshold of one half, halfway between it and all free (quiet for
-    # every minFreeRatio < 1).
-    roomy = int(total * (Fraction(1, 2) if min_free < Fraction(1, 2) else (1 + min_free) / 2))
-    quiet = (
-        "half" if 2 * roomy == total else f"{decimal_str(float(1 - Fraction(roomy, total)) * 100)}%"
-    )
-    labels = {k: v for k, v in {**gpu, **instance}.items() if k in plan.keeping(*MIG_LABELS)}
-    return [
-        family_case(
-            plan,
-            f"{rule['alert']}: a MIG instance {decimal_str(float(1 - Fraction(full, total)) * 100)}% full fires per instance",
-            mig(full),
-            rule["alert"],
-            [expected_alert(rule, labels, full / total)],
-            at,
-        ),
-        family_case(
-            plan,
-            f"{rule['alert']}: a MIG instance {quiet} full stays quiet",
-            mig(roomy),
-            rule["alert"],
-            [],
-            at,
-        ),
     ]
 
 

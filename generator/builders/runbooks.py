@@ -39,7 +39,6 @@ _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_OOM_KILLED: "oom_killed",
     naming.ALERT_CRASH_LOOP: "crash_loop",
     naming.ALERT_TARGET_DOWN: "target_down",
-    naming.ALERT_GPU_MEMORY_HEADROOM: "gpu_memory_headroom",
     naming.ALERT_GPU_XID: "gpu_xid_errors",
     naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
     naming.ALERT_GPU_LOST: "gpu_device_lost",
@@ -186,8 +185,6 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "replicas_desired": selector(desired, (*workload, *cluster)),
             "replicas_available": selector(available, (*workload, *cluster)),
             "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),
-            "gpu_mig_free": selector(naming.GPU_MIG_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
-            "gpu_free": selector(naming.GPU_MEMORY_FREE, (*plan.gpu_matchers, *cluster)),
             "gpu_xid": selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *cluster)),
             "gpu_up": selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *cluster)),
             "gpu_clock_events": selector(

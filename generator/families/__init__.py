@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from generator.families import (
     error_ratio,
+    gpu_memory_headroom,
     gpu_temperature,
     kv_cache,
     latency_p99,
@@ -27,6 +28,7 @@ FAMILIES: tuple[Family, ...] = (
     kv_cache.FAMILY,
     preemptions.FAMILY,
     prefix_cache.FAMILY,
+    gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
 )
 
