@@ -343,7 +343,6 @@ class ServicePlan:
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
 # generator/families/ hold their own; these are the ones not moved there yet.
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    "memory_headroom": (300_000, "critical", {"min_free": 0.1}),
     "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
     "oom_killed": (0, "warning", {}),
     # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,

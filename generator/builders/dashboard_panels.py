@@ -15,21 +15,21 @@ from dataclasses import replace
 from fractions import Fraction
 
 from generator import naming
-from generator.builders.common import identity_matchers, recorded
+from generator.builders.common import identity_matchers
 from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
-from generator.builders.memory_rules import LIMIT_RECORD, POD_LABELS, USAGE_RECORD
 from generator.builders.panel_parts import (
     GREEN,
     ORANGE,
     RED,
     SEVERITY_COLOR,
     YELLOW,
-    alert_steps,
     as_ratio,
     cluster_filter,
+    kept_by,
     legend,
     model_filter,
+    named,
     panel_runbook,
     pod_filter,
     rec,
@@ -48,20 +48,10 @@ RATE = "$__rate_interval"
 _TIME_UNITS = {1.0: "s", 0.001: "ms", 1e-6: "µs"}
 
 
-def _by(plan: ServicePlan, *labels: str) -> str:
-    """`` by (labels…)`` with the cluster label kept (``""`` for no labels and no cluster)."""
-    return by(plan.keeping(*labels))
-
-
 def _total(plan: ServicePlan, op: str, expr: str) -> str:
     """``op(expr)`` over everything the variables select, one per cluster with a cluster label."""
-    grouping = _by(plan)
+    grouping = kept_by(plan)
     return f"{op}{grouping} ({expr})" if grouping else f"{op}({expr})"
-
-
-def _named(plan: ServicePlan, legend: str) -> str:
-    """``legend`` preceded by the series' cluster when the spec names a cluster label."""
-    return f"{{{{{plan.cluster_label}}}}} {legend}" if plan.cluster_label else legend
 
 
 def _exhaustion(plan: ServicePlan, fastest_ms: int, slo: Matcher) -> str:
@@ -292,8 +282,8 @@ def traffic_row(plan: ServicePlan) -> RowDef:
         labels = sorted({m.label for m in req.error_matchers})
         queries.append(
             Query(
-                f"sum{_by(plan, *labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
-                _named(plan, " ".join(f"{label}={{{{{label}}}}}" for label in labels)),
+                f"sum{kept_by(plan, *labels)} (rate({_raw(req.name, req.matchers, plan)}[{RATE}]))",
+                named(plan, " ".join(f"{label}={{{{{label}}}}}" for label in labels)),
             )
         )
     panels = [
@@ -328,11 +318,9 @@ def traffic_row(plan: ServicePlan) -> RowDef:
             f"({available}) and desired ({desired}); green at {plan.replicas} replicas.",
             kind="stat",
             queries=(
-                Query(_total(plan, "sum", up), _named(plan, "up")),
-                Query(
-                    _total(plan, "sum", selector(available, workload)), _named(plan, "available")
-                ),
-                Query(_total(plan, "sum", selector(desired, workload)), _named(plan, "desired")),
+                Query(_total(plan, "sum", up), named(plan, "up")),
+                Query(_total(plan, "sum", selector(available, workload)), named(plan, "available")),
+                Query(_total(plan, "sum", selector(desired, workload)), named(plan, "desired")),
             ),
             unit="none",
             steps=(Step(None, RED), Step(plan.replicas, GREEN)),
@@ -462,7 +450,7 @@ def saturation_row(plan: ServicePlan) -> RowDef:
                 queries=tuple(
                     Query(
                         _total(plan, "sum", f"rate({_raw(c.name, c.matchers, plan)}[{RATE}])"),
-                        _named(plan, label),
+                        named(plan, label),
                     )
                     for label, c in tokens
                 ),
@@ -520,25 +508,8 @@ def memory_row(plan: ServicePlan) -> RowDef:
             *cluster_filter(plan),
         )
 
-    recorded_memory = bool({"memory_headroom", "memory_exhaustion"} & plan.alerts.keys())
-    ws = f"max{_by(plan, 'pod')} {pods(naming.CADVISOR_WORKING_SET)}"
-    if recorded_memory:
-        limit = (
-            f"max{_by(plan, 'pod')} ({recorded(plan, LIMIT_RECORD, *scope(plan), pod_filter())})"
-        )
-        usage = (
-            f"max{_by(plan, 'pod')} ({recorded(plan, USAGE_RECORD, *scope(plan), pod_filter())})"
-        )
-        source = f"{LIMIT_RECORD} and {USAGE_RECORD}"
-    else:
-        limit = (
-            f"max{_by(plan, 'pod')} {pods(naming.KSM_LIMITS, Matcher('resource', '=', 'memory'))}"
-        )
-        usage = f"{ws} / ({limit} > 0)"
-        source = f'{naming.KSM_LIMITS}{{resource="memory"}}'
     restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter()))
     oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
-    labels = ", ".join(POD_LABELS)
     cpu, throttled, periods = (
         selector(metric, (*plan.container_matchers, *scope(plan), pod_filter()))
         for metric in (
@@ -549,41 +520,18 @@ def memory_row(plan: ServicePlan) -> RowDef:
     )
 
     def rate_by_pod(series: str) -> str:
-        return (
-            f"sum{_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *cluster_filter(plan))}"
-        )
+        return f"sum{kept_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *cluster_filter(plan))}"
 
+    family_panels = [
+        panel
+        for family in sorted(FAMILIES, key=lambda f: f.rank)
+        if family.row == "memory"
+        for panel in family.panels(plan)
+    ]
     return RowDef(
         "Memory",
         (
-            PanelDef(
-                title="Working set vs limit per pod",
-                key="working-set",
-                description=f"Container {plan.container}: {naming.CADVISOR_WORKING_SET} (what the OOM "
-                f"killer compares) against the memory limit ({source}).",
-                kind="timeseries",
-                queries=(
-                    Query(ws, _named(plan, "{{pod}} working set")),
-                    Query(limit, _named(plan, "{{pod}} limit")),
-                ),
-                unit="bytes",
-                min_value=0,
-                runbook=panel_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
-                width=8,
-            ),
-            PanelDef(
-                title="Memory headroom per pod",
-                key="memory-headroom",
-                description=f"1 − working set / limit per pod ({labels}); "
-                f"{naming.ALERT_MEMORY_HEADROOM} fires below the line.",
-                kind="timeseries",
-                queries=(Query(f"1 - {usage}", _named(plan, "{{pod}}")),),
-                unit="percentunit",
-                max_value=1,
-                steps=alert_steps(plan, "memory_headroom", "min_free", below=True),
-                runbook=panel_runbook(plan, naming.ALERT_MEMORY_HEADROOM),
-                width=8,
-            ),
+            *family_panels,
             PanelDef(
                 title="Restarts and OOM kills",
                 key="restarts",
@@ -593,12 +541,12 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 kind="timeseries",
                 queries=(
                     Query(
-                        f"sum{_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *cluster_filter(plan))}",
-                        _named(plan, "{{pod}} restarts"),
+                        f"sum{kept_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *cluster_filter(plan))}",
+                        named(plan, "{{pod}} restarts"),
                     ),
                     Query(
-                        f"max{_by(plan, 'pod')} {oom}",
-                        _named(plan, "{{pod}} last termination OOMKilled"),
+                        f"max{kept_by(plan, 'pod')} {oom}",
+                        named(plan, "{{pod}} last termination OOMKilled"),
                     ),
                 ),
                 unit="short",
@@ -616,10 +564,10 @@ def memory_row(plan: ServicePlan) -> RowDef:
                 f"{naming.CADVISOR_CFS_PERIODS}, right axis): a throttled server tokenises and schedules late.",
                 kind="timeseries",
                 queries=(
-                    Query(rate_by_pod(cpu), _named(plan, "{{pod}} cores")),
+                    Query(rate_by_pod(cpu), named(plan, "{{pod}} cores")),
                     Query(
                         f"{rate_by_pod(throttled)} / ({rate_by_pod(periods)} > 0)",
-                        _named(plan, "{{pod}} throttled share"),
+                        named(plan, "{{pod}} throttled share"),
                     ),
                 ),
                 unit="short",
@@ -666,12 +614,12 @@ def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[Pane
             "while it waits.",
             kind="timeseries",
             queries=(
-                Query(f"sum{_by(plan, 'pod')} {increase}", _named(plan, "{{pod}} restarts")),
+                Query(f"sum{kept_by(plan, 'pod')} {increase}", named(plan, "{{pod}} restarts")),
                 Query(
                     # 0 while it runs: the waiting series exists only while it waits.
-                    f"max{_by(plan, 'pod')} ({waiting}) or 0 * max{_by(plan, 'pod')} "
+                    f"max{kept_by(plan, 'pod')} ({waiting}) or 0 * max{kept_by(plan, 'pod')} "
                     f"({pods(naming.KSM_RESTARTS)})",
-                    _named(plan, f"{{{{pod}}}} {naming.CRASH_LOOP_REASON}"),
+                    named(plan, f"{{{{pod}}}} {naming.CRASH_LOOP_REASON}"),
                 ),
             ),
             unit="short",
@@ -711,12 +659,12 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
+        return f"max{kept_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
 
     def runbook(alert: str) -> tuple[str, str]:
         return panel_runbook(plan, alert)
 
-    gpu_legend = _named(plan, GPU_LEGEND)
+    gpu_legend = named(plan, GPU_LEGEND)
 
     xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *scope(plan), pod_filter()))
     panels = (
@@ -741,7 +689,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="timeseries",
             queries=(
                 Query(
-                    f"sum{_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
+                    f"sum{kept_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
                     f"{gpu_legend} Xid {{{{xid}}}}",
                 ),
             ),
@@ -757,8 +705,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             kind="stat",
             queries=(
                 Query(
-                    f"min{_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *scope(plan), pod_filter()))})",
-                    _named(plan, "{{pod}}"),
+                    f"min{kept_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *scope(plan), pod_filter()))})",
+                    named(plan, "{{pod}}"),
                 ),
             ),
             unit="bool",
@@ -801,7 +749,7 @@ def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
             f"{naming.ALERT_GPU_SLOWDOWN} fires once one held {held} in total within {window}.",
             kind="timeseries",
             queries=(
-                Query(f"max{labels} ({active})", f"{_named(plan, GPU_LEGEND)} {{{{reason}}}}"),
+                Query(f"max{labels} ({active})", f"{named(plan, GPU_LEGEND)} {{{{reason}}}}"),
             ),
             unit="bool",
             min_value=0,

@@ -236,7 +236,6 @@ def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> No
 
 
 _MEMORY_READERS = {
-    "memory_headroom": naming.ALERT_MEMORY_HEADROOM,
     "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
     "oom_killed": naming.ALERT_OOM_KILLED,
     "crash_loop": naming.ALERT_CRASH_LOOP,

@@ -11,11 +11,11 @@ Restarts and waiting reasons are kube-state-metrics' (v2.20.0, docs/metrics/work
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, record_rule, recorded
-from generator.builders.pods import owned, owned_selector, owner_record
+from generator.builders.common import Rule, alert_rule, recorded
+from generator.builders.pods import owned, owned_selector
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
-from generator.units import decimal_str, format_duration_ms
+from generator.units import format_duration_ms
 
 POD_LABELS = ("container", "namespace", "pod")
 LIMIT_RECORD = "service_pod_container:model_memory_limit_bytes:max"
@@ -26,44 +26,10 @@ def _working_set(plan: ServicePlan) -> str:
     return f"max{by(plan.keeping(*POD_LABELS))} {owned_selector(plan, naming.CADVISOR_WORKING_SET)}"
 
 
-def memory_records(plan: ServicePlan) -> list[Rule]:
-    """The service's pods (owner record, always), then the memory limit (bytes) and working
-    set / limit (ratio 0–1) per pod and container when a memory alert reads them."""
-    if not {"memory_headroom", "memory_exhaustion"} & plan.alerts.keys():
-        return [owner_record(plan)]
-    limits = owned_selector(plan, naming.KSM_LIMITS, Matcher("resource", "=", "memory"))
-    limit_expr = f"max{by(plan.keeping(*POD_LABELS))} {limits}"
-    if plan.memory_limit_bytes is not None:
-        limit_expr += f" or 0 * {_working_set(plan)} + {plan.memory_limit_bytes}"
-    on = ", ".join(plan.keeping(*POD_LABELS))
-    return [
-        owner_record(plan),
-        record_rule(plan, LIMIT_RECORD, limit_expr),
-        record_rule(
-            plan,
-            USAGE_RECORD,
-            f"{_working_set(plan)} / on ({on}) ({recorded(plan, LIMIT_RECORD)} > 0)",
-        ),
-    ]
-
-
 def memory_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelMemoryHeadroomLow``, ``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
+    """``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
     rules: list[Rule] = []
     on = ", ".join(plan.keeping(*POD_LABELS))
-    alert = plan.alerts.get("memory_headroom")
-    if alert is not None:
-        min_free = float(alert.params["min_free"])
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_MEMORY_HEADROOM,
-                f"{recorded(plan, USAGE_RECORD)} > {decimal_str(1 - min_free)}",
-                alert.for_ms,
-                alert.severity,
-                min_free=decimal_str(min_free),
-            )
-        )
     alert = plan.alerts.get("memory_exhaustion")
     if alert is not None:
         lookback = format_duration_ms(int(alert.params["lookback_ms"]))

@@ -58,6 +58,17 @@ from generator.builders.promtool_series import (
 )
 from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.test_merge import merge_cases, reads
+from generator.builders.windowed_series import (
+    Minutes,
+    cycle,
+    first_firing,
+    gauge_group,
+    held_seconds,
+    sample,
+    selected,
+    values_text,
+    without,
+)
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
 from generator.families.gpu import GPU_LABELS
@@ -795,17 +806,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     pod = container_labels(plan)
     pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
     limit = memory_limit(plan)
-    if "memory_headroom" in alerts:
-        min_free = Fraction(str(alerts["memory_headroom"].params["min_free"]))
-        used = int(limit * (1 - min_free / 2))
-        fire = healthy(plan, base)
-        fire.gauge(naming.CADVISOR_WORKING_SET, pod, f"{used}+0x60")
-        expected = [
-            expected_alert(
-                _rule(plan, naming.ALERT_MEMORY_HEADROOM), {**pod_out, **svc}, used / limit
-            )
-        ]
-        case("memory_headroom", naming.ALERT_MEMORY_HEADROOM, fire, healthy(plan, base), expected)
     if "memory_exhaustion" in alerts:
         horizon_s = alerts["memory_exhaustion"].params["horizon_ms"] / 1000
         per_min = limit * 60 // int(horizon_s)  # reaches the limit within one horizon
@@ -882,78 +882,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 # --- capacity, GPU devices and MIG ----------------------------------------------------------
 
 
-def _without(
-    s: Series, name: str, where: Callable[[dict[str, str]], bool] = lambda _: True
-) -> None:
-    """Drop the gauges and counters named ``name`` whose labels satisfy ``where``."""
-    s.gauges = {k: v for k, v in s.gauges.items() if not (k[0] == name and where(dict(k[1])))}
-    s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
-
-
-# --- availability over a window: targets, replicas, crash loops, GPU slowdown ---------------
-# Windowed alerts (generator.builders.common.held_for) count the subquery steps at which their
-# condition held; the cases below predict that count from per-minute sample lists.
-
-Minutes = Sequence[float | None]
-"""One sample per test step (minute); None: no sample (stale after a sample)."""
-
-
-def _values_text(values: Minutes) -> str:
-    """promtool values of ``values``: a None right after a sample is ``stale``, else ``_``."""
-    out, previous = [], None
-    for v in values:
-        out.append(go_float(v) if v is not None else "stale" if previous is not None else "_")
-        previous = v
-    return " ".join(out)
-
-
-def _sample(values: Minutes, t_ms: int) -> float | None:
-    """The sample a query at ``t_ms`` sees (the step's own: no series here skips a step)."""
-    i = t_ms // INTERVAL_MS
-    return values[i] if 0 <= i < len(values) else None
-
-
-def held_seconds(
-    plan: ServicePlan, held: Callable[[int], bool], at_ms: int, window_ms: int
-) -> float:
-    """What ``held_for``'s ``count_over_time((…)[window:step]) * step`` returns at ``at_ms``
-    (seconds): the steps are the multiples of ``spec.prometheus.scrapeInterval`` from
-    ``at_ms - window_ms`` to ``at_ms``, both ends included (promtool 2.42), none before the
-    first sample at 0; ``held(t)`` says whether the condition holds at step ``t``."""
-    step = plan.scrape_interval_ms
-    first = max(0, -(-(at_ms - window_ms) // step) * step)
-    return sum(step for t in range(first, at_ms + 1, step) if held(t)) / 1000
-
-
-def _cycle(
-    healthy_min: int, bad: float, good: float, bad_min: int, good_min: int, length: int
-) -> Minutes:
-    """``good`` for ``healthy_min`` minutes, then ``bad_min`` minutes of ``bad`` and
-    ``good_min`` of ``good`` over and over (a crash loop, a flapping brake)."""
-    cycle = [bad] * bad_min + [good] * good_min
-    return [good] * healthy_min + [cycle[i % len(cycle)] for i in range(length - healthy_min)]
-
-
-def _first_firing(
-    plan: ServicePlan, held: Callable[[int], bool], window_ms: int, least_s: float, length: int
-) -> int:
-    """The first test step (ms) at which the held time is at least ``least_s`` plus one step
-    (a margin against an off-by-one step).
-
-    Raises:
-        ValueError: it never is within ``length`` steps (the case would prove nothing).
-    """
-    margin = least_s + plan.scrape_interval_ms / 1000
-    for i in range(1, length):
-        if held_seconds(plan, held, i * INTERVAL_MS, window_ms) >= margin:
-            return i * INTERVAL_MS
-    raise ValueError("a windowed alert case never reaches its threshold")
-
-
-def _gauge_group(name: str, s: Series, length: int, tests: list[dict[str, Any]]) -> dict[str, Any]:
-    return promtool_group(name, s.render(length), tests)
-
-
 def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """``ModelTargetDown``: every target down pages, no target at all pages, one of two down
     tickets, targets up stay quiet; a single replica crash-looping (down 3 of every 4 minutes,
@@ -976,14 +904,14 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     def with_up(*targets: tuple[dict[str, str], Minutes]) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        _without(s, "up", lambda labels: all(_selected(m, labels) for m in plan.matchers))
+        without(s, "up", lambda labels: all(selected(m, labels) for m in plan.matchers))
         for labels, values in targets:
-            s.gauge("up", labels, _values_text(values))
+            s.gauge("up", labels, values_text(values))
         return s
 
     def none_up(*targets: Minutes) -> Callable[[int], bool]:
         def held(t: int) -> bool:
-            seen = [v for v in (_sample(x, t) for x in targets) if v is not None]
+            seen = [v for v in (sample(x, t) for x in targets) if v is not None]
             return bool(seen) and sum(seen) == 0
 
         return held
@@ -1002,25 +930,25 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     healthy_up: Minutes = [1.0] * length
     other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
     groups = [
-        _gauge_group(
+        gauge_group(
             "ModelTargetDown: every target down pages",
             with_up((up, down)),
             length,
             [check(at, every, keys, none_up(down))],
         ),
-        _gauge_group(
+        gauge_group(
             "ModelTargetDown: no target at all pages",
             with_up(),
             length,
             [check(at, absent_rule, absent_keys, None)],
         ),
-        _gauge_group(
+        gauge_group(
             "ModelTargetDown: one target of two down tickets",
             with_up((up, healthy_up), (other, down)),
             length,
-            [check(at, some, other, lambda t: _sample(down, t) == 0)],
+            [check(at, some, other, lambda t: sample(down, t) == 0)],
         ),
-        _gauge_group(
+        gauge_group(
             "ModelTargetDown: targets up stay quiet",
             with_up((up, healthy_up)),
             length,
@@ -1034,11 +962,11 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         return [fire] + ([after] if held_seconds(plan, held, after, window) >= least else [])
 
     for down_min, up_min in ((3, 1), (1, 1)):
-        loop = _cycle(5, 0.0, 1.0, down_min, up_min, length)
+        loop = cycle(5, 0.0, 1.0, down_min, up_min, length)
         held = none_up(loop)
-        fire = _first_firing(plan, held, window, least, length)
+        fire = first_firing(plan, held, window, least, length)
         groups.append(
-            _gauge_group(
+            gauge_group(
                 f"ModelTargetDown: a crash-looping replica, down {down_min} of every "
                 f"{down_min + up_min} minutes, pages (each restart would reset a for)",
                 with_up((up, loop)),
@@ -1053,7 +981,7 @@ def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     if held_seconds(plan, none_up(old, new), (20 + gap) * INTERVAL_MS, window) < least:
         replaced = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
         groups.append(
-            _gauge_group(
+            gauge_group(
                 "ModelTargetDown: a pod replaced, its successor up within two minutes, stays quiet",
                 with_up((up, old), (replaced, new)),
                 length,
@@ -1087,12 +1015,12 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     def short(values: Minutes) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(available, series_labels, _values_text(values))
+        s.gauge(available, series_labels, values_text(values))
         return s
 
     def below(values: Minutes) -> Callable[[int], bool]:
         def held(t: int) -> bool:
-            v = _sample(values, t)
+            v = sample(values, t)
             return v is not None and v < r
 
         return held
@@ -1105,7 +1033,7 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     one_short: Minutes = [r - 1] * length
     groups = [
-        _gauge_group(
+        gauge_group(
             f"{name}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
             short(one_short),
             length,
@@ -1115,20 +1043,20 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     if plan.replicas >= 2:
         no_ksm = healthy(plan, [Klass(BASE_PER_MIN)], length)
         for metric in replica_metrics(plan)[:2]:
-            _without(no_ksm, metric)
+            without(no_ksm, metric)
         value = held_seconds(plan, lambda _: True, at, window)
         groups.append(
-            _gauge_group(
+            gauge_group(
                 f"{name}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
                 no_ksm,
                 length,
                 [alert_test(at, name, [expected_alert(rule, ns, value)])],
             )
         )
-    flapping = _cycle(5, r - 1, r, 3, 1, length)
-    fire = _first_firing(plan, below(flapping), window, least, length)
+    flapping = cycle(5, r - 1, r, 3, 1, length)
+    fire = first_firing(plan, below(flapping), window, least, length)
     groups.append(
-        _gauge_group(
+        gauge_group(
             f"{name}: a replica short 3 of every 4 minutes tickets (each return would reset a for)",
             short(flapping),
             length,
@@ -1139,12 +1067,12 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     rolling: Minutes = [r] * 10 + [r - 1] * (2 * pods) + [r] * (length - 10 - 2 * pods)
     if (
         held_seconds(
-            plan, lambda u: (_sample(rolling, u) or r) < r, (10 + 2 * pods) * INTERVAL_MS, window
+            plan, lambda u: (sample(rolling, u) or r) < r, (10 + 2 * pods) * INTERVAL_MS, window
         )
         < least
     ):
         groups.append(
-            _gauge_group(
+            gauge_group(
                 f"{name}: a rolling restart of {pods} pod(s), each back within two minutes, stays quiet",
                 short(rolling),
                 length,
@@ -1177,10 +1105,10 @@ def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     def restarting(counts: Minutes, waiting: Minutes = ()) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(naming.KSM_RESTARTS, pod, _values_text(counts))
+        s.gauge(naming.KSM_RESTARTS, pod, values_text(counts))
         if waiting:
             labels = {**pod, "reason": naming.CRASH_LOOP_REASON}
-            s.gauge(naming.KSM_WAITING_REASON, labels, _values_text(waiting))
+            s.gauge(naming.KSM_WAITING_REASON, labels, values_text(waiting))
         return s
 
     def restarts(count: int) -> Minutes:
@@ -1192,19 +1120,19 @@ def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     name = rule["alert"]
     one = "fires" if minimum == 1 else "stays quiet"
     return [
-        _gauge_group(
+        gauge_group(
             f"{name}: {minimum} restart(s) within {format_duration_ms(window)} fires",
             restarting(restarts(minimum)),
             length,
             [alert_test(at, name, [expected_alert(rule, out, float(minimum))])],
         ),
-        _gauge_group(
+        gauge_group(
             f"{name}: {few} restart(s) while waiting in {naming.CRASH_LOOP_REASON} fires",
             restarting(restarts(few), waiting),
             length,
             [alert_test(at, name, [expected_alert(rule, out, float(few))])],
         ),
-        _gauge_group(
+        gauge_group(
             f"{name}: one restart without a back-off {one}",
             restarting(restarts(1)),
             length,
@@ -1229,22 +1157,22 @@ def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
     def braking(values: Minutes, reason: str = "hw_power_brake_slowdown") -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": reason}, _values_text(values))
+        s.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": reason}, values_text(values))
         return s
 
-    flapping = _cycle(5, 1.0, 0.0, 2, 1, length)
+    flapping = cycle(5, 1.0, 0.0, 2, 1, length)
 
     def held(t: int) -> bool:
-        return _sample(flapping, t) == 1
+        return sample(flapping, t) == 1
 
-    fire = _first_firing(plan, held, window, least, length)
+    fire = first_firing(plan, held, window, least, length)
     labels = {k: v for k, v in gpu.items() if k in plan.keeping(*GPU_LABELS)}
     labels["reason"] = "hw_power_brake_slowdown"
     once: Minutes = [0.0] * 5 + [1.0] * 2 + [0.0] * (length - 7)
     quiet = braking(once)
     quiet.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": "sw_power_cap"}, f"1+0x{length}")
     groups = [
-        _gauge_group(
+        gauge_group(
             f"{name}: a power brake active 2 of every 3 minutes fires",
             braking(flapping),
             length,
@@ -1257,9 +1185,9 @@ def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             ],
         )
     ]
-    if held_seconds(plan, lambda t: _sample(once, t) == 1, 7 * INTERVAL_MS, window) < least:
+    if held_seconds(plan, lambda t: sample(once, t) == 1, 7 * INTERVAL_MS, window) < least:
         groups.append(
-            _gauge_group(
+            gauge_group(
                 f"{name}: a brake of two minutes once, and a software power cap, stay quiet",
                 quiet,
                 length,
@@ -1287,7 +1215,7 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     s = healthy(plan, [Klass(BASE_PER_MIN)])
     for _signal, (reading, metrics) in found:
         for metric in metrics:
-            _without(s, metric)
+            without(s, metric)
         s.gauge(naming.GPU_READING_UNSUPPORTED, {**gpu, "reading": reading}, "1+0x60")
     expected = expected_guards(plan, s)
     if any(a["exp_labels"].get(naming.SIGNAL) in readings for a in expected):
@@ -1322,7 +1250,7 @@ def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     def lost(nvml_up: int) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)])
         for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, naming.GPU_TEMPERATURE):
-            _without(s, metric)
+            without(s, metric)
         s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, f"1x{up_steps} 0x{60 - up_steps}")
         s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
         return s
@@ -1362,16 +1290,6 @@ def _first_value(values: str) -> float:
     return float(match.group(1)) if match else float("nan")
 
 
-def _selected(m: Matcher, labels: Mapping[str, str]) -> bool:
-    value = labels.get(m.label, "")
-    if m.op == "=":
-        return value == m.value
-    if m.op == "!=":
-        return value != m.value
-    full = re.fullmatch(m.value, value) is not None
-    return full if m.op == "=~" else not full
-
-
 def _items(s: Series) -> list[tuple[str, dict[str, str], float]]:
     """(name, labels, first value) of every synthetic series; counters start at 0."""
     out = [(name, dict(labels), 0.0) for name, labels in s.counters]
@@ -1385,7 +1303,7 @@ def _select(
     return [
         (labels, first)
         for name, labels, first in _items(s)
-        if name == metric and all(_selected(m, labels) for m in matchers)
+        if name == metric and all(selected(m, labels) for m in matchers)
     ]
 
 
@@ -1495,11 +1413,11 @@ def _remove(plan: ServicePlan, s: Series, source: Source) -> None:
     """Drop every series of ``source``; for the owner record, its owner series, and the pod
     label of the targets (its other source)."""
     if source.metric == OWNER_RECORD:
-        _without(s, KSM_POD_OWNER)
-        _without(s, KSM_REPLICASET_OWNER)
+        without(s, KSM_POD_OWNER)
+        without(s, KSM_REPLICASET_OWNER)
         for key in [k for k in s.gauges if k[0] == "up" and dict(k[1]).get("pod")]:
             labels = dict(key[1])
-            if all(_selected(m, labels) for m in plan.matchers):
+            if all(selected(m, labels) for m in plan.matchers):
                 values = s.gauges.pop(key)
                 labels.pop("pod")
                 s.gauge("up", labels, values)
@@ -1508,12 +1426,12 @@ def _remove(plan: ServicePlan, s: Series, source: Source) -> None:
     if carried:  # a meaning guard: the series stay, without the label
         for key in [k for k in s.counters if k[0] == source.metric]:
             labels = dict(key[1])
-            if all(_selected(m, labels) for m in source.matchers):
+            if all(selected(m, labels) for m in source.matchers):
                 per_step = s.counters.pop(key)
                 kept = {k: v for k, v in labels.items() if k not in carried}
                 s.add(source.metric, kept, per_step)
         return
-    _without(s, source.metric, lambda labels: all(_selected(m, labels) for m in source.matchers))
+    without(s, source.metric, lambda labels: all(selected(m, labels) for m in source.matchers))
 
 
 def _guard_name(item: SignalInput) -> str:

@@ -13,6 +13,7 @@ from generator.builders import (
     slo_rules,
 )
 from generator.builders.common import Group, Rule, group
+from generator.families import FAMILIES, memory
 from generator.plan import ServicePlan
 
 
@@ -38,7 +39,8 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
             plan,
             "memory",
             [
-                *memory_rules.memory_records(plan),
+                *memory.records(plan),
+                *(r for f in FAMILIES if f.group == "memory" for r in f.rules(plan)),
                 *memory_rules.memory_alerts(plan),
                 *memory_rules.crash_loop_alerts(plan),
             ],

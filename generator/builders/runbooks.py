@@ -34,7 +34,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_MEMORY_HEADROOM: "memory_headroom",
     naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
     naming.ALERT_OOM_KILLED: "oom_killed",
     naming.ALERT_CRASH_LOOP: "crash_loop",
@@ -56,9 +55,6 @@ def runbook_file(alert: str) -> str:
     """Repository path of an alert's page for every service."""
     return naming.runbook_file(alert)
 
-
-# Where a runbook query names the cluster: the on-call replaces it with the alert's cluster label.
-CLUSTER_PLACEHOLDER = "<cluster>"
 
 # What resolve() selects pods by when a spec sets no ``deployment.podLabels``.
 DEFAULT_POD_LABEL = "app.kubernetes.io/name"
@@ -103,7 +99,11 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
 
 def _service_context(plan: ServicePlan) -> dict[str, Any]:
     g = plan.group_by
-    cluster = (Matcher(plan.cluster_label, "=", CLUSTER_PLACEHOLDER),) if plan.cluster_label else ()
+    cluster = (
+        (Matcher(plan.cluster_label, "=", naming.CLUSTER_PLACEHOLDER),)
+        if plan.cluster_label
+        else ()
+    )
     svc = (*identity_matchers(plan), *cluster)
 
     def rec(record: str, *extra: Matcher) -> str:
@@ -159,7 +159,6 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
-            "working_set": owned(plan, working_set, *cluster),
             "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)", *cluster),
             "oom": owned(
                 plan,

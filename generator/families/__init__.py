@@ -13,6 +13,7 @@ from generator.families import (
     gpu_temperature,
     kv_cache,
     latency_p99,
+    memory_headroom,
     preemptions,
     prefix_cache,
     queue_depth,
@@ -28,6 +29,7 @@ FAMILIES: tuple[Family, ...] = (
     kv_cache.FAMILY,
     preemptions.FAMILY,
     prefix_cache.FAMILY,
+    memory_headroom.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
 )

@@ -1,0 +1,96 @@
+"""Series for windowed alerts' promtool cases: per-minute sample lists and the held time.
+
+Windowed alerts (:func:`generator.builders.common.held_for`: targets down, replicas short,
+crash loops, GPU slowdown) count the subquery steps at which their condition held; the cases
+predict that count from one sample per test step (:data:`Minutes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from generator.builders.promtool_series import INTERVAL_MS, Series, promtool_group
+from generator.promql import Matcher, go_float
+
+if TYPE_CHECKING:
+    from generator.plan import ServicePlan
+
+
+def without(s: Series, name: str, where: Callable[[dict[str, str]], bool] = lambda _: True) -> None:
+    """Drop the gauges and counters named ``name`` whose labels satisfy ``where``."""
+    s.gauges = {k: v for k, v in s.gauges.items() if not (k[0] == name and where(dict(k[1])))}
+    s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
+
+
+Minutes = Sequence[float | None]
+"""One sample per test step (minute); None: no sample (stale after a sample)."""
+
+
+def values_text(values: Minutes) -> str:
+    """promtool values of ``values``: a None right after a sample is ``stale``, else ``_``."""
+    out, previous = [], None
+    for v in values:
+        out.append(go_float(v) if v is not None else "stale" if previous is not None else "_")
+        previous = v
+    return " ".join(out)
+
+
+def sample(values: Minutes, t_ms: int) -> float | None:
+    """The sample a query at ``t_ms`` sees (the step's own: no series here skips a step)."""
+    i = t_ms // INTERVAL_MS
+    return values[i] if 0 <= i < len(values) else None
+
+
+def held_seconds(
+    plan: ServicePlan, held: Callable[[int], bool], at_ms: int, window_ms: int
+) -> float:
+    """What ``held_for``'s ``count_over_time((…)[window:step]) * step`` returns at ``at_ms``
+    (seconds): the steps are the multiples of ``spec.prometheus.scrapeInterval`` from
+    ``at_ms - window_ms`` to ``at_ms``, both ends included (promtool 2.42), none before the
+    first sample at 0; ``held(t)`` says whether the condition holds at step ``t``."""
+    step = plan.scrape_interval_ms
+    first = max(0, -(-(at_ms - window_ms) // step) * step)
+    return sum(step for t in range(first, at_ms + 1, step) if held(t)) / 1000
+
+
+def cycle(
+    healthy_min: int, bad: float, good: float, bad_min: int, good_min: int, length: int
+) -> Minutes:
+    """``good`` for ``healthy_min`` minutes, then ``bad_min`` minutes of ``bad`` and
+    ``good_min`` of ``good`` over and over (a crash loop, a flapping brake)."""
+    cycle = [bad] * bad_min + [good] * good_min
+    return [good] * healthy_min + [cycle[i % len(cycle)] for i in range(length - healthy_min)]
+
+
+def first_firing(
+    plan: ServicePlan, held: Callable[[int], bool], window_ms: int, least_s: float, length: int
+) -> int:
+    """The first test step (ms) at which the held time is at least ``least_s`` plus one step
+    (a margin against an off-by-one step).
+
+    Raises:
+        ValueError: it never is within ``length`` steps (the case would prove nothing).
+    """
+    margin = least_s + plan.scrape_interval_ms / 1000
+    for i in range(1, length):
+        if held_seconds(plan, held, i * INTERVAL_MS, window_ms) >= margin:
+            return i * INTERVAL_MS
+    raise ValueError("a windowed alert case never reaches its threshold")
+
+
+def gauge_group(name: str, s: Series, length: int, tests: list[dict[str, Any]]) -> dict[str, Any]:
+    """A test group named ``name`` on ``s`` rendered for ``length`` steps, running ``tests``."""
+    return promtool_group(name, s.render(length), tests)
+
+
+def selected(m: Matcher, labels: Mapping[str, str]) -> bool:
+    """Whether a series with ``labels`` matches ``m`` (regexes fully anchored, as PromQL's)."""
+    value = labels.get(m.label, "")
+    if m.op == "=":
+        return value == m.value
+    if m.op == "!=":
+        return value != m.value
+    full = re.fullmatch(m.value, value) is not None
+    return full if m.op == "=~" else not full
