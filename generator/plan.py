@@ -343,8 +343,6 @@ class ServicePlan:
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
 # generator/families/ hold their own; these are the ones not moved there yet.
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    "memory_exhaustion": (600_000, "warning", {"horizon_ms": 1_800_000, "lookback_ms": 1_800_000}),
-    "oom_killed": (0, "warning", {}),
     # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
     # default WINDOW_FACTOR × `for` (resolve() derives it).
     "crash_loop": (0, "warning", {"window_ms": 900_000, "min_restarts": 3}),

@@ -32,8 +32,6 @@ _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
     naming.ALERT_REPLICAS_UNAVAILABLE: Role.GUARD,
-    naming.ALERT_MEMORY_EXHAUSTION: Role.RESOURCE,
-    naming.ALERT_OOM_KILLED: Role.RESOURCE,
     naming.ALERT_CRASH_LOOP: Role.RESOURCE,
     naming.ALERT_GPU_XID: Role.GPU,
     naming.ALERT_GPU_LOST: Role.GPU,

@@ -508,8 +508,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
             *cluster_filter(plan),
         )
 
-    restarts = selector(naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter()))
-    oom = pods(naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled"))
     cpu, throttled, periods = (
         selector(metric, (*plan.container_matchers, *scope(plan), pod_filter()))
         for metric in (
@@ -532,29 +530,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
         "Memory",
         (
             *family_panels,
-            PanelDef(
-                title="Restarts and OOM kills",
-                key="restarts",
-                description=f"Container restarts per pod (increase of {naming.KSM_RESTARTS} over "
-                f"$__rate_interval) and whether the last termination was OOMKilled "
-                f"({naming.KSM_LAST_TERMINATED}, 1 = yes).",
-                kind="timeseries",
-                queries=(
-                    Query(
-                        f"sum{kept_by(plan, 'pod')} {owned(plan, f'increase({restarts}[{RATE}])', *cluster_filter(plan))}",
-                        named(plan, "{{pod}} restarts"),
-                    ),
-                    Query(
-                        f"max{kept_by(plan, 'pod')} {oom}",
-                        named(plan, "{{pod}} last termination OOMKilled"),
-                    ),
-                ),
-                unit="short",
-                min_value=0,
-                steps=(Step(None, GREEN), Step(1, RED)),
-                runbook=panel_runbook(plan, naming.ALERT_OOM_KILLED),
-                width=8,
-            ),
             *crash_loop_panels(plan, pods),
             PanelDef(
                 title="CPU per pod",

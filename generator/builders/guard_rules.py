@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
-from generator.builders.common import Rule, alert_rule, held_for, identity_matchers
+from generator.builders.common import Rule, alert_rule, held_for
 from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.guard_inputs import (
     GPU_KEYS,
@@ -23,14 +23,12 @@ from generator.builders.guard_inputs import (
     targets_up,
 )
 from generator.builders.pods import (
-    KSM_POD_OWNER,
-    OWNER_RECORD,
-    ksm_owner_selectors,
     replica_metrics,
     target_pods_selector,
 )
 from generator.families import FAMILIES
 from generator.families.gpu import NOT_SAID, unsupported
+from generator.families.memory import restart_inputs
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -235,103 +233,16 @@ def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> No
             out.add(item)
 
 
-_MEMORY_READERS = {
-    "memory_exhaustion": naming.ALERT_MEMORY_EXHAUSTION,
-    "oom_killed": naming.ALERT_OOM_KILLED,
-    "crash_loop": naming.ALERT_CRASH_LOOP,
-}
-_RESTART_READERS = ("oom_killed", "crash_loop")
-
-
 def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    readers = tuple(a for k, a in _MEMORY_READERS.items() if k in plan.alerts)
-    if not readers:
+    if "crash_loop" not in plan.alerts:
         return
-    record = Source(OWNER_RECORD, identity_matchers(plan))
-    workload = f"{plan.workload_kind}/{plan.deployment_name}"
-    out.add(
-        SignalInput(
-            "pods",
-            KSM_POD_OWNER,
-            SERVICE_KEYS,
-            ((record,),),
-            (targets_up(plan),),
-            readers,
-            covers=tuple(Source(metric, by) for metric, by in ksm_owner_selectors(plan)),
-            remedy=f"No pod is attributed to {workload}: kube-state-metrics' kube_pod_owner series "
-            "are missing (not scraped) or spec.deployment.name/kind do not name the workload, "
-            "and the service's targets carry no pod label.",
-        )
+    reason = Source(
+        naming.KSM_WAITING_REASON,
+        (*plan.container_matchers, Matcher("reason", "=", naming.CRASH_LOOP_REASON)),
+        owned=True,
     )
-    attributed = (targets_up(plan), Condition((record,)))
-    memory = tuple(
-        a for k, a in _MEMORY_READERS.items() if k in plan.alerts and k not in _RESTART_READERS
-    )
-    cadvisor = "cAdvisor (the kubelet's /metrics/cadvisor) is not scraped, or spec.deployment.container does not name the model's container."
-    ksm = "kube-state-metrics is not scraped, or spec.deployment.container does not name the model's container."
-    if memory:
-        out.add(
-            SignalInput(
-                "memoryWorkingSet",
-                naming.CADVISOR_WORKING_SET,
-                SERVICE_KEYS,
-                ((Source(naming.CADVISOR_WORKING_SET, plan.container_matchers, owned=True),),),
-                attributed,
-                memory,
-                remedy=cadvisor,
-            )
-        )
-        if plan.memory_limit_bytes is None:
-            limits = Source(
-                naming.KSM_LIMITS,
-                (*plan.container_matchers, Matcher("resource", "=", "memory")),
-                owned=True,
-            )
-            out.add(
-                SignalInput(
-                    "memoryLimit",
-                    naming.KSM_LIMITS,
-                    SERVICE_KEYS,
-                    ((limits,),),
-                    attributed,
-                    memory,
-                    remedy=ksm
-                    + " Or the container has no memory limit: set spec.deployment.memoryLimit.",
-                )
-            )
-    restart_readers = tuple(_MEMORY_READERS[k] for k in _RESTART_READERS if k in plan.alerts)
-    if restart_readers:
-        # Absent on a healthy service: the last termination before any, the waiting reason
-        # while the container runs.
-        covers = []
-        if "oom_killed" in plan.alerts:
-            covers.append(
-                Source(
-                    naming.KSM_LAST_TERMINATED,
-                    (*plan.container_matchers, Matcher("reason", "=", "OOMKilled")),
-                    owned=True,
-                )
-            )
-        if "crash_loop" in plan.alerts:
-            covers.append(
-                Source(
-                    naming.KSM_WAITING_REASON,
-                    (*plan.container_matchers, Matcher("reason", "=", naming.CRASH_LOOP_REASON)),
-                    owned=True,
-                )
-            )
-        out.add(
-            SignalInput(
-                "containerRestarts",
-                naming.KSM_RESTARTS,
-                SERVICE_KEYS,
-                ((Source(naming.KSM_RESTARTS, plan.container_matchers, owned=True),),),
-                attributed,
-                restart_readers,
-                covers=tuple(covers),
-                remedy=ksm,
-            )
-        )
+    for item in restart_inputs(plan, naming.ALERT_CRASH_LOOP, reason):
+        out.add(item)
 
 
 def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:

@@ -11,7 +11,7 @@ Restarts and waiting reasons are kube-state-metrics' (v2.20.0, docs/metrics/work
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, recorded
+from generator.builders.common import Rule, alert_rule
 from generator.builders.pods import owned, owned_selector
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
@@ -24,49 +24,6 @@ USAGE_RECORD = "service_pod_container:model_memory_working_set_bytes:ratio_limit
 
 def _working_set(plan: ServicePlan) -> str:
     return f"max{by(plan.keeping(*POD_LABELS))} {owned_selector(plan, naming.CADVISOR_WORKING_SET)}"
-
-
-def memory_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelMemoryExhaustionPredicted``, ``ModelContainerOOMKilled``."""
-    rules: list[Rule] = []
-    on = ", ".join(plan.keeping(*POD_LABELS))
-    alert = plan.alerts.get("memory_exhaustion")
-    if alert is not None:
-        lookback = format_duration_ms(int(alert.params["lookback_ms"]))
-        horizon_s = int(alert.params["horizon_ms"]) // 1000
-        working_set = selector(naming.CADVISOR_WORKING_SET, plan.container_matchers)
-        trend = (
-            f"max{by(plan.keeping(*POD_LABELS))} "
-            f"{owned(plan, f'predict_linear({working_set}[{lookback}], {horizon_s})')}"
-        )
-        rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_MEMORY_EXHAUSTION,
-                f"{trend} >= on ({on}) {recorded(plan, LIMIT_RECORD)}",
-                alert.for_ms,
-                alert.severity,
-                horizon=format_duration_ms(int(alert.params["horizon_ms"])),
-                lookback=lookback,
-            )
-        )
-    alert = plan.alerts.get("oom_killed")
-    if alert is not None:
-        reason = owned_selector(
-            plan, naming.KSM_LAST_TERMINATED, Matcher("reason", "=", "OOMKilled")
-        )
-        restarts = selector(naming.KSM_RESTARTS, plan.container_matchers)
-        # The counter moved within 10m: max − min, not increase(). VictoriaMetrics' increase()
-        # counts a series' first value (up to 10 × the next step) as an increase from 0, so a
-        # restart count of 1 that kube-state-metrics reports anew (its pod moved: a new
-        # `instance`) would page for 10 minutes; max − min is the same on both engines.
-        rose = f"max_over_time({restarts}[10m]) - min_over_time({restarts}[10m])"
-        expr = (
-            f"max{by(plan.keeping(*POD_LABELS))} {reason} == 1 and on ({on}) "
-            f"max{by(plan.keeping(*POD_LABELS))} {owned(plan, rose)} > 0"
-        )
-        rules.append(alert_rule(plan, naming.ALERT_OOM_KILLED, expr, alert.for_ms, alert.severity))
-    return rules
 
 
 def crash_loop_alerts(plan: ServicePlan) -> list[Rule]:

@@ -46,7 +46,6 @@ from generator.builders.promtool_series import (
     fire_and_quiet,
     healthy,
     labels_of,
-    memory_limit,
     mixed,
     promtool_group,
     series_text,
@@ -803,43 +802,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     for family in FAMILIES:
         if family.group != "gpu":
             groups += family.cases(plan)
-    pod = container_labels(plan)
-    pod_out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
-    limit = memory_limit(plan)
-    if "memory_exhaustion" in alerts:
-        horizon_s = alerts["memory_exhaustion"].params["horizon_ms"] / 1000
-        per_min = limit * 60 // int(horizon_s)  # reaches the limit within one horizon
-        fire = healthy(plan, base)
-        fire.gauge(naming.CADVISOR_WORKING_SET, pod, f"{limit // 2}+{per_min}x120")
-        at = (
-            CHECK_MS
-            + alerts["memory_exhaustion"].for_ms
-            + alerts["memory_exhaustion"].params["lookback_ms"]
-        )
-        rule = _rule(plan, naming.ALERT_MEMORY_EXHAUSTION)
-        groups.append(
-            family_case(
-                plan,
-                f"{rule['alert']} fires",
-                fire,
-                rule["alert"],
-                [expected_alert(rule, pod_out, None)],
-                at,
-            )
-        )
-        groups.append(
-            family_case(
-                plan, f"{rule['alert']} stays quiet", healthy(plan, base), rule["alert"], [], at
-            )
-        )
-    if "oom_killed" in alerts:
-        fire = healthy(plan, base)
-        fire.gauge(naming.KSM_RESTARTS, pod, "0x10 1x50")
-        fire.gauge(naming.KSM_LAST_TERMINATED, {**pod, "reason": "OOMKilled"}, "1x60")
-        quiet = healthy(plan, base)
-        quiet.gauge(naming.KSM_LAST_TERMINATED, {**pod, "reason": "OOMKilled"}, "1x60")
-        rule = _rule(plan, naming.ALERT_OOM_KILLED)
-        case("oom_killed", rule["alert"], fire, quiet, [expected_alert(rule, pod_out, None)])
     groups += target_down_groups(plan)
     groups += crash_loop_groups(plan)
     groups += replicas_groups(plan)

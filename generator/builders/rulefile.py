@@ -41,7 +41,6 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
             [
                 *memory.records(plan),
                 *(r for f in FAMILIES if f.group == "memory" for r in f.rules(plan)),
-                *memory_rules.memory_alerts(plan),
                 *memory_rules.crash_loop_alerts(plan),
             ],
         ),

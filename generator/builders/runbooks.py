@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders import memory_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
@@ -34,8 +33,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_MEMORY_EXHAUSTION: "memory_exhaustion",
-    naming.ALERT_OOM_KILLED: "oom_killed",
     naming.ALERT_CRASH_LOOP: "crash_loop",
     naming.ALERT_TARGET_DOWN: "target_down",
     naming.ALERT_GPU_XID: "gpu_xid_errors",
@@ -120,7 +117,6 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
         *((Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()),
         Matcher(workload_label, "=", plan.deployment_name),
     )
-    working_set = selector(naming.CADVISOR_WORKING_SET, (*plan.container_matchers, *cluster))
     return {
         "name": plan.name,
         "server": plan.server,
@@ -151,23 +147,12 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "running": rec(naming.record(g, naming.RUNNING_REQUESTS, "sum"))
             if plan.running_requests is not None
             else None,
-            "memory_ratio": rec(memory_rules.USAGE_RECORD),
-            "memory_limit": rec(memory_rules.LIMIT_RECORD),
             "burn": rec(
                 naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(burn_window)}")
             ),
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
-            "trend": owned(plan, f"predict_linear({working_set}[30m], 1800)", *cluster),
-            "oom": owned(
-                plan,
-                selector(
-                    naming.KSM_LAST_TERMINATED,
-                    (*plan.container_matchers, *cluster, Matcher("reason", "=", "OOMKilled")),
-                ),
-                *cluster,
-            ),
             "restarts": owned(
                 plan,
                 selector(naming.KSM_RESTARTS, (*plan.container_matchers, *cluster)),

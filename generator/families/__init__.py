@@ -13,7 +13,9 @@ from generator.families import (
     gpu_temperature,
     kv_cache,
     latency_p99,
+    memory_exhaustion,
     memory_headroom,
+    oom_killed,
     preemptions,
     prefix_cache,
     queue_depth,
@@ -30,6 +32,8 @@ FAMILIES: tuple[Family, ...] = (
     preemptions.FAMILY,
     prefix_cache.FAMILY,
     memory_headroom.FAMILY,
+    memory_exhaustion.FAMILY,
+    oom_killed.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
 )
