@@ -520,16 +520,10 @@ def memory_row(plan: ServicePlan) -> RowDef:
     def rate_by_pod(series: str) -> str:
         return f"sum{kept_by(plan, 'pod')} {owned(plan, f'rate({series}[{RATE}])', *cluster_filter(plan))}"
 
-    family_panels = [
-        panel
-        for family in sorted(FAMILIES, key=lambda f: f.rank)
-        if family.row == "memory"
-        for panel in family.panels(plan)
-    ]
     return RowDef(
         "Memory",
         (
-            *family_panels,
+            *_family_panels(plan, "memory"),
             *crash_loop_panels(plan, pods),
             PanelDef(
                 title="CPU per pod",

@@ -792,7 +792,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     base = [Klass(BASE_PER_MIN)]
     groups: list[dict[str, Any]] = []
     alerts = plan.alerts
-    svc = {naming.SERVICE: plan.name}
 
     def case(
         key: str, alert: str, fire: Series, quiet: Series, expected: list[dict[str, Any]]
