@@ -25,7 +25,6 @@ SPLITTING = frozenset(
     {
         "generator/builders/rule_tests.py",
         "generator/plan.py",
-        "generator/builders/dashboard_panels.py",
     }
 )
 _ISSUE = re.compile(r"\bissues? ?\d+", re.IGNORECASE)
