@@ -1,11 +1,12 @@
 """Resolve a validated spec into a :class:`ServicePlan`: presets, defaults and checks applied.
 
 This is the only place presets and defaults apply: builders read plans, never specs or presets,
-so two builders cannot resolve a default differently. Everything a builder needs is
-decided here: metric names, selectors (per-metric overrides merged over ``spec.selector``),
-bucket bounds, burn-rate tiers with their factors, alert thresholds. Cross-field checks that
-pydantic cannot express (a threshold that is not a bucket bound, an impossible tier) raise
-:class:`~generator.errors.ObsgenError` naming the field path.
+so two builders cannot resolve a default differently. Everything a builder needs is decided
+here (metric names, selectors, bucket bounds, burn-rate tiers, alert thresholds); cross-field
+checks pydantic cannot express raise :class:`~generator.errors.ObsgenError` naming the field.
+
+Size: the plan types and the one resolution pass that fills them, whose checks share one
+problem collector and the preset; the alert families' own parts live in generator/families/.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders.rule_tests import budget_groups
 from generator.builders.rulefile import rule_file
+from generator.builders.slo_cases import budget_groups
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec

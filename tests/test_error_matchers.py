@@ -21,7 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_fastapi_instrumentator import Instrumentator
 
 from generator import naming
-from generator.builders import promtool_series, rule_tests
+from generator.builders import guard_cases, promtool_series
 from generator.builders.guard_rules import signal_inputs
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
@@ -296,8 +296,8 @@ def test_the_generated_cases_strip_the_label_and_keep_the_series() -> None:
     s = promtool_series.healthy(plan, [promtool_series.Klass(60)])
     before = {dict(k[1]).get("finished_reason") for k in s.counters if k[0] == plan.requests.name}
     for source in item.needs[0]:
-        rule_tests._remove(plan, s, copy.deepcopy(source))
+        guard_cases._remove(plan, s, copy.deepcopy(source))
     after = [dict(k[1]) for k in s.counters if k[0] == plan.requests.name]
     assert before - {None} and after
     assert all("finished_reason" not in labels for labels in after)
-    assert rule_tests.guard_firing(plan, item, s)
+    assert guard_cases.guard_firing(plan, item, s)
