@@ -282,7 +282,7 @@ def test_the_schema_rejects_what_grafana_would_not_load(
     assert any(expected in e for e in errors), errors
 
 
-# --- panel ids (issue 21, case 1) -------------------------------------------------------------
+# --- panel ids -------------------------------------------------------------
 
 
 def test_every_panel_and_row_has_a_unique_integer_id(

@@ -421,7 +421,7 @@ def test_pod_monitors_follow_the_spec(monitor_validator: jsonschema.protocols.Va
         }
         assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["ai"]}
         assert _errors(monitor_validator, monitor) == []
-    # issue 21 case 2: targetPort, which every supported operator declares (not portNumber)
+    # targetPort, which every supported operator declares (not portNumber)
     assert model["spec"]["podMetricsEndpoints"][0]["targetPort"] == 8000
     assert "portNumber" not in model["spec"]["podMetricsEndpoints"][0]
     assert model["spec"]["podMetricsEndpoints"][0]["relabelings"] == [

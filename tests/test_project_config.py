@@ -114,7 +114,7 @@ def test_the_dashboards_via_choice_is_recorded_so_check_agrees(
     assert load_project_config(tmp_path).render.dashboards_via == "values"
     values = yaml.safe_load((tmp_path / naming.ALL_SERVICES_VALUES).read_text())
     assert "dashboards" in values["grafana"]
-    # issue 21: `render --check` without the flag used to report every values file as stale
+    # `render --check` without the flag used to report every values file as stale
     assert (
         main(["render", "--check", "--skip-promtool", "--out", str(tmp_path), str(one_spec)]) == 0
     )

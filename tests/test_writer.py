@@ -318,7 +318,7 @@ def test_ctrl_c_while_replacing_puts_the_old_bundle_back(
     assert not list(root.rglob(".obsgen*"))
 
 
-# --- spooled files linked into place, one flush for all (issue 19) ----------------------------
+# --- spooled files linked into place, one flush for all ----------------------------
 
 
 def _spooled(tmp_path: Path, texts: dict[str, str]) -> tuple[Path, FileBacked]:

@@ -566,7 +566,7 @@ def test_gpu_that_cannot_be_identified_at_init_is_counted_and_others_reported() 
     assert reg.get_sample_value("gpu_device_up", gpu(fake, 5)) == 1
 
 
-# --- MIG: every slot read in isolation (issue 14, case 3) ----------------------------------
+# --- MIG: every slot read in isolation ----------------------------------
 
 MIG_GPU = 6
 SLOT0_UUID = "MIG-6a0b1c2d-0000-4000-8000-000000000001"

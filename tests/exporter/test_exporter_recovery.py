@@ -198,7 +198,7 @@ def test_nvml_gone_mid_scrape_reports_nvml_up_0_and_reinitialises(fake: FakeNvml
     assert all(reg.get_sample_value("gpu_device_up", gpu(fake, i)) == 1 for i in range(8))
 
 
-# --- an Xid of a GPU that is then lost (issue 14, case 2) ----------------------------------
+# --- an Xid of a GPU that is then lost ----------------------------------
 
 
 def test_xid_of_a_gpu_lost_before_the_event_is_read_is_counted_and_survives_recovery(

@@ -1177,7 +1177,7 @@ CASES = [
         {},
         id="one Helm rules-map key in two values files (merged by Helm)",
     ),
-    # --- input shapes (issue 15, case 3)
+    # --- input shapes
     pytest.param(
         "rule-shape",
         [
