@@ -204,7 +204,7 @@ def distinct_slos(plan: ServicePlan) -> list[SLOPlan]:
     Every case expects the alerts of *all* SLOs (promtool compares all alerts of a name), so
     an SLO with the same SLI, tier thresholds and windows and minimum events as an earlier one
     is proved by that one's cases already; its own would repeat them, each listing every
-    SLO's alerts — test files quadratic in the number of such SLOs (issue 15, case 10).
+    SLO's alerts — test files quadratic in the number of such SLOs.
     """
     seen: set[tuple[Any, ...]] = set()
     distinct = []
