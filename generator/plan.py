@@ -346,8 +346,6 @@ class ServicePlan:
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
     # default WINDOW_FACTOR × `for` (resolve() derives it).
-    "crash_loop": (0, "warning", {"window_ms": 900_000, "min_restarts": 3}),
-    "target_down": (300_000, "critical", {}),
     "gpu_xid_errors": (0, "critical", {}),
     "gpu_exporter_down": (300_000, "warning", {}),
     "gpu_device_lost": (120_000, "critical", {}),

@@ -27,12 +27,10 @@ from generator.promql import Matcher
 from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timing
 
 _LEGACY_ROLES: dict[str, Role] = {
-    naming.ALERT_TARGET_DOWN: Role.TARGETS_DOWN,
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
     naming.ALERT_REPLICAS_UNAVAILABLE: Role.GUARD,
-    naming.ALERT_CRASH_LOOP: Role.RESOURCE,
     naming.ALERT_GPU_XID: Role.GPU,
     naming.ALERT_GPU_LOST: Role.GPU,
     naming.ALERT_GPU_SLOWDOWN: Role.GPU,

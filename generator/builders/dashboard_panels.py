@@ -10,7 +10,6 @@ exporter) are left out rather than shown empty.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from fractions import Fraction
 
@@ -500,14 +499,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
     """Working set vs limit per pod, headroom against the alert, OOM kills and restarts, and
     CPU use and throttling (the reference dashboards show CPU; a throttled pod is slow)."""
 
-    def pods(metric: str, *extra: Matcher) -> str:
-        # cAdvisor / kube-state-metrics series of the service's pods (owner record).
-        return owned(
-            plan,
-            selector(metric, (*plan.container_matchers, *scope(plan), pod_filter(), *extra)),
-            *cluster_filter(plan),
-        )
-
     cpu, throttled, periods = (
         selector(metric, (*plan.container_matchers, *scope(plan), pod_filter()))
         for metric in (
@@ -524,7 +515,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
         "Memory",
         (
             *_family_panels(plan, "memory"),
-            *crash_loop_panels(plan, pods),
             PanelDef(
                 title="CPU per pod",
                 key="cpu",
@@ -555,48 +545,6 @@ def memory_row(plan: ServicePlan) -> RowDef:
                     },
                 ),
             ),
-        ),
-    )
-
-
-def crash_loop_panels(plan: ServicePlan, pods: Callable[..., str]) -> tuple[PanelDef, ...]:
-    """``ModelContainerCrashLooping``'s inputs per pod: restarts, and whether the container
-    waits in ``CrashLoopBackOff``; ``pods(metric, *matchers)`` selects the series of the
-    service's pods. None without the alert."""
-    alert = plan.alerts.get("crash_loop")
-    if alert is None:
-        return ()
-    window = format_duration_ms(int(alert.params["window_ms"]))
-    waiting = pods(naming.KSM_WAITING_REASON, Matcher("reason", "=", naming.CRASH_LOOP_REASON))
-    restart_series = selector(
-        naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter())
-    )
-    increase = owned(plan, f"increase({restart_series}[{RATE}])", *cluster_filter(plan))
-    return (
-        PanelDef(
-            title="Crash loops",
-            key="crash-loops",
-            description=f"Restarts per pod (increase of {naming.KSM_RESTARTS} over "
-            f"$__rate_interval) and whether the container waits in {naming.CRASH_LOOP_REASON} "
-            f"({naming.KSM_WAITING_REASON}, 1 = yes). {naming.ALERT_CRASH_LOOP} fires at "
-            f"{alert.params['min_restarts']} restarts within {window}, or at any restart "
-            "while it waits.",
-            kind="timeseries",
-            queries=(
-                Query(f"sum{kept_by(plan, 'pod')} {increase}", named(plan, "{{pod}} restarts")),
-                Query(
-                    # 0 while it runs: the waiting series exists only while it waits.
-                    f"max{kept_by(plan, 'pod')} ({waiting}) or 0 * max{kept_by(plan, 'pod')} "
-                    f"({pods(naming.KSM_RESTARTS)})",
-                    named(plan, f"{{{{pod}}}} {naming.CRASH_LOOP_REASON}"),
-                ),
-            ),
-            unit="short",
-            min_value=0,
-            steps=(Step(None, GREEN), Step(1, ORANGE)),
-            runbook=panel_runbook(plan, naming.ALERT_CRASH_LOOP),
-            width=24,
-            height=6,
         ),
     )
 

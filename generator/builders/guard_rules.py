@@ -28,7 +28,6 @@ from generator.builders.pods import (
 )
 from generator.families import FAMILIES
 from generator.families.gpu import NOT_SAID, unsupported
-from generator.families.memory import restart_inputs
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -233,18 +232,6 @@ def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> No
             out.add(item)
 
 
-def _memory_inputs(plan: ServicePlan, out: _Inputs) -> None:
-    if "crash_loop" not in plan.alerts:
-        return
-    reason = Source(
-        naming.KSM_WAITING_REASON,
-        (*plan.container_matchers, Matcher("reason", "=", naming.CRASH_LOOP_REASON)),
-        owned=True,
-    )
-    for item in restart_inputs(plan, naming.ALERT_CRASH_LOOP, reason):
-        out.add(item)
-
-
 def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
     if not plan.gpu_exporter:
         return
@@ -340,7 +327,6 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     for key in sorted(users):
         _histogram_inputs(plan, plan.histograms[key], users[key], out)
     _family_inputs(plan, out)
-    _memory_inputs(plan, out)
     _gpu_inputs(plan, out)
     items = tuple(_scoped(plan, i) for i in out.items)
     if include_ignored:

@@ -10,7 +10,7 @@ docs/architecture.md, "Generated promtool tests".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from generator import naming
@@ -23,9 +23,7 @@ from generator.builders.guard_cases import (
     quiet_except_native,
 )
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.memory_rules import POD_LABELS
 from generator.builders.pods import (
-    example_pods,
     replica_metrics,
 )
 from generator.builders.promtool_series import (
@@ -35,9 +33,7 @@ from generator.builders.promtool_series import (
     UUID,
     Klass,
     Series,
-    after_for,
     alert_test,
-    container_labels,
     expected_alert,
     family_case,
     fire_and_quiet,
@@ -57,7 +53,6 @@ from generator.builders.windowed_series import (
     gauge_group,
     held_seconds,
     sample,
-    selected,
     values_text,
     without,
 )
@@ -91,8 +86,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     for family in FAMILIES:
         if family.group != "gpu":
             groups += family.cases(plan)
-    groups += target_down_groups(plan)
-    groups += crash_loop_groups(plan)
     groups += replicas_groups(plan)
     if plan.gpu_exporter:
         gpu = sidecar_labels(plan)
@@ -131,115 +124,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 # --- capacity, GPU devices and MIG ----------------------------------------------------------
-
-
-def target_down_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``ModelTargetDown``: every target down pages, no target at all pages, one of two down
-    tickets, targets up stay quiet; a single replica crash-looping (down 3 of every 4 minutes,
-    and with a short back-off 1 of every 2 — a ``for`` would be reset by every restart)
-    pages; a healthy restart (the pod replaced, its successor up within two minutes) stays
-    quiet."""
-    alert = plan.alerts.get("target_down")
-    if alert is None:
-        return []
-    window = int(alert.params["window_ms"])
-    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
-    rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_TARGET_DOWN]
-    every, absent_rule, some = rules  # target_down_alerts' order: all, absent, some
-    up = up_labels(plan)
-    keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
-    # absent() carries the selector's equality labels only: no cluster label.
-    absent_keys = {m.label: up[m.label] for m in plan.matchers}
-    at = after_for(plan, "target_down")
-    length = steps_until(at + window)
-
-    def with_up(*targets: tuple[dict[str, str], Minutes]) -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        without(s, "up", lambda labels: all(selected(m, labels) for m in plan.matchers))
-        for labels, values in targets:
-            s.gauge("up", labels, values_text(values))
-        return s
-
-    def none_up(*targets: Minutes) -> Callable[[int], bool]:
-        def held(t: int) -> bool:
-            seen = [v for v in (sample(x, t) for x in targets) if v is not None]
-            return bool(seen) and sum(seen) == 0
-
-        return held
-
-    def check(
-        t: int, rule: Rule | None, labels: Mapping[str, str], held: Callable[[int], bool] | None
-    ) -> dict[str, Any]:
-        if rule is None:
-            return alert_test(t, naming.ALERT_TARGET_DOWN, [])
-        value = None if held is None else held_seconds(plan, held, t, window)
-        if value is not None and value < least:
-            raise ValueError(f"{naming.ALERT_TARGET_DOWN} case would not fire at {t} ms")
-        return alert_test(t, naming.ALERT_TARGET_DOWN, [expected_alert(rule, labels, value)])
-
-    down: Minutes = [0.0] * length
-    healthy_up: Minutes = [1.0] * length
-    other = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
-    groups = [
-        gauge_group(
-            "ModelTargetDown: every target down pages",
-            with_up((up, down)),
-            length,
-            [check(at, every, keys, none_up(down))],
-        ),
-        gauge_group(
-            "ModelTargetDown: no target at all pages",
-            with_up(),
-            length,
-            [check(at, absent_rule, absent_keys, None)],
-        ),
-        gauge_group(
-            "ModelTargetDown: one target of two down tickets",
-            with_up((up, healthy_up), (other, down)),
-            length,
-            [check(at, some, other, lambda t: sample(down, t) == 0)],
-        ),
-        gauge_group(
-            "ModelTargetDown: targets up stay quiet",
-            with_up((up, healthy_up)),
-            length,
-            [check(at, None, {}, None)],
-        ),
-    ]
-
-    def later(fire: int, held: Callable[[int], bool]) -> list[int]:
-        # The first firing step, and three minutes on while it still holds.
-        after = fire + 3 * INTERVAL_MS
-        return [fire] + ([after] if held_seconds(plan, held, after, window) >= least else [])
-
-    for down_min, up_min in ((3, 1), (1, 1)):
-        loop = cycle(5, 0.0, 1.0, down_min, up_min, length)
-        held = none_up(loop)
-        fire = first_firing(plan, held, window, least, length)
-        groups.append(
-            gauge_group(
-                f"ModelTargetDown: a crash-looping replica, down {down_min} of every "
-                f"{down_min + up_min} minutes, pages (each restart would reset a for)",
-                with_up((up, loop)),
-                length,
-                [check(t, every, keys, held) for t in later(fire, held)],
-            )
-        )
-    # A healthy restart: the pod replaced at 20m, its successor loading for two minutes.
-    gap = 2
-    old: Minutes = [1.0] * 20 + [None] * (length - 20)
-    new: Minutes = [None] * 20 + [0.0] * gap + [1.0] * (length - 20 - gap)
-    if held_seconds(plan, none_up(old, new), (20 + gap) * INTERVAL_MS, window) < least:
-        replaced = {**up, "instance": "10.0.0.2:8000", "pod": example_pods(plan, 2)[1][0]}
-        groups.append(
-            gauge_group(
-                "ModelTargetDown: a pod replaced, its successor up within two minutes, stays quiet",
-                with_up((up, old), (replaced, new)),
-                length,
-                [check(t * INTERVAL_MS, None, {}, None) for t in (21, 22, 25, 30)],
-            )
-        )
-    return groups
 
 
 def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -334,62 +218,6 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             )
         )
     return groups
-
-
-def crash_loop_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``ModelContainerCrashLooping``: ``minRestarts`` restarts within the window fires; fewer
-    restarts while kube-state-metrics shows the container waiting in ``CrashLoopBackOff``
-    (a back-off longer than the restarts' pace) fires; one restart without a back-off (an
-    OOM kill, a rollout's new container) stays quiet."""
-    alert = plan.alerts.get("crash_loop")
-    if alert is None:
-        return []
-    window = int(alert.params["window_ms"])
-    minimum = int(alert.params["min_restarts"])
-    rule = _rule(plan, naming.ALERT_CRASH_LOOP)
-    pod = container_labels(plan)
-    out = {k: pod[k] for k in plan.keeping(*POD_LABELS) if k in pod}
-    # The window holds two healthy minutes and every restart (one a minute from 5m on; at
-    # most window − 2 minutes of them, which resolve() checks).
-    at = 3 * INTERVAL_MS + window
-    length = steps_until(at)
-
-    def restarting(counts: Minutes, waiting: Minutes = ()) -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(naming.KSM_RESTARTS, pod, values_text(counts))
-        if waiting:
-            labels = {**pod, "reason": naming.CRASH_LOOP_REASON}
-            s.gauge(naming.KSM_WAITING_REASON, labels, values_text(waiting))
-        return s
-
-    def restarts(count: int) -> Minutes:
-        values = [0.0] * 5 + [float(c) for c in range(1, count + 1)]
-        return values + [float(count)] * (length - len(values))
-
-    few = max(minimum - 1, 1)
-    waiting: Minutes = ([None] * 5 + [1.0, None] * length)[:length]
-    name = rule["alert"]
-    one = "fires" if minimum == 1 else "stays quiet"
-    return [
-        gauge_group(
-            f"{name}: {minimum} restart(s) within {format_duration_ms(window)} fires",
-            restarting(restarts(minimum)),
-            length,
-            [alert_test(at, name, [expected_alert(rule, out, float(minimum))])],
-        ),
-        gauge_group(
-            f"{name}: {few} restart(s) while waiting in {naming.CRASH_LOOP_REASON} fires",
-            restarting(restarts(few), waiting),
-            length,
-            [alert_test(at, name, [expected_alert(rule, out, float(few))])],
-        ),
-        gauge_group(
-            f"{name}: one restart without a back-off {one}",
-            restarting(restarts(1)),
-            length,
-            [alert_test(at, name, [] if minimum > 1 else [expected_alert(rule, out, 1.0)])],
-        ),
-    ]
 
 
 def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ from generator.builders import (
     fleet_rules,
     gpu_rules,
     guard_rules,
-    memory_rules,
     service_rules,
     slo_rules,
 )
@@ -41,10 +40,11 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
             [
                 *memory.records(plan),
                 *(r for f in FAMILIES if f.group == "memory" for r in f.rules(plan)),
-                *memory_rules.crash_loop_alerts(plan),
             ],
         ),
-        group(plan, "targets", service_rules.target_down_alerts(plan)),
+        group(
+            plan, "targets", [r for f in FAMILIES if f.group == "targets" for r in f.rules(plan)]
+        ),
         group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
         group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),

@@ -21,7 +21,7 @@ from generator.builders.alertmanager_routing import alert_routes, inhibition_not
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.pods import OWNER_RECORD, owned, replica_metrics
+from generator.builders.pods import OWNER_RECORD, replica_metrics
 from generator.families import FAMILIES
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
@@ -33,8 +33,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_CRASH_LOOP: "crash_loop",
-    naming.ALERT_TARGET_DOWN: "target_down",
     naming.ALERT_GPU_XID: "gpu_xid_errors",
     naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
     naming.ALERT_GPU_LOST: "gpu_device_lost",
@@ -153,19 +151,6 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
-            "restarts": owned(
-                plan,
-                selector(naming.KSM_RESTARTS, (*plan.container_matchers, *cluster)),
-                *cluster,
-            ),
-            "crash_loop": owned(
-                plan,
-                selector(
-                    naming.KSM_WAITING_REASON,
-                    (*plan.container_matchers, *cluster, Matcher("reason", "!=", "")),
-                ),
-                *cluster,
-            ),
             "replicas_desired": selector(desired, (*workload, *cluster)),
             "replicas_available": selector(available, (*workload, *cluster)),
             "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),

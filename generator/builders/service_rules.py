@@ -12,9 +12,7 @@ from collections.abc import Callable
 from generator import naming
 from generator.builders.common import (
     Rule,
-    alert_rule,
     counter_target,
-    held_for,
     record_rule,
     recorded,
 )
@@ -28,7 +26,7 @@ from generator.plan import (
     ServicePlan,
 )
 from generator.promql import any_of, by, le_matcher, selector, sum_rate, sum_rate_any
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str
 
 RATE_WINDOW = "5m"
 RATE_WINDOW_SECONDS = 300
@@ -257,53 +255,3 @@ def traffic_alerts(plan: ServicePlan) -> list[Rule]:
         if family.group == "traffic":
             rules += family.rules(plan)
     return rules
-
-
-def target_down_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelTargetDown``: critical when no target was up for ``for`` in total within the
-    alert's ``window`` (:func:`held_for`, so a crash loop's short restarts do not reset it),
-    or when no target exists for ``for``; a warning for each target down that long while
-    others are up. Value: seconds down within the window (none for the no-target rule)."""
-    alert = plan.alerts.get("target_down")
-    if alert is None:
-        return []
-    window = int(alert.params["window_ms"])
-    up = selector("up", plan.matchers)
-    keys = ", ".join(plan.keeping(*(m.label for m in plan.matchers)))
-    all_down = held_for(plan, f"sum by ({keys}) ({up}) == 0", alert.for_ms, window)
-    some_down = (
-        f"{held_for(plan, f'{up} == 0', alert.for_ms, window)}\nunless on ({keys}) ({all_down})"
-    )
-    targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)
-    text = {
-        "targets": targets,
-        "held": format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
-        "window": format_duration_ms(window),
-    }
-    # `window` tells the windowed rules from the no-target one (same name and severity).
-    windowed = {naming.WINDOW: text["window"]}
-    return [
-        alert_rule(
-            plan,
-            naming.ALERT_TARGET_DOWN,
-            all_down,
-            0,
-            alert.severity,
-            windowed,
-            scope="all",
-            **text,
-        ),
-        alert_rule(
-            plan,
-            naming.ALERT_TARGET_DOWN,
-            f"absent({up})",
-            alert.for_ms,
-            alert.severity,
-            None,
-            scope="absent",
-            **text,
-        ),
-        alert_rule(
-            plan, naming.ALERT_TARGET_DOWN, some_down, 0, "warning", windowed, scope="some", **text
-        ),
-    ]

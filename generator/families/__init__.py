@@ -8,6 +8,7 @@ table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …)
 from __future__ import annotations
 
 from generator.families import (
+    crash_loop,
     error_ratio,
     gpu_memory_headroom,
     gpu_temperature,
@@ -20,6 +21,7 @@ from generator.families import (
     prefix_cache,
     queue_depth,
     slow_requests,
+    target_down,
 )
 from generator.families.base import Family
 
@@ -34,6 +36,8 @@ FAMILIES: tuple[Family, ...] = (
     memory_headroom.FAMILY,
     memory_exhaustion.FAMILY,
     oom_killed.FAMILY,
+    target_down.FAMILY,
+    crash_loop.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
 )
