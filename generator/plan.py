@@ -346,10 +346,6 @@ class ServicePlan:
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
     # default WINDOW_FACTOR × `for` (resolve() derives it).
-    "gpu_xid_errors": (0, "critical", {}),
-    "gpu_exporter_down": (300_000, "warning", {}),
-    "gpu_device_lost": (120_000, "critical", {}),
-    "gpu_hardware_slowdown": (300_000, "warning", {}),
     # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
     "replicas_unavailable": (900_000, "warning", {}),
     # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
@@ -372,13 +368,7 @@ _NOT_HISTOGRAMS = (
     "generationTokens",
     "preemptions",
 )
-_GPU_ALERTS = {
-    *(f.key for f in FAMILIES if f.sidecar),
-    "gpu_xid_errors",
-    "gpu_exporter_down",
-    "gpu_device_lost",
-    "gpu_hardware_slowdown",
-}
+_GPU_ALERTS = {f.key for f in FAMILIES if f.sidecar}
 # Alerts on the time a condition held within a window (spec.WindowedAlert), and the default
 # window as a multiple of `for`: a full outage fires after `for`, as a plain `for` would.
 WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")

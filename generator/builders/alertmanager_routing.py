@@ -31,10 +31,6 @@ _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
     naming.ALERT_REPLICAS_UNAVAILABLE: Role.GUARD,
-    naming.ALERT_GPU_XID: Role.GPU,
-    naming.ALERT_GPU_LOST: Role.GPU,
-    naming.ALERT_GPU_SLOWDOWN: Role.GPU,
-    naming.ALERT_GPU_EXPORTER_DOWN: Role.GPU_EXPORTER_DOWN,
 }
 ALERT_ROLES: dict[str, Role] = {
     **_LEGACY_ROLES,

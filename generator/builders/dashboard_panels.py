@@ -15,7 +15,6 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import identity_matchers
-from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.panel_parts import (
     GREEN,
@@ -37,9 +36,9 @@ from generator.builders.panel_parts import (
 from generator.builders.pods import owned, replica_metrics
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
 from generator.families import FAMILIES
-from generator.families.gpu import GPU_BY, GPU_LABELS, GPU_LEGEND
+from generator.families.gpu import GPU_BY, GPU_LEGEND
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
-from generator.promql import Matcher, by, selector
+from generator.promql import Matcher, selector
 from generator.units import decimal_str, format_duration_ms
 
 RATE = "$__rate_interval"
@@ -583,7 +582,6 @@ def gpu_row(plan: ServicePlan) -> RowDef:
 
     gpu_legend = named(plan, GPU_LEGEND)
 
-    xid = selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *scope(plan), pod_filter()))
     panels = (
         PanelDef(
             title="GPU utilisation",
@@ -597,83 +595,8 @@ def gpu_row(plan: ServicePlan) -> RowDef:
             runbook=runbook(naming.ALERT_GPU_TEMPERATURE),
         ),
         *_family_panels(plan, "gpu"),
-        *slowdown_panels(plan),
-        PanelDef(
-            title="GPU Xid errors",
-            key="gpu/xid",
-            description=f"Xid errors reported by the driver per GPU and code (increase of "
-            f"{naming.GPU_XID_ERRORS} over $__rate_interval); any is worth a look, 48/79/94/95 mean the GPU needs attention.",
-            kind="timeseries",
-            queries=(
-                Query(
-                    f"sum{kept_by(plan, *GPU_BY, 'xid')} (increase({xid}[{RATE}]))",
-                    f"{gpu_legend} Xid {{{{xid}}}}",
-                ),
-            ),
-            unit="short",
-            min_value=0,
-            steps=(Step(None, GREEN), Step(1, RED)),
-            runbook=runbook(naming.ALERT_GPU_XID),
-        ),
-        PanelDef(
-            title="GPU exporter NVML up",
-            key="gpu/exporter-up",
-            description=f"1 when the sidecar reads NVML ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
-            kind="stat",
-            queries=(
-                Query(
-                    f"min{kept_by(plan, 'pod')} ({selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *scope(plan), pod_filter()))})",
-                    named(plan, "{{pod}}"),
-                ),
-            ),
-            unit="bool",
-            steps=(Step(None, RED), Step(1, GREEN)),
-            runbook=runbook(naming.ALERT_GPU_EXPORTER_DOWN),
-        ),
-        PanelDef(
-            title="GPUs up",
-            key="gpu/device-up",
-            description=f"1 per GPU that answers NVML, 0 for a GPU NVML reports lost "
-            f"({naming.GPU_DEVICE_UP}); {naming.ALERT_GPU_LOST} fires on a 0.",
-            kind="stat",
-            queries=(Query(gauge(naming.GPU_DEVICE_UP), GPU_LEGEND),),
-            unit="bool",
-            steps=(Step(None, RED), Step(1, GREEN)),
-            runbook=runbook(naming.ALERT_GPU_LOST),
-        ),
     )
     return RowDef("GPU", panels)
-
-
-def slowdown_panels(plan: ServicePlan) -> tuple[PanelDef, ...]:
-    """``GPUHardwareSlowdown``'s input per GPU: the hardware reasons active now. None
-    without the alert."""
-    alert = plan.alerts.get("gpu_hardware_slowdown")
-    if alert is None:
-        return ()
-    window = format_duration_ms(int(alert.params["window_ms"]))
-    held = format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms))
-    active = selector(
-        naming.GPU_CLOCK_EVENT_ACTIVE, (*slowdown_matchers(plan), *scope(plan), pod_filter())
-    )
-    labels = by(plan.keeping(*GPU_LABELS, "gpu", "reason"))
-    return (
-        PanelDef(
-            title="GPU hardware slowdown",
-            key="gpu/hw-slowdown",
-            description=f"Hardware reasons ({', '.join(naming.GPU_HARDWARE_SLOWDOWN_REASONS)}) "
-            f"holding the GPU's clocks down ({naming.GPU_CLOCK_EVENT_ACTIVE}, 1 = active); "
-            f"{naming.ALERT_GPU_SLOWDOWN} fires once one held {held} in total within {window}.",
-            kind="timeseries",
-            queries=(
-                Query(f"max{labels} ({active})", f"{named(plan, GPU_LEGEND)} {{{{reason}}}}"),
-            ),
-            unit="bool",
-            min_value=0,
-            steps=(Step(None, GREEN), Step(1, SEVERITY_COLOR.get(alert.severity, RED))),
-            runbook=panel_runbook(plan, naming.ALERT_GPU_SLOWDOWN),
-        ),
-    )
 
 
 def service_rows(plan: ServicePlan) -> list[RowDef]:

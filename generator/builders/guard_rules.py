@@ -11,9 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
 from generator.builders.common import Rule, alert_rule, held_for
-from generator.builders.gpu_rules import slowdown_matchers
 from generator.builders.guard_inputs import (
-    GPU_KEYS,
     POD_KEYS,
     SERVICE_KEYS,
     Condition,
@@ -27,7 +25,6 @@ from generator.builders.pods import (
     target_pods_selector,
 )
 from generator.families import FAMILIES
-from generator.families.gpu import NOT_SAID, unsupported
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -282,24 +279,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 "(spec.gpu.visibility, visibleDevices or claim).",
             )
         )
-    on_device = (Condition((device_up,), 1),)
-    not_said = NOT_SAID
     _family_inputs(plan, out, sidecar=True)
-    if "gpu_hardware_slowdown" in plan.alerts:
-        out.add(
-            SignalInput(
-                "gpuClockEvents",
-                naming.GPU_CLOCK_EVENT_ACTIVE,
-                GPU_KEYS,
-                ((Source(naming.GPU_CLOCK_EVENT_ACTIVE, m),),),
-                on_device,
-                (naming.ALERT_GPU_SLOWDOWN,),
-                # A GPU lists only the reasons it supports: the hardware ones may be absent.
-                covers=(Source(naming.GPU_CLOCK_EVENT_ACTIVE, slowdown_matchers(plan)),),
-                excused=(unsupported(plan, "supported_reasons", "current_reasons"),),
-                remedy=f"The GPU answers NVML but reports no clock event reasons, {not_said}",
-            )
-        )
 
 
 def _scoped(plan: ServicePlan, item: SignalInput) -> SignalInput:

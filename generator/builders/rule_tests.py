@@ -36,7 +36,6 @@ from generator.builders.promtool_series import (
     alert_test,
     expected_alert,
     family_case,
-    fire_and_quiet,
     healthy,
     promtool_group,
     sidecar_labels,
@@ -58,7 +57,6 @@ from generator.builders.windowed_series import (
 )
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
-from generator.families.gpu import GPU_LABELS
 from generator.plan import ServicePlan
 from generator.units import format_duration_ms
 from generator.yamlio import dump_yaml, generated_header
@@ -74,51 +72,15 @@ def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
 
 def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """A firing and a quiet case for every non-SLO alert family the plan enables."""
-    base = [Klass(BASE_PER_MIN)]
     groups: list[dict[str, Any]] = []
-    alerts = plan.alerts
-
-    def case(
-        key: str, alert: str, fire: Series, quiet: Series, expected: list[dict[str, Any]]
-    ) -> None:
-        groups.extend(fire_and_quiet(plan, key, alert, fire, quiet, expected))
-
     for family in FAMILIES:
         if family.group != "gpu":
             groups += family.cases(plan)
     groups += replicas_groups(plan)
     if plan.gpu_exporter:
-        gpu = sidecar_labels(plan)
-        gpu_out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
         for family in FAMILIES:
             if family.group == "gpu":
                 groups += family.cases(plan)
-        if "gpu_xid_errors" in alerts:
-            fire = healthy(plan, base)
-            fire.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0x10 1x50")
-            rule = _rule(plan, naming.ALERT_GPU_XID)
-            case(
-                "gpu_xid_errors",
-                rule["alert"],
-                fire,
-                healthy(plan, base),
-                [expected_alert(rule, gpu_out | {"xid": "79"}, None)],
-            )
-        if "gpu_exporter_down" in alerts:
-            fire = healthy(plan, base)
-            fire.gauge(naming.GPU_EXPORTER_UP, gpu, "0+0x60")
-            rule = _rule(plan, naming.ALERT_GPU_EXPORTER_DOWN)
-            out: dict[str, str] = {k: gpu[k] for k in plan.keeping("namespace", "pod") if k in gpu}
-            case(
-                "gpu_exporter_down",
-                rule["alert"],
-                fire,
-                healthy(plan, base),
-                [expected_alert(rule, out, None)],
-            )
-        if "gpu_device_lost" in alerts:
-            groups += device_lost_groups(plan)
-        groups += slowdown_groups(plan)
         groups += unsupported_reading_groups(plan)
     return groups
 
@@ -220,62 +182,6 @@ def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     return groups
 
 
-def slowdown_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``GPUHardwareSlowdown``: a power brake active 2 of every 3 minutes fires (a ``for``
-    would be reset each time it lifts); a brake of two minutes once, and a software power cap
-    held throughout, stay quiet."""
-    alert = plan.alerts.get("gpu_hardware_slowdown")
-    if alert is None:
-        return []
-    window = int(alert.params["window_ms"])
-    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
-    rule = _rule(plan, naming.ALERT_GPU_SLOWDOWN)
-    name = rule["alert"]
-    gpu = {**sidecar_labels(plan), "uuid": UUID}
-    length = steps_until(5 * INTERVAL_MS + 2 * window)
-
-    def braking(values: Minutes, reason: str = "hw_power_brake_slowdown") -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": reason}, values_text(values))
-        return s
-
-    flapping = cycle(5, 1.0, 0.0, 2, 1, length)
-
-    def held(t: int) -> bool:
-        return sample(flapping, t) == 1
-
-    fire = first_firing(plan, held, window, least, length)
-    labels = {k: v for k, v in gpu.items() if k in plan.keeping(*GPU_LABELS)}
-    labels["reason"] = "hw_power_brake_slowdown"
-    once: Minutes = [0.0] * 5 + [1.0] * 2 + [0.0] * (length - 7)
-    quiet = braking(once)
-    quiet.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "reason": "sw_power_cap"}, f"1+0x{length}")
-    groups = [
-        gauge_group(
-            f"{name}: a power brake active 2 of every 3 minutes fires",
-            braking(flapping),
-            length,
-            [
-                alert_test(
-                    fire,
-                    name,
-                    [expected_alert(rule, labels, held_seconds(plan, held, fire, window))],
-                )
-            ],
-        )
-    ]
-    if held_seconds(plan, lambda t: sample(once, t) == 1, 7 * INTERVAL_MS, window) < least:
-        groups.append(
-            gauge_group(
-                f"{name}: a brake of two minutes once, and a software power cap, stay quiet",
-                quiet,
-                length,
-                [alert_test(t * INTERVAL_MS, name, []) for t in (7, 10, 20)],
-            )
-        )
-    return groups
-
-
 def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """A unified-memory GPU (GB10): no frame-buffer memory series, and the exporter reports
     ``memory_info`` unsupported there: the ``gpuMemory`` guard stays quiet (its missing
@@ -311,47 +217,6 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             expected,
             at,
         )
-    ]
-
-
-def device_lost_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``GPUDeviceLost``: NVML reports the GPU lost (its readings gone, identity kept) under a
-    working exporter — fires; the same with NVML itself down — quiet (GPUExporterDown's).
-    Every GPU up stays quiet: :func:`long_healthy_group`."""
-    rule = _rule(plan, naming.ALERT_GPU_LOST)
-    gpu = sidecar_labels(plan)
-    up_steps = 5
-    lost_at = (up_steps + 1) * INTERVAL_MS  # `1x5` is six samples: the first 0 is at 6m
-    # Pending from the evaluation that first sees the loss; firing at the first one at least
-    # `for` later (a `for` that is no whole number of test steps rounds up to one).
-    at = lost_at + -(-plan.alerts["gpu_device_lost"].for_ms // INTERVAL_MS) * INTERVAL_MS
-
-    def lost(nvml_up: int) -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)])
-        for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, naming.GPU_TEMPERATURE):
-            without(s, metric)
-        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, f"1x{up_steps} 0x{60 - up_steps}")
-        s.gauge(naming.GPU_EXPORTER_UP, gpu, f"{nvml_up}+0x60")
-        return s
-
-    out = {k: v for k, v in {**gpu, "uuid": UUID}.items() if k in plan.keeping(*GPU_LABELS)}
-    return [
-        family_case(
-            plan,
-            f"{rule['alert']}: a GPU lost under a healthy exporter fires",
-            lost(1),
-            rule["alert"],
-            [expected_alert(rule, out, None)],
-            at,
-        ),
-        family_case(
-            plan,
-            f"{rule['alert']}: NVML down (no device readings to trust) stays quiet",
-            lost(0),
-            rule["alert"],
-            [],
-            at,
-        ),
     ]
 
 

@@ -33,10 +33,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_GPU_XID: "gpu_xid_errors",
-    naming.ALERT_GPU_EXPORTER_DOWN: "gpu_exporter_down",
-    naming.ALERT_GPU_LOST: "gpu_device_lost",
-    naming.ALERT_GPU_SLOWDOWN: "gpu_hardware_slowdown",
     naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }

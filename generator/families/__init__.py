@@ -10,8 +10,12 @@ from __future__ import annotations
 from generator.families import (
     crash_loop,
     error_ratio,
+    gpu_device_lost,
+    gpu_exporter_down,
+    gpu_hardware_slowdown,
     gpu_memory_headroom,
     gpu_temperature,
+    gpu_xid_errors,
     kv_cache,
     latency_p99,
     memory_exhaustion,
@@ -40,6 +44,10 @@ FAMILIES: tuple[Family, ...] = (
     crash_loop.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
+    gpu_xid_errors.FAMILY,
+    gpu_exporter_down.FAMILY,
+    gpu_device_lost.FAMILY,
+    gpu_hardware_slowdown.FAMILY,
 )
 
 

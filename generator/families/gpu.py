@@ -19,7 +19,6 @@ from generator.builders.promtool_series import (
     BASE_PER_MIN,
     UUID,
     Klass,
-    Series,
     expected_alert,
     fire_and_quiet,
     healthy,
@@ -96,12 +95,6 @@ def gauge(
     """A dashboard query: ``metric`` of the sidecar, max per ``labels`` (GPU, pod, uuid),
     under the dashboard's namespace, cluster and pod variables."""
     return f"max{kept_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
-
-
-def drop(s: Series, *names: str) -> None:
-    """Drop every gauge and counter of ``s`` named one of ``names`` (a reading the GPU has not)."""
-    s.gauges = {k: v for k, v in s.gauges.items() if k[0] not in names}
-    s.counters = {k: v for k, v in s.counters.items() if k[0] not in names}
 
 
 def device_cases(

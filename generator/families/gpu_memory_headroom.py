@@ -27,6 +27,7 @@ from generator.builders.promtool_series import (
     healthy,
     sidecar_labels,
 )
+from generator.builders.windowed_series import without
 from generator.families import gpu
 from generator.families.base import Family, Role
 from generator.promql import by, selector
@@ -89,7 +90,8 @@ def _mig_cases(plan: ServicePlan, rule: Rule, min_free: Fraction) -> list[dict[s
         s = healthy(plan, [Klass(BASE_PER_MIN)])
         # The parent's memory is not readable from the pod; a full parent reading would
         # otherwise fire beside the instance.
-        gpu.drop(s, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL)
+        for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL):
+            without(s, metric)
         s.gauge(naming.GPU_MIG_MEMORY_TOTAL, {**device, **instance}, f"{total}+0x60")
         s.gauge(naming.GPU_MIG_MEMORY_FREE, {**device, **instance}, f"{free}+0x60")
         return s
