@@ -346,8 +346,6 @@ class ServicePlan:
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
     # default WINDOW_FACTOR × `for` (resolve() derives it).
-    # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
-    "replicas_unavailable": (900_000, "warning", {}),
     # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
     "signal_missing": (900_000, "warning", {"ignore": ()}),
 }

@@ -30,7 +30,6 @@ _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
-    naming.ALERT_REPLICAS_UNAVAILABLE: Role.GUARD,
 }
 ALERT_ROLES: dict[str, Role] = {
     **_LEGACY_ROLES,

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
-from generator.builders.common import Rule, alert_rule, held_for
+from generator.builders.common import Rule, alert_rule
 from generator.builders.guard_inputs import (
     POD_KEYS,
     SERVICE_KEYS,
@@ -28,7 +28,7 @@ from generator.families import FAMILIES
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str
 
 
 @dataclass(frozen=True)
@@ -425,45 +425,7 @@ def _workload_matcher(plan: ServicePlan) -> Matcher:
     return Matcher(replica_metrics(plan)[2], "=", plan.deployment_name)
 
 
-def replicas_unavailable_alerts(plan: ServicePlan) -> list[Rule]:
-    """``ModelReplicasUnavailable``: desired − available replicas (kube-state-metrics) > 0, or
-    without those series ``spec.deployment.replicas`` − targets up > 0, for ``for`` in total
-    within the alert's ``window`` (:func:`held_for`: a replica that flaps between ready and
-    crashed does not reset it). Value: seconds short of replicas within the window.
-
-    No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then.
-    """
-    alert = plan.alerts.get("replicas_unavailable")
-    if alert is None:
-        return []
-    desired_name, available_name, _ = replica_metrics(plan)
-    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
-    workload = (*ns, _workload_matcher(plan))
-    keys = ", ".join(plan.keeping("namespace"))
-    desired = f"max by ({keys}) ({selector(desired_name, workload)})"
-    available = f"max by ({keys}) ({selector(available_name, workload)})"
-    ksm = f"({desired} - ({available} or 0 * {desired})) > 0"
-    up = selector("up", plan.matchers)
-    if plan.namespace is None:
-        ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
-    fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
-    window = int(alert.params["window_ms"])
-    return [
-        alert_rule(
-            plan,
-            naming.ALERT_REPLICAS_UNAVAILABLE,
-            held_for(plan, f"{ksm}\nor\n{fallback}", alert.for_ms, window),
-            0,
-            alert.severity,
-            {naming.WINDOW: format_duration_ms(window)},
-            workload=f"{plan.workload_kind}/{plan.deployment_name}",
-            replicas=str(plan.replicas),
-            held=format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
-            window=format_duration_ms(window),
-        )
-    ]
-
-
 def guard_alerts(plan: ServicePlan) -> list[Rule]:
     """The ``guards`` group's rules: capacity first, then one input guard per signal input."""
-    return [*replicas_unavailable_alerts(plan), *signal_missing_alerts(plan)]
+    capacity = [r for f in FAMILIES if f.group == "guards" for r in f.rules(plan)]
+    return [*capacity, *signal_missing_alerts(plan)]

@@ -10,7 +10,7 @@ docs/architecture.md, "Generated promtool tests".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
@@ -23,36 +23,23 @@ from generator.builders.guard_cases import (
     quiet_except_native,
 )
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.pods import (
-    replica_metrics,
-)
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     INTERVAL_MS,
     UUID,
     Klass,
-    Series,
     alert_test,
-    expected_alert,
     family_case,
     healthy,
     promtool_group,
     sidecar_labels,
     steps_until,
-    up_labels,
 )
 from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.slo_cases import slo_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.builders.windowed_series import (
-    Minutes,
-    cycle,
-    first_firing,
-    gauge_group,
-    held_seconds,
-    sample,
-    values_text,
     without,
 )
 from generator.errors import Diagnostic, ObsgenError
@@ -76,7 +63,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     for family in FAMILIES:
         if family.group != "gpu":
             groups += family.cases(plan)
-    groups += replicas_groups(plan)
     if plan.gpu_exporter:
         for family in FAMILIES:
             if family.group == "gpu":
@@ -86,100 +72,6 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 # --- capacity, GPU devices and MIG ----------------------------------------------------------
-
-
-def replicas_groups(plan: ServicePlan) -> list[dict[str, Any]]:
-    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
-    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
-    replicas); a replica that flaps between available and crashed (short 3 of every 4
-    minutes) fires although a ``for`` would be reset; a rolling restart (each pod back within
-    two minutes, one at a time) stays quiet. All replicas available stays quiet although only
-    one target is scraped: :func:`long_healthy_group`."""
-    alert = plan.alerts.get("replicas_unavailable")
-    if alert is None:
-        return []
-    window = int(alert.params["window_ms"])
-    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
-    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
-    # Long enough for the flapping and rolling-restart cases whatever the window.
-    length = steps_until(max(at + window, 30 * INTERVAL_MS))
-    rule = _rule(plan, naming.ALERT_REPLICAS_UNAVAILABLE)
-    name = rule["alert"]
-    ns = {k: v for k, v in up_labels(plan).items() if k in plan.keeping("namespace")}
-    _, available, workload = replica_metrics(plan)
-    series_labels = {**ns, workload: plan.deployment_name}
-    r = float(plan.replicas)
-
-    def short(values: Minutes) -> Series:
-        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(available, series_labels, values_text(values))
-        return s
-
-    def below(values: Minutes) -> Callable[[int], bool]:
-        def held(t: int) -> bool:
-            v = sample(values, t)
-            return v is not None and v < r
-
-        return held
-
-    def expect(t: int, values: Minutes) -> dict[str, Any]:
-        value = held_seconds(plan, below(values), t, window)
-        if value < least:
-            raise ValueError(f"{name} case would not fire at {t} ms")
-        return alert_test(t, name, [expected_alert(rule, ns, value)])
-
-    one_short: Minutes = [r - 1] * length
-    groups = [
-        gauge_group(
-            f"{name}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
-            short(one_short),
-            length,
-            [expect(at, one_short)],
-        ),
-    ]
-    if plan.replicas >= 2:
-        no_ksm = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        for metric in replica_metrics(plan)[:2]:
-            without(no_ksm, metric)
-        value = held_seconds(plan, lambda _: True, at, window)
-        groups.append(
-            gauge_group(
-                f"{name}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
-                no_ksm,
-                length,
-                [alert_test(at, name, [expected_alert(rule, ns, value)])],
-            )
-        )
-    flapping = cycle(5, r - 1, r, 3, 1, length)
-    fire = first_firing(plan, below(flapping), window, least, length)
-    groups.append(
-        gauge_group(
-            f"{name}: a replica short 3 of every 4 minutes tickets (each return would reset a for)",
-            short(flapping),
-            length,
-            [expect(fire, flapping)],
-        )
-    )
-    pods = min(plan.replicas, 3)
-    rolling: Minutes = [r] * 10 + [r - 1] * (2 * pods) + [r] * (length - 10 - 2 * pods)
-    if (
-        held_seconds(
-            plan, lambda u: (sample(rolling, u) or r) < r, (10 + 2 * pods) * INTERVAL_MS, window
-        )
-        < least
-    ):
-        groups.append(
-            gauge_group(
-                f"{name}: a rolling restart of {pods} pod(s), each back within two minutes, stays quiet",
-                short(rolling),
-                length,
-                [
-                    alert_test(t * INTERVAL_MS, name, [])
-                    for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)
-                ],
-            )
-        )
-    return groups
 
 
 def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:

@@ -33,7 +33,6 @@ SLO_BUDGET = "slo_budget"
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_REPLICAS_UNAVAILABLE: "replicas_unavailable",
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 ALERTS: dict[str, str | None] = {

@@ -24,6 +24,7 @@ from generator.families import (
     preemptions,
     prefix_cache,
     queue_depth,
+    replicas_unavailable,
     slow_requests,
     target_down,
 )
@@ -42,6 +43,7 @@ FAMILIES: tuple[Family, ...] = (
     oom_killed.FAMILY,
     target_down.FAMILY,
     crash_loop.FAMILY,
+    replicas_unavailable.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
     gpu_xid_errors.FAMILY,

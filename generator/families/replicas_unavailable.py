@@ -1,0 +1,195 @@
+"""``spec.alerts.replicasUnavailable``: ``ModelReplicasUnavailable``, the workload short of
+replicas (kube-state-metrics' desired − available, or ``spec.deployment.replicas`` − targets
+up), held within a window so a flapping replica does not reset it.
+
+kube-state-metrics' replica series (v2.20.0, docs/metrics/workload/); page text in
+``templates/runbooks/ModelReplicasUnavailable.md.j2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from generator import naming
+from generator.builders.common import alert_rule, held_for
+from generator.builders.pods import replica_metrics
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    INTERVAL_MS,
+    Klass,
+    Series,
+    alert_test,
+    expected_alert,
+    healthy,
+    steps_until,
+    up_labels,
+)
+from generator.builders.windowed_series import (
+    Minutes,
+    cycle,
+    first_firing,
+    gauge_group,
+    held_seconds,
+    sample,
+    values_text,
+    without,
+)
+from generator.families.base import Family, Role
+from generator.promql import Matcher, selector
+from generator.units import format_duration_ms
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import ServicePlan
+
+KEY = "replicas_unavailable"
+ALERT = naming.ALERT_REPLICAS_UNAVAILABLE
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """``ModelReplicasUnavailable``: desired − available replicas (kube-state-metrics) > 0, or
+    without those series ``spec.deployment.replicas`` − targets up > 0, for ``for`` in total
+    within the alert's ``window`` (:func:`held_for`: a replica that flaps between ready and
+    crashed does not reset it). Value: seconds short of replicas within the window.
+
+    No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then.
+    """
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    desired_name, available_name, _ = replica_metrics(plan)
+    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
+    workload = (*ns, Matcher(replica_metrics(plan)[2], "=", plan.deployment_name))
+    keys = ", ".join(plan.keeping("namespace"))
+    desired = f"max by ({keys}) ({selector(desired_name, workload)})"
+    available = f"max by ({keys}) ({selector(available_name, workload)})"
+    ksm = f"({desired} - ({available} or 0 * {desired})) > 0"
+    up = selector("up", plan.matchers)
+    if plan.namespace is None:
+        ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
+    fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
+    window = int(alert.params["window_ms"])
+    return [
+        alert_rule(
+            plan,
+            ALERT,
+            held_for(plan, f"{ksm}\nor\n{fallback}", alert.for_ms, window),
+            0,
+            alert.severity,
+            {naming.WINDOW: format_duration_ms(window)},
+            workload=f"{plan.workload_kind}/{plan.deployment_name}",
+            replicas=str(plan.replicas),
+            held=format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
+            window=format_duration_ms(window),
+        )
+    ]
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """``ModelReplicasUnavailable``: one replica short by kube-state-metrics fires; without
+    kube-state-metrics, fewer targets up than ``deployment.replicas`` fires (two or more
+    replicas); a replica that flaps between available and crashed (short 3 of every 4
+    minutes) fires although a ``for`` would be reset; a rolling restart (each pod back within
+    two minutes, one at a time) stays quiet. All replicas available stays quiet although only
+    one target is scraped: :func:`long_healthy_group`."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
+    # Long enough for the flapping and rolling-restart cases whatever the window.
+    length = steps_until(max(at + window, 30 * INTERVAL_MS))
+    rule = rules(plan)[0]
+    name = rule["alert"]
+    ns = {k: v for k, v in up_labels(plan).items() if k in plan.keeping("namespace")}
+    _, available, workload = replica_metrics(plan)
+    series_labels = {**ns, workload: plan.deployment_name}
+    r = float(plan.replicas)
+
+    def short(values: Minutes) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        s.gauge(available, series_labels, values_text(values))
+        return s
+
+    def below(values: Minutes) -> Callable[[int], bool]:
+        def held(t: int) -> bool:
+            v = sample(values, t)
+            return v is not None and v < r
+
+        return held
+
+    def expect(t: int, values: Minutes) -> dict[str, Any]:
+        value = held_seconds(plan, below(values), t, window)
+        if value < least:
+            raise ValueError(f"{name} case would not fire at {t} ms")
+        return alert_test(t, name, [expected_alert(rule, ns, value)])
+
+    one_short: Minutes = [r - 1] * length
+    groups = [
+        gauge_group(
+            f"{name}: one of {plan.replicas} replicas unavailable (kube-state-metrics) tickets",
+            short(one_short),
+            length,
+            [expect(at, one_short)],
+        ),
+    ]
+    if plan.replicas >= 2:
+        no_ksm = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        for metric in replica_metrics(plan)[:2]:
+            without(no_ksm, metric)
+        value = held_seconds(plan, lambda _: True, at, window)
+        groups.append(
+            gauge_group(
+                f"{name}: without kube-state-metrics, 1 target up of {plan.replicas} tickets",
+                no_ksm,
+                length,
+                [alert_test(at, name, [expected_alert(rule, ns, value)])],
+            )
+        )
+    flapping = cycle(5, r - 1, r, 3, 1, length)
+    fire = first_firing(plan, below(flapping), window, least, length)
+    groups.append(
+        gauge_group(
+            f"{name}: a replica short 3 of every 4 minutes tickets (each return would reset a for)",
+            short(flapping),
+            length,
+            [expect(fire, flapping)],
+        )
+    )
+    pods = min(plan.replicas, 3)
+    rolling: Minutes = [r] * 10 + [r - 1] * (2 * pods) + [r] * (length - 10 - 2 * pods)
+    if (
+        held_seconds(
+            plan, lambda u: (sample(rolling, u) or r) < r, (10 + 2 * pods) * INTERVAL_MS, window
+        )
+        < least
+    ):
+        groups.append(
+            gauge_group(
+                f"{name}: a rolling restart of {pods} pod(s), each back within two minutes, stays quiet",
+                short(rolling),
+                length,
+                [
+                    alert_test(t * INTERVAL_MS, name, [])
+                    for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)
+                ],
+            )
+        )
+    return groups
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="replicasUnavailable",
+    alerts=(ALERT,),
+    # Rollouts make pods unavailable for minutes: 15m as kube-prometheus' replica checks.
+    for_ms=900_000,
+    severity="warning",
+    params={},
+    role=Role.GUARD,
+    group="guards",
+    rules=rules,
+    cases=cases,
+)
