@@ -342,10 +342,9 @@ class ServicePlan:
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
-# generator/families/ hold their own; these are the ones not moved there yet.
+# generator/families/ hold their own; the input guards, which read every family's inputs, are
+# not a family module.
 _LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    # Windowed alerts (WINDOWED): `for` is the time the condition held within `window_ms`,
-    # default WINDOW_FACTOR × `for` (resolve() derives it).
     # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
     "signal_missing": (900_000, "warning", {"ignore": ()}),
 }
