@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics
+.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics tools
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ alertmanager:
 victoriametrics:
 	@scripts/ensure-victoriametrics.sh
 
+# The pinned tools the tests and benchmarks run (scripts/go-tools.tsv): Prometheus 3.16 and 2.53,
+# Alertmanager 0.35, VictoriaMetrics 1.151, Sloth 0.16, pint 0.87, built with Go into
+# $${OBSGEN_TOOLS_DIR:-~/.cache/obsgen/tools} once (docs/install.md: time and disk). `make render`
+# never needs Go.
+tools:
+	@scripts/ensure-go-tools.sh
+
 render: $(STAMP) prometheus alertmanager
 	$(BIN)/obsgen render
 
@@ -35,26 +42,26 @@ check: $(STAMP) prometheus alertmanager
 # The suite in TEST_WORKERS pytest-xdist processes (tests/conftest.py: tests sharing a module or
 # package fixture stay on one worker). `.venv/bin/pytest -q` runs the same suite in one process.
 TEST_WORKERS ?= 2
-test: $(STAMP) prometheus alertmanager victoriametrics
+test: $(STAMP) tools
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of
 # `make test`, with fresh random draws on every run (`make test` replays fixed ones).
-fuzz: $(STAMP) prometheus alertmanager
+fuzz: $(STAMP) tools
 	OBSGEN_FUZZ_SCALE=$${OBSGEN_FUZZ_SCALE:-40} $(BIN)/pytest -q -p no:cacheprovider \
 		tests/test_fuzz_specs.py tests/test_fuzz_rule_files.py
 
-lint: $(STAMP) prometheus
+lint: $(STAMP) tools
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy generator nvml_exporter
-	$(BIN)/obsgen lint rules/ manifests/ helm/
+	PROMTOOL=$$(scripts/tool-path.sh prometheus3 promtool) $(BIN)/obsgen lint rules/ manifests/ helm/
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP) prometheus alertmanager victoriametrics
+bench: $(STAMP) tools
 	$(BIN)/python bench/run_all.py
 
 clean:

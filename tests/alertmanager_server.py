@@ -26,7 +26,7 @@ from tests.e2e.e2e_prometheus import free_port
 
 def find_alertmanager() -> str | None:
     """Path of the Alertmanager server binary (Debian: ``prometheus-alertmanager``), or None."""
-    for name in ("prometheus-alertmanager", "alertmanager"):
+    for name in ("alertmanager", "prometheus-alertmanager"):
         found = shutil.which(name)
         if found:
             return found

@@ -10,11 +10,22 @@ from typing import Any
 
 import pytest
 
+from tests import toolchain
 from tests.e2e.e2e_timings import WORKER_OUTPUT_KEY, print_timings
 
 REPO = Path(__file__).resolve().parent.parent
 _RELAYED: list[str] = []
 """The e2e engine-timing table a pytest-xdist worker handed over."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test runs on the pinned stack (tests/toolchain.py): Prometheus 3, promtool 3,
+    Alertmanager and VictoriaMetrics first on ``PATH``. A tool not built stops the run with
+    the command that builds it (never a skip)."""
+    try:
+        toolchain.activate()
+    except toolchain.ToolMissing as missing:
+        pytest.exit(f"obsgen tests: {missing}", returncode=4)
 
 
 @pytest.fixture

@@ -28,9 +28,8 @@ at the same interval)."""
 
 
 def find_prometheus() -> str | None:
-    """Path of the ``prometheus`` binary (``/usr/bin/prometheus`` or on PATH), or None."""
-    if Path("/usr/bin/prometheus").is_file():
-        return "/usr/bin/prometheus"
+    """Path of the ``prometheus`` binary on PATH (the pinned Prometheus 3 first: tests/toolchain.py),
+    or None."""
     return shutil.which("prometheus")
 
 

@@ -84,11 +84,11 @@ VMALERT_FLAGS = (
 
 
 def find_victoriametrics() -> tuple[str, str] | None:
-    """Paths of the ``victoria-metrics`` and ``vmalert`` binaries (``/usr/bin`` or PATH), or
-    None when either is missing."""
+    """Paths of the ``victoria-metrics`` and ``vmalert`` binaries on PATH (the pinned release
+    first: tests/toolchain.py), or None when either is missing."""
     found = []
     for name in ("victoria-metrics", "vmalert"):
-        path = f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").is_file() else shutil.which(name)
+        path = shutil.which(name)
         if path is None:
             return None
         found.append(path)
