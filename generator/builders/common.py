@@ -137,9 +137,14 @@ def held_for(plan: ServicePlan, expr: str, for_ms: int, window_ms: int) -> str:
     the count × step is the time (seconds, to within one step) it returned a sample;
     interruptions shorter than ``for`` (a crash-looping pod up for a few seconds between
     back-offs) do not reset it, as they reset a rule's ``for``. A ``for_ms`` of 0 means one
-    step. The value of the result is that time in seconds.
+    step. The value of the result is that time in seconds, at most the window.
+
+    The subquery's range is the window less half a step, so its left end never falls on a
+    step: Prometheus 2 counts a step on the range's left edge, Prometheus 3 (left-open ranges)
+    does not, and with the edge between steps both count the same ``window / step`` steps.
     """
     step = plan.scrape_interval_ms
-    held = f"count_over_time(({expr})[{format_duration_ms(window_ms)}:{format_duration_ms(step)}])"
+    span = format_duration_ms(window_ms - step // 2)
+    held = f"count_over_time(({expr})[{span}:{format_duration_ms(step)}])"
     least = max(for_ms, step)
     return f"{held} * {decimal_str(step / 1000)} >= {decimal_str(least / 1000)}"

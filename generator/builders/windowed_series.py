@@ -47,11 +47,12 @@ def held_seconds(
     plan: ServicePlan, held: Callable[[int], bool], at_ms: int, window_ms: int
 ) -> float:
     """What ``held_for``'s ``count_over_time((…)[window:step]) * step`` returns at ``at_ms``
-    (seconds): the steps are the multiples of ``spec.prometheus.scrapeInterval`` from
-    ``at_ms - window_ms`` to ``at_ms``, both ends included (promtool 2.42), none before the
-    first sample at 0; ``held(t)`` says whether the condition holds at step ``t``."""
+    (seconds): the steps are the multiples of ``spec.prometheus.scrapeInterval`` after
+    ``at_ms - window_ms + step / 2`` (the subquery's range, off any step, so Prometheus 2 and 3
+    count the same steps) up to ``at_ms``, none before the first sample at 0; ``held(t)`` says
+    whether the condition holds at step ``t``."""
     step = plan.scrape_interval_ms
-    first = max(0, -(-(at_ms - window_ms) // step) * step)
+    first = max(0, -(-(at_ms - window_ms + step // 2) // step) * step)
     return sum(step for t in range(first, at_ms + 1, step) if held(t)) / 1000
 
 
