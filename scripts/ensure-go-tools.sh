@@ -23,7 +23,7 @@ fi
 
 wanted=("$@")
 built=0
-while IFS=$'\t' read -r name module version release commands tags stamp_var; do
+while IFS=$'\t' read -r name module version release commands tags stamp_var placeholders; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   if ((${#wanted[@]})) && [[ ! " ${wanted[*]} " == *" $name "* ]]; then continue; fi
   dest=$tools_dir/$name-$version
@@ -42,6 +42,15 @@ while IFS=$'\t' read -r name module version release commands tags stamp_var; do
   trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
   cp -r "$src/." "$work/"
   chmod -R u+w "$work"
+  # A web UI that upstream builds with npm and embeds: an empty page stands in (the tests use the
+  # APIs, never the UI).
+  if [[ "$placeholders" != "-" ]]; then
+    IFS=',' read -r -a folders <<<"$placeholders"
+    for folder in "${folders[@]}"; do
+      mkdir -p "$work/$folder"
+      printf '<!doctype html><title>UI not built</title>\n' >"$work/$folder/index.html"
+    done
+  fi
   mkdir -p "$dest"
   tagflag=()
   [[ "$tags" != "-" ]] && tagflag=(-tags "$tags")

@@ -56,7 +56,7 @@ def tools() -> dict[str, Tool]:
     for line in TABLE.read_text(encoding="utf-8").splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        name, module, version, release, commands, _tags, _stamp = line.split("\t")
+        name, module, version, release, commands, *_build = line.split("\t")
         names = tuple(Path(c).name for c in commands.split(","))
         found[name] = Tool(name, module, version, release, names)
     return found
