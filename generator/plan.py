@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import naming, slo
+from generator import naming, slo, targets
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
 from generator.presets import (
@@ -41,6 +41,7 @@ from generator.promql import (
 )
 from generator.spec import (
     INDICATOR_ALIASES,
+    SLO,
     BurnRateTier,
     MetricOverride,
     Metrics,
@@ -189,6 +190,8 @@ class SLOPlan:
         budget_levels: shares of the budget left (descending) at which ``ErrorBudgetLow``
             fires; empty when alerting is disabled.
         min_events: events needed in a tier's long window before it may fire.
+        keep_firing_for_ms: how long a burn-rate alert keeps firing after its condition
+            clears (``keep_firing_for``; 0 for none).
     """
 
     name: str
@@ -203,6 +206,7 @@ class SLOPlan:
     min_events: int
     description: str | None
     budget_levels: tuple[float, ...] = ()
+    keep_firing_for_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -679,9 +683,23 @@ def _resolve_slos(
                 )
                 if item.alerting.enabled
                 else (),
+                keep_firing_for_ms=_keep_firing_for(item, body.prometheus.floor, path, p),
             )
         )
     return tuple(plans)
+
+
+def _keep_firing_for(item: SLO, floor: tuple[int, int], path: str, p: _Problems) -> int:
+    """``spec.slos[].alerting.keepFiringFor`` in ms (0 unset), refused when the declared
+    Prometheus cannot load it."""
+    given = item.alerting.keep_firing_for
+    if not given or not item.alerting.enabled:
+        return 0
+    why = targets.missing(targets.KEEP_FIRING_FOR, floor)
+    if why is not None:
+        p.add(f"{path}.alerting.keepFiringFor", why)
+        return 0
+    return given
 
 
 def _bind_tiers(
@@ -983,7 +1001,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         p.warn("spec.serverVersion", selection.warning)
     if body.metrics.prefix:
         preset = prefixed(preset, body.metrics.prefix)
-        _check_prefixed(preset, body.metrics.prefix, body.prometheus.version, p)
+        _check_prefixed(preset, body.metrics.prefix, body.prometheus.major, p)
     base = equals(body.selector)
     metrics = body.metrics
     for key in (*naming.INDICATOR_LABEL, *_NOT_HISTOGRAMS):
@@ -991,7 +1009,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         why = (
             None
             if given is None or given.name is None
-            else metric_name_problem(given.name, body.prometheus.version)
+            else metric_name_problem(given.name, body.prometheus.major)
         )
         if why is not None:
             p.add(f"spec.metrics.{key}.name", f"{given.name!r} {why}")
@@ -1000,7 +1018,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             ("errorMatchers", given and given.error_matchers),
         ):
             for label in sorted(labels or {}):
-                why = label_name_problem(label, body.prometheus.version)
+                why = label_name_problem(label, body.prometheus.major)
                 if why is not None:
                     p.add(f"spec.metrics.{key}.{part}", f"label {label!r} {why}")
     histograms: dict[str, HistogramPlan] = {}
@@ -1094,7 +1112,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         matchers=base,
         group_by=tuple(body.group_by),
         cluster_label=cluster_label,
-        le_version=body.prometheus.version,
+        le_version=body.prometheus.major,
         scrape_interval_ms=body.prometheus.scrape_interval,
         evaluation_interval_ms=body.prometheus.evaluation_interval,
         histograms=histograms,

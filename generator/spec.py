@@ -36,7 +36,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from generator import naming, regexes
+from generator import naming, regexes, targets
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.promql import LEGACY_METRIC_NAME, label_name_problem, metric_name_problem
 from generator.units import (
@@ -522,7 +522,7 @@ class PrometheusSettings(StrictModel):
     default) renders exactly as before. docs/scale-out.md.
     """
 
-    version: Literal["2", "3", "compat"] = "compat"
+    version: str = "compat"
     scrape_interval: DurationMs = 30_000
     # The SLO rule groups' `interval`: their increments span exactly one evaluation.
     evaluation_interval: DurationMs = 60_000
@@ -544,7 +544,28 @@ class PrometheusSettings(StrictModel):
     @field_validator("version", mode="before")
     @classmethod
     def _version_as_text(cls, value: Any) -> Any:
+        if isinstance(value, float):
+            raise ValueError(
+                f'write a release line in quotes, e.g. version: "{value}"; YAML reads an '
+                "unquoted 3.10 as the number 3.1"
+            )
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        targets.parse(value)
+        return value
+
+    @property
+    def major(self) -> str:
+        """``"2"``, ``"3"`` or ``"compat"``: how names and ``le`` are written."""
+        return targets.parse(self.version)[0]
+
+    @property
+    def floor(self) -> tuple[int, int]:
+        """The oldest Prometheus release the rules must load on (:func:`targets.parse`)."""
+        return targets.parse(self.version)[1]
 
     @field_validator("evaluation_interval")
     @classmethod
@@ -659,7 +680,9 @@ def _budget_levels(levels: list[float] | None) -> list[float] | None:
 class SLOAlerting(StrictModel):
     """``spec.slos[].alerting``: burn-rate tiers, the minimum-events guard and the
     remaining-budget levels (``budgetLeft``, shares of the budget left over the SLO window at
-    which ``ErrorBudgetLow`` tickets, descending; default 0.5 and 0.25; ``[]`` for none)."""
+    which ``ErrorBudgetLow`` tickets, descending; default 0.5 and 0.25; ``[]`` for none).
+    ``keepFiringFor`` keeps a firing burn-rate alert firing that long after its condition
+    clears (Prometheus 2.42+), so a burn near the threshold does not resolve and re-page."""
 
     enabled: bool = True
     budget_left: Annotated[
@@ -667,6 +690,7 @@ class SLOAlerting(StrictModel):
     ] = None
     tiers: Annotated[list[BurnRateTier], Field(max_length=MAX_TIERS)] | None = None
     min_events: MinEvents | None = None
+    keep_firing_for: AlertFor | None = None
 
 
 class SLO(StrictModel):

@@ -80,13 +80,16 @@ def alert_rule(
     for_ms: int,
     severity: str,
     labels: Mapping[str, str] | None = None,
+    *,
+    keep_firing_for_ms: int = 0,
     **text: Any,
 ) -> Rule:
     """An alerting rule with the contract labels and annotations (docs/contracts.md, Alerts).
 
     Labels: :func:`identity` (``service``, ``namespace``), ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),
-    ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``.
+    ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``; ``keep_firing_for_ms``
+    0 omits ``keep_firing_for`` (Prometheus 2.42+: the plan checked the declared target).
     """
     for key, value in text.items():
         # Spec values are validated free of Go-template braces; keep it an invariant.
@@ -102,6 +105,8 @@ def alert_rule(
     rule: Rule = {"alert": alert, "expr": expr}
     if for_ms:
         rule["for"] = format_duration_ms(for_ms)
+    if keep_firing_for_ms:
+        rule["keep_firing_for"] = format_duration_ms(keep_firing_for_ms)
     rule["labels"] = {
         **dict(sorted((labels or {}).items())),
         **identity(plan),

@@ -178,17 +178,27 @@ def burst_ended_group(
         shares = [(0, slo_bad_ratio(s, burst)[0]), (switch, slo_bad_ratio(s, low)[0])]
         if slo.window_ratio(shares, at, t.long_window_ms, how) <= t.threshold:
             return None
-    series = onset_series(plan, burst, low, switch // scrape, at // scrape + 2, scrape)
-    expected = burns_for_phases(plan, [(0, burst), (switch, low)], at, e, scrape)
+    # With keepFiringFor the tier fired during the burst keeps firing that long: checked at
+    # the same time, and once more after keepFiringFor, when it must have resolved.
+    kept = max(s.keep_firing_for_ms for s, _ in members)
+    checks = [at, how.aligned(at + kept + e)] if kept else [at]
+    series = onset_series(plan, burst, low, switch // scrape, checks[-1] // scrape + 2, scrape)
+    tests = [
+        alert_test(
+            t,
+            naming.ALERT_ERROR_BUDGET_BURN,
+            burns_for_phases(plan, [(0, burst), (switch, low)], t, e, scrape),
+        )
+        for t in checks
+    ]
     name = (
         f"{', '.join(s.name for s, _ in members)} "
         f"{naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}: "
         f"a burst that ended (2x the threshold for {format_duration_ms(switch)}, then 5% below) "
         "stays silent: long window over, short window under"
+        + (f" (after keepFiringFor {format_duration_ms(kept)})" if kept else "")
     )
-    return e, promtool_group(
-        name, series, [alert_test(at, naming.ALERT_ERROR_BUDGET_BURN, expected)], scrape
-    )
+    return e, promtool_group(name, series, tests, scrape)
 
 
 def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:

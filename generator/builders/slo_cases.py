@@ -109,17 +109,26 @@ def burns_for_phases(
 
     Both windows follow :func:`generator.slo.window_ratio` (our rules' increments, evaluation
     and scrape steps, partial history); the guard follows :func:`generator.slo.recorded_events`.
+    With ``keepFiringFor`` (K) an alert still fires while its condition held at an evaluation
+    less than K + one interval ago (Prometheus resolves it at the first evaluation K after the
+    first one without the condition).
     """
     how = sampling(plan, evaluation_interval_ms, scrape_ms)
 
-    def fires(s: SLOPlan, tier: Tier) -> bool:
+    def holds(s: SLOPlan, tier: Tier, t_ms: int) -> bool:
         shares = [(start, slo_bad_ratio(s, classes)[0]) for start, classes in phases]
         per_s = Fraction(slo_bad_ratio(s, phases[-1][1])[1])
-        events = slo.recorded_events(per_s, at_ms, tier.long_window_ms, how)
+        events = slo.recorded_events(per_s, t_ms, tier.long_window_ms, how)
         return events >= s.min_events and all(
-            slo.window_ratio(shares, at_ms, w, how) > tier.threshold
+            slo.window_ratio(shares, t_ms, w, how) > tier.threshold
             for w in (tier.long_window_ms, tier.short_window_ms)
         )
+
+    def fires(s: SLOPlan, tier: Tier) -> bool:
+        kept = range(
+            at_ms, at_ms - s.keep_firing_for_ms - evaluation_interval_ms, -evaluation_interval_ms
+        )
+        return any(holds(s, tier, t) for t in kept if t > 0)
 
     return _burn_alerts(plan, phases[-1][1], fires)
 

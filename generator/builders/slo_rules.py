@@ -286,6 +286,7 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
                     naming.SHORT_WINDOW: short_w,
                     naming.BURN_RATE: decimal_str(tier.factor),
                 },
+                keep_firing_for_ms=s.keep_firing_for_ms,
                 slo=s.name,
                 objective=decimal_str(s.objective),
                 window=naming.window(s.window_ms),

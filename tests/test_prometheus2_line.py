@@ -1,0 +1,50 @@
+"""Every committed rule file and generated promtool test also passes on the Prometheus 2 line
+(promtool 2.53.3, the 2.x LTS): the suite proves everything on promtool 3 (tests/toolchain.py),
+and these tests prove the same files on 2.x, whose range selectors are closed on the left."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests import toolchain
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVICES = sorted(p.name.removesuffix(".rules.yaml") for p in (ROOT / "rules").glob("*.rules.yaml"))
+
+
+def _promtool2(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    tool = toolchain.binary("prometheus2", "promtool")
+    return subprocess.run(
+        [tool, *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+        env={**os.environ, "GOGC": "off", "GOMEMLIMIT": "256MiB"},
+    )
+
+
+def test_the_2x_line_is_a_2x_promtool() -> None:
+    out = _promtool2("--version", cwd=ROOT)
+    assert "version 2.53." in out.stdout + out.stderr
+
+
+def test_every_committed_rule_file_passes_promtool_2_lint() -> None:
+    files = sorted((ROOT / "rules").glob("*.rules.yaml"))
+    assert len(files) == len(SERVICES) >= 6
+    out = _promtool2("check", "rules", "--lint=all", "--lint-fatal", *files, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_generated_test_of_a_service_passes_promtool_2(service: str) -> None:
+    tests = sorted((ROOT / "rules").glob(f"{service}.*test.yaml"))
+    assert tests, f"no committed promtool tests for {service}"
+    out = _promtool2("test", "rules", *(t.name for t in tests), cwd=ROOT / "rules")
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-6000:]
+    assert out.stdout.count("SUCCESS") == len(tests)

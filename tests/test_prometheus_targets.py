@@ -1,0 +1,148 @@
+"""What the declared Prometheus target can load (generator/targets.py): ``spec.prometheus.version``
+accepts a release line, rule-file fields newer than the declared floor are refused with the field
+that asks for them, and ``keepFiringFor`` on burn-rate alerts is written and proved on both
+majors (a burst that ended keeps its page for keepFiringFor, then resolves)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from generator import targets
+from generator.cli import main
+from tests import toolchain
+from tests.factories import good_spec, set_path, write_spec
+from tests.helpers_promtool import assert_ok, render_to, run_promtool
+
+
+def _check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: dict[str, Any]
+) -> tuple[int, str]:
+    spec = write_spec(tmp_path / "specs", data, "svc.yaml")
+    code = main(["check", str(spec)])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "major", "floor"),
+    [
+        ("compat", "compat", (2, 0)),
+        ("2", "2", (2, 0)),
+        ("3", "3", (3, 0)),
+        ("2.53", "2", (2, 53)),
+        ("3.10", "3", (3, 10)),
+    ],
+)
+def test_a_declared_version_is_a_major_and_a_floor(
+    text: str, major: str, floor: tuple[int, int]
+) -> None:
+    assert targets.parse(text) == (major, floor)
+
+
+@pytest.mark.parametrize("bad", ["4", "2.x", "v3", "3.", "latest", "", "2.53.1"])
+def test_an_unknown_version_is_refused_with_the_forms_expected(
+    bad: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = set_path(good_spec(), "spec.prometheus", {"version": bad})
+    code, err = _check(tmp_path, capsys, data)
+    assert code == 2 and "spec.prometheus.version" in err and '"2.53"' in err, err
+    assert "Traceback" not in err
+
+
+def test_an_unquoted_release_line_is_refused_with_the_quoting_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = set_path(good_spec(), "spec.prometheus", {"version": 2.53})
+    code, err = _check(tmp_path, capsys, data)
+    assert code == 2 and 'version: "2.53"' in err, err
+
+
+def _kff(version: str | int, keep: str = "10m") -> dict[str, Any]:
+    data = good_spec()
+    set_path(data, "spec.prometheus", {"version": version})
+    set_path(data, "spec.slos[0].alerting", {"keepFiringFor": keep})
+    return data
+
+
+@pytest.mark.parametrize("version", ["compat", 2, "2.41", "2.0"])
+def test_keep_firing_for_on_a_target_older_than_2_42_is_refused(
+    version: str | int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _check(tmp_path, capsys, _kff(version))
+    assert code == 2, err
+    assert "spec.slos[0].alerting.keepFiringFor" in err and "2.42" in err and "0.66" in err, err
+
+
+@pytest.mark.parametrize("version", ["2.42", "2.53", 3, "3.16"])
+def test_keep_firing_for_on_a_target_that_loads_it_is_accepted(
+    version: str | int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _check(tmp_path, capsys, _kff(version))
+    assert code == 0, err
+
+
+def test_keep_firing_for_is_written_on_that_slos_burn_alerts_only(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, _kff("2.53"), "kff.yaml")
+    files = render_to(spec, tmp_path / "out")
+    rules = [
+        r
+        for g in yaml.safe_load(files["rules/o1-preview.rules.yaml"].read_text())["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    ]
+    kept = {r["labels"].get("slo") for r in rules if "keep_firing_for" in r}
+    assert kept == {good_spec()["spec"]["slos"][0]["name"]}
+    assert all(
+        r["keep_firing_for"] == "10m" and r["alert"] == "ErrorBudgetBurn"
+        for r in rules
+        if "keep_firing_for" in r
+    )
+    # Without it, no rule carries the field (the default stays loadable by any Prometheus 2).
+    plain = render_to(write_spec(tmp_path, good_spec(), "plain.yaml"), tmp_path / "plain")
+    groups = yaml.safe_load(plain["rules/o1-preview.rules.yaml"].read_text())["groups"]
+    assert not [r for g in groups for r in g["rules"] if "keep_firing_for" in r]
+
+
+@pytest.fixture(scope="module")
+def kept_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("kff")
+    return render_to(write_spec(folder, _kff("3"), "kff.yaml"), folder / "out")
+
+
+def test_a_burst_that_ended_keeps_its_page_for_keep_firing_for_then_resolves(
+    kept_files: dict[str, Path],
+) -> None:
+    doc = yaml.safe_load(kept_files["rules/o1-preview.test.yaml"].read_text())
+    cases = [t for t in doc["tests"] if "after keepFiringFor 10m" in t["name"]]
+    assert cases, "no burst-ended case checks keepFiringFor"
+    fast = next(c for c in cases if " 1h/5m: " in c["name"])
+    (during, after) = fast["alert_rule_test"]
+    windows = lambda check: {a["exp_labels"]["long_window"] for a in check["exp_alerts"]}  # noqa: E731
+    assert "1h" in windows(during) and "1h" not in windows(after)
+
+
+@pytest.mark.parametrize("major", ["prometheus3", "prometheus2"])
+def test_keep_firing_for_rules_and_tests_pass_promtool_of_both_majors(
+    major: str, kept_files: dict[str, Path]
+) -> None:
+    tool = toolchain.binary(major, "promtool")
+    rules = [p for r, p in kept_files.items() if r.endswith(".rules.yaml")]
+    tests = [p for r, p in kept_files.items() if r.endswith(".test.yaml")]
+    for args in (
+        ["check", "rules", "--lint=all", "--lint-fatal", *rules],
+        ["test", "rules", *tests],
+    ):
+        out = subprocess.run(
+            [tool, *map(str, args)], capture_output=True, text=True, timeout=900, check=False
+        )
+        assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
+
+
+def test_the_suite_proves_on_promtool_3() -> None:
+    out = run_promtool("--version")
+    assert_ok(out)
+    assert "version 3." in out.stdout + out.stderr
