@@ -8,7 +8,6 @@ from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.counters import _GAUGE_FUNCTION, _rated_selectors
 from generator.lint.model import Fix, Rule, Severity
-from generator.lint.names import is_recorded
 from generator.lint.printer import Path
 from generator.lint.registry import Context, Hit, rule_check
 
@@ -24,7 +23,7 @@ def rate_on_gauge(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     found: dict[tuple[str, str], dict[Path, str]] = {}
     for path, call, name in _rated_selectors(tree):
         func = call.func.name
-        if name and not is_recorded(name) and not ctx.counters.is_counter(name):
+        if name and not ctx.names.is_recorded(name) and not ctx.names.is_counter(name):
             gauge = printer.renamed_call(call, _GAUGE_FUNCTION[func], path)
             found.setdefault((func, name), {})[path] = gauge
     for (func, name), replace in found.items():
