@@ -80,11 +80,13 @@ class Context:
             if own.scalar:
                 own = Labels(only=frozenset())
             static = frozenset(rule.labels)
+            fixed = {**dict(own.values), **{k: frozenset({v}) for k, v in rule.labels.items()}}
             own = replace(
                 own,
                 only=None if own.only is None else own.only | static,
                 never=own.never - static,
                 expected=own.expected | static,
+                values=tuple(sorted(fixed.items())),
             )
             found = own if found is None else union(found, own)
         self._record_labels[name] = found
