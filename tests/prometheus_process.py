@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,16 @@ class PrometheusProcess:
 
     Args:
         workdir: a private folder (config, TSDB, log) the caller removes.
-        config: the ``prometheus.yml`` document.
+        config: the ``prometheus.yml`` document, or a function of the port the server
+            will listen on (to scrape itself) that gives it.
         web_config: the ``--web.config.file`` document, or None for plain HTTP.
     """
 
     def __init__(
-        self, workdir: Path, config: dict[str, Any], web_config: dict[str, Any] | None = None
+        self,
+        workdir: Path,
+        config: dict[str, Any] | Callable[[int], dict[str, Any]],
+        web_config: dict[str, Any] | None = None,
     ) -> None:
         self.workdir = workdir
         self.config = config
@@ -64,7 +69,6 @@ class PrometheusProcess:
             RuntimeError: it exited, or was not ready within :data:`START_TIMEOUT_S`.
         """
         config_path = self.workdir / "prometheus.yml"
-        config_path.write_text(yaml.safe_dump(self.config), encoding="utf-8")
         flags = []
         if self.web_config is not None:
             web_path = self.workdir / "web.yml"
@@ -72,6 +76,8 @@ class PrometheusProcess:
             flags.append(f"--web.config.file={web_path}")
         for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
+            config = self.config(self.port) if callable(self.config) else self.config
+            config_path.write_text(yaml.safe_dump(config), encoding="utf-8")
             with (self.workdir / "prometheus.log").open("wb") as log:
                 self.process = subprocess.Popen(
                     [
