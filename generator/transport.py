@@ -376,7 +376,7 @@ def load_transport(
         token = _read_secret(token_file, token_file_from, "bearer token", problem)
         if token is not None:
             bearer = Secret(token, f"{token_file_from} {token_file}")
-    elif environ.get(f"{env_prefix}_BEARER_TOKEN"):
+    elif environ.get(f"{env_prefix}_BEARER_TOKEN", "").strip():
         bearer = Secret(
             environ[f"{env_prefix}_BEARER_TOKEN"].strip(), f"env {env_prefix}_BEARER_TOKEN"
         )

@@ -618,6 +618,21 @@ def test_a_wrong_password_in_a_plain_url_is_never_printed(
     assert "wrong-Pa55word" not in out + err  # the error messages printed it
 
 
+def test_a_password_in_the_alertmanager_url_is_used_and_never_printed(
+    gateway: _Gateway, pki: Path, spec: str, capsys, monkeypatch
+) -> None:
+    gateway.seen.clear()
+    url = gateway.url.replace("http://", f"http://admin:{PASSWORD}@") + "/basic"
+    code, out, err = _verify(
+        capsys, monkeypatch, spec, "--prometheus-url", gateway.url,
+        "--bearer-token-file", str(pki / "token"), "--header", f"X-Scope-OrgID: {TENANT}",
+        "--alertmanager-url", url,
+    )  # fmt: skip
+    assert ("/basic/api/v2/status", _basic()) in gateway.seen
+    assert code == 2, out + err  # the Prometheus behind the gateway has no /api/v2/status
+    assert f"{gateway.url}/basic/api/v2/status answered HTTP 404" in err
+
+
 # --- bad options: exit 2 before any request, no secret in the message ---------------------------
 
 
