@@ -116,6 +116,9 @@ def _check_every_fix(tmp: Path, docs: Docs, config: LintConfig, check: str) -> i
 SUGGESTIONS: list[Any] = [
     ("histogram-quantile-without-le", [rule_file(record("service:lat:p99", "histogram_quantile(0.99, sum by (service) (rate(x_bucket[5m])))"))], {}, "sum by (le, service)"),
     ("histogram-quantile-without-le", [rule_file(record("service:lat:p99", "histogram_quantile(0.99, sum without (le) (rate(x_bucket[5m])))"))], {}, "sum by (le)"),
+    ("histogram-input", [rule_file(alert("histogram_quantile(0.99, vllm:e2e_request_latency_seconds) > 30"))], {}, "histogram_quantile(0.99, rate(vllm:e2e_request_latency_seconds_bucket[5m])) > 30"),
+    ("histogram-input", [rule_file(alert("histogram_quantile(0.99, sum by (le) (rate(x_seconds_sum[5m]))) > 1"))], {}, "sum by (le) (rate(x_seconds_bucket[5m]))"),
+    ("histogram-input", [rule_file(alert("histogram_count(rate(x_seconds_count[5m])) > 1"))], {}, "rate(x_seconds_count[5m]) > 1"),
     ("bucket-without-rate", [rule_file(record("service:lat:p90", "histogram_quantile(0.9, sum by (le) (x_bucket))"))], {}, "rate(x_bucket[5m])"),
     ("le-not-a-number", [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="500ms"}[5m]))'))], {"versions": ("3",)}, 'le="0.5"'),
     ("le-not-a-number", [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1s"}[5m]))'))], {}, r'le=~"^(?:1|1\\.0)$"'),
