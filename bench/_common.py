@@ -172,20 +172,29 @@ class ServerProcess:
 class Prometheus(ServerProcess):
     """A real ``prometheus`` process over ``data_dir``. ``config`` is the path of its
     configuration file, which the caller may rewrite and apply with :meth:`reload`.
+    ``binary``: the server to run (None: ``prometheus`` on ``PATH``).
     """
 
     name = "prometheus"
     ready_path = "/-/ready"
 
-    def __init__(self, config: Path, data_dir: Path, log: Path, retention: str = "3650d"):
+    def __init__(
+        self,
+        config: Path,
+        data_dir: Path,
+        log: Path,
+        retention: str = "3650d",
+        binary: str | None = None,
+    ):
         super().__init__(log)
         self.config = config
         self.data_dir = data_dir
         self.retention = retention
+        self.binary = binary
 
     def args(self) -> list[str]:
         """The command line (raises ``RuntimeError`` when prometheus is not installed)."""
-        binary = shutil.which("prometheus")
+        binary = self.binary or shutil.which("prometheus")
         if binary is None:
             raise RuntimeError("prometheus not found on PATH (run `make prometheus`)")
         return [

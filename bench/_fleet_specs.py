@@ -53,8 +53,10 @@ def _common_alerts(rng: random.Random) -> dict[str, str]:
     }
 
 
-def spec_text(index: int, rng: random.Random) -> tuple[str, str]:
-    """``(name, YAML text)`` of the ``index``-th spec, drawn from ``rng``."""
+def spec_text(index: int, rng: random.Random, prometheus: str | None = None) -> tuple[str, str]:
+    """``(name, YAML text)`` of the ``index``-th spec, drawn from ``rng``; ``prometheus``, when
+    given, replaces the drawn ``spec.prometheus`` mapping (flow YAML, e.g. ``{version: "3"}``)
+    and every other draw stays the same."""
     server = SERVERS[index % len(SERVERS)] if rng.random() < 0.5 else rng.choice(SERVERS)
     name = f"{rng.choice(MODELS[server])}-{index:04d}"
     team = rng.choice(TEAMS)
@@ -135,7 +137,8 @@ def spec_text(index: int, rng: random.Random) -> tuple[str, str]:
     if group_by:
         lines.append(group_by)
     lines += metrics
-    lines.append(f"  prometheus: {{version: compat, scrapeInterval: {rng.choice((15, 30))}s}}")
+    drawn = f"{{version: compat, scrapeInterval: {rng.choice((15, 30))}s}}"
+    lines.append(f"  prometheus: {prometheus or drawn}")
     lines += ["  slos:", *slos, "  alerts:"]
     lines += [f"    {key}: {value}" for key, value in sorted(alerts.items())]
     lines.append("  gpu: {exporter: sidecar}")
@@ -147,14 +150,17 @@ def spec_text(index: int, rng: random.Random) -> tuple[str, str]:
     return name, "\n".join(lines) + "\n"
 
 
-def realistic_specs(folder: Path, count: int, seed: int = 34) -> list[Path]:
+def realistic_specs(
+    folder: Path, count: int, seed: int = 34, prometheus: str | None = None
+) -> list[Path]:
     """Write ``count`` distinct specs into ``folder`` (created) as ``<name>.yaml``; return
-    their paths. The same ``seed`` and ``count`` write the same bytes."""
+    their paths. The same ``seed`` and ``count`` write the same bytes; ``prometheus``: see
+    :func:`spec_text`."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for index in range(count):
-        name, text = spec_text(index, rng)
+        name, text = spec_text(index, rng, prometheus)
         path = folder / f"{name}.yaml"
         path.write_text(text, encoding="utf-8")
         paths.append(path)

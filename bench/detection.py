@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _rules
 from _common import REPO, command_line, machine, markdown_table
 
 from generator import naming, slo
@@ -125,22 +125,7 @@ def slo_groups_only(doc: dict[str, Any], service: str, tiers: Sequence[str] = ()
         labels = rule.get("labels", {})
         return not tiers or f"{labels.get('long_window')}/{labels.get('short_window')}" in tiers
 
-    groups = []
-    for g in doc["groups"]:
-        if not g["name"].startswith(prefix):
-            continue
-        alerts = [r for r in g["rules"] if "alert" in r and wanted(r)]
-        needed = " ".join(r["expr"] for r in alerts)
-        kept: list[dict[str, Any]] = []
-        for r in reversed(g["rules"]):
-            if "alert" in r:
-                if wanted(r):
-                    kept.append(r)
-            elif re.search(re.escape(r["record"]) + r"\b", needed):
-                kept.append(r)
-                needed += " " + r["expr"]
-        groups.append({**g, "rules": kept[::-1]})
-    return {"groups": groups}
+    return _rules.prune(doc, lambda g: g["name"].startswith(prefix), wanted)
 
 
 def evaluation_interval_ms(doc: dict[str, Any]) -> int:
@@ -286,20 +271,12 @@ def _case(
     return Case(s, scenario, change, checks, workbook, group)
 
 
-_FAILED = re.compile(r"name: (.+?),\s*alertname: \S+, time: (\S+?),(.*?)\]\n", re.S)
-_LABELS = re.compile(r"Labels:\{([^}]*)\}")
-
-
 def firing(output: str) -> dict[tuple[str, int], set[tuple[str, str]]]:
     """(test group name, eval time ms) → {(slo, tier)} firing there, from promtool's failures."""
-    found: dict[tuple[str, int], set[tuple[str, str]]] = {}
-    for name, at, body in _FAILED.findall(output):
-        tiers = set()
-        for labels in _LABELS.findall(body):
-            pairs = dict(re.findall(r'(\w+)="([^"]*)"', labels))
-            tiers.add((pairs["slo"], f"{pairs['long_window']}/{pairs['short_window']}"))
-        found[(name.strip(), parse_duration_ms(at))] = tiers
-    return found
+    return {
+        key: {(a["slo"], f"{a['long_window']}/{a['short_window']}") for a in alerts}
+        for key, alerts in _rules.firing(output).items()
+    }
 
 
 def measure(

@@ -46,18 +46,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +61,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import _tsdb
 from _common import Prometheus, command_line, machine, markdown_table
 from _victoriametrics import VictoriaMetrics, VMAlert
 
@@ -194,26 +190,6 @@ def write_history(scenario: Scenario, path: Path, pods: range | None = None) -> 
     return count
 
 
-def serve_tail(scenario: Scenario) -> ThreadingHTTPServer:
-    """Start the live-tail exporter on 127.0.0.1:<ephemeral>; stop it with ``shutdown()``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = scenario.exposition(time.time()).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def obsgen_rules(work: Path) -> tuple[ServicePlan, dict[str, Any]]:
     """Resolve the bench spec and build obsgen's rule file document through the generator API."""
     spec_path = work / f"{JOB}.yaml"
@@ -300,107 +276,24 @@ def usual_rules(plan: ServicePlan) -> dict[str, Any]:
 def backfill_rules(
     plan: ServicePlan, obsgen: dict[str, Any], usual: dict[str, Any]
 ) -> dict[str, Any]:
-    """The recorded series that longer windows read, from both rule sets, for backfilling.
-
-    ``promtool tsdb create-blocks-from rules`` cannot read a series another rule of the same
-    run records, so a picked rule that reads one gets that rule's expression inline instead:
-    the same values.
-    """
-    base = {events_record(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
-    groups = []
-    for doc in (obsgen, usual):
-        for g in doc["groups"]:
-            picked = [dict(r) for r in g["rules"] if r.get("record") in base]
-            for rule in picked:
-                for other in picked:
-                    if other is not rule:
-                        selector = re.escape(other["record"]) + r"\{[^}]*\}"
-                        inline = "(" + other["expr"] + ")"
-                        rule["expr"] = re.sub(selector, lambda _m, x=inline: x, rule["expr"])
-            if picked:
-                groups.append({"name": f"backfill.{g['name']}", "rules": picked})
-    return {"groups": groups}
+    """The recorded series that longer windows read, from both rule sets, for backfilling
+    (:func:`_tsdb.backfill_rules`)."""
+    return _tsdb.backfill_rules(
+        (obsgen, usual), {events_record(plan), f"{USUAL_PREFIX}:slo_sli_error:ratio_rate5m"}
+    )
 
 
 def prometheus_config(tail_port: int, rule_files: list[Path], interval_s: int) -> str:
     """Configuration: scrape the live tail every 30 s, evaluate ``rule_files`` every interval."""
-    config = {
-        "global": {"scrape_interval": f"{STEP_S}s", "evaluation_interval": f"{interval_s}s"},
-        "rule_files": [str(p) for p in rule_files],
-        "scrape_configs": [
-            {
-                "job_name": JOB,
-                "honor_labels": True,
-                "static_configs": [
-                    {
-                        "targets": [f"127.0.0.1:{tail_port}"],
-                        "labels": {"instance": INSTANCE, "namespace": NAMESPACE},
-                    }
-                ],
-            }
-        ],
-    }
+    config = _tsdb.scrape_config(
+        JOB,
+        tail_port,
+        rule_files,
+        STEP_S,
+        interval_s,
+        {"instance": INSTANCE, "namespace": NAMESPACE},
+    )
     return yaml.safe_dump(config, sort_keys=True)
-
-
-def run_checked(args: list[str], what: str) -> str:
-    """Run a command; return its output or raise ``RuntimeError`` with it."""
-    proc = subprocess.run(args, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{what} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc.stdout + proc.stderr
-
-
-def wait_for_compaction(prom: Prometheus, timeout_s: float) -> float:
-    """Wait until the startup compaction of overlapping blocks is done; return seconds waited.
-
-    Prometheus merges overlapping blocks (raw + backfilled) about a minute after start; rule
-    timings taken during that merge would measure the compaction, not the rules.
-    """
-    start = time.monotonic()
-    pattern = re.compile(r"^prometheus_tsdb_blocks_loaded (\S+)$", re.M)
-    first = None
-    while time.monotonic() - start < timeout_s:
-        match = pattern.search(prom.metrics_text())
-        loaded = float(match.group(1)) if match else 0.0
-        if first is None:
-            first = loaded
-        if loaded <= 1 or loaded < first:
-            return time.monotonic() - start
-        time.sleep(2)
-    return time.monotonic() - start
-
-
-_DURATION = re.compile(
-    r"^prometheus_rule_group_last_(duration_seconds|evaluation_timestamp_seconds)"
-    r'\{rule_group="([^"]+)"\} (\S+)$',
-    re.M,
-)
-
-
-def collect_durations(
-    prom: Prometheus, samples: int, timeout_s: float, after: float = 0.0
-) -> dict[str, list[float]]:
-    """Per rule group (``file;group``), ``last_duration_seconds`` of each evaluation seen.
-
-    Polls ``/metrics`` every second; one value per distinct evaluation timestamp later than
-    ``after`` (seconds since the epoch); the first (cold) one of each group is dropped. Stops
-    when every group has ``samples`` values or after ``timeout_s``.
-    """
-    seen: dict[str, dict[float, float]] = {}
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        durations: dict[str, float] = {}
-        stamps: dict[str, float] = {}
-        for kind, group, value in _DURATION.findall(prom.metrics_text()):
-            (durations if kind == "duration_seconds" else stamps)[group] = float(value)
-        for group, stamp in stamps.items():
-            if stamp > after and group in durations:
-                seen.setdefault(group, {})[stamp] = durations[group]
-        if seen and all(len(v) > samples for v in seen.values()):
-            break
-        time.sleep(1)
-    return {g: [v[k] for k in sorted(v)][1:] for g, v in seen.items()}
 
 
 def firing_tiers(prom: Prometheus, alert: str) -> set[tuple[str, str, str]]:
@@ -475,7 +368,6 @@ def run_case(
     work = Path(tempfile.mkdtemp(prefix=f"obsgen-bench-rules-{pods}-"))
     timings: dict[str, float] = {}
     tail = None
-    scraper: Prometheus | None = None
     try:
         now = int(time.time()) // STEP_S * STEP_S
         origin = now - int(days * 86400)
@@ -496,72 +388,35 @@ def run_case(
         backfill_path.write_text(
             yaml.safe_dump(backfill_rules(plan, obsgen, usual), sort_keys=False), encoding="utf-8"
         )
-        run_checked(["promtool", "check", "rules", str(usual_path)], "promtool check rules")
+        _tsdb.run_checked(["promtool", "check", "rules", str(usual_path)], "promtool check rules")
 
-        data, history = work / "data", work / "history"
-        # The live tail is scraped from "now" on, while the history is imported: with hundreds
-        # of pods the import takes minutes, and a gap in the data would count in neither rule
-        # set's recorded windows but in the raw windows of the usual shape.
-        tail = serve_tail(scenario)
+        data = work / "data"
+        # The live tail is scraped from "now" on, while the history is imported (_tsdb).
+        tail = _tsdb.serve_exposition(scenario.exposition)
         config = work / "prometheus.yml"
         config.write_text(prometheus_config(tail.server_address[1], [], interval_s))
         log = work / "prometheus.log"
         live_from = time.time()
-        scraper = Prometheus(config, data, log)
-        scraper.start()
-        n_samples = 0
-        timings["write OpenMetrics"] = timings["create-blocks-from openmetrics"] = 0.0
+
         # promtool 2.42 reads a whole OpenMetrics file into memory (~19 GiB per 1,000 pods of
         # 3 days): import the history a few pods at a time, each chunk its own blocks.
-        for first in range(0, pods, chunk_pods):
-            clock = time.monotonic()
-            om = work / "history.om"
-            n_samples += write_history(scenario, om, range(first, min(pods, first + chunk_pods)))
-            timings["write OpenMetrics"] += time.monotonic() - clock
-            clock = time.monotonic()
-            # 162h blocks: one block for the whole history instead of one per 2h (hidden flag).
-            run_checked(
-                [
-                    "promtool",
-                    "tsdb",
-                    "create-blocks-from",
-                    "openmetrics",
-                    "-q",
-                    "--max-block-duration=162h",
-                    str(om),
-                    str(history),
-                ],
-                "create-blocks-from openmetrics",
-            )
-            om.unlink()
-            timings["create-blocks-from openmetrics"] += time.monotonic() - clock
-        peak_import = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        scraper.stop()
-        for block in history.iterdir():
-            shutil.move(str(block), data / block.name)
+        def chunk(path: Path, i: int) -> int:
+            first = i * chunk_pods
+            return write_history(scenario, path, range(first, min(pods, first + chunk_pods)))
 
-        clock = time.monotonic()
-        with Prometheus(config, data, log) as prom:
-            backfill_dir = work / "backfill"
-            run_checked(
-                [
-                    "promtool",
-                    "tsdb",
-                    "create-blocks-from",
-                    "rules",
-                    "-q",
-                    f"--url={prom.url}",
-                    f"--start={origin}",
-                    f"--end={now}",
-                    f"--eval-interval={STEP_S}s",
-                    f"--output-dir={backfill_dir}",
-                    str(backfill_path),
-                ],
-                "create-blocks-from rules",
-            )
-        for block in backfill_dir.iterdir():
-            shutil.move(str(block), data / block.name)
-        timings["create-blocks-from rules (backfill)"] = time.monotonic() - clock
+        history = _tsdb.build_history(
+            config=config,
+            data=data,
+            log=log,
+            write_chunk=chunk,
+            chunks=-(-pods // chunk_pods),
+            backfill=backfill_path,
+            start=origin,
+            end=now,
+            step_s=STEP_S,
+        )
+        timings.update(history.timings)
+        n_samples, peak_import = history.samples, history.peak_import_mib
 
         # Rules run from the start (no gap in the recorded series); only evaluations after
         # the startup compaction are timed.
@@ -570,10 +425,10 @@ def run_case(
         )
         with Prometheus(config, data, log) as prom:
             clock = time.monotonic()
-            wait_for_compaction(prom, timeout_s=150)
+            _tsdb.wait_for_compaction(prom, timeout_s=150)
             timings["startup compaction wait"] = time.monotonic() - clock
             clock = time.monotonic()
-            durations = collect_durations(
+            durations = _tsdb.collect_durations(
                 prom, samples, timeout_s=max(240, samples * interval_s * 4), after=time.time()
             )
             timings["rule evaluations"] = time.monotonic() - clock
@@ -636,8 +491,6 @@ def run_case(
             "work": str(work),
         }
     finally:
-        if scraper is not None:
-            scraper.stop()
         if tail is not None:
             tail.shutdown()
         if not keep:

@@ -2,7 +2,9 @@
 
 :class:`PrometheusAPI` gives every request a timeout and the whole run one deadline, caps each
 response body, and checks each answer's shape: a slow, huge or malformed answer ends as
-:class:`PrometheusUnreachable` or a clear error, never a hang or a traceback.
+:class:`PrometheusUnreachable` or a clear error, never a hang or a traceback. Requests carry
+the credentials, headers and TLS settings of a :class:`~generator.transport.Transport`; a
+refusal (401/403) is :class:`AccessDenied`, and no message holds a secret.
 """
 
 from __future__ import annotations
@@ -16,10 +18,16 @@ from typing import Any
 import requests
 
 from generator.errors import Diagnostic, ObsgenError, printable
+from generator.transport import Transport, without_userinfo
 
 
 class PrometheusUnreachable(ObsgenError):
     """The server could not be reached or did not answer in time (exit code 2)."""
+
+
+class AccessDenied(PrometheusUnreachable):
+    """The server refused the request: HTTP 401 or 403 (exit code 2). A subclass of
+    :class:`PrometheusUnreachable`, so no check reads it as a missing endpoint."""
 
 
 DEADLINE_S = 60.0
@@ -60,6 +68,8 @@ class PrometheusAPI:
         timeout_s: per-request limit in seconds.
         deadline_s: limit in seconds on all requests together (:data:`DEADLINE_S`).
         max_bytes: largest response body in bytes (:data:`MAX_RESPONSE_BYTES`).
+        transport: credentials, headers and TLS (none, the system's CAs, when None); a
+            ``user:password@`` in ``url`` becomes basic auth when it has no credentials.
     """
 
     def __init__(
@@ -68,13 +78,19 @@ class PrometheusAPI:
         timeout_s: float = 10.0,
         deadline_s: float = DEADLINE_S,
         max_bytes: int = MAX_RESPONSE_BYTES,
+        transport: Transport | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
+        clean, user, password = without_userinfo(url)
+        transport = transport or Transport(server=self.server)
+        if user is not None and transport.bearer is None and transport.password is None:
+            transport = transport.with_basic_auth(user, password or "", self.url_option)
+        self.url = clean.rstrip("/")
+        self.transport = transport
         self.timeout_s = timeout_s
         self.deadline_s = deadline_s
         self.deadline = time.monotonic() + deadline_s
         self.max_bytes = max_bytes
-        self.session = requests.Session()
+        self.session = transport.session()
 
     def _fetch(self, url: str, params: dict[str, str]) -> tuple[int, bytes]:
         """(HTTP status, body) of a GET, within the request's and the run's time limits.
@@ -113,7 +129,14 @@ class PrometheusAPI:
     def _read(
         self, url: str, params: dict[str, str], limit: float, cancel: threading.Event
     ) -> tuple[int, bytes]:
-        response = self.session.get(url, params=params, timeout=limit, stream=True)
+        response = self.session.get(
+            url,
+            params=params,
+            timeout=limit,
+            stream=True,
+            verify=self.transport.verify,
+            cert=self.transport.cert,
+        )
         with response:
             declared = response.headers.get("Content-Length", "")
             if declared.isdigit() and int(declared) > self.max_bytes:
@@ -133,7 +156,7 @@ class PrometheusAPI:
             if overall
             else f"no complete answer within {self.timeout_s:g}s"
         )
-        return PrometheusUnreachable([Diagnostic(self.url, "", f"{what} from {url}")])
+        return PrometheusUnreachable([self._diagnostic(f"{what} from {url}")])
 
     def _too_large(self, url: str) -> ObsgenError:
         return self._error(
@@ -158,14 +181,16 @@ class PrometheusAPI:
         status, body = self.get_json(url, params)
         if not isinstance(body, dict) or body.get("status") != "success":
             detail = body.get("error", body) if isinstance(body, dict) else body
-            raise self._error(f"{url} answered HTTP {status}: {server_text(detail)}")
+            raise self._error(f"{url} answered HTTP {status}: {self.said(detail)}")
         return body.get("data")
 
     def get_json(self, url: str, params: dict[str, str]) -> tuple[int, Any]:
         """GET ``url``; return (HTTP status, the JSON body), bounded as every request is.
 
         Raises:
-            PrometheusUnreachable: the server cannot be reached or times out (exit code 2).
+            PrometheusUnreachable: the server cannot be reached, times out, or its TLS
+                handshake fails (exit code 2).
+            AccessDenied: it answers 401 or 403 (exit code 2).
             ObsgenError: the body is too large or not JSON (exit code 2).
         """
         try:
@@ -173,23 +198,45 @@ class PrometheusAPI:
         except requests.Timeout:
             raise self._timed_out(url, overall=False) from None
         except requests.RequestException as err:
+            tls = self.transport.tls_failure(err)
             message = (
-                f"cannot connect to {self.server} at {self.url} ({type(err).__name__}); "
+                f"cannot connect to {self.server} at {self.url} over TLS: {tls}"
+                if tls is not None
+                else f"cannot connect to {self.server} at {self.url} ({type(err).__name__}); "
                 f"check {self.url_option} and that the server is running"
             )
-            raise PrometheusUnreachable([Diagnostic(self.url, "", message)]) from None
+            raise PrometheusUnreachable([self._diagnostic(message)]) from None
+        text = raw[:MAX_SHOWN].decode("utf-8", "replace")
+        if status in (401, 403):
+            reason = "Unauthorized" if status == 401 else "Forbidden"
+            raise AccessDenied(
+                [
+                    self._diagnostic(
+                        f"{url} answered HTTP {status} {reason} ({self.said(text.strip())}): "
+                        f"{self.transport.refused(status)}"
+                    )
+                ]
+            )
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError):
             raise self._error(
                 f"{url} answered HTTP {status} without {self.server} API JSON "
-                f"({server_text(raw[:MAX_SHOWN].decode('utf-8', 'replace'))}); "
-                f"is {self.url_option} the server's base URL?"
+                f"({self.said(text)}); is {self.url_option} the server's base URL?"
             ) from None
         return status, body
 
+    def said(self, value: Any) -> str:
+        """What the server said, for a message: :func:`server_text` with every secret of
+        the transport redacted (a proxy may echo the request's ``Authorization`` back)."""
+        text = value if isinstance(value, str) else repr(value)
+        return server_text(self.transport.redact(text))
+
+    def _diagnostic(self, message: str) -> Diagnostic:
+        return Diagnostic(self.url, "", message)
+
     def _error(self, message: str) -> ObsgenError:
-        return ObsgenError([Diagnostic(self.url, "", message)])
+        return ObsgenError([self._diagnostic(message)])
 
     def query(self, expr: str) -> list[dict[str, Any]]:
         """Instant query; the result vector (empty when there is no data), every sample
@@ -218,7 +265,8 @@ class PrometheusAPI:
 
     def _shape(self, asked: str, where: str, expected: str, got: Any) -> ObsgenError:
         return self._error(
-            f"unexpected answer to {server_text(asked)}: {where}: expected {expected} (got {server_text(got)})"
+            f"unexpected answer to {server_text(asked)}: {where}: expected {expected} "
+            f"(got {self.said(got)})"
         )
 
     def version(self) -> str | None:
@@ -230,7 +278,7 @@ class PrometheusAPI:
         except ObsgenError:  # e.g. a query frontend without this endpoint
             return None
         version = data.get("version") if isinstance(data, dict) else None
-        return server_text(version) if isinstance(version, str) else None
+        return self.said(version) if isinstance(version, str) else None
 
     def active_targets(self) -> list[dict[str, Any]]:
         """``activeTargets`` of ``/api/v1/targets``, each checked to be an object whose

@@ -8,6 +8,7 @@ and ``StrictUndefined`` so a missing variable is an error, never an empty string
 from __future__ import annotations
 
 import functools
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,19 @@ import jinja2
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 
+def shell_word(value: object) -> str:
+    """``value`` (its text) as one POSIX shell word: itself when it holds only characters no
+    shell reads specially (letters, digits and ``@%+=:,./-``), else in single quotes with each
+    ``'`` written ``'"'"'`` (:func:`shlex.quote`). Deterministic; no quoting rule of the shell
+    lets a value so written end the word, start a command or expand."""
+    return shlex.quote(str(value))
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
-    """The shared jinja2 environment over ``templates/``."""
-    return jinja2.Environment(
+    """The shared jinja2 environment over ``templates/``; the filter ``sh`` is
+    :func:`shell_word` (every value a runbook's shell snippet interpolates goes through it)."""
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
         undefined=jinja2.StrictUndefined,
         block_start_string="[%",
@@ -33,6 +43,8 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["sh"] = shell_word
+    return env
 
 
 def alert_text(alert: str, **context: Any) -> tuple[str, str]:

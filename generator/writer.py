@@ -506,20 +506,50 @@ def recover(root: Path) -> list[str]:
     return restored
 
 
-def _sweep_leftovers(root: Path) -> None:
-    """Delete staged and backup files of dead runs (only called under the exclusive lock,
-    with no journal pending: no live run owns them and no target depends on them)."""
+def leftovers(root: Path) -> list[str]:
+    """What renders that died left under ``root``, as root-relative paths, sorted: staged and
+    backup files in the output folders (symlinked folders are not entered), spool folders at
+    the root and unfinished journal copies (``.obsgen/render.journal.<run>``).
+
+    Each is removed by the next render that takes the lock exclusively (:func:`recover`); a
+    reader holding the lock shared (``render --check``) knows none belongs to a live render.
+    """
+    found: list[str] = []
+    prefix = _root_prefix(root)
     for directory in naming.OUTPUT_DIRS:
         base = root / directory
         if base.is_symlink() or not base.is_dir():
             continue
-        for folder, _dirs, files in os.walk(base, followlinks=False):
-            for name in files:
-                if _is_transient(name):
-                    (Path(folder) / name).unlink(missing_ok=True)
-    for spool in root.glob(f"{SPOOL_PREFIX}*"):
-        if spool.is_dir() and not spool.is_symlink():
-            shutil.rmtree(spool, ignore_errors=True)
+        found.extend(
+            path[len(prefix) :]
+            for path in _walk_files(prefix + directory)
+            if _is_transient(path.rpartition("/")[2])
+        )
+    found.extend(
+        f"{spool.name}/"
+        for spool in root.glob(f"{SPOOL_PREFIX}*")
+        if spool.is_dir() and not spool.is_symlink()
+    )
+    state = root / STATE_DIR
+    if state.is_dir() and not state.is_symlink():
+        found.extend(
+            f"{STATE_DIR}/{copy.name}"
+            for copy in state.glob(f"{JOURNAL_NAME}.*")
+            if copy.is_file() and not copy.is_symlink()
+        )
+    return sorted(found)
+
+
+def _sweep_leftovers(root: Path) -> None:
+    """Delete :func:`leftovers` (only called under the exclusive lock, with no journal
+    pending: no live run owns them and no target depends on them)."""
+    for rel in leftovers(root):
+        path = root / rel
+        if rel.endswith("/"):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    _remove_state_dir(root)
 
 
 def _describe(err: OSError) -> str:

@@ -53,7 +53,8 @@ class Request:
     Attributes:
         method: ``GET``, ``HEAD``, ...
         path: the target's path, without the query.
-        headers: header names in lower case -> value (the last one when repeated).
+        headers: header names in lower case -> value; a repeated header's values joined
+            by ``", "`` in order, as one list (RFC 9110 §5.3).
         received_at: ``time.monotonic()`` seconds when the request was complete.
     """
 
@@ -315,9 +316,18 @@ class HttpServer:
         route = self.routes.get(request.path)
         if route is None:
             return Response(404, b"not found\n")
-        if not route.blocking:
-            return route.handler(request)
-        return await asyncio.wrap_future(self._workers.submit(route.handler, request))
+        try:
+            if not route.blocking:
+                return route.handler(request)
+            return await asyncio.wrap_future(self._workers.submit(route.handler, request))
+        except Exception as exc:  # a bug in a handler: an answer all the same, and one line
+            log.error(
+                "handler of %s failed: %r",
+                request.path,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            return Response(500, b"internal error\n")
 
     async def _write(
         self,
@@ -397,7 +407,10 @@ class _Workers:
 
 def _request(event: h11.Request) -> Request:
     target = event.target.decode("latin-1")
-    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in event.headers}
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in event.headers:  # h11 gives names in lower case
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return Request(
         method=event.method.decode("latin-1"),
         path=target.split("?", 1)[0],

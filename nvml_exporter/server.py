@@ -13,11 +13,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from prometheus_client.core import Metric
-from prometheus_client.exposition import choose_encoder
 from prometheus_client.process_collector import ProcessCollector
 
 from nvml_exporter.collector import NvmlCollector
 from nvml_exporter.httpd import HttpLimits, HttpServer, Request, Response, Route, gzip_acceptable
+from nvml_exporter.negotiation import DEFAULT, negotiate
 from nvml_exporter.nvml import NvmlBackend
 from nvml_exporter.readers import Samples
 from nvml_exporter.xid import XidWatcher
@@ -247,16 +247,26 @@ class Exporter:
         return Response(503, b"NVML is not initialised yet\n")
 
     def _metrics(self, request: Request) -> Response:
-        """``/metrics``: gather, encode as asked by ``Accept``, gzip if acceptable."""
+        """``/metrics``: gather, encode in the format ``Accept`` asks for (:func:`negotiate`:
+        never a failed scrape), gzip if acceptable."""
         queued_s = time.monotonic() - request.received_at
         families = self.gather(request.headers.get(TIMEOUT_HEADER.lower()), queued_s=queued_s)
-        encoder, content_type = choose_encoder(request.headers.get("accept", ""))
-        body = encoder(_Families(families))
+        wanted = negotiate(request.headers.get("accept"))
+        try:
+            body = wanted.encode(_Families(families))
+        except Exception:  # a bug in one writer: the scrape still gets the default format
+            log.error(
+                "writing %s failed; answering %s",
+                wanted.content_type,
+                DEFAULT.content_type,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            wanted, body = DEFAULT, DEFAULT.encode(_Families(families))
         headers: tuple[tuple[str, str], ...] = (("Vary", "Accept, Accept-Encoding"),)
         if gzip_acceptable(request.headers.get("accept-encoding")):
             body = gzip.compress(body, compresslevel=5)
             headers += (("Content-Encoding", "gzip"),)
-        return Response(200, body, content_type, headers)
+        return Response(200, body, wanted.content_type, headers)
 
     def gather(self, timeout_header: str | None, *, queued_s: float = 0.0) -> list[Metric]:
         """Collect for one scrape; never raises.

@@ -53,8 +53,9 @@ DEFAULT_POD_LABEL = "app.kubernetes.io/name"
 def pod_selector(labels: Sequence[tuple[str, str]]) -> str:
     """``kubectl -l`` selector of ``(key, value)`` label pairs: ``a=1,b=2`` in the given order.
 
-    Keys and values are validated Kubernetes label syntax (generator/spec.py), which holds
-    no shell metacharacters, so the selector is safe unquoted in a shell command.
+    Unquoted: a template writes it into a shell snippet as ``[[ svc.pod_selector | sh ]]``
+    (:func:`generator.text.shell_word`), as every value it interpolates there, so one word
+    whatever the pairs hold (the spec allows only Kubernetes label syntax anyway).
     """
     return ",".join(f"{key}={value}" for key, value in labels)
 

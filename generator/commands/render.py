@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import os
+import shlex
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -24,7 +26,14 @@ from generator.project_config import (
     recorded_text,
 )
 from generator.render import Bundle, RenderOptions, render_bundle
-from generator.writer import SPOOL_PREFIX, differences, output_lock, outside_root, write_all
+from generator.writer import (
+    SPOOL_PREFIX,
+    differences,
+    leftovers,
+    output_lock,
+    outside_root,
+    write_all,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -173,6 +182,12 @@ def _render(args: argparse.Namespace, root: Path) -> int:
             cache.save()  # proofs that passed stay recorded even when another one failed
 
 
+def _clean_command(root: Path) -> str:
+    """The command that removes a dead render's leftovers under ``root`` (shell-quoted)."""
+    out = "" if os.fspath(root) == "." else f" --out {shlex.quote(os.fspath(root))}"
+    return f"obsgen render{out}"
+
+
 def _finish(
     args: argparse.Namespace,
     root: Path,
@@ -199,8 +214,18 @@ def _finish(
         drift = differences(root, outputs, stale)
         for line in drift:
             print(f"out of date: {line}", file=sys.stderr)
+        left = leftovers(root)
+        for rel in left:
+            print(f"left behind: {rel} (by a render that was killed)", file=sys.stderr)
+        if left:
+            print(
+                f"remove them with `{_clean_command(root)}`: it takes the render lock, so it "
+                "never touches a running render's files, and rolls back an interrupted one",
+                file=sys.stderr,
+            )
         if drift:
             print("run `make render` and commit the result", file=sys.stderr)
+        if drift or left:
             return 1
         print(f"{len(bundle.outputs)} files up to date")
         return 0

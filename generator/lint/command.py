@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 from generator.errors import Diagnostic, ObsgenError
-from generator.lint.changes import from_git, read_diff
+from generator.lint.changes import from_git, read_diff, unmatched
 from generator.lint.checks import all_checks
 from generator.lint.config import CONFIG_NAME, load_config
 from generator.lint.engine import lint_paths
+from generator.lint.loader import collect_paths
 from generator.lint.model import Severity
 from generator.lint.output import FORMATS, render
 from generator.lint.promql import parse_duration
@@ -104,8 +105,13 @@ def run(args: argparse.Namespace) -> int:
     if args.diff:
         changes = read_diff(args.diff, Path.cwd())
     elif args.changed_only:
-        changes = from_git(args.base, Path.cwd())
+        changes = from_git(args.base, Path.cwd(), args.paths)
     report = lint_paths(args.paths, config, promtool=not args.no_promtool, changes=changes)
+    if changes is not None:
+        linted = [(str(path), shown, named) for path, shown, named in collect_paths(args.paths)]
+        source = args.diff if args.diff else f"--changed-only (git diff {args.base})"
+        for warning in unmatched(changes, linted, source):
+            print(warning, file=sys.stderr)
     sys.stdout.write(render(report, args.format))
     if report.unreadable:
         return 2

@@ -24,7 +24,7 @@ from generator.lint.config import LintConfig
 from generator.lint.dashboards import QUERY
 from generator.lint.loader import InputProblem, LoadedFile, load_inputs
 from generator.lint.model import Finding, Fix, Rule, Severity
-from generator.lint.names import CounterNames
+from generator.lint.names import SeriesNames
 from generator.lint.promtool_step import run_promtool
 from generator.lint.registry import (
     PROMQL_PARSE,
@@ -147,7 +147,7 @@ def _context(
                 records.setdefault(rule.name, []).append((rule, trees[rule]))
     return Context(
         config=config,
-        counters=CounterNames(config.counters),
+        names=SeriesNames(config.counters, written=records),
         records=records,
         check_ids=frozenset(check.id for check in checks),
     )

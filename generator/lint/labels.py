@@ -3,7 +3,9 @@
 :func:`analyse` follows Prometheus' evaluation rules (``by``/``without``, ``on``/``ignoring``,
 ``group_left``/``group_right``, ``absent``, ``label_replace``, ``vector`` …) bottom-up and
 reports the joins and groupings that name a label which can never be there. The metric name
-(``__name__``) is left out throughout: vector matching ignores it.
+(``__name__``) is left out throughout: vector matching ignores it. Besides label names it
+follows the values a label is fixed to (``status="5xx"``, ``le=~"0.5|1"``): sides whose
+values of a matched label never meet never match either.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field, replace
 import promql_parser as P
 
 from generator.lint import promql as q
+from generator.lint.names import scraped_by_server
+from generator.lint.regex import literal_set
 
 NAME = "__name__"
 _ABSENT = frozenset({"absent", "absent_over_time"})
@@ -42,6 +46,8 @@ class Labels:
         joined: labels copied in by a ``group_left``/``group_right`` below.
         reasons: ``(label, what removed it)`` for labels removed one by one (``without``,
             ``ignoring``, ``histogram_quantile``'s ``le``).
+        values: ``(label, values)`` for labels fixed to a finite set of values (an ``=``
+            matcher, a regex of alternatives), sorted by label.
     """
 
     scalar: bool = False
@@ -51,6 +57,11 @@ class Labels:
     why: str = ""
     joined: frozenset[str] = frozenset()
     reasons: tuple[tuple[str, str], ...] = ()
+    values: tuple[tuple[str, frozenset[str]], ...] = ()
+
+    def values_of(self, label: str) -> frozenset[str] | None:
+        """The only values ``label`` can have, ``None`` when not fixed."""
+        return dict(self.values).get(label)
 
     def reason(self, label: str) -> str:
         """What removed ``label`` (e.g. "`sum by (frontend)`"), ``""`` when unknown."""
@@ -123,25 +134,77 @@ def _matches_empty(pattern: str) -> bool:
         return True
 
 
+Values = tuple[tuple[str, frozenset[str]], ...]
+
+
+def _fixed(values: dict[str, frozenset[str]]) -> Values:
+    return tuple(sorted(values.items()))
+
+
+def _restrict(labels: Labels, keep: Callable[[str], bool]) -> Values:
+    """The fixed values of the labels ``keep`` accepts."""
+    return tuple((label, vals) for label, vals in labels.values if keep(label))
+
+
+def _meet(lhs: Values, rhs: Values) -> Values:
+    """Values of series that carry both sides' values (a one-to-one match): a label fixed on
+    both sides keeps the values they share."""
+    found = dict(lhs)
+    for label, vals in rhs:
+        found[label] = found[label] & vals if label in found else vals
+    return _fixed(found)
+
+
+def _join(lhs: Values, rhs: Values) -> Values:
+    """Values of series from either side (``or``): only labels fixed on both stay fixed."""
+    right = dict(rhs)
+    return _fixed({label: vals | right[label] for label, vals in lhs if label in right})
+
+
+def _histogram_part(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``(expected, never)`` labels a scraped name's histogram suffix implies: every
+    ``x_bucket`` series carries ``le``; a classic histogram's ``x_count``/``x_sum`` never do
+    (Prometheus "Histograms and summaries"). Recorded names say nothing."""
+    if not name or (":" in name and not scraped_by_server(name)):
+        return frozenset(), frozenset()
+    if name.endswith("_bucket"):
+        return frozenset({"le"}), frozenset()
+    if name.endswith(("_count", "_sum")):
+        return frozenset(), frozenset({"le"})
+    return frozenset(), frozenset()
+
+
 def selector_labels(node: P.VectorSelector) -> Labels:
-    """Labels of a plain selector: open, minus ``x=""`` labels, expecting its other matchers."""
+    """Labels of a plain selector: open, minus ``x=""`` labels, expecting its other matchers
+    (and ``le`` on a bucket series), with the values its ``=`` and ``=~"a|b"`` matchers fix."""
     never: set[str] = set()
     expected: set[str] = set()
+    values: dict[str, frozenset[str]] = {}
     for matcher in node.matchers.matchers:
         name, value = str(matcher.name), str(matcher.value)
         if name == NAME:
             continue
+        allowed: frozenset[str] | None = None
         if matcher.op == P.MatchOp.Equal:
             (expected if value else never).add(name)
+            allowed = frozenset({value}) if value else None
         elif matcher.op == P.MatchOp.NotEqual and not value:
             expected.add(name)
         elif matcher.op == P.MatchOp.Re:
             (never if value == "" else expected if not _matches_empty(value) else set()).add(name)
+            options = literal_set(value)
+            allowed = frozenset(options) if options and "" not in options else None
         elif matcher.op == P.MatchOp.NotRe and _matches_empty(value):
             expected.add(name)
+        if allowed is not None:
+            values[name] = values[name] & allowed if name in values else allowed
     if node.matchers.or_matchers:
         expected.clear()
-    return Labels(never=frozenset(never), expected=frozenset(expected))
+        values.clear()
+    implied, excluded = _histogram_part(q.selector_name(node))
+    expected |= implied - never
+    never |= excluded - expected
+    return Labels(never=frozenset(never), expected=frozenset(expected), values=_fixed(values))
 
 
 def absent_labels(arg: q.Expr) -> Labels:
@@ -150,12 +213,13 @@ def absent_labels(arg: q.Expr) -> Labels:
     if isinstance(arg, P.MatrixSelector):
         arg = arg.vector_selector
     if isinstance(arg, P.VectorSelector) and not arg.matchers.or_matchers:
-        kept = frozenset(
-            str(m.name)
+        pairs = {
+            str(m.name): frozenset({str(m.value)})
             for m in arg.matchers.matchers
             if m.op == P.MatchOp.Equal and str(m.name) != NAME and str(m.value)
-        )
-        return Labels(only=kept, expected=kept, why=_ABSENT_WHY)
+        }
+        kept = frozenset(pairs)
+        return Labels(only=kept, expected=kept, why=_ABSENT_WHY, values=_fixed(pairs))
     return Labels(only=frozenset(), why=_ABSENT_WHY)
 
 
@@ -166,6 +230,7 @@ def _with(labels: Labels, extra: frozenset[str], expected: bool) -> Labels:
         only=only,
         never=labels.never - extra,
         expected=labels.expected | extra if expected else labels.expected,
+        values=_restrict(labels, lambda label: label not in extra),
     )
 
 
@@ -178,6 +243,7 @@ def _without(labels: Labels, removed: frozenset[str], why: str) -> Labels:
         why=labels.why,
         joined=labels.joined - removed,
         reasons=(*labels.reasons, *((label, why) for label in sorted(removed))),
+        values=_restrict(labels, lambda label: label not in removed),
     )
 
 
@@ -186,6 +252,7 @@ def _keep(labels: Labels, kept: frozenset[str], why: str) -> Labels:
         only=frozenset(label for label in kept if labels.can(label)),
         expected=labels.expected & kept,
         why=why,
+        values=_restrict(labels, lambda label: label in kept),
     )
 
 
@@ -225,6 +292,9 @@ class _Analyser:
             only=kept,
             expected=(recorded.expected | own.expected) & kept,
             why=f"the recording rule of `{q.selector_name(node)}`",
+            values=_restrict(
+                replace(own, values=_meet(recorded.values, own.values)), lambda la: la in kept
+            ),
         )
 
     def _aggregate(self, node: P.AggregateExpr) -> Labels:
@@ -321,10 +391,13 @@ class _Analyser:
         if named:
             return _without(lhs, named, text)
         both = lhs.expected | rhs.expected
+        met = _meet(lhs.values, rhs.values)
         if lhs.only is not None and rhs.only is not None:
-            return Labels(only=lhs.only & rhs.only, expected=both, why=lhs.why or rhs.why)
+            return Labels(
+                only=lhs.only & rhs.only, expected=both, why=lhs.why or rhs.why, values=met
+            )
         closed = lhs if lhs.only is not None else rhs
-        return replace(closed, expected=both, never=lhs.never | rhs.never)
+        return replace(closed, expected=both, never=lhs.never | rhs.never, values=met)
 
     def _check_on(self, text: str, named: frozenset[str], lhs: Labels, rhs: Labels) -> None:
         for label in sorted(named):
@@ -364,6 +437,15 @@ class _Analyser:
                         )
                     )
                     return
+        for label, left in lhs.values:
+            right = rhs.values_of(label)
+            if right is None or left & right or (label in named) is not on:
+                continue
+            if lhs.can(label) and rhs.can(label):
+                self.problems.append(
+                    Problem("never-matches", _disjoint_message(text, operator, label, left, right))
+                )
+                return
 
     def _grouped(
         self,
@@ -396,6 +478,7 @@ def union(lhs: Labels, rhs: Labels) -> Labels:
         never=lhs.never & rhs.never,
         expected=lhs.expected & rhs.expected,
         why=lhs.why or rhs.why,
+        values=_join(lhs.values, rhs.values),
     )
 
 
@@ -425,6 +508,23 @@ def _never_message(
         f"{text} can never match: the {side} side's series carry `{label}`, the {other_side} "
         f"side's never do ({_removed(other, label)}), so the result {outcome}; match on the labels "
         f"both sides keep (`on (…)`/`ignoring ({label})`) or keep `{label}` on both sides"
+    )
+
+
+def _shown_values(values: frozenset[str]) -> str:
+    return " or ".join(f'"{value}"' for value in sorted(values))
+
+
+def _disjoint_message(
+    text: str, operator: str, label: str, left: frozenset[str], right: frozenset[str]
+) -> str:
+    outcome = "never removes anything" if operator == "unless" else "is always empty"
+    return (
+        f"{text} can never match: it pairs series with equal `{label}`, but the left side's "
+        f"`{label}` is only {_shown_values(left)} and the right side's only "
+        f"{_shown_values(right)}, so the result {outcome}; to compare across `{label}` values "
+        f"match with `ignoring ({label})` (or `on (…)` without it), or aggregate `{label}` "
+        "away on both sides"
     )
 
 

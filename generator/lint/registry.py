@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from generator.lint.config import LintConfig
 from generator.lint.labels import Analysis, Labels, analyse, union
 from generator.lint.model import Fix, Rule, Severity, SourceFile
-from generator.lint.names import CounterNames
+from generator.lint.names import SeriesNames
 from generator.lint.promql import Expr, memo
 
 DOCS = "docs/lint"
@@ -41,14 +41,14 @@ class Context:
 
     Attributes:
         config: the resolved lint config.
-        counters: decides which raw names are counters.
+        names: the one classifier of series names: recorded or scraped, counter or not.
         records: recording rules by record name, across every linted file,
             with each rule's parsed expression (``None`` where the parser failed).
         check_ids: every check id of this run (for disable comments naming an unknown one).
     """
 
     config: LintConfig
-    counters: CounterNames
+    names: SeriesNames
     records: Mapping[str, Sequence[tuple[Rule, Expr | None]]] = field(default_factory=dict)
     check_ids: frozenset[str] = frozenset()
     _record_labels: dict[str, Labels | None] = field(default_factory=dict, compare=False)
@@ -80,11 +80,13 @@ class Context:
             if own.scalar:
                 own = Labels(only=frozenset())
             static = frozenset(rule.labels)
+            fixed = {**dict(own.values), **{k: frozenset({v}) for k, v in rule.labels.items()}}
             own = replace(
                 own,
                 only=None if own.only is None else own.only | static,
                 never=own.never - static,
                 expected=own.expected | static,
+                values=tuple(sorted(fixed.items())),
             )
             found = own if found is None else union(found, own)
         self._record_labels[name] = found

@@ -286,6 +286,34 @@ CASES = [
         {},
         id="sum of one bucket in compat spelling",
     ),
+    pytest.param(
+        "histogram-input",
+        [rule_file(alert("histogram_quantile(0.99, http_request_duration_seconds) > 1"))],
+        F,
+        {},
+        id="histogram_quantile over a bare histogram name, no rate",
+    ),
+    pytest.param(
+        "histogram-input",
+        [rule_file(alert("histogram_quantile(0.9, sum by (le) (rate(x_seconds_count[5m]))) > 1"))],
+        F,
+        {},
+        id="histogram_quantile over a _count",
+    ),
+    pytest.param(
+        "histogram-input",
+        [rule_file(alert("histogram_sum(rate(x_seconds_sum[5m])) > 1"))],
+        F,
+        {},
+        id="histogram_sum over a classic _sum",
+    ),
+    pytest.param(
+        "histogram-input",
+        [rule_file(alert("histogram_quantile(0.9, sum(rate(x_seconds[5m]))) > 1"))],
+        P,
+        {},
+        id="a native histogram under rate",
+    ),
     # --- counters and gauges
     pytest.param(
         "rate-on-gauge",

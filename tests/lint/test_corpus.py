@@ -27,6 +27,11 @@ Added for issue 18 (monitoring-mixins/website @ f901a79, Apache-2.0):
   are not taken for histogram counts.
 * prometheus-mixin: `alertmanager!~""` is a plain string (info); no runbook_url/summary on
   some alerts.
+* cortex-mixin's CortexKVStoreFailure divides `sum by (…, status_code, …)` of the non-2xx
+  request rate by the same sum over every status: one-to-one on `status_code`, each failing
+  series is divided by itself, so the ratio is 1 for every status that failed at all and
+  `== 1` holds on any failure, not only on the "constant failure" its comment wants
+  (vector-matching).
 
 Added with the label-set checks:
 
@@ -69,6 +74,7 @@ EXPECTED: dict[str, dict[str, int]] = {
         "le-spelling": 1,
         "range-too-short": 10,
         "regex-plain-string": 1,
+        "vector-matching": 1,
     },
     "cortex-mixin_rules.yaml": {"range-too-short": 144},
     "etcd-mixin_alerts.yaml": {"alert-missing-annotation": 14},

@@ -198,7 +198,9 @@ def test_odd_dashboard_shapes_are_findings_not_tracebacks(tmp_path: Path) -> Non
 # and 7 share gridPos y=24 x=0; panels without a unit; targets naming no datasource (they
 # inherit the panel's: a style finding, kept because obsgen's own dashboards name it on every
 # target); TGI rates over fixed [1m]/[5m]/[10m] ranges, three increase(...[1m]) with two
-# samples at a 30s scrape; Pyrra's `sum(x[$__rate_interval])` does not parse.
+# samples at a 30s scrape; Pyrra's `sum(x[$__rate_interval])` does not parse; the vLLM stack's
+# two "distribution" bar gauges sum raw `vllm:…_bucket` counters (the whole uptime's
+# distribution: a scraped vLLM name, not a recorded one).
 CORPUS_EXPECTED: dict[str, dict[str, int]] = {
     "dcgm-exporter-dashboard.json": {
         "dashboard-datasource": 8,
@@ -207,7 +209,11 @@ CORPUS_EXPECTED: dict[str, dict[str, int]] = {
     },
     "pyrra_slo-detail.json": {"promtool": 1},
     "tgi_grafana.json": {"dashboard-rate-interval": 53, "dashboard-unit": 13, "range-too-short": 3},
-    "vllm-production-stack_vllm-dashboard.json": {"dashboard-datasource": 14, "dashboard-unit": 12},
+    "vllm-production-stack_vllm-dashboard.json": {
+        "bucket-without-rate": 2,
+        "dashboard-datasource": 14,
+        "dashboard-unit": 12,
+    },
     "vllm-production-stack_vllm-model-metrics-dashboard.json": {"dashboard-unit": 7},
 }
 

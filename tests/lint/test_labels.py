@@ -63,6 +63,15 @@ def test_scalars_have_no_labels_and_match_anything() -> None:
         ("sum(a) / on (cluster) count(b)", "label-removed label-removed"),
         ("sum(a) / on (cluster) sum by (cluster) (b)", "label-removed never-matches"),
         ("count by (cluster) (sum by (job) (a))", "label-removed"),
+        ('x{a="1"} / x{a="2"}', "never-matches"),
+        ('x{a=~"1|2"} unless x{a="3"}', "never-matches"),
+        ('sum by (a) (x{a="1"}) / sum by (a) (x{a="2"})', "never-matches"),
+        ('absent(x{a="1"}) and y{a="2"}', "never-matches"),
+        ('rate(x_bucket{le="1"}[5m]) / rate(x_count[5m])', "never-matches"),
+        (
+            "sum by (le) (rate(x_bucket[5m])) > sum by (le) (rate(x_sum[5m]))",
+            "label-removed never-matches",
+        ),
     ],
 )
 def test_impossible_joins_and_groupings(expr: str, kind: str) -> None:
@@ -78,6 +87,13 @@ def test_impossible_joins_and_groupings(expr: str, kind: str) -> None:
         "sum by (job) (a) or sum(b)",
         "sum by (a, b) (x) / ignoring (b) group_left sum by (a) (y)",
         "rate(x[5m]) / on (job) group_left sum by (job) (rate(y[5m]))",
+        'x{a="1"} / ignoring (a) x{a="2"}',
+        'x{a=~"1|2"} / x{a="2"}',
+        'x{a="1"} / on (b) x{a="2"}',
+        'sum by (b) (x{a="1"}) / sum by (b) (x{a="2"})',
+        'x{a="1"} or x{a="2"}',
+        'rate(x_bucket{le="1"}[5m]) / ignoring (le) rate(x_count[5m])',
+        'rate(job:x_bucket:rate5m{le="1"}[5m]) / rate(job:x_count:rate5m[5m])',
     ],
 )
 def test_joins_that_can_match_are_not_reported(expr: str) -> None:

@@ -116,6 +116,9 @@ def _check_every_fix(tmp: Path, docs: Docs, config: LintConfig, check: str) -> i
 SUGGESTIONS: list[Any] = [
     ("histogram-quantile-without-le", [rule_file(record("service:lat:p99", "histogram_quantile(0.99, sum by (service) (rate(x_bucket[5m])))"))], {}, "sum by (le, service)"),
     ("histogram-quantile-without-le", [rule_file(record("service:lat:p99", "histogram_quantile(0.99, sum without (le) (rate(x_bucket[5m])))"))], {}, "sum by (le)"),
+    ("histogram-input", [rule_file(alert("histogram_quantile(0.99, vllm:e2e_request_latency_seconds) > 30"))], {}, "histogram_quantile(0.99, rate(vllm:e2e_request_latency_seconds_bucket[5m])) > 30"),
+    ("histogram-input", [rule_file(alert("histogram_quantile(0.99, sum by (le) (rate(x_seconds_sum[5m]))) > 1"))], {}, "sum by (le) (rate(x_seconds_bucket[5m]))"),
+    ("histogram-input", [rule_file(alert("histogram_count(rate(x_seconds_count[5m])) > 1"))], {}, "rate(x_seconds_count[5m]) > 1"),
     ("bucket-without-rate", [rule_file(record("service:lat:p90", "histogram_quantile(0.9, sum by (le) (x_bucket))"))], {}, "rate(x_bucket[5m])"),
     ("le-not-a-number", [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="500ms"}[5m]))'))], {"versions": ("3",)}, 'le="0.5"'),
     ("le-not-a-number", [rule_file(record("service:slow:rate5m", 'sum(rate(x_bucket{le="1s"}[5m]))'))], {}, r'le=~"^(?:1|1\\.0)$"'),
@@ -160,6 +163,8 @@ SUGGESTIONS: list[Any] = [
     ("promql-function-version", [rule_file(record("job:x:pred1h", "double_exponential_smoothing(x[1h], 0.3, 0.3)"))], {"versions": ("2",)}, "holt_winters(x[1h], 0.3, 0.3)"),
     ("promql-experimental-function", [rule_file(record("job:x:rate5m", 'sort_by_label(sum by (job) (rate(x_total[5m])), "job")'))], {}, "enabledFeatures: [promql-experimental-functions]"),
     ("regex-dot-newline", [rule_file(record("job:x:count", 'count(x{msg=~"a.b\\\\n"})'))], {}, r'msg=~"a[^\\n]b\\n"'),
+    ("vector-matching", [rule_file(alert('rate(http_requests_total{status=~"5.."}[5m]) / rate(http_requests_total[5m]) > 0.05'))], {}, 'sum without (status) (rate(http_requests_total{status=~"5.."}[5m])) / sum without (status) (rate(http_requests_total[5m]))'),
+    ("vector-matching", [rule_file(alert('sum by (job, code) (rate(http_requests_total{code=~"5.."}[5m])) / sum by (job, code) (rate(http_requests_total[5m])) > 0.05'))], {}, "sum by (job) (rate(http_requests_total[5m]))"),
     ("range-left-open", [rule_file(record("job:x:rate10m", "rate(job:x_total:sum[5m:5m])"))], {}, "job:x_total:sum[10m:5m]"),
     ("range-left-open", [rule_file(record("job:x:sum", "sum by (job) (x)"), record("job:x:deriv2m", "deriv(job:x:sum[1m])"), interval="1m")], {}, "job:x:sum[2m]"),
 ]  # fmt: skip

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.lint.names import (
-    CounterNames,
-    parse_go_float,
-    recorded_rate,
-    recorded_ratio,
-    window_of_name,
-)
+from generator.lint.names import SeriesNames, parse_go_float
 from generator.lint.promql import parse_duration
 from generator.lint.regex import is_anchored, is_plain, literal_set
 from generator.promql import prometheus3_le
@@ -66,17 +60,17 @@ def test_plain_and_anchored_regexes() -> None:
 
 
 def test_names() -> None:
-    counters = CounterNames(["my_.*"])
-    assert counters.is_counter("http_requests_total")
-    assert counters.is_counter("node_vmstat_pgmajfault")
-    assert counters.is_counter("my_legacy")
-    assert not counters.is_counter("queue_depth")
-    assert not counters.is_counter("job:x_total:sum")  # recorded, not raw
-    assert recorded_rate("service:http_requests:rate5m")
-    assert not recorded_rate("job:x:sum")
-    assert recorded_ratio("slo:sli_error:ratio_rate5m")
-    assert not recorded_ratio("a:request_duration_seconds_bucket:increase1h")
-    assert window_of_name("slo:sli_error:ratio_rate30m") == 1800
+    names = SeriesNames(["my_.*"])
+    assert names.is_counter("http_requests_total")
+    assert names.is_counter("node_vmstat_pgmajfault")
+    assert names.is_counter("my_legacy")
+    assert not names.is_counter("queue_depth")
+    assert not names.is_counter("job:x_total:sum")  # recorded, not raw
+    assert names.says_rate("service:http_requests:rate5m")
+    assert not names.says_rate("job:x:sum")
+    assert names.says_ratio("slo:sli_error:ratio_rate5m")
+    assert not names.says_ratio("a:request_duration_seconds_bucket:increase1h")
+    assert names.window("slo:sli_error:ratio_rate30m") == 1800
     assert parse_duration("0m") == 0 and parse_duration("1h30m") == 5400
     with pytest.raises(ValueError):
         parse_duration("5 minutes")

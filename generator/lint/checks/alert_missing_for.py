@@ -35,7 +35,7 @@ def missing_for(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     ]
     if not thresholds or all(_is_event_check(n) for n in thresholds) or _clock_like(tree):
         return
-    span = _window_span(tree)
+    span = _window_span(tree, ctx)
     if span is not None and span > SHORT_WINDOW:
         return
     window = "instant values" if span is None else f"a {q.fmt_seconds(span)} window"

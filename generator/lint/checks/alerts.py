@@ -8,7 +8,6 @@ import promql_parser as P
 
 from generator.lint import promql as q
 from generator.lint.model import Rule
-from generator.lint.names import window_of_name
 from generator.lint.registry import Context
 
 _VALUE_IN_TEMPLATE = re.compile(r"\$value\b|\.Value\b|\{\{[^}]*\bquery\b")
@@ -55,12 +54,12 @@ def _constant_vector(tree: q.Expr) -> bool:
     return q.func_name(node) == "vector" or isinstance(node, P.NumberLiteral)
 
 
-def _window_span(tree: q.Expr) -> float | None:
+def _window_span(tree: q.Expr, ctx: Context) -> float | None:
     """Longest window the expression reads (ranges and recorded-name windows), else ``None``."""
     windows = [q.seconds(n.range) for n, _ in q.walk(tree) if isinstance(n, P.MatrixSelector)]
     windows += [q.seconds(n.range) for n, _ in q.walk(tree) if isinstance(n, P.SubqueryExpr)]
     for node, _ in q.walk(tree):
-        window = window_of_name(q.selector_name(node))
+        window = ctx.names.window(q.selector_name(node))
         if window is not None:
             windows.append(window)
     return max(windows) if windows else None

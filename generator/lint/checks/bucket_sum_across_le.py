@@ -31,9 +31,9 @@ def bucket_sum_across_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit
             continue
         if any(q.func_name(a) == "histogram_quantile" for a in ancestors):
             continue  # reported by histogram-quantile-without-le
-        if not _has_bucket(node) or _only_tested_for_traffic(ancestors):
+        if not _has_bucket(node, ctx.names) or _only_tested_for_traffic(ancestors):
             continue
-        selected = _bucket_bounds(node, ctx.config.versions)
+        selected = _bucket_bounds(node, ctx.config.versions, ctx.names)
         if selected is not None and len(selected) == 1:
             continue
         fixed = printer.regrouped(node, path, "le")  # type: ignore[arg-type]

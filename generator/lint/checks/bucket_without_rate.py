@@ -11,7 +11,6 @@ from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.histograms import _unrated_use
 from generator.lint.model import Fix, Rule, Severity
-from generator.lint.names import is_recorded
 from generator.lint.registry import Context, Hit, rule_check
 
 
@@ -30,7 +29,7 @@ def bucket_without_rate(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]
         ):
             continue
         name = q.selector_name(node)
-        if is_recorded(name) or not name.endswith("_bucket"):
+        if ctx.names.is_recorded(name) or not name.endswith("_bucket"):
             continue
         use = _unrated_use(ancestors)
         if use:

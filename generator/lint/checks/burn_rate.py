@@ -14,7 +14,6 @@ from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.slo import _budget_product, _error_series, _threshold, _windows
 from generator.lint.model import Fix, Rule
-from generator.lint.names import split_recorded, window_of_name
 from generator.lint.printer import Path, walk_paths
 from generator.lint.registry import Context
 
@@ -77,11 +76,11 @@ def _ratio_expression(node: q.Expr) -> bool:
     return all(has_rate for has_rate, _ in sides) and len(sides[0][1] | sides[1][1]) == 1
 
 
-def _matchers_key(node: q.Expr) -> tuple[str, frozenset[tuple[str, str]]] | None:
+def _matchers_key(node: q.Expr, ctx: Context) -> tuple[str, frozenset[tuple[str, str]]] | None:
     """``(metric part, equality matchers)`` of the recorded ratio a condition reads."""
     for sub, _ in q.walk(node):
         name = q.selector_name(sub)
-        parts = split_recorded(name) if name else None
+        parts = ctx.names.split(name) if name else None
         if parts is not None:
             pairs = frozenset(
                 (str(m.name), str(m.value))
@@ -94,7 +93,7 @@ def _matchers_key(node: q.Expr) -> tuple[str, frozenset[tuple[str, str]]] | None
 
 def _recorded_budget(node: q.Expr, ctx: Context) -> float | None:
     """The budget a recording rule divides the same recorded ratio by (``ratio / 0.001``)."""
-    key = _matchers_key(node)
+    key = _matchers_key(node, ctx)
     if key is None:
         return None
     for rules in ctx.records.values():
@@ -106,7 +105,7 @@ def _recorded_budget(node: q.Expr, ctx: Context) -> float | None:
                 divisor = q.constant(division.rhs)
                 if divisor is None or not 0 < divisor < 1:
                     continue
-                if _matchers_key(division.lhs) == key:
+                if _matchers_key(division.lhs, ctx) == key:
                     return divisor
     return None
 
@@ -138,7 +137,7 @@ def _condition(node: q.Expr, path: Path, ctx: Context) -> Condition | None:
         side, threshold = found
         if not (_error_series(side, ctx) or _ratio_expression(side)):
             continue
-        windows = _windows(side)
+        windows = _windows(side, ctx)
         if len(windows) != 1:
             return None
         product = _budget_product(sub)  # type: ignore[arg-type]
@@ -192,7 +191,7 @@ def _rewindowed(tree: q.Expr, side: Path, window: float, ctx: Context) -> str | 
             ranges[sub_path] = printer.with_range(sub, window, sub_path)
         elif isinstance(sub, P.VectorSelector) and sub_path[:-1] not in ranges:
             name = q.selector_name(sub)
-            window_now = window_of_name(name)
+            window_now = ctx.names.window(name)
             if window_now is None:
                 continue
             sibling = _sibling(name, window, ctx)
@@ -209,7 +208,7 @@ def _sibling(name: str, window: float, ctx: Context) -> str | None:
     head, _, ops = name.rpartition(":")
     for candidate in ctx.records:
         c_head, _, c_ops = candidate.rpartition(":")
-        if c_head != head or window_of_name(candidate) != window:
+        if c_head != head or ctx.names.window(candidate) != window:
             continue
         if c_ops.rstrip("0123456789smhdwy") == ops.rstrip("0123456789smhdwy"):
             return candidate

@@ -14,7 +14,6 @@ import promql_parser as P
 
 from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.names import recorded_rate, split_recorded
 from generator.lint.printer import Path, walk_paths
 from generator.lint.registry import Context
 
@@ -41,7 +40,7 @@ def _raw_counters(node: q.Expr, path: Path, ctx: Context) -> Iterator[tuple[Path
         node, path = node.expr, (*path, 0)
     if isinstance(node, P.VectorSelector):
         name = q.selector_name(node)
-        if ctx.counters.is_counter(name) and not name.endswith("_created"):
+        if ctx.names.is_counter(name) and not name.endswith("_created"):
             yield path, name
     elif isinstance(node, P.AggregateExpr | P.UnaryExpr) and q.op(node) not in _SERIES_COUNTS:
         yield from _raw_counters(node.expr, (*path, 0), ctx)
@@ -58,7 +57,7 @@ def _gauge_named_count(name: str, tree: q.Expr, ctx: Context) -> bool:
     """True for a ``…_count`` that may be a gauge (``memberlist_client_cluster_members_count``):
     it is a histogram's or summary's count only when its ``_sum`` or ``_bucket`` is read here
     too, or it is a known counter."""
-    if not name.endswith("_count") or ctx.counters.is_known(name):
+    if not name.endswith("_count") or ctx.names.is_known(name):
         return False
     base = name.removesuffix("_count")
     siblings = {base + "_sum", base + "_bucket"}
@@ -90,9 +89,9 @@ def _already(name: str, ctx: Context) -> str:
                 if q.op(node) in q.MERGING_AGGREGATIONS:
                     return f"its recording rule already aggregates with {q.op(node)}()"
         return ""
-    if recorded_rate(name):
+    if ctx.names.says_rate(name):
         return "its name says it is already a rate"
-    parts = split_recorded(name)
+    parts = ctx.names.split(name)
     if parts is not None and parts[0]:
         return f"its name says it was aggregated to level `{parts[0]}`"
     return ""
@@ -109,7 +108,7 @@ def _rate_first(name: str, window: float, ctx: Context) -> str | None:
         return None
     rated: dict[Path, str] = {}
     for at, node in walk_paths(tree):
-        if isinstance(node, P.VectorSelector) and ctx.counters.is_counter(q.selector_name(node)):
+        if isinstance(node, P.VectorSelector) and ctx.names.is_counter(q.selector_name(node)):
             if isinstance(printer.node_at(tree, at[:-1]) if at else None, P.MatrixSelector):
                 return None
             rated[at] = f"rate({printer.render(node, path=at)}[{q.fmt_seconds(window)}])"

@@ -31,7 +31,7 @@ def quantile_without_le(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]
             if (
                 isinstance(sub, P.AggregateExpr)
                 and not q.keeps_label(sub, "le")
-                and _has_bucket(sub)
+                and _has_bucket(sub, ctx.names)
             ):
                 fixed = printer.regrouped(sub, sub_path, "le")
                 yield Hit(

@@ -14,7 +14,7 @@ import promql_parser as P
 
 from generator.lint import bounds
 from generator.lint import promql as q
-from generator.lint.names import is_recorded, parse_go_float, split_recorded
+from generator.lint.names import SeriesNames, parse_go_float
 from generator.lint.printer import Path, walk_paths
 from generator.lint.regex import literal_set
 
@@ -22,16 +22,17 @@ from generator.lint.regex import literal_set
 _VALUE_AGGREGATIONS = frozenset({"sum", "avg", "min", "max", "stddev", "stdvar", "quantile"})
 
 
-def is_bucket(name: str) -> bool:
-    """True for a classic-histogram bucket series: ``x_bucket`` or recorded ``job:x_bucket:…``."""
-    if not is_recorded(name):
+def is_bucket(name: str, names: SeriesNames) -> bool:
+    """True for a classic-histogram bucket series: scraped ``x_bucket`` (``vllm:x_bucket``
+    too) or recorded ``job:x_bucket:…``."""
+    if not names.is_recorded(name):
         return name.endswith("_bucket")
-    parts = split_recorded(name)
+    parts = names.split(name)
     return parts is not None and parts[1].endswith("_bucket")
 
 
-def _has_bucket(node: q.Expr) -> bool:
-    return any(is_bucket(q.selector_name(n)) for n, _ in q.walk(node))
+def _has_bucket(node: q.Expr, names: SeriesNames) -> bool:
+    return any(is_bucket(q.selector_name(n), names) for n, _ in q.walk(node))
 
 
 def _quantile_args(tree: q.Expr) -> Iterator[q.Expr]:
@@ -106,13 +107,15 @@ def _as_seconds(value: str) -> float | None:
     return float(match.group("number")) * _UNIT_SECONDS[match.group("unit")]
 
 
-def _spelled_matchers(tree: q.Expr) -> Iterator[tuple[Path, P.VectorSelector, P.Matcher]]:
+def _spelled_matchers(
+    tree: q.Expr, names: SeriesNames
+) -> Iterator[tuple[Path, P.VectorSelector, P.Matcher]]:
     """Positive ``le`` matchers, and ``quantile`` matchers of scraped (not recorded) series:
     the label values Prometheus 3 normalises (a recorded ``quantile`` label is the rule's)."""
     for path, node in walk_paths(tree):
         if not isinstance(node, P.VectorSelector) or node.matchers.or_matchers:
             continue
-        recorded = is_recorded(q.selector_name(node))
+        recorded = names.is_recorded(q.selector_name(node))
         for matcher in node.matchers.matchers:
             if matcher.op not in (P.MatchOp.Equal, P.MatchOp.Re):
                 continue
@@ -143,12 +146,14 @@ def _only_tested_for_traffic(ancestors: tuple[q.Expr, ...]) -> bool:
     )
 
 
-def _bucket_bounds(node: q.Expr, versions: tuple[str, ...]) -> tuple[float, ...] | None:
+def _bucket_bounds(
+    node: q.Expr, versions: tuple[str, ...], names: SeriesNames
+) -> tuple[float, ...] | None:
     """The bounds every bucket selector under ``node`` selects, or ``None`` when some
     selector selects an unknown or open set (no ``le`` matcher, a negative one …)."""
     selected: set[float] = set()
     for sub, _ in q.walk(node):
-        if not isinstance(sub, P.VectorSelector) or not is_bucket(q.selector_name(sub)):
+        if not isinstance(sub, P.VectorSelector) or not is_bucket(q.selector_name(sub), names):
             continue
         le = [m for m in q.matchers(sub) if m.name == "le"]
         if len(le) != 1 or le[0].op not in (P.MatchOp.Equal, P.MatchOp.Re):

@@ -25,7 +25,7 @@ def le_spelling(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     clients, ``1.0`` from Python and Java ones). Regexes are decided by evaluating them with
     RE2 (:mod:`generator.lint.bounds`)."""
     versions = ctx.config.versions
-    for path, node, matcher in _spelled_matchers(tree):
+    for path, node, matcher in _spelled_matchers(tree, ctx.names):
         selection = bounds.select(str(matcher.value), q.is_regex(matcher), versions)
         if selection is None or not selection.missed or not selection.intended:
             continue

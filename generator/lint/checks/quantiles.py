@@ -14,7 +14,6 @@ import promql_parser as P
 from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.histograms import is_bucket
-from generator.lint.names import is_recorded, split_recorded, window_of_name
 from generator.lint.registry import Context
 from generator.promql import LEGACY_METRIC_NAME, selector_text
 from generator.promql import by as by_clause
@@ -76,7 +75,7 @@ class Quantile:
         return f"histogram_quantile({self.phi:g}, sum{by_clause(labels)} ({rate}))"
 
 
-def _from_histogram_quantile(call: P.Call) -> Quantile:
+def _from_histogram_quantile(call: P.Call, ctx: Context) -> Quantile:
     phi = q.constant(call.args[0]) if call.args else None
     arg = call.args[1] if len(call.args) > 1 else None
     bucket, window = "", None
@@ -88,7 +87,7 @@ def _from_histogram_quantile(call: P.Call) -> Quantile:
                 kind, labels = q.grouping(node)
                 if kind == "by":
                     by = tuple(label for label in labels if label != "le")
-            if isinstance(node, P.MatrixSelector) and is_bucket(q.selector_name(node)):
+            if isinstance(node, P.MatrixSelector) and is_bucket(q.selector_name(node), ctx.names):
                 bucket = q.selector_name(node)
                 window = q.seconds(node.range)
                 matchers = tuple(
@@ -96,13 +95,13 @@ def _from_histogram_quantile(call: P.Call) -> Quantile:
                     for m in q.matchers(node)
                     if m.name not in ("le", "__name__")
                 )
-    if is_recorded(bucket):
+    if ctx.names.is_recorded(bucket):
         bucket = ""  # a recorded bucket rate: its raw source is not known here
     return Quantile(phi, bucket, by, window, matchers)
 
 
-def _from_name(name: str) -> Quantile | None:
-    parts = split_recorded(name)
+def _from_name(name: str, ctx: Context) -> Quantile | None:
+    parts = ctx.names.split(name)
     if parts is None:
         return None
     level, metric, ops = parts
@@ -112,7 +111,7 @@ def _from_name(name: str) -> Quantile | None:
     digits = match.group("digits") or match.group("digits2")
     phi = float("0." + digits) if digits else None
     by = tuple(label for label in level.split("_") if label) if level else ()
-    window = window_of_name(name)
+    window = ctx.names.window(name)
     bucket = metric if metric.endswith("_bucket") else f"{metric}_bucket"
     return Quantile(phi, bucket, by, window, how="its name")
 
@@ -123,7 +122,7 @@ def quantile_of(node: q.Expr, ctx: Context, seen: frozenset[str] = frozenset()) 
     if isinstance(node, P.Call):
         name = q.func_name(node)
         if name == "histogram_quantile":
-            return _from_histogram_quantile(node)
+            return _from_histogram_quantile(node, ctx)
         if name == "quantile_over_time":
             return Quantile(q.constant(node.args[0]), how="quantile_over_time")
         if name in _PRESERVING and node.args:
@@ -150,7 +149,7 @@ def _selector_quantile(
     name = q.selector_name(node)
     if not name:
         return None
-    if not is_recorded(name):
+    if not ctx.names.is_recorded(name):
         if any(m.name == "quantile" and m.op == P.MatchOp.Equal for m in q.matchers(node)):
             value = next(str(m.value) for m in q.matchers(node) if m.name == "quantile")
             try:
@@ -166,7 +165,7 @@ def _selector_quantile(
             return replace(found, how=f"its recording rule ({found.how})")
     if trees:
         return None  # recorded here, and not a quantile
-    return _from_name(name)
+    return _from_name(name, ctx)
 
 
 def _phi_name(found: Quantile) -> str:
@@ -228,7 +227,7 @@ def _le_dropped_by_record(name: str, ctx: Context) -> str:
             if (
                 isinstance(node, P.AggregateExpr)
                 and not q.keeps_label(node, "le")
-                and any(is_bucket(q.selector_name(n)) for n, _ in q.walk(node))
+                and any(is_bucket(q.selector_name(n), ctx.names) for n, _ in q.walk(node))
             ):
                 kind, labels = q.grouping(node)
                 return f"{q.op(node)}{f' {kind} ({chr(44).join(labels)})' if kind else ''}"

@@ -11,7 +11,6 @@ from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.versions import _TWO_SAMPLES, _recorded_interval
 from generator.lint.model import Fix, Rule, Severity
-from generator.lint.names import is_recorded
 from generator.lint.printer import walk_paths
 from generator.lint.registry import Context, Hit, rule_check
 
@@ -37,7 +36,7 @@ def range_left_open(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
             window = q.seconds(arg.range)
             step = q.seconds(arg.step) if arg.step is not None else ctx.config.scrape_interval
             what = f"the subquery [{q.fmt_seconds(window)}:{q.fmt_seconds(step)}]"
-        elif isinstance(arg, P.MatrixSelector) and is_recorded(q.selector_name(arg)):
+        elif isinstance(arg, P.MatrixSelector) and ctx.names.is_recorded(q.selector_name(arg)):
             interval = _recorded_interval(q.selector_name(arg), ctx)
             if interval is None:
                 continue

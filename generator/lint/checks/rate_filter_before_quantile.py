@@ -21,7 +21,7 @@ def filter_before_quantile(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
     """Filtering buckets removes some ``le`` series and moves the quantile; filter the result."""
     for arg in _quantile_args(tree):
         for node, _ in q.walk(arg):
-            if q.is_filter(node) and _has_bucket(node):
+            if q.is_filter(node) and _has_bucket(node, ctx.names):
                 yield Hit(
                     f"`{q.op(node)}` filters buckets inside histogram_quantile, so some `le` "
                     "bounds go missing and the quantile moves; compare the quantile instead"

@@ -9,7 +9,6 @@ from generator.lint import printer
 from generator.lint import promql as q
 from generator.lint.checks.counters import _already, _rate_first, _rated_selectors
 from generator.lint.model import Fix, Rule, Severity
-from generator.lint.names import is_recorded
 from generator.lint.registry import Context, Hit, rule_check
 
 
@@ -22,7 +21,7 @@ from generator.lint.registry import Context, Hit, rule_check
 def rate_over_aggregated(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
     """``rate(job:requests_total:sum[5m])``: sum first, rate second hides counter resets."""
     for path, call, name in _rated_selectors(tree):
-        if not is_recorded(name):
+        if not ctx.names.is_recorded(name):
             continue
         why = _already(name, ctx)
         if not why:

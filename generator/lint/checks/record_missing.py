@@ -21,6 +21,7 @@ def missing_records(tree: q.Expr, ctx: Context) -> list[str]:
         if (
             name
             and split_recorded(name) is not None
+            and ctx.names.is_recorded(name)
             and name not in ctx.records
             and name not in found
         ):

@@ -12,15 +12,14 @@ import promql_parser as P
 
 from generator.lint import printer
 from generator.lint import promql as q
-from generator.lint.names import is_recorded, recorded_ratio, window_of_name
 from generator.lint.registry import Context
 
 
 def _is_ratio(name: str, ctx: Context) -> bool:
     """True for a recorded series that holds a ratio (by name, or its rule divides)."""
-    if not is_recorded(name):
+    if not ctx.names.is_recorded(name):
         return False
-    if recorded_ratio(name):
+    if ctx.names.says_ratio(name):
         return True
     return any(q.op(q.unwrap(tree)) == "/" for tree in ctx.recorded_trees(name))
 
@@ -52,7 +51,8 @@ def _weighted(name: str, window: float, ctx: Context) -> str | None:
         return None
     sides = [q.unwrap(division.lhs), q.unwrap(division.rhs)]
     if not all(
-        isinstance(side, P.VectorSelector) and is_recorded(q.selector_name(side)) for side in sides
+        isinstance(side, P.VectorSelector) and ctx.names.is_recorded(q.selector_name(side))
+        for side in sides
     ):
         return None
     span = q.fmt_seconds(window)
@@ -102,13 +102,13 @@ def _error_series(node: q.Expr, ctx: Context) -> bool:
     return False
 
 
-def _windows(node: q.Expr) -> set[float]:
+def _windows(node: q.Expr, ctx: Context) -> set[float]:
     found: set[float] = set()
     for sub, _ in q.walk(node):
         if isinstance(sub, P.MatrixSelector):
             found.add(q.seconds(sub.range))
         else:
-            window = window_of_name(q.selector_name(sub))
+            window = ctx.names.window(q.selector_name(sub))
             if window is not None:
                 found.add(window)
     return found
