@@ -42,7 +42,7 @@ check: $(STAMP) prometheus alertmanager
 # The suite in TEST_WORKERS pytest-xdist processes (tests/conftest.py: tests sharing a module or
 # package fixture stay on one worker). `.venv/bin/pytest -q` runs the same suite in one process.
 TEST_WORKERS ?= 2
-test: $(STAMP) tools
+test: $(STAMP) tools prometheus
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
 
 # The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of

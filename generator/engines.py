@@ -82,7 +82,7 @@ class Engine(Protocol):
     ) -> list[Diagnostic]:
         """promtool's and amtool's problems with ``files`` (chosen from ``built``); empty
         when they pass. ``unproved``: services promtool cannot read
-        (:func:`generator.prove.utf8_unproved`), left out.
+        (:func:`generator.prove.promtool3_unproved`), left out.
 
         Raises:
             ObsgenError: promtool or amtool missing.

@@ -315,6 +315,19 @@ class ServicePlan:
         return value
 
     @property
+    def reads_native(self) -> bool:
+        """Whether a histogram of the plan is native: its generated tests need promtool 3."""
+        return any(h.native for h in self.histograms.values())
+
+    @property
+    def needs_promtool3(self) -> tuple[str, ...]:
+        """What of the plan promtool 2 cannot read: ``UTF-8 names``, ``native histograms``."""
+        return (
+            *(("UTF-8 names",) if self.utf8_names else ()),
+            *(("native histograms",) if self.reads_native else ()),
+        )
+
+    @property
     def agg_labels(self) -> tuple[str, ...]:
         """Labels kept when summing a service's series: ``namespace``, ``groupBy`` and the
         cluster label (``spec.prometheus.clusterLabel``, when set), sorted."""

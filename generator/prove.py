@@ -52,7 +52,7 @@ def promtool_problems(
     run again: those files passed when a render wrote them, and the test suite re-runs them.
 
     ``unproved``: services left out of both (their rules use syntax this promtool cannot
-    parse, :func:`utf8_unproved`); nothing is recorded as proved for them.
+    parse, :func:`promtool3_unproved`); nothing is recorded as proved for them.
 
     Raises:
         ObsgenError: promtool is missing.
@@ -194,34 +194,46 @@ def amtool_problems(outputs: Mapping[str, str], root: Path | None = None) -> lis
         return amtool.test_routes(files[0], tests_path, [cases[i] for i in chosen], chosen)
 
 
-def utf8_unproved(
+def promtool3_unproved(
     plans: Sequence[ServicePlan], warn: Callable[[Diagnostic], None] | None = None
 ) -> set[str]:
-    """Services whose rules read UTF-8 metric names (``prometheus.version: "3"``) when the
-    installed promtool predates Prometheus 3's quoted syntax (:data:`promtool.UTF8_SINCE`):
-    it cannot parse them, so their promtool proof is not run, and ``warn`` says so per spec.
-    Empty when no plan reads such names or promtool is 3.0 or later.
+    """Services promtool 2 cannot prove, when the installed promtool predates Prometheus 3
+    (:data:`promtool.UTF8_SINCE`): rules that read UTF-8 metric names
+    (``prometheus.version: "3"``; quoted selectors) or generated tests that feed native
+    histograms (promtool 3's custom-bounds notation). Their proof is not run, and ``warn``
+    says so per spec. Empty when no plan needs promtool 3 or promtool is 3.0 or later.
 
     Raises:
-        ObsgenError: promtool is missing (only asked when a plan reads such names).
+        ObsgenError: promtool is missing (only asked when a plan needs promtool 3).
     """
-    quoted = [p for p in plans if p.utf8_names]
-    if not quoted:
+    needing = [p for p in plans if p.needs_promtool3]
+    if not needing:
         return set()
     tool = promtool.find_promtool()
     if promtool.reads_utf8_names(tool):
         return set()
     found = promtool.version(tool)
     shown = ".".join(map(str, found)) if found else "of unknown version"
-    for plan in quoted:
-        more = f" (and {len(plan.utf8_names) - 1} more)" if len(plan.utf8_names) > 1 else ""
+    for plan in needing:
+        reasons = []
+        if plan.utf8_names:
+            more = f" (and {len(plan.utf8_names) - 1} more)" if len(plan.utf8_names) > 1 else ""
+            reasons.append(
+                f"its rules read {plan.utf8_names[0]!r}{more} with Prometheus 3 quoted selectors"
+            )
+        if plan.reads_native:
+            names = sorted(h.metric for h in plan.histograms.values() if h.native)
+            reasons.append(
+                f"its generated tests feed the native histogram {names[0]!r} in promtool 3's "
+                "notation"
+            )
         message = (
-            f"promtool proof NOT run for this spec: its rules read {plan.utf8_names[0]!r}{more} "
-            f"with Prometheus 3 quoted selectors, and the installed promtool {shown} predates "
-            "that syntax (it needs promtool 3.0 or later); its rules and generated tests are "
-            "written unproved — run `promtool check rules` and `promtool test rules` with "
-            "promtool 3 before deploying them"
+            f"promtool proof NOT run for this spec: {' and '.join(reasons)}, and the installed "
+            f"promtool {shown} predates that syntax (it needs promtool 3.0 or later); its rules "
+            "and generated tests are written unproved — run `promtool check rules` and "
+            "`promtool test rules` with promtool 3 before deploying them"
         )
         if warn is not None:
-            warn(Diagnostic(plan.source, "spec.prometheus.version", message, Level.WARNING))
-    return {p.name for p in quoted}
+            where = "spec.prometheus.version" if plan.utf8_names else "spec.metrics"
+            warn(Diagnostic(plan.source, where, message, Level.WARNING))
+    return {p.name for p in needing}

@@ -40,7 +40,7 @@ from generator.errors import Diagnostic, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.project_config import load_project_config
-from generator.prove import amtool_problems, promtool_problems, utf8_unproved
+from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
 from generator.spec import find_spec_files, load_spec
 from generator.yamlio import dump_yaml, generated_header
@@ -53,11 +53,11 @@ __all__ = [
     "engine",
     "find_specs",
     "load_plans",
+    "promtool3_unproved",
     "promtool_problems",
     "render",
     "render_bundle",
     "rules_outputs",
-    "utf8_unproved",
 ]
 
 
@@ -317,7 +317,7 @@ def render_bundle(
         _own_fleet_files(built, plans, root)
     files = built.files()
     if options.run_promtool:
-        problems = runs.prove(files, built, utf8_unproved(plans, warn))
+        problems = runs.prove(files, built, promtool3_unproved(plans, warn))
         if problems:
             raise ObsgenError(problems, exit_code=1)
     return _bundle(root, plans, built, options, partial)

@@ -1,6 +1,7 @@
-"""Every committed rule file and generated promtool test also passes on the Prometheus 2 line
-(promtool 2.53.3, the 2.x LTS): the suite proves everything on promtool 3 (tests/toolchain.py),
-and these tests prove the same files on 2.x, whose range selectors are closed on the left."""
+"""Every committed rule file and generated promtool test also passes on the Prometheus 2 line:
+promtool 2.53.3 (the 2.x LTS) and Debian's 2.42 (what `make render` installs and proves with on a
+user's machine). The suite proves everything on promtool 3 (tests/toolchain.py); these prove the
+same files on 2.x, whose range selectors are closed on the left."""
 
 from __future__ import annotations
 
@@ -16,8 +17,16 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVICES = sorted(p.name.removesuffix(".rules.yaml") for p in (ROOT / "rules").glob("*.rules.yaml"))
 
 
-def _promtool2(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    tool = toolchain.binary("prometheus2", "promtool")
+LINES = {
+    "2.53": lambda: toolchain.binary("prometheus2", "promtool"),
+    "2.42": toolchain.debian_promtool,
+}
+
+
+def _promtool2(
+    *args: str | Path, cwd: Path, line: str = "2.53"
+) -> subprocess.CompletedProcess[str]:
+    tool = LINES[line]()
     return subprocess.run(
         [tool, *map(str, args)],
         cwd=cwd,
@@ -29,22 +38,25 @@ def _promtool2(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_the_2x_line_is_a_2x_promtool() -> None:
-    out = _promtool2("--version", cwd=ROOT)
-    assert "version 2.53." in out.stdout + out.stderr
+@pytest.mark.parametrize("line", sorted(LINES))
+def test_the_2x_line_is_a_2x_promtool(line: str) -> None:
+    out = _promtool2("--version", cwd=ROOT, line=line)
+    assert f"version {line}." in out.stdout + out.stderr
 
 
-def test_every_committed_rule_file_passes_promtool_2_lint() -> None:
+@pytest.mark.parametrize("line", sorted(LINES))
+def test_every_committed_rule_file_passes_promtool_2_lint(line: str) -> None:
     files = sorted((ROOT / "rules").glob("*.rules.yaml"))
     assert len(files) == len(SERVICES) >= 6
-    out = _promtool2("check", "rules", "--lint=all", "--lint-fatal", *files, cwd=ROOT)
+    out = _promtool2("check", "rules", "--lint=all", "--lint-fatal", *files, cwd=ROOT, line=line)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("line", sorted(LINES))
 @pytest.mark.parametrize("service", SERVICES)
-def test_every_generated_test_of_a_service_passes_promtool_2(service: str) -> None:
+def test_every_generated_test_of_a_service_passes_promtool_2(service: str, line: str) -> None:
     tests = sorted((ROOT / "rules").glob(f"{service}.*test.yaml"))
     assert tests, f"no committed promtool tests for {service}"
-    out = _promtool2("test", "rules", *(t.name for t in tests), cwd=ROOT / "rules")
+    out = _promtool2("test", "rules", *(t.name for t in tests), cwd=ROOT / "rules", line=line)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-6000:]
     assert out.stdout.count("SUCCESS") == len(tests)

@@ -4,12 +4,14 @@ and fail when a rendered threshold is broken."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from generator.proof_split import assertion_keys, split_test_file
+from tests import toolchain
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
 
@@ -54,11 +56,26 @@ def test_slo_groups_evaluate_at_the_spec_interval_and_sum_whole_increments(tmp_p
     assert "[59m45s]" in text and "[27d23h59m45s]" in text and "[1h]" not in text
 
 
-def test_native_histogram_limits_are_stated_in_the_test_file(tmp_path: Path) -> None:
+def test_native_histograms_are_fed_as_promtool_3_series_and_their_slo_cases_run(
+    tmp_path: Path,
+) -> None:
     files = render_to(ROOT / "tests" / "fixtures" / "slo-native.yaml", tmp_path)
     text = files["rules/native-lat.test.yaml"].read_text()
-    assert "promtool 2.42 test series cannot express native histograms" in text
-    assert "latency 1h/5m" not in text and "availability 1h/5m" in text
+    assert "they need promtool 3.0 or later" in text
+    assert "custom_values:[0.1 1 10]" in text and "schema:-53" in text
+    assert "__obsgen_native__" not in text
+    # The latency SLO on the native histogram has its burn and detection cases now.
+    assert "latency 1h/5m" in text and "availability 1h/5m" in text
+    # promtool 2 cannot read the notation (the proof needs promtool 3, as the header says).
+    out = subprocess.run(
+        [toolchain.binary("prometheus2", "promtool"), "test", "rules", "native-lat.test.yaml"],
+        cwd=files["rules/native-lat.test.yaml"].parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert out.returncode != 0 and "custom_values" in out.stdout + out.stderr
 
 
 def _line(window: str, slo: str, threshold: str, short: bool = False) -> str:
@@ -153,6 +170,12 @@ MAIN, SLOW_10M, SLOW_3H = "", "slow-10m.", "slow-3h."
             MAIN,
             id="1h window over [1h]: 61 increments in Prometheus 2's closed range (fires late)",
         ),
+        pytest.param(
+            "[59m30s]",
+            "[1h30s]",
+            MAIN,
+            id="1h window over [1h30s]: 61 increments on either major (fires late)",
+        ),
     ],
 )
 def test_generated_tests_fail_on_a_broken_threshold(
@@ -171,7 +194,15 @@ def test_generated_tests_fail_on_a_broken_threshold(
     # split into parts. Fewer assertions can only fail less: a failure here is one in full.
     parts = split_test_file(tests, proven=passed)
     assert parts, "the broken rule reaches no assertion"
-    result = run_promtool("test", "rules", *parts)
+    # A window on the evaluation grid ([1h]) is one increment too long only where ranges are
+    # closed on the left: Prometheus 2 (Prometheus 3's are left-open, so it is right there).
+    if new == "[1h]":
+        two = toolchain.binary("prometheus2", "promtool")
+        result = subprocess.run(
+            [two, "test", "rules", *map(str, parts)], capture_output=True, text=True, check=False
+        )
+    else:
+        result = run_promtool("test", "rules", *parts)
     assert result.returncode != 0
     assert "FAILED" in result.stdout + result.stderr
 

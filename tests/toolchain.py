@@ -82,6 +82,24 @@ def binary(tool: str, command: str | None = None) -> str:
     return str(path)
 
 
+DEBIAN_PROMTOOL = "/usr/bin/promtool"
+"""The promtool `make render` installs on a user's Debian machine (Debian 12: 2.42): the proof a
+render runs there, so the committed bundle must pass it too."""
+
+
+def debian_promtool() -> str:
+    """Path of Debian's promtool (``make prometheus`` installs it; ``make test`` does).
+
+    Raises:
+        ToolMissing: not installed.
+    """
+    if not Path(DEBIAN_PROMTOOL).is_file():
+        raise ToolMissing(
+            "Debian's promtool is not installed at /usr/bin/promtool: run `make prometheus`"
+        )
+    return DEBIAN_PROMTOOL
+
+
 def activate() -> None:
     """Put the primary tools first on ``PATH`` and ``$PROMTOOL`` at promtool 3 (a caller's own
     ``$PROMTOOL`` is kept).

@@ -207,8 +207,6 @@ def detection_groups(plan: ServicePlan) -> dict[int, list[dict[str, Any]]]:
     can (fewer promtool steps); otherwise one case each."""
     by_windows: dict[tuple[int, int], list[tuple[SLOPlan, Tier]]] = {}
     for s in distinct_slos(plan):
-        if s.histogram is not None and s.histogram.native:
-            continue
         for tier in s.tiers:
             by_windows.setdefault((tier.long_window_ms, tier.short_window_ms), []).append((s, tier))
     out: dict[int, list[dict[str, Any]]] = {}

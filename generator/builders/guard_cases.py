@@ -153,13 +153,6 @@ def _guard_rule(plan: ServicePlan, item: SignalInput) -> Rule:
     )
 
 
-def _expressible(plan: ServicePlan, item: SignalInput) -> bool:
-    """Whether promtool 2.42's series notation can hold the input's series (not a native
-    histogram's)."""
-    native = {name for h in plan.histograms.values() if h.native for name in h.names}
-    return not any(s.metric in native for s in item.sources)
-
-
 def expected_guards(
     plan: ServicePlan, s: Series, items: Sequence[SignalInput] | None = None
 ) -> list[dict[str, Any]]:
@@ -226,7 +219,7 @@ def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         ValueError: the prediction disagrees with the inputs (a guard that would not fire on
             its own missing series, or one that fires on the healthy series).
     """
-    items = [i for i in signal_inputs(plan) if _expressible(plan, i)]
+    items = list(signal_inputs(plan))
     if not items:
         return []
     base = [Klass(BASE_PER_MIN)]
@@ -294,7 +287,7 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
     steps = LONG_HEALTHY_MS // INTERVAL_MS
     s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)
     checks = [
-        alert_test(at, name, quiet_except_native(plan, name, s))
+        alert_test(at, name, [])
         for at in (30 * 60_000, 60 * 60_000, LONG_HEALTHY_MS)
         for name in names
     ]
@@ -304,11 +297,3 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
         series,
         checks,
     )
-
-
-def quiet_except_native(plan: ServicePlan, alert: str, s: Series) -> list[dict[str, Any]]:
-    """No alert, but for ``ModelSignalMissing`` the guards of native histograms, whose series
-    promtool 2.42 cannot express (the guards checked after ``for`` has passed)."""
-    if alert != naming.ALERT_SIGNAL_MISSING:
-        return []
-    return expected_guards(plan, s, [i for i in signal_inputs(plan) if not _expressible(plan, i)])

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, regexes
+from generator.builders import native_series
 from generator.builders.common import Rule
 from generator.builders.go_templates import render_template
 from generator.builders.pods import (
@@ -183,11 +184,13 @@ def _shared_histogram(plan: ServicePlan) -> HistogramPlan | None:
 
 
 def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None) -> Series:
-    """Counters for ``classes``: request counters and every classic histogram of the plan."""
+    """Counters for ``classes``: request counters and every histogram of the plan (a native
+    one as pseudo-counters: :mod:`generator.builders.native_series`)."""
     s = s or Series()
     req = plan.requests
     shared = _shared_histogram(plan)
     classic = [h for h in plan.histograms.values() if not h.native]
+    native = [h for h in plan.histograms.values() if h.native]
     # Per outcome (failed or not): the request counter's key, and per histogram its bucket
     # keys with their bounds (s), then the +Inf and _count keys; added class by class.
     keys: dict[bool, tuple[Any, list[tuple[list[tuple[Any, float]], Any, Any]]]] = {}
@@ -228,7 +231,27 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
                 counters[bucket] = counters.get(bucket, 0.0) + (k.per_min if d <= bound else 0)
             counters[inf] = counters.get(inf, 0.0) + k.per_min
             counters[count] = counters.get(count, 0.0) + k.per_min
+        for h in native:
+            _observe_native(plan, h, k, counters)
     return s
+
+
+def _observe_native(
+    plan: ServicePlan, h: HistogramPlan, k: Klass, counters: dict[Any, float]
+) -> None:
+    """Add a minute of class ``k`` to native histogram ``h``'s pseudo-counters: its bucket
+    (the first bound not below its duration, in the metric's unit), count and sum."""
+    labels = labels_of(plan, h.matchers)
+    value = k.duration(h) / h.seconds_per_unit
+    index = next((i for i, b in enumerate(h.buckets) if value <= b), len(h.buckets))
+    parts = {native_series.bucket_key(i): 0.0 for i in range(len(h.buckets) + 1)}
+    parts[native_series.bucket_key(index)] = k.per_min
+    parts["count"] = k.per_min
+    parts["sum"] = k.per_min * value
+    for part, per_min in parts.items():
+        marker = native_series.component(part, h.buckets)
+        key = (h.metric, tuple(sorted({**labels, native_series.COMPONENT: marker}.items())))
+        counters[key] = counters.get(key, 0.0) + per_min
 
 
 def up_labels(plan: ServicePlan) -> dict[str, str]:
@@ -426,11 +449,12 @@ def promtool_group(
     tests: list[dict[str, Any]],
     interval_ms: int = INTERVAL_MS,
 ) -> dict[str, Any]:
-    """A promtool test group: ``input_series`` stepped every ``interval_ms``, its tests."""
+    """A promtool test group: ``input_series`` stepped every ``interval_ms``, its tests
+    (native histograms' pseudo-counters folded: :func:`native_series.fold`)."""
     return {
         "name": name,
         "interval": format_duration_ms(interval_ms),
-        "input_series": series,
+        "input_series": native_series.fold(series),
         "alert_rule_test": tests,
     }
 

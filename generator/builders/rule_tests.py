@@ -20,7 +20,6 @@ from generator.builders.guard_cases import (
     expected_guards,
     guard_groups,
     long_healthy_group,
-    quiet_except_native,
 )
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.promtool_series import (
@@ -113,8 +112,7 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
-    """Counters that never move (and no native-histogram series): every alert stays quiet
-    (the guard of a native histogram, which has no series here, excepted)."""
+    """Counters and native histograms that never move: every alert stays quiet."""
     at = CHECK_MS + max([a.for_ms for a in plan.alerts.values()] + [0])
     names = sorted({r["alert"] for r in alert_rules(plan)})
     s = healthy(plan, [Klass(0)])
@@ -122,13 +120,8 @@ def zero_traffic_group(plan: ServicePlan) -> dict[str, Any]:
     return promtool_group(
         "zero traffic raises no alert",
         series,
-        [alert_test(at, n, quiet_except_native(plan, n, s)) for n in names],
+        [alert_test(at, n, []) for n in names],
     )
-
-
-def native_note(plan: ServicePlan) -> list[str]:
-    """Names of SLOs whose burn cases promtool 2.42 cannot express (native histograms)."""
-    return [s.name for s in plan.slos if s.histogram is not None and s.histogram.native]
 
 
 def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
@@ -168,14 +161,10 @@ def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> 
         ObsgenError: an error matcher with no printable example value.
     """
     header = generated_header(plan.source)
-    skipped = native_note(plan)
-    if skipped:
+    if plan.reads_native:
         header += (
-            "\nNative-histogram SLOs "
-            + ", ".join(skipped)
-            + ": promtool 2.42 test series cannot express native histograms,\n"
-            "so only the zero-traffic case covers them; their burn cases are not generated,\n"
-            "and their input guard is expected to fire (no series) where others stay quiet."
+            "\nNative histograms: these tests feed them in promtool 3's notation (custom bounds),"
+            "\nso they need promtool 3.0 or later; promtool 2 cannot read them."
         )
     alert_rules(plan, groups)  # kept on the plan from the groups the caller already built
     try:

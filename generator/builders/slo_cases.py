@@ -54,15 +54,11 @@ def slo_bad_ratio(s: SLOPlan, classes: Sequence[Klass]) -> tuple[Fraction, float
 def _burn_alerts(
     plan: ServicePlan, classes: Sequence[Klass], fires: Callable[[SLOPlan, Tier], bool]
 ) -> list[dict[str, Any]]:
-    """Expected ``ErrorBudgetBurn`` alerts of the tiers for which ``fires(slo, tier)`` holds.
-
-    SLOs on native histograms have no input series in promtool 2.42, so they never fire here.
-    """
+    """Expected ``ErrorBudgetBurn`` alerts of the tiers for which ``fires(slo, tier)`` holds
+    (native histograms included: their series are promtool 3's, :mod:`native_series`)."""
     rules = [r for r in alert_rules(plan) if r["alert"] == naming.ALERT_ERROR_BUDGET_BURN]
     found = []
     for s in plan.slos:
-        if s.histogram is not None and s.histogram.native:
-            continue
         for tier in s.tiers:
             if not fires(s, tier):
                 continue
@@ -178,7 +174,7 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
     (the mean rate × the window) would credit its fastest long window with several times that;
     by 30m it has enough and pages. Expectations follow :func:`generator.slo.recorded_events`.
     None without burn-rate tiers."""
-    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    slos = [s for s in plan.slos if s.tiers]
     if not slos:
         return None
     durations: dict[str, float] = {}
@@ -239,7 +235,7 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     keeps the negative difference) misses them. Expectations follow
     :func:`generator.slo.window_ratio` (no events are lost to this restart). None without
     burn-rate tiers."""
-    slos = [s for s in plan.slos if s.tiers and not (s.histogram and s.histogram.native)]
+    slos = [s for s in plan.slos if s.tiers]
     if not slos:
         return None
     durations: dict[str, float] = {}
@@ -299,8 +295,6 @@ def _threshold_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     spec order, each into the first group of its key it fits (one case per SLO a group)."""
     packed: dict[tuple[int, int, bool], list[list[_ThresholdCase]]] = {}
     for s in distinct_slos(plan):
-        if s.histogram is not None and s.histogram.native:
-            continue
         for tier in s.tiers:
             where = f"{s.name} {naming.window(tier.long_window_ms)}/{naming.window(tier.short_window_ms)}"
             factor = decimal_str(tier.factor)
@@ -375,7 +369,7 @@ def expected_budget_lows(
     how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
     found = []
     for s in plan.slos:
-        if not s.budget_levels or (s.histogram is not None and s.histogram.native):
+        if not s.budget_levels:
             continue
         ratio, per_s = slo_bad_ratio(s, classes)
         events = slo.recorded_events(Fraction(per_s), at_ms, s.window_ms, how)
@@ -398,7 +392,7 @@ def budget_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """``ErrorBudgetLow``: every request bad spends every SLO's budget (its lowest level
     tickets); per SLO, bad events at 62.5 % of its budget leave 37.5 % (the level above
     tickets, between 50 % and 25 % by default); a healthy service keeps its budget (none)."""
-    slos = [s for s in plan.slos if s.budget_levels and not (s.histogram and s.histogram.native)]
+    slos = [s for s in plan.slos if s.budget_levels]
     if not slos:
         return []
     cases = [
@@ -443,7 +437,7 @@ def slo_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     the minimum-events guard (SLOs with the same rate in one group, every event bad for each
     of them); a counter reset raises nothing."""
     groups = _threshold_groups(plan)
-    slos = [s for s in distinct_slos(plan) if not (s.histogram and s.histogram.native)]
+    slos = list(distinct_slos(plan))
     for above in (True, False):
         word = "just above" if above else "just below"
         packed: list[list[tuple[SLOPlan, Fraction, Klass]]] = []
