@@ -864,6 +864,7 @@ Signal = Literal[
     "memoryWorkingSet",
     "memoryLimit",
     "containerRestarts",
+    "oomEvents",
     "gpuExporter",
     "gpuDevices",
     "gpuMemory",
