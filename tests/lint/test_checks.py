@@ -437,6 +437,21 @@ CASES = [
         {},
         id="rate first then sum",
     ),
+    # --- units
+    pytest.param(
+        "threshold-unit",
+        [rule_file(alert("vllm:gpu_cache_usage_perc > 90"))],
+        F,
+        {},
+        id="percent threshold on vLLM's 0-1 KV-cache usage",
+    ),
+    pytest.param(
+        "threshold-unit",
+        [rule_file(alert("vllm:gpu_cache_usage_perc > 0.9"))],
+        P,
+        {},
+        id="ratio threshold on vLLM's KV-cache usage",
+    ),
     # --- SLO maths
     pytest.param(
         "averaged-ratio",

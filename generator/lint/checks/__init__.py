@@ -54,6 +54,7 @@ from generator.lint.checks import (
     regex_plain_string,
     regex_redundant_anchor,
     template_label,
+    threshold_unit,
     vector_matching,
 )
 from generator.lint.registry import ENGINE_CHECKS, FAMILY_ORDER, Check
@@ -105,6 +106,7 @@ CHECKS: tuple[Check, ...] = (
     impossible_comparison.CHECK,
     fragile_aggregation.CHECK,
     alert_for_value.CHECK,
+    threshold_unit.CHECK,
 )
 
 
