@@ -16,7 +16,6 @@ from functools import lru_cache
 
 from generator.lint.names import preset_namespaces
 
-
 # Presets whose metric names many other exporters share.
 GENERIC_SERVERS = frozenset({"openai-http"})
 
