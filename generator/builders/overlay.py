@@ -17,6 +17,7 @@ from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
+from generator.text import shell_word
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
 # A service's rule groups: built (a list of groups) or already serialised.
@@ -346,7 +347,7 @@ def _manifest(
                 "",
                 f"client-side `kubectl apply` would store {applied:,} bytes of annotations "
                 f"(limit {install_limits.ANNOTATIONS_LIMIT:,}) and be rejected; use "
-                f"`kubectl apply --server-side -f {path}` (or `kubectl create` / `kubectl "
+                f"`kubectl apply --server-side -f {shell_word(path)}` (or `kubectl create` / `kubectl "
                 "replace`)",
                 Level.WARNING,
             )
@@ -354,9 +355,8 @@ def _manifest(
     # A dashboard of no service (the fleet overview) goes where Grafana's sidecar looks.
     default = "<grafana namespace>" if obj["kind"] == "ConfigMap" else "<namespace>"
     namespace = "" if obj["metadata"].get("namespace") else f" -n {default}"
-    header = (
-        f"{generated_header(', '.join(sources))}\n{usage.format(file=path, namespace=namespace)}"
-    )
+    command = usage.format(file=shell_word(path), namespace=namespace)
+    header = f"{generated_header(', '.join(sources))}\n{command}"
     return dump_yaml(obj, header=header), problems
 
 
@@ -414,12 +414,14 @@ def _service_files(
     path = naming.values_file(plan.name)
     values = kps_values([plan], own, dashboards_via, {plan.name: groups})
     problems.extend(_check_values(path, values, own, dashboards_via, warn))
-    files[path] = dump_yaml(values, header=_header([plan.source], KPS_USAGE.format(file=path)))
+    files[path] = dump_yaml(
+        values, header=_header([plan.source], KPS_USAGE.format(file=shell_word(path)))
+    )
     if plan.gpu_exporter:
         path = naming.sidecar_values_file(plan.name)
         files[path] = dump_yaml(
             kube.sidecar_values(plan),
-            header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
+            header=_header([plan.source], SIDECAR_USAGE.format(file=shell_word(path))),
         )
 
     def manifest(path: str, obj: Obj) -> None:
@@ -454,7 +456,9 @@ def _fleet_files(
     everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
     values = kps_values(plans, everything, dashboards_via, groups)
     problems.extend(_check_values(path, values, everything, dashboards_via, warn))
-    files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
+    files[path] = dump_yaml(
+        values, header=_header(sources, KPS_USAGE.format(file=shell_word(path)))
+    )
     return files
 
 
