@@ -117,7 +117,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     ``killed="container"`` (value 1): the container restarted within the window, its last
     termination is ``OOMKilled`` with exit code 137, unless cAdvisor's counter shows an older
     OOM kill and none within the window (the reason is left over from a process killed
-    earlier: the runtime marks every later exit of the container so). Without the counter
+    earlier: the runtime marks the container's exit so, whatever ends it). Without the counter
     (not scraped) the reason and the exit code decide alone.
 
     ``killed="process"`` (value: OOM events within the window): the counter rose and the
