@@ -454,6 +454,20 @@ CASES = [
     ),
     # --- SLO maths
     pytest.param(
+        "nan-in-aggregation",
+        [rule_file(alert("avg(rate(x_seconds_sum[5m]) / rate(x_seconds_count[5m])) > 1"))],
+        F,
+        {},
+        id="average of per-series means: NaN while one series is idle",
+    ),
+    pytest.param(
+        "nan-in-aggregation",
+        [rule_file(alert("sum(rate(x_seconds_sum[5m])) / sum(rate(x_seconds_count[5m])) > 1"))],
+        P,
+        {},
+        id="aggregate first, then divide",
+    ),
+    pytest.param(
         "averaged-ratio",
         [
             rule_file(
