@@ -28,6 +28,7 @@ BUDGET_LEFT = "budget_left"  # ErrorBudgetLow: the level crossed, in percent ("2
 WINDOW = "window"
 SIGNAL = "signal"  # input guards: which spec signal (requests, kvCache, ...) is missing
 METRIC = "metric"  # input guards: the metric name that is missing
+KILLED = "killed"  # ModelContainerOOMKilled: what the OOM killer ended ("container", "process")
 EVENTS = "events"  # SLO event increments: which count (EVENTS_BAD or EVENTS_TOTAL)
 EVENTS_BAD = "bad"
 EVENTS_TOTAL = "total"
@@ -74,6 +75,11 @@ INDICATOR_LABEL = {
 CADVISOR_WORKING_SET = "container_memory_working_set_bytes"
 KSM_LIMITS = "kube_pod_container_resource_limits"
 KSM_LAST_TERMINATED = "kube_pod_container_status_last_terminated_reason"
+# The last termination's exit code (kube-state-metrics v2.7.0 on, internal/store/pod.go).
+KSM_LAST_EXIT_CODE = "kube_pod_container_status_last_terminated_exitcode"
+# The kernel's OOM kills counted per container cgroup (cAdvisor v0.40.0 on; the kubelet's
+# /metrics/cadvisor from Kubernetes 1.24).
+CADVISOR_OOM_EVENTS = "container_oom_events_total"
 KSM_RESTARTS = "kube_pod_container_status_restarts_total"
 # A series per waiting container (value 1, label reason), none while it runs
 # (kube-state-metrics v2.20.0, internal/store/pod.go; docs/metrics/workload/pod-metrics.md).

@@ -31,6 +31,11 @@ KIND = "AlertReceivers"
 DEFAULT_SECRETS_DIR = "/etc/alertmanager/secrets"
 
 Obj = dict[str, Any]
+# Integers as their consumers keep them: an AlertmanagerConfig's webhook maxAlerts is an int32
+# (prometheus-operator, monitoring/v1alpha1 WebhookConfig; Alertmanager's own max_alerts is a
+# uint64, so the CRD's bound is the tighter), a TCP port 16 bits without 0.
+MAX_INT32 = 2**31 - 1
+MAX_PORT = 65535
 
 
 def _check(regex: re.Pattern[str], what: str) -> Any:
@@ -83,9 +88,22 @@ Email = Annotated[
     Field(max_length=254),
     _check(re.compile(r"^[^@\s\"'<>{}\\,;]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$"), "an email address"),
 ]
+
+
+def _port_in_range(value: str) -> str:
+    port = int(value.rpartition(":")[2])
+    if not 1 <= port <= MAX_PORT:
+        raise ValueError(
+            f"{value!r}: port {port} is out of range; expected host:port with a port from 1 to "
+            f"{MAX_PORT} (e.g. smtp.example.com:587)"
+        )
+    return value
+
+
 HostPort = Annotated[
     str,
     _check(re.compile(r"^[A-Za-z0-9.-]+:[0-9]{1,5}$"), "host:port (e.g. smtp.example.com:587)"),
+    AfterValidator(_port_in_range),
 ]
 SlackChannel = Annotated[
     str,
@@ -120,11 +138,22 @@ class SecretRef(StrictModel):
         return {"name": self.secret, "key": self.key}
 
 
+def _max_alerts(value: int) -> int:
+    if not 0 <= value <= MAX_INT32:
+        shown = str(value) if len(str(value)) <= 40 else str(value)[:39] + "…"
+        raise ValueError(
+            f"{shown} is out of range; expected 0 (every alert in one message) to {MAX_INT32}: "
+            "the AlertmanagerConfig resource keeps maxAlerts in an int32"
+        )
+    return value
+
+
 class Webhook(StrictModel):
-    """A generic webhook (ticket bridges, chat relays). The URL is written into the config."""
+    """A generic webhook (ticket bridges, chat relays). The URL is written into the config;
+    ``maxAlerts`` caps the alerts per message (0: all), at most :data:`MAX_INT32`."""
 
     url: Url
-    max_alerts: Annotated[int, Field(ge=0)] = 0
+    max_alerts: Annotated[int, AfterValidator(_max_alerts)] = 0
 
 
 class PagerDuty(StrictModel):

@@ -35,8 +35,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
-from generator import naming, regexes, targets
+from generator import kube_names, naming, regexes, targets
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.promql import LEGACY_METRIC_NAME, label_name_problem, metric_name_problem
 from generator.units import (
@@ -414,32 +415,55 @@ MetricMatchers = Annotated[
 ]
 GPUMatchers = Annotated[LabelMap, AfterValidator(_own_labels_free)]
 
-# Kubernetes label keys ([prefix/]name) and values, and named ports (IANA_SVC_NAME).
+# Kubernetes label values (a label key's name part is one too, but not empty); the full
+# rules, with the reason a value breaks them, are generator/kube_names.py's.
 K8S_LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)"
-K8S_LABEL_KEY = re.compile(rf"^([a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?/)?{K8S_LABEL_NAME}$")
 K8S_LABEL_VALUE = re.compile(rf"^{K8S_LABEL_NAME}?$")
-PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([-a-z0-9]{0,13}[a-z0-9])?$")
+# An error of one key of a mapping-valued field: reported at ``<field>.<key>``.
+KEYED_ERROR = "obsgen_keyed"
+
+
+def keyed_error(key: str, message: str) -> PydanticCustomError:
+    """A validation error of the entry ``key`` of a mapping, so that its diagnostic names
+    the field path down to the key (``spec.selector.namespace``)."""
+    return PydanticCustomError(KEYED_ERROR, "{message}", {"message": message, "key": key})
 
 
 def _pod_labels_ok(labels: dict[str, str]) -> dict[str, str]:
     if not labels:
         raise ValueError("expected at least one pod label, e.g. {app.kubernetes.io/name: my-model}")
     for key, value in labels.items():
-        if not K8S_LABEL_KEY.match(key):
-            raise ValueError(f"{_shown(key)} is not a Kubernetes label key")
-        if not K8S_LABEL_VALUE.match(value):
-            raise ValueError(
-                f"{_shown(value)} (label {_shown(key)}) is not a Kubernetes label value"
+        why = kube_names.label_key(key)
+        if why is not None:
+            raise keyed_error(
+                key,
+                f"{_shown(key)} is not a Kubernetes label key ({why}); expected "
+                f"{kube_names.LABEL_KEY_EXPECTED}",
+            )
+        why = kube_names.label_value(value)
+        if why is not None:
+            raise keyed_error(
+                key,
+                f"{_shown(value)} is not a Kubernetes label value ({why}); expected "
+                f"{kube_names.LABEL_VALUE_EXPECTED}: it selects the pods in the PodMonitors",
             )
     return labels
+
+
+def _port_name(value: str) -> str:
+    why = kube_names.port_name(value)
+    if why is not None:
+        raise ValueError(
+            f"{_shown(value)} is not a container port name ({why}); expected "
+            f"{kube_names.PORT_NAME_EXPECTED}, or a port number"
+        )
+    return value
 
 
 PodLabels = Annotated[
     dict[str, str], Field(max_length=MAX_MATCHERS), AfterValidator(_pod_labels_ok)
 ]
-PortName = Annotated[
-    str, _pattern(PORT_NAME, "a container port name (up to 15 of a-z, 0-9, '-') or number")
-]
+PortName = Annotated[str, AfterValidator(_port_name)]
 ContainerImage = Annotated[
     str,
     Field(max_length=255),
@@ -864,6 +888,7 @@ Signal = Literal[
     "memoryWorkingSet",
     "memoryLimit",
     "containerRestarts",
+    "oomEvents",
     "gpuExporter",
     "gpuDevices",
     "gpuMemory",
@@ -1022,6 +1047,15 @@ class ServiceSpec(StrictModel):
             raise ValueError(
                 "expected at least one label matcher, e.g. {namespace: ai-inference, job: my-model}"
             )
+        namespace = selector.get("namespace")
+        why = None if namespace is None else kube_names.dns1123_label(namespace)
+        if namespace is not None and why is not None:
+            # It is the namespace of every manifest, PodMonitor selector and kubectl command.
+            raise keyed_error(
+                "namespace",
+                f"{_shown(namespace)} is not a Kubernetes namespace ({why}); expected "
+                f"{kube_names.LABEL_EXPECTED}",
+            )
         return selector
 
     @field_validator("group_by")
@@ -1102,6 +1136,8 @@ def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
             for p in error["loc"]
             if not (isinstance(p, str) and "[" in p and p.startswith(("function", "constrained")))
         )
+        if error["type"] == KEYED_ERROR:
+            loc = (*loc, str(error["ctx"]["key"]))
         diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
     if len(errors) > MAX_DIAGNOSTICS:
         more = len(errors) - MAX_DIAGNOSTICS

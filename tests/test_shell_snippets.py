@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from generator.builders import overlay
 from generator.builders.runbooks import ALERTS, runbook_outputs, service_runbook_outputs
 from generator.plan import ServicePlan
 from generator.render import load_plans
@@ -164,3 +165,11 @@ def test_no_snippet_runs_a_second_command_whatever_the_plan_holds(
 )
 def test_shell_words_are_deterministic_and_minimal(value: object, word: str) -> None:
     assert shell_word(value) == word
+
+
+def test_the_apply_command_in_a_manifest_header_takes_its_path_as_one_word() -> None:
+    """The headers' `kubectl apply -f <file>` too (a path is a repository path, but quoted all
+    the same)."""
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {}}
+    text, _ = overlay._manifest("manifests/a b;c/x.yaml", obj, ["specs/x.yaml"], lambda _: None)
+    assert "Use: kubectl apply -n <grafana namespace> -f 'manifests/a b;c/x.yaml'" in text

@@ -7,25 +7,23 @@ overlays".
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from generator import naming
+from generator import kube_names, naming
 from generator.builders import install_limits, kube
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
-from generator.spec import K8S_LABEL_VALUE
+from generator.text import shell_word
 from generator.yamlio import YamlText, dump_yaml, generated_header
 
 # A service's rule groups: built (a list of groups) or already serialised.
 Groups = list[Any] | YamlText
 
 DASHBOARDS_VIA = ("configmaps", "values")
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Labels kube-prometheus-stack puts on every object it renders ("kube-prometheus-stack.labels"
 # in templates/_helpers.tpl, plus `app`); an overlay entry repeating one would write the key
 # twice into one mapping, which Flux and `kustomize --enable-helm` reject.
@@ -270,31 +268,50 @@ KUBECTL_LARGE_USAGE = (
 
 
 def name_problems(path: str, obj: Obj) -> list[Diagnostic]:
-    """The API server's limits on an object's derived names: ``metadata.name`` a DNS-1123
-    subdomain (≤ 253), every label value in ``metadata.labels`` and ``spec.selector.matchLabels``
-    ≤ 63 characters of ``[A-Za-z0-9._-]``, starting and ending alphanumeric."""
+    """The API server's rules for an object's names (:mod:`generator.kube_names`):
+    ``metadata.name`` a DNS-1123 subdomain, ``metadata.namespace`` and every
+    ``spec.namespaceSelector.matchNames`` entry a DNS-1123 label, every key and value of
+    ``metadata.labels`` and ``spec.selector.matchLabels`` a label key and label value.
+
+    The spec refuses each value these come from; this holds the objects to the same rules
+    whatever reaches them (a name obsgen derives, a plan built without a spec)."""
     problems = []
-    name = obj["metadata"]["name"]
-    if len(name) > 253 or not DNS_SUBDOMAIN.match(name):
+
+    def refuse(where: str, value: object, why: str, expected: str) -> None:
+        text = str(value)
         problems.append(
-            Diagnostic(path, "metadata.name", f"{name!r} is not a Kubernetes object name")
+            Diagnostic(
+                path,
+                where,
+                f"{text[:80]!r} ({len(text)} characters) is refused by the API server ({why}); "
+                f"expected {expected}; change the spec value it comes from (metadata.name, "
+                "spec.selector.namespace, spec.deployment.name or podLabels)",
+            )
         )
-    selector = (obj.get("spec") or {}).get("selector") or {}
+
+    meta = obj["metadata"]
+    name = str(meta["name"])
+    if why := kube_names.dns1123_subdomain(name):
+        refuse("metadata.name", name, why, kube_names.SUBDOMAIN_EXPECTED)
+    namespace = meta.get("namespace")
+    if namespace is not None and (why := kube_names.dns1123_label(str(namespace))):
+        refuse("metadata.namespace", namespace, why, kube_names.LABEL_EXPECTED)
+    spec = obj.get("spec") or {}
+    matched = (spec.get("namespaceSelector") or {}).get("matchNames") or []
+    for index, entry in enumerate(matched):
+        if why := kube_names.dns1123_label(str(entry)):
+            where = f"spec.namespaceSelector.matchNames[{index}]"
+            refuse(where, entry, why, kube_names.LABEL_EXPECTED)
+    selector = spec.get("selector") or {}
     for where, labels in (
-        ("metadata.labels", obj["metadata"].get("labels") or {}),
+        ("metadata.labels", meta.get("labels") or {}),
         ("spec.selector.matchLabels", selector.get("matchLabels") or {}),
     ):
         for key, value in labels.items():
-            if not K8S_LABEL_VALUE.match(str(value)):
-                problems.append(
-                    Diagnostic(
-                        path,
-                        f"{where}.{key}",
-                        f"{str(value)[:80]!r} ({len(str(value))} characters) is not a "
-                        "Kubernetes label value (at most 63 of A-Z a-z 0-9 . _ -); shorten the "
-                        "name it comes from (metadata.name, spec.deployment.name or podLabels)",
-                    )
-                )
+            if why := kube_names.label_key(str(key)):
+                refuse(f"{where}.{key}", key, why, kube_names.LABEL_KEY_EXPECTED)
+            if why := kube_names.label_value(str(value)):
+                refuse(f"{where}.{key}", value, why, kube_names.LABEL_VALUE_EXPECTED)
     return problems
 
 
@@ -330,7 +347,7 @@ def _manifest(
                 "",
                 f"client-side `kubectl apply` would store {applied:,} bytes of annotations "
                 f"(limit {install_limits.ANNOTATIONS_LIMIT:,}) and be rejected; use "
-                f"`kubectl apply --server-side -f {path}` (or `kubectl create` / `kubectl "
+                f"`kubectl apply --server-side -f {shell_word(path)}` (or `kubectl create` / `kubectl "
                 "replace`)",
                 Level.WARNING,
             )
@@ -338,9 +355,8 @@ def _manifest(
     # A dashboard of no service (the fleet overview) goes where Grafana's sidecar looks.
     default = "<grafana namespace>" if obj["kind"] == "ConfigMap" else "<namespace>"
     namespace = "" if obj["metadata"].get("namespace") else f" -n {default}"
-    header = (
-        f"{generated_header(', '.join(sources))}\n{usage.format(file=path, namespace=namespace)}"
-    )
+    command = usage.format(file=shell_word(path), namespace=namespace)
+    header = f"{generated_header(', '.join(sources))}\n{command}"
     return dump_yaml(obj, header=header), problems
 
 
@@ -398,12 +414,14 @@ def _service_files(
     path = naming.values_file(plan.name)
     values = kps_values([plan], own, dashboards_via, {plan.name: groups})
     problems.extend(_check_values(path, values, own, dashboards_via, warn))
-    files[path] = dump_yaml(values, header=_header([plan.source], KPS_USAGE.format(file=path)))
+    files[path] = dump_yaml(
+        values, header=_header([plan.source], KPS_USAGE.format(file=shell_word(path)))
+    )
     if plan.gpu_exporter:
         path = naming.sidecar_values_file(plan.name)
         files[path] = dump_yaml(
             kube.sidecar_values(plan),
-            header=_header([plan.source], SIDECAR_USAGE.format(file=path)),
+            header=_header([plan.source], SIDECAR_USAGE.format(file=shell_word(path))),
         )
 
     def manifest(path: str, obj: Obj) -> None:
@@ -438,7 +456,9 @@ def _fleet_files(
     everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
     values = kps_values(plans, everything, dashboards_via, groups)
     problems.extend(_check_values(path, values, everything, dashboards_via, warn))
-    files[path] = dump_yaml(values, header=_header(sources, KPS_USAGE.format(file=path)))
+    files[path] = dump_yaml(
+        values, header=_header(sources, KPS_USAGE.format(file=shell_word(path)))
+    )
     return files
 
 

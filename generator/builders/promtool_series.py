@@ -331,6 +331,8 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
     working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
     s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
     s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
+    if "oom_killed" in plan.alerts:
+        s.gauge(naming.CADVISOR_OOM_EVENTS, pod, "0" + steady)
     kube_state(plan, s, length)
     if plan.gpu_exporter:
         gpu = sidecar_labels(plan)

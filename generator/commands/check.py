@@ -1,4 +1,5 @@
-"""``obsgen check [SPEC…]``: validate specs (load + resolve) without writing anything."""
+"""``obsgen check [SPEC…]``: validate specs (load + resolve) and ``alertmanager/receivers.yaml``
+without writing anything."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from generator.errors import Diagnostic, Level
+from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
+from generator.receivers import RECEIVERS_FILE, load_receivers
 from generator.render import load_plans
 from generator.spec import find_spec_files
 from generator.units import format_duration_ms
@@ -48,13 +50,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every spec is valid (warnings, on stderr, do not fail), 2 (via ObsgenError)
-    otherwise."""
-    plans = load_plans(find_spec_files(args.specs, Path(".")), Path("."))
+    """Exit 0 when every spec and ``alertmanager/receivers.yaml`` (when there is one) are
+    valid (warnings, on stderr, do not fail), 2 (via ObsgenError) otherwise, with the problems
+    of both."""
+    problems: list[Diagnostic] = []
+    plans: list[ServicePlan] = []
+    receivers = None
+    try:
+        plans = load_plans(find_spec_files(args.specs, Path(".")), Path("."))
+    except ObsgenError as err:
+        problems.extend(err.diagnostics)
+    try:
+        receivers = load_receivers(Path("."))
+    except ObsgenError as err:
+        problems.extend(err.diagnostics)
+    if problems:
+        raise ObsgenError(problems)
     for plan in plans:
         for warning in (*plan.warnings, *retention_warnings(plan)):
             print(warning, file=sys.stderr)
         print(
             f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"
         )
+    if receivers is not None:
+        print(f"{RECEIVERS_FILE}: ok ({len(receivers.teams)} teams)")
     return 0

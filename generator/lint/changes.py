@@ -531,9 +531,17 @@ def from_git(base: str, cwd: Path, paths: Sequence[str] = ()) -> Changes:
     configuration says, and lists untracked files NUL-separated (never quoted).
 
     Raises:
-        ObsgenError: git is missing, ``cwd`` is not in a repository, ``base`` is unknown, or
-            the diff is larger than :data:`MAX_DIFF_BYTES` (exit 2).
+        ObsgenError: git is missing, ``cwd`` is not in a repository, ``base`` is unknown or
+            starts with ``-``, or the diff is larger than :data:`MAX_DIFF_BYTES` (exit 2).
     """
+    if base.startswith("-"):  # git would read it as an option (diff --output=FILE writes)
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    "--base", "", f"{base!r} is not a git ref; expected a commit, branch or tag"
+                )
+            ]
+        )
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     root = Path(os.fsdecode(bytes(top.rstrip(b"\n"))))
     _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], root)

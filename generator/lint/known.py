@@ -4,7 +4,9 @@ Classic histograms: base name, unit (``seconds_per_unit``: 1 s, 0.001 ms, 1e-6 �
 largest finite bucket bound of any release, in the metric's unit (``histogram_quantile`` never
 returns more: a quantile in the ``+Inf`` bucket is that bound). Gauges: kind (``ratio``: 0–1,
 ``percent``: 0–100, ``count``) and what they measure. Names also match behind a re-exporter's
-prefix (``ray_vllm:`` for ``vllm:``).
+prefix (``ray_vllm:`` for ``vllm:``). The generic ``openai-http`` preset's histogram
+(``http_request_duration_seconds``) is left out: other exporters use that name with other
+buckets, or as a native histogram.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from generator.lint.names import preset_namespaces
+
+# Presets whose metric names many other exporters share.
+GENERIC_SERVERS = frozenset({"openai-http"})
 
 
 @dataclass(frozen=True)
@@ -42,6 +47,8 @@ def _histograms() -> dict[str, KnownHistogram]:
 
     found: dict[str, KnownHistogram] = {}
     for server, entries in sorted(PRESETS.items()):
+        if server in GENERIC_SERVERS:
+            continue
         for preset in entries:
             for histogram in preset.latency.values():
                 top = max(histogram.buckets)

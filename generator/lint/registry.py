@@ -107,8 +107,8 @@ class Check:
     Attributes:
         id: kebab-case id, used in config, inline comments and output.
         severity: default severity.
-        family: ``histograms``, ``quantiles``, ``counters``, ``slo``, ``alerts``,
-            ``versions``, ``hygiene``, ``dashboards`` or ``input``.
+        family: ``histograms``, ``quantiles``, ``counters``, ``units``, ``slo``, ``alerts``,
+            ``labels``, ``versions``, ``hygiene``, ``dashboards`` or ``input``.
         summary: one line saying what it catches.
         rule_func: per-rule function (given the parsed tree), or ``None``.
         set_func: whole-input function (given all files and trees by rule), or ``None``.
@@ -193,11 +193,12 @@ FAMILY_ORDER = {
     "histograms": 0,
     "quantiles": 1,
     "counters": 2,
-    "slo": 3,
-    "alerts": 4,
-    "labels": 5,
-    "versions": 6,
-    "hygiene": 7,
-    "dashboards": 8,
-    "input": 9,
+    "units": 3,
+    "slo": 4,
+    "alerts": 5,
+    "labels": 6,
+    "versions": 7,
+    "hygiene": 8,
+    "dashboards": 9,
+    "input": 10,
 }

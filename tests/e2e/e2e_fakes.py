@@ -197,6 +197,11 @@ class FakeModelServer:
             labels=[*labels, "reason"],
         )
         reason.add_metric([*ident, "OOMKilled"], 1)
+        # cAdvisor's OOM kill counter: no kill in this container (the reason above is old).
+        oom_events = CounterMetricFamily(
+            "container_oom_events", "OOM kills in the container.", labels=labels
+        )
+        oom_events.add_metric(ident, 0)
         # cAdvisor CPU counters: 1.5 cores used, 10 CFS periods/s of which 1 throttled.
         seconds = time.monotonic() - self._started
         cpu = []
@@ -208,7 +213,7 @@ class FakeModelServer:
             family = CounterMetricFamily(name, help_text, labels=labels)
             family.add_metric(ident, per_s * seconds)
             cpu.append(family)
-        return [working_set, limits, requests, restarts, reason, *cpu, *self._owners()]
+        return [working_set, limits, requests, restarts, reason, oom_events, *cpu, *self._owners()]
 
     def _owners(self) -> list[Metric]:
         """kube-state-metrics: pod → ReplicaSet → Deployment, and the Deployment's replicas."""

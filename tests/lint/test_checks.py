@@ -437,7 +437,36 @@ CASES = [
         {},
         id="rate first then sum",
     ),
+    # --- units
+    pytest.param(
+        "threshold-unit",
+        [rule_file(alert("vllm:gpu_cache_usage_perc > 90"))],
+        F,
+        {},
+        id="percent threshold on vLLM's 0-1 KV-cache usage",
+    ),
+    pytest.param(
+        "threshold-unit",
+        [rule_file(alert("vllm:gpu_cache_usage_perc > 0.9"))],
+        P,
+        {},
+        id="ratio threshold on vLLM's KV-cache usage",
+    ),
     # --- SLO maths
+    pytest.param(
+        "nan-in-aggregation",
+        [rule_file(alert("avg(rate(x_seconds_sum[5m]) / rate(x_seconds_count[5m])) > 1"))],
+        F,
+        {},
+        id="average of per-series means: NaN while one series is idle",
+    ),
+    pytest.param(
+        "nan-in-aggregation",
+        [rule_file(alert("sum(rate(x_seconds_sum[5m])) / sum(rate(x_seconds_count[5m])) > 1"))],
+        P,
+        {},
+        id="aggregate first, then divide",
+    ),
     pytest.param(
         "averaged-ratio",
         [

@@ -33,6 +33,11 @@ Added for issue 18 (monitoring-mixins/website @ f901a79, Apache-2.0):
   `== 1` holds on any failure, not only on the "constant failure" its comment wants
   (vector-matching).
 
+Added with pint's `promql/nan` (nan-in-aggregation): kubernetes-mixin's four
+KubeAPIErrorBudgetBurn alerts sum `apiserver_request:burnrate…`, recorded (in
+kubernetes-mixin_rules.yaml) as a division by the request count with no guard: a cluster
+with no requests of a kind in the window records NaN, and the sum is NaN (two names each).
+
 Added with the label-set checks:
 
 * template-label: litellm's three alerts print `{{ $labels.instance }}` on `sum(…)` and on
@@ -84,7 +89,11 @@ EXPECTED: dict[str, dict[str, int]] = {
     "gpu-operator_state-node-status-exporter_0800_prometheus_rule_openshift.yaml": {
         "alert-missing-annotation": 4
     },
-    "kubernetes-mixin_alerts.yaml": {"alert-for-value": 1, "range-too-short": 1},
+    "kubernetes-mixin_alerts.yaml": {
+        "alert-for-value": 1,
+        "nan-in-aggregation": 8,
+        "range-too-short": 1,
+    },
     "kubernetes-mixin_rules.yaml": {"record-name-format": 26},
     "node-exporter-mixin_alerts.yaml": {"alert-missing-annotation": 26, "alert-missing-for": 1},
     "prometheus-mixin_alerts.yaml": {"alert-missing-annotation": 23, "regex-plain-string": 1},

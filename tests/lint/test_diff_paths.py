@@ -334,3 +334,13 @@ def test_a_diff_over_the_size_limit_is_refused_clearly(
 )
 def test_quoted_paths_are_read_as_git_writes_them(written: str, path: str) -> None:
     assert unquote(written) == path
+
+
+@pytest.mark.parametrize("base", ["--output=written.txt", "-p", "--no-index"])
+def test_a_base_that_git_would_read_as_an_option_is_refused(
+    repo: Path, base: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _commit(repo, "x.yaml")
+    assert main(["lint", "--no-promtool", "--changed-only", f"--base={base}", "x.yaml"]) == 2
+    assert f"--base: {base!r} is not a git ref" in capsys.readouterr().err
+    assert not (repo / "written.txt").exists()

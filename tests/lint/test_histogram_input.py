@@ -25,8 +25,14 @@ CASES = [
     pytest.param(
         "histogram_quantile(0.99, http_request_duration_seconds) > 1",
         True,
-        "no series has its bare name",
+        "without rate()",
         id="issue: bare histogram name, no _bucket, no rate",
+    ),
+    pytest.param(
+        "histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds[5m]))) > 1",
+        False,
+        "",
+        id="a generic name under rate may be a native histogram",
     ),
     pytest.param(
         "histogram_quantile(0.99, my_latency_seconds) > 1",

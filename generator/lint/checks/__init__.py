@@ -39,6 +39,7 @@ from generator.lint.checks import (
     label_removed,
     le_not_a_number,
     le_spelling,
+    nan_in_aggregation,
     promql_experimental_function,
     promql_function_version,
     quantile_aggregated,
@@ -54,6 +55,7 @@ from generator.lint.checks import (
     regex_plain_string,
     regex_redundant_anchor,
     template_label,
+    threshold_unit,
     vector_matching,
 )
 from generator.lint.registry import ENGINE_CHECKS, FAMILY_ORDER, Check
@@ -73,6 +75,7 @@ CHECKS: tuple[Check, ...] = (
     counter_compared_raw.CHECK,
     rate_over_aggregated.CHECK,
     averaged_ratio.CHECK,
+    nan_in_aggregation.CHECK,
     burn_rate_never_fires.CHECK,
     burn_rate_slow_reset.CHECK,
     burn_rate_budget_spend.CHECK,
@@ -105,6 +108,7 @@ CHECKS: tuple[Check, ...] = (
     impossible_comparison.CHECK,
     fragile_aggregation.CHECK,
     alert_for_value.CHECK,
+    threshold_unit.CHECK,
 )
 
 

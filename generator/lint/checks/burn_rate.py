@@ -64,9 +64,24 @@ def _flatten(node: q.Expr, op: str, path: Path = ()) -> list[tuple[Path, q.Expr]
 
 
 def _ratio_expression(node: q.Expr) -> bool:
-    """True for ``sum(rate(bad[w])) / sum(rate(all[w]))``: a ratio of rates over one window."""
+    """True for ``sum(rate(bad[w])) / sum(rate(all[w]))``: a ratio of rates over one window.
+
+    Not a mean (``rate(x_sum[w]) / rate(x_count[w])``: seconds, not a ratio) nor a growth
+    ratio (the same rate against itself at another offset)."""
     division = q.as_binary(q.unwrap(node), "/")
     if division is None:
+        return False
+    names = [
+        {q.selector_name(n) for n, _ in q.walk(side) if q.selector_name(n)}
+        for side in (division.lhs, division.rhs)
+    ]
+    if any(n.endswith("_sum") for n in names[0]) and any(n.endswith("_count") for n in names[1]):
+        return False
+    offsets = [
+        {q.seconds(n.offset) for n, _ in q.walk(side) if isinstance(n, P.VectorSelector)}
+        for side in (division.lhs, division.rhs)
+    ]
+    if offsets[0] != offsets[1]:
         return False
     sides = []
     for side in (division.lhs, division.rhs):
