@@ -146,3 +146,13 @@ def test_the_suite_proves_on_promtool_3() -> None:
     out = run_promtool("--version")
     assert_ok(out)
     assert "version 3." in out.stdout + out.stderr
+
+
+def test_render_says_which_promtool_and_major_proved_the_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(tmp_path / "specs", good_spec(), "svc.yaml")
+    assert main(["render", "--no-cache", "--out", str(tmp_path / "out"), str(spec)]) == 0
+    assert "; proved with promtool 3.16.0 (Prometheus 3)" in capsys.readouterr().out
+    assert main(["render", "--skip-promtool", "--out", str(tmp_path / "o2"), str(spec)]) == 0
+    assert "proved with" not in capsys.readouterr().out

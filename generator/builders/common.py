@@ -80,16 +80,13 @@ def alert_rule(
     for_ms: int,
     severity: str,
     labels: Mapping[str, str] | None = None,
-    *,
-    keep_firing_for_ms: int = 0,
     **text: Any,
 ) -> Rule:
     """An alerting rule with the contract labels and annotations (docs/contracts.md, Alerts).
 
     Labels: :func:`identity` (``service``, ``namespace``), ``team``, ``severity`` plus ``labels``; annotations: ``summary`` and
     ``description`` from ``templates/alerts/<alert>.j2`` (rendered with ``text``),
-    ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``; ``keep_firing_for_ms``
-    0 omits ``keep_firing_for`` (Prometheus 2.42+: the plan checked the declared target).
+    ``runbook_url`` and ``dashboard_url``. ``for_ms`` 0 omits ``for``.
     """
     for key, value in text.items():
         # Spec values are validated free of Go-template braces; keep it an invariant.
@@ -105,8 +102,6 @@ def alert_rule(
     rule: Rule = {"alert": alert, "expr": expr}
     if for_ms:
         rule["for"] = format_duration_ms(for_ms)
-    if keep_firing_for_ms:
-        rule["keep_firing_for"] = format_duration_ms(keep_firing_for_ms)
     rule["labels"] = {
         **dict(sorted((labels or {}).items())),
         **identity(plan),
@@ -131,6 +126,15 @@ def group(plan: ServicePlan, part: str, rules: list[Rule], interval_ms: int | No
         out["interval"] = format_duration_ms(interval_ms)
     out["rules"] = rules
     return out
+
+
+def keep_firing(rule: Rule, ms: int) -> Rule:
+    """``rule`` with ``keep_firing_for`` (after ``expr`` and ``for``; Prometheus 2.42+: the
+    plan checked the declared target); ``ms`` 0 leaves it as it is."""
+    if not ms:
+        return rule
+    head = {k: v for k, v in rule.items() if k in ("alert", "expr", "for")}
+    return {**head, "keep_firing_for": format_duration_ms(ms), **rule}
 
 
 def held_for(plan: ServicePlan, expr: str, for_ms: int, window_ms: int) -> str:

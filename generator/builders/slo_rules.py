@@ -16,6 +16,7 @@ from generator.builders.common import (
     alert_rule,
     counter_target,
     group,
+    keep_firing,
     record_rule,
     recorded,
 )
@@ -274,28 +275,30 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         )
         exhaustion = Fraction(s.window_ms, 1000) / tier.factor
         rules.append(
-            alert_rule(
-                plan,
-                naming.ALERT_ERROR_BUDGET_BURN,
-                expr,
-                0,
-                tier.severity,
-                {
-                    naming.SLO: s.name,
-                    naming.LONG_WINDOW: long_w,
-                    naming.SHORT_WINDOW: short_w,
-                    naming.BURN_RATE: decimal_str(tier.factor),
-                },
-                keep_firing_for_ms=s.keep_firing_for_ms,
-                slo=s.name,
-                objective=decimal_str(s.objective),
-                window=naming.window(s.window_ms),
-                long_window=long_w,
-                short_window=short_w,
-                burn_rate=decimal_str(tier.factor),
-                threshold=threshold,
-                budget_percent=decimal_str(tier.budget * 100),
-                exhaustion=format_duration_ms(int(exhaustion * 1000)),
+            keep_firing(
+                alert_rule(
+                    plan,
+                    naming.ALERT_ERROR_BUDGET_BURN,
+                    expr,
+                    0,
+                    tier.severity,
+                    {
+                        naming.SLO: s.name,
+                        naming.LONG_WINDOW: long_w,
+                        naming.SHORT_WINDOW: short_w,
+                        naming.BURN_RATE: decimal_str(tier.factor),
+                    },
+                    slo=s.name,
+                    objective=decimal_str(s.objective),
+                    window=naming.window(s.window_ms),
+                    long_window=long_w,
+                    short_window=short_w,
+                    burn_rate=decimal_str(tier.factor),
+                    threshold=threshold,
+                    budget_percent=decimal_str(tier.budget * 100),
+                    exhaustion=format_duration_ms(int(exhaustion * 1000)),
+                ),
+                s.keep_firing_for_ms,
             )
         )
     return rules

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from generator import promtool
 from generator.build import BundleFiles
 from generator.cache import OutputCache
 from generator.errors import Diagnostic, ObsgenError, summarise
@@ -227,7 +228,7 @@ def _finish(
             print("run `make render` and commit the result", file=sys.stderr)
         if drift or left:
             return 1
-        print(f"{len(bundle.outputs)} files up to date")
+        print(f"{len(bundle.outputs)} files up to date{_proved_with(args)}")
         return 0
     # Files kept in place are refused like written ones when their folder leads out of the root.
     problems = outside_root(root, list(bundle.outputs))
@@ -242,9 +243,21 @@ def _finish(
         if not bundle.partial:
             cache.forget_others(bundle.services)
         cache.save()
-    print(f"rendered {len(bundle.outputs)} files, {len(changed)} changed")
+    print(f"rendered {len(bundle.outputs)} files, {len(changed)} changed{_proved_with(args)}")
     for rel in changed:
         print(f"  {rel}")
     if record is not None:
         print(f"recorded render.dashboardsVia: {settings.dashboards_via} in {CONFIG_FILE}")
     return 0
+
+
+def _proved_with(args: argparse.Namespace) -> str:
+    """``; proved with promtool 3.16.0 (Prometheus 3)``: the promtool whose engine proved the
+    rules and tests (PromQL differs between majors: left-open ranges from 3.0), or ``""``
+    without the proof."""
+    if args.skip_promtool:
+        return ""
+    found = promtool.version(promtool.find_promtool())
+    if found is None:
+        return "; proved with a promtool of unknown version"
+    return f"; proved with promtool {'.'.join(map(str, found))} (Prometheus {found[0]})"

@@ -64,7 +64,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
         f"{held_for(plan, f'{up} == 0', alert.for_ms, window)}\nunless on ({keys}) ({all_down})"
     )
     targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)
-    text: dict[str, Any] = {
+    text = {
         "targets": targets,
         "held": format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
         "window": format_duration_ms(window),
