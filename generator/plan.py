@@ -46,6 +46,7 @@ from generator.spec import (
     MetricOverride,
     Metrics,
     ModelServiceSpec,
+    PrometheusSettings,
 )
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, unit_from_name, unit_of
 
@@ -299,6 +300,8 @@ class ServicePlan:
     install: InstallPlan | None = None
     retention_ms: int | None = None  # spec.prometheus.retention, when declared
     metric_prefix: str = ""  # spec.metrics.prefix: already on every preset name above
+    # spec.prometheus.queryOffset (0: none): every rule group's query_offset.
+    query_offset_ms: int = 0
     # Metric names read outside the legacy set (Prometheus 3 only; quoted in PromQL).
     utf8_names: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
@@ -702,6 +705,27 @@ def _resolve_slos(
     return tuple(plans)
 
 
+def _query_offset(prometheus: PrometheusSettings, p: _Problems) -> int:
+    """``spec.prometheus.queryOffset`` in ms (0 unset), refused when the declared Prometheus
+    cannot load it or it is not whole evaluations."""
+    given = prometheus.query_offset
+    if not given:
+        return 0
+    why = targets.missing(targets.QUERY_OFFSET, prometheus.floor)
+    if why is not None:
+        p.add("spec.prometheus.queryOffset", why)
+        return 0
+    if given % prometheus.evaluation_interval:
+        p.add(
+            "spec.prometheus.queryOffset",
+            f"{format_duration_ms(given)} is not a multiple of spec.prometheus.evaluationInterval "
+            f"{format_duration_ms(prometheus.evaluation_interval)}: the SLO increments would "
+            "no longer tile the window",
+        )
+        return 0
+    return given
+
+
 def _keep_firing_for(item: SLO, floor: tuple[int, int], path: str, p: _Problems) -> int:
     """``spec.slos[].alerting.keepFiringFor`` in ms (0 unset), refused when the declared
     Prometheus cannot load it."""
@@ -1072,6 +1096,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             f"cannot group by {cluster_label!r}: it is spec.prometheus.clusterLabel, which "
             "every aggregation keeps already; remove it from groupBy",
         )
+    query_offset_ms = _query_offset(body.prometheus, p)
     if p.items:
         raise ObsgenError(p.items)
     if spec.metadata.runbook_base_url is None:
@@ -1128,6 +1153,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         le_version=body.prometheus.major,
         scrape_interval_ms=body.prometheus.scrape_interval,
         evaluation_interval_ms=body.prometheus.evaluation_interval,
+        query_offset_ms=query_offset_ms,
         histograms=histograms,
         requests=requests,
         queue_depth=gauges[0],

@@ -554,6 +554,21 @@ class PrometheusSettings(StrictModel):
     # kube-prometheus-stack Helm release: its Prometheus selects rules/monitors by `release`.
     release: DnsLabel = "kube-prometheus-stack"
     cluster_label: LabelName | None = None
+    # Every rule group's `query_offset`: the ruler reads data this late (remote-written,
+    # replayed); Prometheus 2.53+. docs/scale-out.md, "Evaluation delay".
+    query_offset: DurationMs | None = None
+
+    @field_validator("query_offset")
+    @classmethod
+    def _whole_minutes(cls, ms: int | None) -> int | None:
+        # The generated tests step every minute; an offset of whole steps shifts every check
+        # by exactly itself.
+        if ms is not None and (ms <= 0 or ms % 60_000 or ms > 3_600_000):
+            raise ValueError(
+                "expected whole minutes from 1m to 1h (e.g. 1m, 2m, 5m): the rules' checks "
+                "step every minute"
+            )
+        return ms
 
     @field_validator("cluster_label")
     @classmethod

@@ -156,3 +156,82 @@ def test_render_says_which_promtool_and_major_proved_the_bundle(
     assert "; proved with promtool 3.16.0 (Prometheus 3)" in capsys.readouterr().out
     assert main(["render", "--skip-promtool", "--out", str(tmp_path / "o2"), str(spec)]) == 0
     assert "proved with" not in capsys.readouterr().out
+
+
+OFFSET_SPEC = Path(__file__).parent / "fixtures" / "slo-query-offset.yaml"
+
+
+def _offset(version: str | int, offset: str) -> dict[str, Any]:
+    data = good_spec()
+    set_path(data, "spec.prometheus", {"version": version, "queryOffset": offset})
+    return data
+
+
+@pytest.mark.parametrize("version", ["compat", 2, "2.52", "2.42"])
+def test_query_offset_below_2_53_is_refused(
+    version: str | int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _check(tmp_path, capsys, _offset(version, "2m"))
+    assert code == 2 and "spec.prometheus.queryOffset" in err, err
+    assert "2.53" in err and "0.78" in err, err
+
+
+@pytest.mark.parametrize(
+    ("offset", "expected"),
+    [
+        ("30s", "whole minutes"),
+        ("90s", "whole minutes"),
+        ("2h", "whole minutes"),
+        ("0s", "positive duration"),
+    ],
+)
+def test_query_offset_must_be_whole_minutes(
+    offset: str, expected: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = _check(tmp_path, capsys, _offset("3", offset))
+    assert code == 2 and "spec.prometheus.queryOffset" in err and expected in err, err
+
+
+def test_query_offset_must_be_whole_evaluations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _offset("3", "3m")
+    data["spec"]["prometheus"]["evaluationInterval"] = "5m"
+    code, err = _check(tmp_path, capsys, data)
+    assert code == 2 and "not a multiple of spec.prometheus.evaluationInterval" in err, err
+
+
+@pytest.fixture(scope="module")
+def offset_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return render_to(OFFSET_SPEC, tmp_path_factory.mktemp("offset"))
+
+
+def test_every_rule_group_carries_the_query_offset(offset_files: dict[str, Path]) -> None:
+    groups = yaml.safe_load(offset_files["rules/chat-offset.rules.yaml"].read_text())["groups"]
+    assert groups and all(g["query_offset"] == "2m" for g in groups)
+
+
+@pytest.mark.parametrize("major", ["prometheus3", "prometheus2"])
+def test_query_offset_tests_pass_and_catch_a_ruler_without_the_offset(
+    major: str, offset_files: dict[str, Path], tmp_path: Path
+) -> None:
+    tool = toolchain.binary(major, "promtool")
+    tests = sorted(p for r, p in offset_files.items() if r.endswith(".test.yaml"))
+    ok = subprocess.run(
+        [tool, "test", "rules", *map(str, tests)], capture_output=True, text=True, check=False
+    )
+    assert ok.returncode == 0, ok.stdout[-4000:]
+    # The same tests against the rules without the offset: alerts fire 2m early, so they fail.
+    for path in offset_files.values():
+        target = tmp_path / path.name
+        text = path.read_text()
+        target.write_text(
+            text.replace("  query_offset: 2m\n", "") if path.name.endswith(".rules.yaml") else text
+        )
+    without = subprocess.run(
+        [tool, "test", "rules", *(str(tmp_path / t.name) for t in tests)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert without.returncode != 0 and "FAILED" in without.stdout + without.stderr

@@ -120,10 +120,13 @@ def alert_rule(
 
 def group(plan: ServicePlan, part: str, rules: list[Rule], interval_ms: int | None = None) -> Group:
     """A rule group named ``obsgen.<service>.<part>`` (no group-level labels: 2.42-safe), with
-    its own ``interval`` when ``interval_ms`` is given (else Prometheus' global one)."""
+    its own ``interval`` when ``interval_ms`` is given (else Prometheus' global one) and the
+    spec's ``query_offset`` (Prometheus 2.53+: the plan checked the declared target)."""
     out: Group = {"name": naming.group_name(plan.name, part)}
     if interval_ms is not None:
         out["interval"] = format_duration_ms(interval_ms)
+    if plan.query_offset_ms:
+        out["query_offset"] = format_duration_ms(plan.query_offset_ms)
     out["rules"] = rules
     return out
 

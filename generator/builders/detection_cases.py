@@ -48,10 +48,17 @@ MIN_WINDOW_SAMPLES = 24
 SLOW_SCRAPE_MS = 150_000
 
 
-def detection_interval_ms(tier: Tier) -> int:
-    """Evaluation interval (ms) of ``tier``'s detection case (see DETECTION_INTERVALS_MS)."""
+def detection_interval_ms(tier: Tier, query_offset_ms: int = 0) -> int | None:
+    """Evaluation interval (ms) of ``tier``'s detection case (see DETECTION_INTERVALS_MS).
+
+    With a query offset the checks are shifted by it (:func:`generator.builders.rule_tests.
+    shifted`), exact only where the interval divides it: None (no detection case; the tier's
+    thresholds are still proved by the steady burn cases) when the coarsest fitting interval
+    does not. A finer interval would make a 3d tier's case cost thousands of evaluations.
+    """
     fitting = [e for e in DETECTION_INTERVALS_MS if tier.long_window_ms // e >= MIN_WINDOW_SAMPLES]
-    return max(fitting, default=DETECTION_INTERVALS_MS[0])
+    e = max(fitting, default=DETECTION_INTERVALS_MS[0])
+    return None if query_offset_ms % e else e
 
 
 def _scrape_ms(plan: ServicePlan, e: int) -> int:
@@ -84,8 +91,8 @@ def detection_group(
     detection time and firing at it, and every assertion expects the alerts of every SLO at
     that time (:func:`burns_for_phases`). None when one class cannot be bad for all members."""
     tier = members[0][1]
-    e = detection_interval_ms(tier)
-    if outage and e != INTERVAL_MS:
+    e = detection_interval_ms(tier, plan.query_offset_ms)
+    if e is None or (outage and e != INTERVAL_MS):
         return None
     targets = [
         Fraction(1) if outage else min(Fraction(1), t.threshold * (1 + MARGIN)) for _, t in members
@@ -164,7 +171,9 @@ def burst_ended_group(
     must stay silent. A lowered short-window threshold fires here. None when the shares do not
     fit or the long window would not be over."""
     tier = members[0][1]
-    e = detection_interval_ms(tier)
+    e = detection_interval_ms(tier, plan.query_offset_ms)
+    if e is None:
+        return None
     burst = shares_mix(plan, members, [min(Fraction(1), t.threshold * 2) for _, t in members])
     low = shares_mix(plan, members, [t.threshold * (1 - MARGIN) for _, t in members])
     if burst is None or low is None:

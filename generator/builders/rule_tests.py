@@ -44,7 +44,7 @@ from generator.builders.windowed_series import (
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
 from generator.plan import ServicePlan
-from generator.units import format_duration_ms
+from generator.units import format_duration_ms, parse_duration_ms
 from generator.yamlio import dump_yaml, generated_header
 
 
@@ -149,7 +149,24 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
             "evaluation_interval": format_duration_ms(e),
             "tests": groups,
         }
+    if plan.query_offset_ms:
+        for doc in out.values():
+            groups_of: list[dict[str, Any]] = doc["tests"]  # type: ignore[assignment]
+            doc["tests"] = [shifted(group, plan.query_offset_ms) for group in groups_of]
     return out
+
+
+def shifted(group: dict[str, Any], offset_ms: int) -> dict[str, Any]:
+    """``group`` with every check ``offset_ms`` later: rules whose groups have that
+    ``query_offset`` evaluate at each step what they evaluated ``offset_ms`` earlier without
+    it (their records are written at the earlier time, so chains of records keep it), so each
+    expected alert holds exactly that much later — the promised detection time plus the
+    offset. The series need not grow: what the rules read stays where it was."""
+    tests = [
+        {**t, "eval_time": format_duration_ms(parse_duration_ms(t["eval_time"]) + offset_ms)}
+        for t in group["alert_rule_test"]
+    ]
+    return {**group, "alert_rule_test": tests}
 
 
 def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> dict[str, str]:
