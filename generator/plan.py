@@ -302,6 +302,9 @@ class ServicePlan:
     metric_prefix: str = ""  # spec.metrics.prefix: already on every preset name above
     # spec.prometheus.queryOffset (0: none): every rule group's query_offset.
     query_offset_ms: int = 0
+    # spec.prometheus.maxGap (0: none): the longest hole in a counter's samples the SLO
+    # increments bridge (generator.promql.increments).
+    max_gap_ms: int = 0
     # Metric names read outside the legacy set (Prometheus 3 only; quoted in PromQL).
     utf8_names: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
@@ -1154,6 +1157,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         scrape_interval_ms=body.prometheus.scrape_interval,
         evaluation_interval_ms=body.prometheus.evaluation_interval,
         query_offset_ms=query_offset_ms,
+        max_gap_ms=body.prometheus.max_gap or 0,
         histograms=histograms,
         requests=requests,
         queue_depth=gauges[0],

@@ -232,22 +232,39 @@ class Target:
         return f"on ({', '.join(label_name(n) for n in self.labels)})"
 
 
-def increments(at: Callable[[str], str], interval: str, target: Target | None = None) -> str:
+def increments(
+    at: Callable[[Callable[[str], str]], str],
+    interval: str,
+    target: Target | None = None,
+    bridge: str | None = None,
+) -> str:
     """Events each series of a counter gained over the last ``interval``, exactly (unsummed).
 
-    ``at(offset)`` renders the per-series counter value with an ``offset`` modifier (``""`` for
-    now, ``" offset 1m"`` for one interval ago); for a selector, ``lambda o: sel + o``. Per
-    series: ``now − then`` while the counter did not drop; ``now`` when it did (a reset:
-    counting restarted from 0). A series absent ``interval`` ago counts ``now`` when its
-    ``target`` was up then (that scrape succeeded without it: the client created it since, at
-    its first event) and nothing otherwise (it came with its target: a new pod, a scrape gap, a
-    Prometheus restart — as ``rate`` ignores a series' first sample); docs/spec.md, "Counters
-    born late". ``or`` adds only label sets the earlier terms lack, so each series counts once.
-    Unlike ``increase(x[interval])`` nothing is extrapolated, so increments recorded every
-    ``interval`` add up exactly (they telescope) over any window that holds a whole number of
-    them.
+    ``at(wrap)`` renders the per-series counter value with each raw selector ``wrap``-ped:
+    the value now (``wrap`` leaves the selector as it is) and before (the last sample up to
+    ``interval`` ago; for a selector, ``lambda w: w(sel)``). Per series: ``now − before``
+    while the counter did not drop; ``now`` when it did (a reset: counting restarted from 0).
+    A series with no sample before counts ``now`` when its ``target`` was up ``interval`` ago
+    (that scrape succeeded without it: the client created it since, at its first event) and
+    nothing otherwise (it came with its target: a new pod — as ``rate`` ignores a series'
+    first sample); docs/spec.md, "Counters born late". ``or`` adds only label sets the earlier
+    terms lack, so each series counts once. Unlike ``increase(x[interval])`` nothing is
+    extrapolated, so increments recorded every ``interval`` add up exactly (they telescope) over
+    any window that holds a whole number of them.
+
+    ``bridge``: "before" is the last sample within ``bridge`` before ``interval`` ago
+    (``last_over_time(x[bridge] offset interval)``, which skips staleness markers) instead of
+    the sample ``interval`` ago within the 5m lookback (``x offset interval``): a hole in the
+    samples up to ``bridge`` long (failed scrapes, a Prometheus restart, a remote-write
+    backlog) then loses nothing — the events inside it are booked at the first evaluation
+    after it, as ``increase()`` over a window holding the hole books them. docs/spec.md,
+    "Gaps in the samples".
     """
-    now, then = at(""), at(f" offset {interval}")
+    now = at(lambda sel: sel)
+    if bridge is None:
+        then = at(lambda sel: f"{sel} offset {interval}")
+    else:
+        then = at(lambda sel: f"last_over_time({sel}[{bridge}] offset {interval})")
     out = f"({now} - {then}) >= 0 or ({now} and {then})"
     if target is not None:
         out += f" or ({now} and {target.on} ({target.up} offset {interval} == 1))"
@@ -255,15 +272,16 @@ def increments(at: Callable[[str], str], interval: str, target: Target | None = 
 
 
 def sum_increments(
-    ats: Sequence[Callable[[str], str]],
+    ats: Sequence[Callable[[Callable[[str], str]], str]],
     interval: str,
     group: Iterable[str],
     target: Target | None = None,
+    bridge: str | None = None,
 ) -> str:
     """``sum by (group)`` of :func:`increments` of a counter known by several names (a
     rename): per series the first name's, later names' only where it has none (as
     :func:`sum_rate_any`), so pods on either side of the rename all count, once."""
-    parts = [increments(at, interval, target) for at in ats]
+    parts = [increments(at, interval, target, bridge) for at in ats]
     inner = parts[0] if len(parts) == 1 else " or ".join(f"({x})" for x in parts)
     return f"sum{by(group)} ({inner})"
 

@@ -557,6 +557,9 @@ class PrometheusSettings(StrictModel):
     # Every rule group's `query_offset`: the ruler reads data this late (remote-written,
     # replayed); Prometheus 2.53+. docs/scale-out.md, "Evaluation delay".
     query_offset: DurationMs | None = None
+    # The longest hole in a counter's samples whose events the SLO increments still book when
+    # samples resume (last_over_time over it); "0s" turns it off. docs/spec.md, "Gaps".
+    max_gap: DurationMs | None = 3_600_000
 
     @field_validator("query_offset")
     @classmethod
@@ -567,6 +570,21 @@ class PrometheusSettings(StrictModel):
             raise ValueError(
                 "expected whole minutes from 1m to 1h (e.g. 1m, 2m, 5m): the rules' checks "
                 "step every minute"
+            )
+        return ms
+
+    @field_validator("max_gap", mode="before")
+    @classmethod
+    def _gap_off(cls, value: Any) -> Any:
+        return None if value in ("0", "0s", 0) else value
+
+    @field_validator("max_gap")
+    @classmethod
+    def _gap_range(cls, ms: int | None) -> int | None:
+        if ms is not None and not 300_000 < ms <= 86_400_000:
+            raise ValueError(
+                "expected a duration over 5m (shorter holes need no bridge: the lookback "
+                "covers them) and at most 1d, or 0s for none"
             )
         return ms
 

@@ -32,15 +32,25 @@ def _increments(plan: ServicePlan) -> Callable[[str], str]:
     """Selector → summed per-evaluation increments of that counter."""
     interval = naming.window(plan.evaluation_interval_ms)
     target = counter_target(plan, plan.requests.matchers)
-    return lambda series: sum_increments([lambda o: series + o], interval, plan.agg_labels, target)
+    bridge = _bridge(plan)
+    return lambda series: sum_increments(
+        [lambda wrap: wrap(series)], interval, plan.agg_labels, target, bridge
+    )
+
+
+def _bridge(plan: ServicePlan) -> str | None:
+    """The longest hole in a counter's samples the increments bridge
+    (``spec.prometheus.maxGap``; :func:`generator.promql.increments`)."""
+    return naming.window(plan.max_gap_ms) if plan.max_gap_ms else None
 
 
 def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *extra: Matcher) -> str:
     """Summed increments of a classic histogram's ``suffix`` series under any of its names."""
     selectors = [selector(name + suffix, (*h.matchers, *extra)) for name in h.names]
-    ats = [lambda o, sel=sel: sel + o for sel in selectors]
+    ats = [lambda wrap, sel=sel: wrap(sel) for sel in selectors]
     interval = naming.window(plan.evaluation_interval_ms)
-    return sum_increments(ats, interval, plan.agg_labels, counter_target(plan, h.matchers))
+    target = counter_target(plan, h.matchers)
+    return sum_increments(ats, interval, plan.agg_labels, target, _bridge(plan))
 
 
 def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
@@ -48,8 +58,8 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
     per series as a float: ``histogram_count`` and ``histogram_fraction`` of the series."""
     interval = naming.window(plan.evaluation_interval_ms)
 
-    def at(name: str, offset: str) -> str:
-        series = selector(name, h.matchers) + offset
+    def at(name: str, wrap: Callable[[str], str]) -> str:
+        series = wrap(selector(name, h.matchers))
         count = f"histogram_count({series})"
         if bound is None:
             return count
@@ -57,8 +67,9 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
         frac = f"histogram_fraction(0, {decimal_str(bound)}, {series}) * {count}"
         return f"({frac} >= 0 or 0 * {count})"
 
-    ats = [lambda o, name=name: at(name, o) for name in h.names]
-    return sum_increments(ats, interval, plan.agg_labels, counter_target(plan, h.matchers))
+    ats = [lambda wrap, name=name: at(name, wrap) for name in h.names]
+    target = counter_target(plan, h.matchers)
+    return sum_increments(ats, interval, plan.agg_labels, target, _bridge(plan))
 
 
 def good_events(plan: ServicePlan, s: SLOPlan) -> str:
