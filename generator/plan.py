@@ -1157,7 +1157,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         scrape_interval_ms=body.prometheus.scrape_interval,
         evaluation_interval_ms=body.prometheus.evaluation_interval,
         query_offset_ms=query_offset_ms,
-        max_gap_ms=body.prometheus.max_gap or 0,
+        max_gap_ms=body.prometheus.max_gap,
         histograms=histograms,
         requests=requests,
         queue_depth=gauges[0],

@@ -212,6 +212,14 @@ def _within(least_ms: int, most_ms: int, why: str) -> AfterValidator:
     return AfterValidator(check)
 
 
+def _gap_duration(value: Any) -> int:
+    """``spec.prometheus.maxGap``: a duration, or ``0s`` for none."""
+    return 0 if value == "0s" else _duration(value)
+
+
+GapMs = Annotated[int, BeforeValidator(_gap_duration, json_schema_input_type=DurationText)]
+
+
 # An alert's `for` and a trend's look-back: each generated test runs that long in 1m steps.
 AlertFor = Annotated[
     DurationMs,
@@ -559,7 +567,7 @@ class PrometheusSettings(StrictModel):
     query_offset: DurationMs | None = None
     # The longest hole in a counter's samples whose events the SLO increments still book when
     # samples resume (last_over_time over it); "0s" turns it off. docs/spec.md, "Gaps".
-    max_gap: DurationMs | None = 3_600_000
+    max_gap: GapMs = 3_600_000
 
     @field_validator("query_offset")
     @classmethod
@@ -573,15 +581,10 @@ class PrometheusSettings(StrictModel):
             )
         return ms
 
-    @field_validator("max_gap", mode="before")
-    @classmethod
-    def _gap_off(cls, value: Any) -> Any:
-        return None if value in ("0", "0s", 0) else value
-
     @field_validator("max_gap")
     @classmethod
-    def _gap_range(cls, ms: int | None) -> int | None:
-        if ms is not None and not 300_000 < ms <= 86_400_000:
+    def _gap_range(cls, ms: int) -> int:
+        if ms and not 300_000 < ms <= 86_400_000:
             raise ValueError(
                 "expected a duration over 5m (shorter holes need no bridge: the lookback "
                 "covers them) and at most 1d, or 0s for none"

@@ -42,7 +42,10 @@ NOTES = {
     "spec.prometheus.scrapeInterval": "every rate window and tier window must be ≥ 4 × this",
     "spec.prometheus.evaluationInterval": "`interval` of the SLO rule groups (1s–5m); must divide 5m, every tier window and the SLO window. Shorter pages sooner (within one interval of the Workbook) but stores more samples per window",
     "spec.prometheus.retention": "an SLO window longer than this is refused",
-    "spec.prometheus.version": "`le` spelling of the target: `2` (`1`), `3` (`1.0`), `compat` (both); `3` also reads UTF-8 metric names (quoted selectors, see *Prometheus 3 UTF-8 names*)",
+    "spec.prometheus.version": 'the oldest Prometheus the rules must load on: `2`, `3`, `compat` (both) or a release line in quotes (`"2.53"`, `"3.5"`); sets the `le` spelling (`2`: `1`, `3`: `1.0`, `compat`: both), lets `3` read UTF-8 metric names, and gates `keepFiringFor` (2.42) and `queryOffset` (2.53); see *The declared Prometheus*',
+    "spec.prometheus.queryOffset": "`query_offset` of every rule group: the ruler evaluates as of this long ago (remote-written data still arriving); whole minutes, a multiple of `evaluationInterval`, at most 1h; needs `version` 2.53 or later; see *The declared Prometheus*",
+    "spec.prometheus.maxGap": "the longest hole in a counter's samples whose events the SLO increments still book when samples resume (over 5m, at most 1d; `0s`: none); see *Gaps in the samples*",
+    "spec.slos[].alerting.keepFiringFor": "`keep_firing_for` of the SLO's burn-rate alerts: they keep firing this long after the condition clears; needs `spec.prometheus.version` 2.42 or later",
     "spec.prometheus.release": "kube-prometheus-stack release label",
     "spec.prometheus.clusterLabel": "label that tells clusters apart on a multi-cluster engine (`cluster`): kept by every aggregation and join, a dashboard variable; see docs/scale-out.md",
     "spec.metrics.*.buckets": "upper bounds in **seconds**, ascending, finite, no `+Inf`",
@@ -110,7 +113,10 @@ def _durations(model: type[BaseModel]) -> set[str]:
     """Field names of ``model`` that hold durations (ms) converted from the spec's text."""
     out = set()
     for name, info in model.model_fields.items():
-        if any(isinstance(m, BeforeValidator) and m.func is spec._duration for m in info.metadata):
+        if any(
+            isinstance(m, BeforeValidator) and m.func in (spec._duration, spec._gap_duration)
+            for m in info.metadata
+        ):
             out.add(name)
     return out
 
