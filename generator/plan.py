@@ -298,6 +298,10 @@ class ServicePlan:
     # Metric names read outside the legacy set (Prometheus 3 only; quoted in PromQL).
     utf8_names: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    # spec.gpu.exporter ("none", "sidecar", "dcgm"); with dcgm, gpu_matchers select
+    # dcgm-exporter's targets and dcgm_honor_labels is spec.gpu.dcgm.honorLabels.
+    gpu_source: str = "none"
+    dcgm_honor_labels: bool = False
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -1065,6 +1069,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             **(body.gpu.selector or {}),
         },
     )
+    if body.gpu.exporter == "dcgm":
+        # dcgm-exporter runs on each node, in its own namespace: its targets' own labels.
+        gpu_base = tuple(sorted(equals(dict(body.gpu.dcgm.selector))))
     gauges = (
         _gauge(preset.queue_depth, metrics.queue_depth, base),
         _gauge(preset.running_requests, metrics.running_requests, base),
@@ -1151,4 +1158,6 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         metric_prefix=body.metrics.prefix or "",
         utf8_names=tuple(sorted({n for n in read if not LEGACY_METRIC_NAME.match(n)})),
         warnings=tuple(p.warnings),
+        gpu_source=body.gpu.exporter,
+        dcgm_honor_labels=body.gpu.dcgm.honor_labels,
     )

@@ -915,10 +915,23 @@ class Alerts(StrictModel):
     signal_missing: SignalMissingAlert | None = None
 
 
-class GPU(StrictModel):
-    """``spec.gpu``: the NVML sidecar exporter and how it sees the model's GPUs."""
+class DCGMExporter(StrictModel):
+    """``spec.gpu.dcgm`` (``exporter: dcgm``): how Prometheus scrapes NVIDIA dcgm-exporter.
 
-    exporter: Literal["none", "sidecar"] = "none"
+    ``selector``: labels of its targets (default the GPU Operator's ``job``); ``honorLabels``:
+    the ServiceMonitor's ``honorLabels`` (false by default in dcgm-exporter's chart and the GPU
+    Operator: the model pod's ``pod``/``namespace``/``container`` are then ``exported_*``)."""
+
+    selector: GPUMatchers = {"job": "nvidia-dcgm-exporter"}
+    honor_labels: bool = False
+
+
+class GPU(StrictModel):
+    """``spec.gpu``: where the model's GPU series come from: obsgen's NVML sidecar exporter
+    (``sidecar``), NVIDIA dcgm-exporter on each node (``dcgm``), or none."""
+
+    exporter: Literal["none", "sidecar", "dcgm"] = "none"
+    dcgm: DCGMExporter = DCGMExporter()
     visibility: Literal["shared-claim", "visible-devices"] = "visible-devices"
     selector: GPUMatchers | None = None
     values_path: Annotated[
