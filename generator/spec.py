@@ -840,6 +840,13 @@ class CrashLoopAlert(AlertBase):
     min_restarts: Annotated[int, Field(ge=1, le=1000)] | None = None
 
 
+class GPUErrorRateAlert(AlertBase):
+    """``alerts.gpuNvLinkErrors`` / ``alerts.gpuPcieReplays``: a GPU's link errors per minute
+    (10m rate) above ``max``."""
+
+    max: Annotated[float, Field(ge=0, le=1e9)] | None = None
+
+
 class GPUTemperatureAlert(AlertBase):
     """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
 
@@ -870,6 +877,11 @@ Signal = Literal[
     "gpuMemory",
     "gpuTemperature",
     "gpuClockEvents",
+    "gpuXid",
+    "gpuEcc",
+    "gpuRowRemap",
+    "gpuNvLink",
+    "gpuPcieReplays",
 ]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 
@@ -911,6 +923,14 @@ class Alerts(StrictModel):
     gpu_exporter_down: AlertBase | None = None
     gpu_device_lost: AlertBase | None = None
     gpu_hardware_slowdown: WindowedAlert | None = None
+    gpu_ecc_errors: AlertBase | None = None
+    gpu_row_remap_failure: AlertBase | None = None
+    gpu_row_remap_pending: AlertBase | None = None
+    gpu_nv_link_errors: GPUErrorRateAlert | None = None
+    gpu_pcie_replays: GPUErrorRateAlert | None = None
+    gpu_xid_reboot: AlertBase | None = None
+    gpu_xid_reset: AlertBase | None = None
+    gpu_xid_application: AlertBase | None = None
     replicas_unavailable: WindowedAlert | None = None
     signal_missing: SignalMissingAlert | None = None
 

@@ -373,6 +373,8 @@ _ALL = {
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
+    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUNVLinkErrors",
+    "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
     "ModelReplicasUnavailable", "ModelSignalMissing",
 }  # fmt: skip
 
