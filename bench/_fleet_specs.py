@@ -104,7 +104,7 @@ def spec_text(index: int, rng: random.Random, prometheus: str | None = None) -> 
             f"maxRatio: {rng.randrange(5, 20) / 100:g}, for: 10m, severity: warning}}"
         )
     elif server == "triton":
-        lines.append('  serverVersion: "24.08"')
+        lines.append('  serverVersion: "24.11"')
         group_by = "  groupBy: [model]"
         slos.append(
             f"    - {{name: latency-ttft, indicator: ttft, threshold: {rng.choice(TRITON_TTFT)}, "

@@ -116,6 +116,25 @@ GPU_HARDWARE_SLOWDOWN_REASONS = ("hw_slowdown", "hw_thermal_slowdown", "hw_power
 # 1 per reading NVML answers NotSupported (or lacks) on a device (label reading): the reading's
 # series are omitted on purpose, and the input guards do not expect them there.
 GPU_READING_UNSUPPORTED = "gpu_reading_unsupported"
+# GPU health (nvml_exporter/README.md, Metrics): uncorrectable ECC errors (error_type), row
+# remapping, NVLink errors (link, counter), PCIe replays; energy for the dashboards.
+GPU_ENERGY = "gpu_energy_joules_total"
+GPU_ECC_ERRORS = "gpu_ecc_errors_total"  # aggregate (lifetime) counts
+GPU_ECC_VOLATILE_ERRORS = "gpu_ecc_volatile_errors_total"  # since the driver loaded
+GPU_ROW_REMAP_FAILURE = "gpu_row_remap_failure"
+GPU_ROW_REMAP_PENDING = "gpu_row_remap_pending"
+GPU_NVLINK_ERRORS = "gpu_nvlink_errors_total"
+GPU_PCIE_REPLAYS = "gpu_pcie_replay_errors_total"
+# Not a sidecar metric: the dcgm source's record of recent Xids (1 per GPU and xid).
+GPU_XID_RECENT = "gpu_xid_recent"
+ALERT_GPU_ECC = "GPUUncorrectableECCErrors"
+ALERT_GPU_REMAP_FAILED = "GPURowRemapFailed"
+ALERT_GPU_REMAP_PENDING = "GPURowRemapPending"
+ALERT_GPU_NVLINK = "GPUNVLinkErrors"
+ALERT_GPU_PCIE = "GPUPCIeReplays"
+ALERT_GPU_XID_REBOOT = "GPUXidNodeRebootRequired"
+ALERT_GPU_XID_RESET = "GPUXidResetRequired"
+ALERT_GPU_XID_APPLICATION = "GPUXidApplicationError"
 ALERTS_SERIES = "ALERTS"
 
 # Install overlay (helm/, manifests/): the sidecar and the Kubernetes objects obsgen emits.

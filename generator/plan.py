@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from generator.promql import (
     label_name_problem,
     metric_name_problem,
 )
+from generator.release_bounds import Releases, Test
 from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
@@ -308,6 +309,10 @@ class ServicePlan:
     # Metric names read outside the legacy set (Prometheus 3 only; quoted in PromQL).
     utf8_names: tuple[str, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    # spec.gpu.exporter ("none", "sidecar", "dcgm"); with dcgm, gpu_matchers select
+    # dcgm-exporter's targets and dcgm_honor_labels is spec.gpu.dcgm.honorLabels.
+    gpu_source: str = "none"
+    dcgm_honor_labels: bool = False
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -619,7 +624,10 @@ def _requests(
 
 
 def _resolve_slos(
-    spec: ModelServiceSpec, histograms: Mapping[str, HistogramPlan], p: _Problems
+    spec: ModelServiceSpec,
+    histograms: Mapping[str, HistogramPlan],
+    p: _Problems,
+    releases: Releases | None = None,
 ) -> tuple[SLOPlan, ...]:
     body = spec.spec
     plans = []
@@ -633,9 +641,11 @@ def _resolve_slos(
             histogram = histograms.get(key)
             threshold_s = (item.threshold or 0) / 1000
             if histogram is None:
-                p.add(f"{path}.indicator", _no_histogram(body.server, key, histograms))
+                p.add(f"{path}.indicator", _no_histogram(body.server, key, histograms, releases))
             else:
-                bound = _check_bound(histogram, threshold_s, f"{path}.threshold", p)
+                bound = _check_bound(
+                    histogram, threshold_s, f"{path}.threshold", p, releases, _SLI_EFFECT
+                )
         evaluation = body.prometheus.evaluation_interval
         if item.window % evaluation:
             p.add(
@@ -797,18 +807,31 @@ def _default_tier_fix(cause: str, slo_path: str, example: str | None) -> tuple[s
     return f"{slo_path}.objective", f" — raise the objective, or {custom}"
 
 
-def _no_histogram(server: str, key: str, histograms: Mapping[str, HistogramPlan]) -> str:
-    """Error text for a latency indicator the server lacks: why, and what it has instead."""
+def _no_histogram(
+    server: str,
+    key: str,
+    histograms: Mapping[str, HistogramPlan],
+    releases: Releases | None = None,
+) -> str:
+    """Error text for a latency indicator the server lacks: why (in the declared release, and
+    from which release on it has one), and what it has instead."""
     entries = PRESETS.get(server, [])
-    reason = entries[-1].absent.get(key) if entries else None
+    if releases is not None:
+        reason = releases.absent(key)
+    else:
+        reason = entries[-1].absent.get(key) if entries else None
     has = ", ".join(
         f"{k} ({naming.INDICATOR_LABEL[k]})" for k in naming.INDICATOR_LABEL if k in histograms
     )
+    declare = f"declare spec.metrics.{key} with name and buckets"
     return (
         f"server {server} has no {key} ({naming.INDICATOR_LABEL[key]}) histogram"
         + (f": {reason}" if reason else "")
-        + f"; it has {has or 'no latency histogram'}. "
-        f"Use one of those, or declare spec.metrics.{key} with name and buckets"
+        + (
+            f"; it has {has}. Use one of those, or {declare}"
+            if has
+            else f"; it has none: {declare}"
+        )
     )
 
 
@@ -822,10 +845,67 @@ def _as_threshold(histogram: HistogramPlan, seconds: float) -> str:
     return f"{decimal_str(seconds)}s"
 
 
-def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Problems) -> float | None:
+# What a latency threshold that selects no bucket does, per use (release_bounds.Test.effect).
+_SLI_EFFECT = "the SLI would select no bucket and its alerts could never fire"
+_SLOW_EFFECT = "the alert would select no bucket and could never fire"
+_P99_EFFECT = "histogram_quantile never reports more than the largest bound, so it could never fire"
+
+
+def _in_unit(histogram: HistogramPlan, other: HistogramDef) -> HistogramPlan:
+    """``histogram`` with ``other``'s bounds (another release's), in ``histogram``'s unit."""
+    factor = other.seconds_per_unit / histogram.seconds_per_unit
+    buckets = tuple(float(decimal_str(b * factor)) for b in other.buckets)
+    return replace(histogram, buckets=other.buckets if factor == 1 else buckets)
+
+
+def _below_top(seconds: float) -> Callable[[HistogramDef], bool]:
+    """Whether ``seconds`` is below a histogram's largest finite bound (in seconds)."""
+
+    def holds(other: HistogramDef) -> bool:
+        return seconds < other.buckets[-1] * other.seconds_per_unit
+
+    return holds
+
+
+def _release_checks(
+    histogram: HistogramPlan,
+    seconds: float,
+    path: str,
+    p: _Problems,
+    releases: Releases,
+    test: Test,
+) -> None:
+    """Refuse ``seconds`` where the declared version names a line of releases on some of
+    whose bounds it fails; warn where no version is declared and an older release's fail."""
+    shown = _as_threshold(histogram, seconds)
+    problem = releases.line_problem(histogram.key, test, shown)
+    if problem is not None:
+        p.add(path, problem)
+    for warning in (
+        releases.upgrade_warning(histogram.key, test, shown),
+        releases.unset_warning(histogram.key, test, shown),
+    ):
+        if warning is not None:
+            p.warn(path, warning)
+
+
+def _check_bound(
+    histogram: HistogramPlan,
+    seconds: float,
+    path: str,
+    p: _Problems,
+    releases: Releases | None = None,
+    effect: str = _SLI_EFFECT,
+) -> float | None:
     if histogram.native:
         return seconds / histogram.seconds_per_unit
     bound = histogram.bound_for(seconds)
+    per_release = releases is not None and histogram.key in releases.preset_keys
+    test = Test(
+        lambda other: _in_unit(histogram, other).bound_for(seconds) is not None,
+        "a bucket bound",
+        effect,
+    )
     if bound is None:
         below, above = histogram.neighbours(seconds)
         near = ", ".join(
@@ -833,17 +913,27 @@ def _check_bound(histogram: HistogramPlan, seconds: float, path: str, p: _Proble
             for word, v in (("below", below), ("above", above))
             if v is not None
         )
+        fix = (
+            releases.refusal(histogram.key, test)
+            if releases is not None and per_release
+            else "use a bucket bound or add it to the buckets"
+        )
         p.add(
             path,
             f"{decimal_str(seconds)}s is not a bucket bound of {histogram.metric} "
-            f"(nearest: {near}); the SLI would select no bucket and the alert could never fire — "
-            "use a bucket bound or add it to the buckets",
+            f"(nearest: {near}); {effect} — {fix}",
         )
+    elif releases is not None and per_release:
+        _release_checks(histogram, seconds, path, p, releases, test)
     return bound
 
 
 def _resolve_alerts(
-    spec: ModelServiceSpec, plan_hist: Mapping[str, HistogramPlan], preset: Preset, p: _Problems
+    spec: ModelServiceSpec,
+    plan_hist: Mapping[str, HistogramPlan],
+    preset: Preset,
+    p: _Problems,
+    releases: Releases | None = None,
 ) -> dict[str, AlertPlan]:
     body = spec.spec
     latency_slos = [s for s in body.slos if s.indicator is not None]
@@ -859,6 +949,17 @@ def _resolve_alerts(
         if getattr(preset, f.needs.attribute) is None and not (declared and declared.name):
             available[f.key] = False
             missing[f.key] = f.needs.left_out(f.alerts[0], body.server)
+    if not plan_hist:
+        # No latency histogram in this release (Triton before 24.11): say why, and since when.
+        for key, alert in (
+            ("latency_p99", naming.ALERT_LATENCY_P99),
+            ("slow_requests", naming.ALERT_SLOW_REQUESTS),
+        ):
+            wanted = getattr(body.alerts, key)
+            indicator = INDICATOR_ALIASES.get(str(getattr(wanted, "indicator", None) or ""))
+            indicator = indicator or _upcoming_histogram(releases) or "requestDuration"
+            why = _no_histogram(body.server, indicator, plan_hist, releases)
+            missing[key] = f"{alert} alert left out: {why}"
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
@@ -899,7 +1000,10 @@ def _resolve_alerts(
                 merged["indicator"] = indicator
                 histogram = plan_hist[indicator]
             if histogram is None:
-                p.add(f"{path}.indicator", _no_histogram(body.server, indicator, plan_hist))
+                p.add(
+                    f"{path}.indicator",
+                    _no_histogram(body.server, indicator, plan_hist, releases),
+                )
                 continue
             if key == "slow_requests":
                 if "threshold_seconds" not in merged:
@@ -910,11 +1014,35 @@ def _resolve_alerts(
                     and histogram.bound_for(merged["threshold_seconds"]) is None
                 ):
                     continue  # inherited from a latency SLO, whose own check reports it
+                # Inherited from a latency SLO: that SLO's own check speaks of its releases.
                 merged["bound"] = _check_bound(
-                    histogram, merged["threshold_seconds"], f"{path}.threshold", p
+                    histogram,
+                    merged["threshold_seconds"],
+                    f"{path}.threshold",
+                    p,
+                    releases if given is not None else None,
+                    _SLOW_EFFECT,
                 )
             elif not histogram.native:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
+                seconds = float(merged["threshold_seconds"])
+                test = Test(_below_top(seconds), "below the largest bucket bound", _P99_EFFECT)
+                per_release = releases is not None and histogram.key in releases.preset_keys
+                shown = f"{decimal_str(seconds)}s"
+                if seconds < top and per_release and releases is not None:
+                    if given is not None:
+                        _release_checks(histogram, seconds, f"{path}.threshold", p, releases, test)
+                    else:
+                        # A default threshold: the line's other releases only warn.
+                        for problem in filter(
+                            None,
+                            (
+                                releases.line_problem(histogram.key, test, shown),
+                                releases.upgrade_warning(histogram.key, test, shown),
+                                releases.unset_warning(histogram.key, test, shown),
+                            ),
+                        ):
+                            p.warn(path, f"default {naming.ALERT_LATENCY_P99}: {problem}")
                 if merged["threshold_seconds"] >= top and given is None:
                     # An unconfigured default that could never fire: leave it out, and say so.
                     p.warn(
@@ -927,9 +1055,14 @@ def _resolve_alerts(
                     )
                     continue
                 if merged["threshold_seconds"] >= top:
+                    fix = (
+                        f" — {releases.refusal(histogram.key, test)}"
+                        if per_release and releases is not None
+                        else ""
+                    )
                     p.add(
                         f"{path}.threshold",
-                        f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket bound {decimal_str(top)}s; histogram_quantile never reports more than that bound, so the alert could never fire",
+                        f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket bound {decimal_str(top)}s; histogram_quantile never reports more than that bound, so the alert could never fire{fix}",
                     )
         if (
             key in ("memory_headroom", "memory_exhaustion", "oom_killed", "crash_loop")
@@ -953,6 +1086,13 @@ def _resolve_alerts(
             params=merged,
         )
     return alerts
+
+
+def _upcoming_histogram(releases: Releases | None) -> str | None:
+    """The first latency histogram key a later release than the declared one exposes."""
+    if releases is None:
+        return None
+    return next((k for k in naming.INDICATOR_LABEL if releases.upcoming(k) is not None), None)
 
 
 def _held_window(
@@ -1083,8 +1223,20 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                     "(requestDuration, timeToFirstToken, interTokenLatency, requestQueueTime, "
                     "timePerOutputToken)",
                 )
-    slos = _resolve_slos(spec, histograms, p)
-    alerts = _resolve_alerts(spec, histograms, preset, p)
+    releases = Releases.of(
+        body.server,
+        body.server_version,
+        body.server_variant,
+        # Bounds of the release: the preset's, unless spec.metrics.<key>.buckets replaces them.
+        frozenset(
+            k
+            for k in histograms
+            if k in preset.latency
+            and getattr(getattr(metrics, to_snake(k)), "buckets", None) is None
+        ),
+    )
+    slos = _resolve_slos(spec, histograms, p, releases)
+    alerts = _resolve_alerts(spec, histograms, preset, p, releases)
     requests = _requests(preset, metrics, base, p)
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
@@ -1124,6 +1276,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             **(body.gpu.selector or {}),
         },
     )
+    if body.gpu.exporter == "dcgm":
+        # dcgm-exporter runs on each node, in its own namespace: its targets' own labels.
+        gpu_base = tuple(sorted(equals(dict(body.gpu.dcgm.selector))))
     gauges = (
         _gauge(preset.queue_depth, metrics.queue_depth, base),
         _gauge(preset.running_requests, metrics.running_requests, base),
@@ -1212,4 +1367,6 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         metric_prefix=body.metrics.prefix or "",
         utf8_names=tuple(sorted({n for n in read if not LEGACY_METRIC_NAME.match(n)})),
         warnings=tuple(p.warnings),
+        gpu_source=body.gpu.exporter,
+        dcgm_honor_labels=body.gpu.dcgm.honor_labels,
     )

@@ -900,6 +900,13 @@ class CrashLoopAlert(AlertBase):
     min_restarts: Annotated[int, Field(ge=1, le=1000)] | None = None
 
 
+class GPUErrorRateAlert(AlertBase):
+    """``alerts.gpuNvLinkErrors`` / ``alerts.gpuPcieReplays``: a GPU's link errors per minute
+    (10m rate) above ``max``."""
+
+    max: Annotated[float, Field(ge=0, le=1e9)] | None = None
+
+
 class GPUTemperatureAlert(AlertBase):
     """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
 
@@ -930,6 +937,11 @@ Signal = Literal[
     "gpuMemory",
     "gpuTemperature",
     "gpuClockEvents",
+    "gpuXid",
+    "gpuEcc",
+    "gpuRowRemap",
+    "gpuNvLink",
+    "gpuPcieReplays",
 ]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 
@@ -971,14 +983,35 @@ class Alerts(StrictModel):
     gpu_exporter_down: AlertBase | None = None
     gpu_device_lost: AlertBase | None = None
     gpu_hardware_slowdown: WindowedAlert | None = None
+    gpu_ecc_errors: AlertBase | None = None
+    gpu_row_remap_failure: AlertBase | None = None
+    gpu_row_remap_pending: AlertBase | None = None
+    gpu_nv_link_errors: GPUErrorRateAlert | None = None
+    gpu_pcie_replays: GPUErrorRateAlert | None = None
+    gpu_xid_reboot: AlertBase | None = None
+    gpu_xid_reset: AlertBase | None = None
+    gpu_xid_application: AlertBase | None = None
     replicas_unavailable: WindowedAlert | None = None
     signal_missing: SignalMissingAlert | None = None
 
 
-class GPU(StrictModel):
-    """``spec.gpu``: the NVML sidecar exporter and how it sees the model's GPUs."""
+class DCGMExporter(StrictModel):
+    """``spec.gpu.dcgm`` (``exporter: dcgm``): how Prometheus scrapes NVIDIA dcgm-exporter.
 
-    exporter: Literal["none", "sidecar"] = "none"
+    ``selector``: labels of its targets (default the GPU Operator's ``job``); ``honorLabels``:
+    the ServiceMonitor's ``honorLabels`` (false by default in dcgm-exporter's chart and the GPU
+    Operator: the model pod's ``pod``/``namespace``/``container`` are then ``exported_*``)."""
+
+    selector: GPUMatchers = {"job": "nvidia-dcgm-exporter"}
+    honor_labels: bool = False
+
+
+class GPU(StrictModel):
+    """``spec.gpu``: where the model's GPU series come from: obsgen's NVML sidecar exporter
+    (``sidecar``), NVIDIA dcgm-exporter on each node (``dcgm``), or none."""
+
+    exporter: Literal["none", "sidecar", "dcgm"] = "none"
+    dcgm: DCGMExporter = DCGMExporter()
     visibility: Literal["shared-claim", "visible-devices"] = "visible-devices"
     selector: GPUMatchers | None = None
     values_path: Annotated[

@@ -563,7 +563,7 @@ def _kubernetes(r: _Report) -> None:
 
 def _gpu(r: _Report) -> None:
     plan = r.plan
-    if not plan.gpu_exporter:
+    if plan.gpu_source != "sidecar":  # dcgm: the input guards name each missing field
         return
     why = "the NVML sidecar is not scraped or its pod/container labels differ"
     for metric in ("up", naming.GPU_EXPORTER_UP, naming.GPU_MEMORY_TOTAL, naming.GPU_MEMORY_FREE):

@@ -39,11 +39,21 @@ class Release:
         scheme: :data:`PEP440`, :data:`TRITON` (``2.49.0``) or :data:`CONTAINER` (``24.08``).
         numbers: the release numbers with trailing zeros dropped (``0.9.0`` → ``(0, 9)``), so
             ``0.9`` and ``0.9.0`` are equal; pre/post/dev/local parts are not part of it.
+        written: how many release numbers the text gives (``0.9`` → 2, ``0.9.0`` → 3): a
+            release written with fewer numbers than its releases have names a line of them.
     """
 
     text: str
     scheme: str
     numbers: tuple[int, ...]
+    written: int = 0
+
+    def covers(self, numbers: tuple[int, ...]) -> bool:
+        """Whether release ``numbers`` (trailing zeros dropped) is of the line this text names:
+        its first :attr:`written` numbers equal this release's (``0.8`` covers ``0.8.4``,
+        ``0.8.0`` covers only 0.8.0 and its pre/post releases)."""
+        padded = numbers + (0,) * self.written
+        return padded[: self.written] == self.line(self.written)
 
     def line(self, length: int) -> tuple[int, ...]:
         """The first ``length`` release numbers, zero-padded: the release line (``(0, 11)``)."""
@@ -74,11 +84,11 @@ def parse_release(server: str, text: str) -> Release:
         match = _TRITON_RELEASE.match(text)
         if match:
             parts = tuple(int(g) for g in match.groups() if g is not None)
-            return Release(text, TRITON, _strip(parts))
+            return Release(text, TRITON, _strip(parts), len(parts))
         match = _CONTAINER.match(text)
         if match and 1 <= int(match.group(2)) <= 12:
             parts = tuple(int(g) for g in match.groups() if g is not None)
-            return Release(text, CONTAINER, _strip(parts))
+            return Release(text, CONTAINER, _strip(parts), len(parts))
         raise ValueError(f"expected a Triton release ({EXAMPLES[TRITON]})")
     try:
         version = Version(text)
@@ -86,7 +96,7 @@ def parse_release(server: str, text: str) -> Release:
         raise ValueError(f"expected a {server} release (PEP 440: {EXAMPLES[PEP440]})") from None
     if version.epoch:
         raise ValueError(f"expected a {server} release without an epoch (e.g. 0.11.0)")
-    return Release(text, PEP440, _strip(tuple(version.release)))
+    return Release(text, PEP440, _strip(tuple(version.release)), len(version.release))
 
 
 def check_release(server: str, text: str) -> str:

@@ -78,7 +78,11 @@ NOTES = {
     "spec.slos[].alerting.tiers": "replace the default tiers (below); each must reach ≥ 1× and be able to fire",
     "spec.slos[].alerting.minEvents": f"events a tier's long window needs before it fires (default {slo.DEFAULT_MIN_EVENTS})",
     "spec.slos[].alerting.tiers[].budget": "share (0–1] of the window's error budget burnt in longWindow when it fires",
-    "spec.gpu.exporter": "`sidecar` adds the NVML exporter and the GPU alerts",
+    "spec.gpu.exporter": "`sidecar` adds the NVML exporter and the GPU alerts; `dcgm` reads "
+    "dcgm-exporter (GPU Operator) for the same alerts (see *GPU from dcgm-exporter*)",
+    "spec.gpu.dcgm.selector": "labels of dcgm-exporter's targets",
+    "spec.gpu.dcgm.honorLabels": "its ServiceMonitor's `honorLabels`: false reads the model pod "
+    "from `exported_pod`/`exported_namespace`",
     "spec.deployment.memoryLimit": "the container's memory limit (Kubernetes quantity or bytes; 1Mi to 1Pi)",
 }
 ALERT_NOTES = {

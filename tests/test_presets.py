@@ -83,7 +83,7 @@ def all_exprs(plan: ServicePlan) -> list[tuple[str, str]]:
         pytest.param("trtllm", "timePerOutputToken", "trtllm_time_per_output_token_seconds", 0.01, 80.0, 19, id="trtllm per-request tpot"),
         pytest.param("trtllm", "requestQueueTime", "trtllm_request_queue_time_seconds", 0.3, 7680.0, 21, id="trtllm queue uses the request-latency list"),
         pytest.param("vllm", "requestQueueTime", "vllm:request_queue_time_seconds", 0.3, 7680.0, 21, id="vllm queue uses request_latency_buckets"),
-        pytest.param("sglang", "requestQueueTime", "sglang:queue_time_seconds", 0.0, 3000.0, 36, id="sglang 0.5.3 queue time"),
+        pytest.param("sglang", "requestQueueTime", "sglang:queue_time_seconds", 0.0, 3000.0, 40, id="sglang 0.5.12+ queue time, bounds from 1 ms"),
         pytest.param("triton", "timeToFirstToken", "nv_inference_first_response_histogram_ms", 100.0, 5000.0, 4, id="triton first response histogram is in milliseconds"),
     ],
 )  # fmt: skip
@@ -373,6 +373,8 @@ _ALL = {
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
+    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUNVLinkErrors",
+    "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
     "ModelReplicasUnavailable", "ModelSignalMissing",
 }  # fmt: skip
 

@@ -35,7 +35,7 @@ from generator.builders.panel_parts import (
 )
 from generator.builders.pods import owned, replica_metrics
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
-from generator.families import FAMILIES
+from generator.families import FAMILIES, gpu
 from generator.families.gpu import GPU_BY, GPU_LEGEND
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, selector
@@ -575,7 +575,7 @@ def gpu_row(plan: ServicePlan) -> RowDef:
     def gauge(
         metric: str, extra: tuple[Matcher, ...] = (), labels: tuple[str, ...] = GPU_BY
     ) -> str:
-        return f"max{kept_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
+        return f"max{kept_by(plan, *labels)} ({gpu.read(plan, metric, *scope(plan), pod_filter(), *extra)})"
 
     def runbook(alert: str) -> tuple[str, str]:
         return panel_runbook(plan, alert)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from generator import naming
 from generator.builders.common import Rule, record_rule, recorded
+from generator.families import gpu
 from generator.plan import ServicePlan
-from generator.promql import Matcher, by, selector
+from generator.promql import Matcher, by
 
 # Latency indicator the overview shows, in order of preference.
 INDICATOR_PREFERENCE = (
@@ -60,8 +61,8 @@ def _queue(plan: ServicePlan) -> str | None:
 def _gpu_headroom(plan: ServicePlan) -> str | None:
     if not plan.gpu_exporter:
         return None
-    free = selector(naming.GPU_MEMORY_FREE, plan.gpu_matchers)
-    total = selector(naming.GPU_MEMORY_TOTAL, plan.gpu_matchers)
+    free = gpu.read(plan, naming.GPU_MEMORY_FREE)
+    total = gpu.read(plan, naming.GPU_MEMORY_TOTAL)
     gpus = by(plan.keeping("pod", "uuid"))
     return f"min{by(plan.keeping())} (max{gpus} ({free}) / (max{gpus} ({total}) > 0))"
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from generator import naming
 from generator.builders.common import Rule
+from generator.builders.go_templates import render_template
 from generator.builders.guard_inputs import SignalInput, Source
 from generator.builders.guard_rules import CARRIES, signal_inputs
 from generator.builders.pods import (
@@ -159,11 +160,24 @@ def expected_guards(
     """Every ``ModelSignalMissing`` alert (labels, annotations) the series ``s`` raise (of
     ``items``; every input of the plan by default)."""
     found = [
-        expected_alert(_guard_rule(plan, item), labels, None)
+        _expected(_guard_rule(plan, item), labels)
         for item in (signal_inputs(plan) if items is None else items)
         for labels in guard_firing(plan, item, s)
     ]
     return sorted(found, key=lambda a: sorted(a["exp_labels"].items()))
+
+
+def _expected(rule: Rule, labels: dict[str, str]) -> dict[str, Any]:
+    """The guard alert on ``labels``: Prometheus expands annotations with the expression's
+    labels only (rules/alerting.go, AlertTemplateData), so a guard kept per service (no
+    ``namespace`` key) names no namespace although the rule's labels add one."""
+    alert = expected_alert(rule, labels, None)
+    if "namespace" not in labels and "namespace" in rule["labels"]:
+        own = {**labels, "alertname": rule["alert"]}
+        alert["exp_annotations"] = {
+            k: render_template(v, own, None) for k, v in sorted(rule["annotations"].items())
+        }
+    return alert
 
 
 def _remove(plan: ServicePlan, s: Series, source: Source) -> None:

@@ -232,6 +232,9 @@ def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> No
 def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
     if not plan.gpu_exporter:
         return
+    if plan.gpu_source == "dcgm":  # each family guards the dcgm fields it reads
+        _family_inputs(plan, out, sidecar=True)
+        return
     m = plan.gpu_matchers
     nvml_up = Source(naming.GPU_EXPORTER_UP, m)
     device_up = Source(naming.GPU_DEVICE_UP, m)

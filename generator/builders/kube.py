@@ -121,7 +121,7 @@ def pod_monitors(plan: ServicePlan) -> list[Obj]:
     model: Obj = {"port": port} if isinstance(port, str) else {"targetPort": port}
     model["path"] = settings.metrics_path
     monitors = [_pod_monitor(plan, "model", model, plan.matchers)]
-    if plan.gpu_exporter:
+    if plan.gpu_source == "sidecar":  # dcgm-exporter comes with its own ServiceMonitor
         gpu = {"port": naming.GPU_EXPORTER_PORT_NAME, "path": "/metrics"}
         monitors.append(_pod_monitor(plan, "gpu", gpu, plan.gpu_matchers))
     return monitors

@@ -417,7 +417,7 @@ def _service_files(
     files[path] = dump_yaml(
         values, header=_header([plan.source], KPS_USAGE.format(file=shell_word(path)))
     )
-    if plan.gpu_exporter:
+    if plan.gpu_source == "sidecar":
         path = naming.sidecar_values_file(plan.name)
         files[path] = dump_yaml(
             kube.sidecar_values(plan),

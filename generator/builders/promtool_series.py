@@ -335,20 +335,11 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         s.gauge(naming.CADVISOR_OOM_EVENTS, pod, "0" + steady)
     kube_state(plan, s, length)
     if plan.gpu_exporter:
-        gpu = sidecar_labels(plan)
-        total = 80 * 2**30
-        s.gauge(naming.GPU_MEMORY_TOTAL, {**gpu, "uuid": UUID}, f"{total}{steady}")
+        from generator.builders import gpu_series  # it builds on this module
+
+        total = gpu_series.TOTAL
         free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
-        s.gauge(naming.GPU_MEMORY_FREE, {**gpu, "uuid": UUID}, f"{free}{steady}")
-        s.gauge(naming.GPU_TEMPERATURE, {**gpu, "uuid": UUID}, f"{_healthy_celsius(plan)}{steady}")
-        s.gauge(naming.GPU_XID_ERRORS, {**gpu, "uuid": UUID, "xid": "79"}, "0" + steady)
-        s.gauge(naming.GPU_DEVICE_UP, {**gpu, "uuid": UUID}, "1" + steady)
-        for reason in ("gpu_idle", *naming.GPU_HARDWARE_SLOWDOWN_REASONS):
-            s.gauge(
-                naming.GPU_CLOCK_EVENT_ACTIVE, {**gpu, "uuid": UUID, "reason": reason}, "0" + steady
-            )
-        s.gauge(naming.GPU_EXPORTER_UP, gpu, "1" + steady)
-        s.gauge("up", gpu, "1" + steady)
+        gpu_series.healthy_gpu(plan, s, length, free, _healthy_celsius(plan))
     return s
 
 

@@ -66,7 +66,8 @@ def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:
         for family in FAMILIES:
             if family.group == "gpu":
                 groups += family.cases(plan)
-        groups += unsupported_reading_groups(plan)
+        if plan.gpu_source == "sidecar":  # dcgm-exporter omits what DCGM cannot read
+            groups += unsupported_reading_groups(plan)
     return groups
 
 

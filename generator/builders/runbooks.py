@@ -22,7 +22,7 @@ from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.pods import OWNER_RECORD, replica_metrics
-from generator.families import FAMILIES
+from generator.families import FAMILIES, gpu
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.text import render
@@ -149,16 +149,18 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "pods": rec(OWNER_RECORD),
             "replicas_desired": selector(desired, (*workload, *cluster)),
             "replicas_available": selector(available, (*workload, *cluster)),
-            "gpu_device_up": selector(naming.GPU_DEVICE_UP, (*plan.gpu_matchers, *cluster)),
-            "gpu_xid": selector(naming.GPU_XID_ERRORS, (*plan.gpu_matchers, *cluster)),
-            "gpu_up": selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *cluster)),
-            "gpu_clock_events": selector(
-                naming.GPU_CLOCK_EVENT_ACTIVE, (*plan.gpu_matchers, *cluster)
+            "gpu_device_up": gpu.read(plan, naming.GPU_DEVICE_UP, *cluster),
+            "gpu_xid": gpu.read(
+                plan,
+                naming.GPU_XID_RECENT if gpu.dcgm(plan) else naming.GPU_XID_ERRORS,
+                *cluster,
             ),
-            "gpu_power": selector(naming.GPU_POWER_USAGE, (*plan.gpu_matchers, *cluster)),
-            "gpu_unsupported": selector(
-                naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, *cluster)
-            ),
+            "gpu_up": gpu.read(plan, naming.GPU_EXPORTER_UP, *cluster),
+            "gpu_clock_events": gpu.read(plan, naming.GPU_CLOCK_EVENT_ACTIVE, *cluster),
+            "gpu_power": gpu.read(plan, naming.GPU_POWER_USAGE, *cluster),
+            "gpu_unsupported": None
+            if gpu.dcgm(plan)
+            else selector(naming.GPU_READING_UNSUPPORTED, (*plan.gpu_matchers, *cluster)),
             **{k: v for f in FAMILIES for k, v in f.runbook_queries(plan, rec).items()},
         },
     }

@@ -1,10 +1,11 @@
-"""Shared pieces of the GPU families, which read the NVML sidecar's series (names:
-nvml_exporter/README.md, Metrics): label sets, the guarded reading of one GPU, the panel
-gauge of one device metric and the one-gauge firing and quiet cases.
+"""Shared pieces of the GPU families: what they read from either source, label sets, the
+guarded reading of one GPU, the panel gauge of one device metric and the one-gauge cases.
 
-Device series carry ``uuid`` and ``gpu``; MIG instance series add ``mig_uuid`` and
-``gpu_instance_id``; series are selected by ``plan.gpu_matchers`` (the sidecar's container and
-the ``job`` of obsgen's GPU PodMonitor), never by a pod-name pattern.
+Families name the NVML sidecar's series (nvml_exporter/README.md, Metrics); :func:`read`
+selects them from the sidecar (``plan.gpu_matchers``: its container and PodMonitor ``job``) or,
+under ``spec.gpu.exporter: dcgm``, from the records of :mod:`generator.families.dcgm`, which
+turn dcgm-exporter's series into the same names, units and labels. Device series carry
+``uuid`` and ``gpu``; MIG instance series add ``gpu_instance_id`` (and ``mig_uuid``).
 """
 
 from __future__ import annotations
@@ -13,18 +14,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
+from generator.builders import gpu_series
+from generator.builders.common import counter_target, identity_matchers
 from generator.builders.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
 from generator.builders.panel_parts import kept_by, pod_filter, scope
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
-    UUID,
     Klass,
     expected_alert,
     fire_and_quiet,
     healthy,
-    sidecar_labels,
 )
-from generator.promql import Matcher, selector
+from generator.promql import Matcher, born, by, selector
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
@@ -42,6 +43,42 @@ NOT_SAID = (
     f"({naming.GPU_READING_UNSUPPORTED}): NVML refused it with another error, which the "
     "sidecar's log names (each refused reading is logged once at info)."
 )
+
+
+def dcgm(plan: ServicePlan) -> bool:
+    """Whether the plan reads dcgm-exporter (``spec.gpu.exporter: dcgm``)."""
+    return plan.gpu_source == "dcgm"
+
+
+def record_name(metric: str) -> str:
+    """The record holding sidecar series ``metric`` computed from dcgm-exporter's."""
+    return f"pod_gpu:{metric}:dcgm"
+
+
+def matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
+    """Matchers of the GPU series the families read: the sidecar's, or the dcgm records'."""
+    return identity_matchers(plan) if dcgm(plan) else plan.gpu_matchers
+
+
+def read(plan: ServicePlan, metric: str, *extra: Matcher) -> str:
+    """Selector of sidecar series ``metric`` (``extra`` matchers added) from the plan's source."""
+    name = record_name(metric) if dcgm(plan) else metric
+    return selector(name, (*matchers(plan), *extra))
+
+
+def xid_events(plan: ServicePlan, codes: tuple[int, ...] = ()) -> str:
+    """1 per GPU and ``xid`` (of ``codes``; any when empty) the driver reported within 10m:
+    the sidecar's counter rose, or was first seen during the sidecar's life (a counter born
+    at 1 has no increase: :func:`generator.promql.born`); under dcgm the Xid record
+    (:func:`generator.families.dcgm.records`)."""
+    labels = by(plan.keeping(*GPU_LABELS, "xid"))
+    extra = (Matcher("xid", "=~", "|".join(str(c) for c in codes)),) if codes else ()
+    if dcgm(plan):
+        return f"max{labels} ({read(plan, naming.GPU_XID_RECENT, *extra)}) > 0"
+    m = plan.gpu_matchers
+    xid = selector(naming.GPU_XID_ERRORS, (*m, *extra))
+    first = born(xid, "10m", counter_target(plan, m, target_labels_only=False))
+    return f"sum{labels} (increase({xid}[10m])) > 0 or sum{labels} ({first}) > 0"
 
 
 def unsupported(plan: ServicePlan, *readings: str) -> Source:
@@ -83,7 +120,7 @@ def runbook_series(plan: ServicePlan, metric: str) -> str:
     placeholder the on-call replaces, with a cluster label)."""
     label = plan.cluster_label
     cluster = (Matcher(label, "=", naming.CLUSTER_PLACEHOLDER),) if label else ()
-    return selector(metric, (*plan.gpu_matchers, *cluster))
+    return read(plan, metric, *cluster)
 
 
 def gauge(
@@ -94,7 +131,7 @@ def gauge(
 ) -> str:
     """A dashboard query: ``metric`` of the sidecar, max per ``labels`` (GPU, pod, uuid),
     under the dashboard's namespace, cluster and pod variables."""
-    return f"max{kept_by(plan, *labels)} ({selector(metric, (*plan.gpu_matchers, *scope(plan), pod_filter(), *extra))})"
+    return f"max{kept_by(plan, *labels)} ({read(plan, metric, *scope(plan), pod_filter(), *extra)})"
 
 
 def device_cases(
@@ -106,13 +143,15 @@ def device_cases(
     value: float | None,
     extra: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """``rule`` fires when one GPU's ``metric`` (labels ``extra`` added) reads ``values``
-    (promtool notation) on a healthy service, with value ``value`` (None: not checked), and
-    stays quiet on a healthy one; ``key``: the family, for when the cases are checked."""
+    """``rule`` fires when one GPU's ``metric`` (a sidecar name, written in the plan's source:
+    :mod:`generator.builders.gpu_series`) reads ``values`` (promtool notation) on a healthy
+    service, with value ``value`` (None: not checked), and stays quiet on a healthy one;
+    ``key``: the family, for when the cases are checked."""
     base = [Klass(BASE_PER_MIN)]
-    gpu = sidecar_labels(plan)
-    out = {k: gpu[k] for k in plan.keeping(*GPU_LABELS) if k in gpu} | {"uuid": UUID}
     fire = healthy(plan, base)
-    fire.gauge(metric, {**gpu, "uuid": UUID, **(extra or {})}, values)
-    expected = [expected_alert(rule, out | dict(extra or {}), value)]
+    if metric == naming.GPU_MEMORY_FREE:
+        gpu_series.memory(plan, fire, values)
+    else:
+        gpu_series.put(plan, fire, metric, values)
+    expected = [expected_alert(rule, gpu_series.alert_labels(plan) | dict(extra or {}), value)]
     return fire_and_quiet(plan, key, rule["alert"], fire, healthy(plan, base), expected)

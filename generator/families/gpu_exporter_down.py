@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
+from generator.builders import gpu_series
 from generator.builders.common import alert_rule
 from generator.builders.grafana_json import PanelDef, Query, Step
 from generator.builders.panel_parts import (
@@ -26,7 +27,6 @@ from generator.builders.promtool_series import (
     expected_alert,
     fire_and_quiet,
     healthy,
-    sidecar_labels,
 )
 from generator.families import gpu
 from generator.families.base import Family, Role
@@ -41,40 +41,45 @@ ALERT = naming.ALERT_GPU_EXPORTER_DOWN
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
-    """``GPUExporterDown`` while a pod's sidecar reads no NVML, is down, or no sidecar is scraped."""
+    """``GPUExporterDown`` while a pod's sidecar reads no NVML, is down, or no sidecar is
+    scraped; under dcgm, while a running pod has no GPU dcgm-exporter reports, or no
+    dcgm-exporter is scraped."""
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    m = plan.gpu_matchers
-    nvml_up = selector(naming.GPU_EXPORTER_UP, m)
-    up = selector("up", m)
     pods = plan.keeping(*gpu.POD_LABELS)
-    expr = f"max{by(pods)} ({nvml_up}) == 0 or max{by(pods)} ({up}) == 0 or absent({up})"
+    up = selector("up", plan.gpu_matchers)
+    nvml_up = gpu.read(plan, naming.GPU_EXPORTER_UP)
+    if gpu.dcgm(plan):
+        expr = f"max{by(pods)} ({nvml_up}) == 0 or absent({up})"
+    else:
+        expr = f"max{by(pods)} ({nvml_up}) == 0 or max{by(pods)} ({up}) == 0 or absent({up})"
     return [alert_rule(plan, ALERT, expr, alert.for_ms, alert.severity)]
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
-    """Fires on a sidecar that reads no NVML throughout; a healthy sidecar stays quiet."""
+    """Fires on a sidecar that reads no NVML throughout (under dcgm: dcgm-exporter's target
+    down, no GPU series); a healthy exporter stays quiet."""
     if KEY not in plan.alerts:
         return []
     base = [Klass(BASE_PER_MIN)]
-    labels = sidecar_labels(plan)
     fire = healthy(plan, base)
-    fire.gauge(naming.GPU_EXPORTER_UP, labels, "0+0x60")
+    gpu_series.exporter_blind(plan, fire)
     rule = rules(plan)[0]
-    out: dict[str, str] = {k: labels[k] for k in plan.keeping(*gpu.POD_LABELS) if k in labels}
+    keep = plan.keeping(*gpu.POD_LABELS)
+    out = {k: v for k, v in gpu_series.alert_labels(plan).items() if k in keep}
     expected = [expected_alert(rule, out, None)]
     return fire_and_quiet(plan, KEY, rule["alert"], fire, healthy(plan, base), expected)
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """Whether each pod's sidecar reads NVML (1) or not (0)."""
-    up = selector(naming.GPU_EXPORTER_UP, (*plan.gpu_matchers, *scope(plan), pod_filter()))
+    up = gpu.read(plan, naming.GPU_EXPORTER_UP, *scope(plan), pod_filter())
     return [
         PanelDef(
             title="GPU exporter NVML up",
             key="gpu/exporter-up",
-            description=f"1 when the sidecar reads NVML ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
+            description=f"1 when the GPU exporter reads the pod's GPUs ({naming.GPU_EXPORTER_UP}); 0 means every GPU panel above is blind.",
             kind="stat",
             queries=(Query(f"min{kept_by(plan, 'pod')} ({up})", named(plan, "{{pod}}")),),
             unit="bool",

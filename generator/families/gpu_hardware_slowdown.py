@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import dcgm_fields, naming
+from generator.builders import gpu_series
 from generator.builders.common import alert_rule, held_for
 from generator.builders.grafana_json import PanelDef, Query, Step
 from generator.builders.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
@@ -24,13 +25,11 @@ from generator.builders.panel_parts import (
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
-    UUID,
     Klass,
     Series,
     alert_test,
     expected_alert,
     healthy,
-    sidecar_labels,
     steps_until,
 )
 from generator.builders.windowed_series import (
@@ -42,9 +41,9 @@ from generator.builders.windowed_series import (
     sample,
     values_text,
 )
-from generator.families import gpu
+from generator.families import dcgm, gpu
 from generator.families.base import Family, Role
-from generator.promql import Matcher, by, selector
+from generator.promql import Matcher, by
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -58,7 +57,12 @@ ALERT = naming.ALERT_GPU_SLOWDOWN
 def slowdown_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
     """Matchers of the hardware clock event reasons ``GPUHardwareSlowdown`` reads."""
     reasons = "|".join(naming.GPU_HARDWARE_SLOWDOWN_REASONS)
-    return (*plan.gpu_matchers, Matcher("reason", "=~", reasons))
+    return (*gpu.matchers(plan), Matcher("reason", "=~", reasons))
+
+
+def _active(plan: ServicePlan, *extra: Matcher) -> str:
+    reasons = Matcher("reason", "=~", "|".join(naming.GPU_HARDWARE_SLOWDOWN_REASONS))
+    return gpu.read(plan, naming.GPU_CLOCK_EVENT_ACTIVE, reasons, *extra)
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -69,7 +73,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     if alert is None:
         return []
     window = int(alert.params["window_ms"])
-    active = selector(naming.GPU_CLOCK_EVENT_ACTIVE, slowdown_matchers(plan))
+    active = _active(plan)
     expr = held_for(
         plan,
         f"max{by(plan.keeping(*gpu.GPU_LABELS, 'reason'))} ({active}) == 1",
@@ -100,12 +104,13 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     rule = rules(plan)[0]
     name = rule["alert"]
-    labels_in = {**sidecar_labels(plan), "uuid": UUID}
     length = steps_until(5 * INTERVAL_MS + 2 * window)
+    at_rest = {r: f"0+0x{length}" for r in ("gpu_idle", *naming.GPU_HARDWARE_SLOWDOWN_REASONS)}
 
-    def braking(values: Minutes, reason: str = "hw_power_brake_slowdown") -> Series:
+    def braking(values: Minutes, also: dict[str, str] | None = None) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
-        s.gauge(naming.GPU_CLOCK_EVENT_ACTIVE, {**labels_in, "reason": reason}, values_text(values))
+        reasons = {**at_rest, "hw_power_brake_slowdown": values_text(values), **(also or {})}
+        gpu_series.clock_reasons(plan, s, reasons)
         return s
 
     flapping = cycle(5, 1.0, 0.0, 2, 1, length)
@@ -114,13 +119,9 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         return sample(flapping, t) == 1
 
     fire = first_firing(plan, held, window, least, length)
-    labels = {k: v for k, v in labels_in.items() if k in plan.keeping(*gpu.GPU_LABELS)}
-    labels["reason"] = "hw_power_brake_slowdown"
+    labels = {**gpu_series.alert_labels(plan), "reason": "hw_power_brake_slowdown"}
     once: Minutes = [0.0] * 5 + [1.0] * 2 + [0.0] * (length - 7)
-    quiet = braking(once)
-    quiet.gauge(
-        naming.GPU_CLOCK_EVENT_ACTIVE, {**labels_in, "reason": "sw_power_cap"}, f"1+0x{length}"
-    )
+    quiet = braking(once, {"sw_power_cap": f"1+0x{length}"})
     groups = [
         gauge_group(
             f"{name}: a power brake active 2 of every 3 minutes fires",
@@ -151,6 +152,9 @@ def inputs(plan: ServicePlan) -> list[SignalInput]:
     """The clock event reasons of each GPU that answers NVML (excused where unsupported)."""
     if KEY not in plan.alerts:
         return []
+    if gpu.dcgm(plan):
+        fields = (dcgm_fields.CLOCK_EVENTS,)
+        return [dcgm.field_input(plan, "gpuClockEvents", fields, ALERT)]
     m = plan.gpu_matchers
     return [
         SignalInput(
@@ -175,9 +179,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
         return []
     window = format_duration_ms(int(alert.params["window_ms"]))
     held = format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms))
-    active = selector(
-        naming.GPU_CLOCK_EVENT_ACTIVE, (*slowdown_matchers(plan), *scope(plan), pod_filter())
-    )
+    active = _active(plan, *scope(plan), pod_filter())
     labels = by(plan.keeping(*gpu.GPU_LABELS, "gpu", "reason"))
     return [
         PanelDef(

@@ -11,26 +11,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import dcgm_fields, naming
+from generator.builders import gpu_series
 from generator.builders.common import alert_rule
 from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.guard_inputs import Source
 from generator.builders.panel_parts import alert_steps, named, panel_runbook
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
-    UUID,
     Klass,
     Series,
     after_for,
     expected_alert,
     family_case,
     healthy,
-    sidecar_labels,
 )
-from generator.builders.windowed_series import without
-from generator.families import gpu
+from generator.families import dcgm, gpu
 from generator.families.base import Family, Role
-from generator.promql import by, selector
+from generator.promql import by
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -56,8 +54,10 @@ def params(alert: AlertPlan) -> Params:
 
 def _headroom(plan: ServicePlan, free: str, total: str, labels: tuple[str, ...]) -> str:
     """Free / total memory (ratio 0–1) per ``labels``; nothing where total is 0 or absent."""
-    m = plan.gpu_matchers
-    return f"max{by(labels)} ({selector(free, m)}) / (max{by(labels)} ({selector(total, m)}) > 0)"
+    return (
+        f"max{by(labels)} ({gpu.read(plan, free)}) / "
+        f"(max{by(labels)} ({gpu.read(plan, total)}) > 0)"
+    )
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -68,7 +68,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
         return []
     min_free = decimal_str(params(alert).min_free)
     gpus, instances = plan.keeping(*gpu.GPU_LABELS), plan.keeping(*gpu.MIG_LABELS)
-    mig = f"group{by(gpus)} ({selector(naming.GPU_MIG_MEMORY_TOTAL, plan.gpu_matchers)})"
+    mig = f"group{by(gpus)} ({gpu.read(plan, naming.GPU_MIG_MEMORY_TOTAL)})"
     whole = _headroom(plan, naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL, gpus)
     instance = _headroom(plan, naming.GPU_MIG_MEMORY_FREE, naming.GPU_MIG_MEMORY_TOTAL, instances)
     expr = (
@@ -81,8 +81,6 @@ def _mig_cases(plan: ServicePlan, rule: Rule, min_free: Fraction) -> list[dict[s
     """A pod that sees only its MIG instance (no parent memory): the instance 98 % full fires
     per instance; half full (or, above a ``minFree`` of 0.5, free memory halfway between it
     and 1) stays quiet, and the parent is not judged."""
-    device = {**sidecar_labels(plan), "uuid": UUID}
-    instance = {"mig_uuid": "MIG-11111111-1111-1111-1111-111111111111", "gpu_instance_id": "1"}
     total = 20 * 2**30
     at = after_for(plan, KEY)
 
@@ -90,21 +88,23 @@ def _mig_cases(plan: ServicePlan, rule: Rule, min_free: Fraction) -> list[dict[s
         s = healthy(plan, [Klass(BASE_PER_MIN)])
         # The parent's memory is not readable from the pod; a full parent reading would
         # otherwise fire beside the instance.
-        for metric in (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL):
-            without(s, metric)
-        s.gauge(naming.GPU_MIG_MEMORY_TOTAL, {**device, **instance}, f"{total}+0x60")
-        s.gauge(naming.GPU_MIG_MEMORY_FREE, {**device, **instance}, f"{free}+0x60")
+        gpu_series.drop_memory(plan, s)
+        gpu_series.memory(plan, s, f"{free}+0x60", total, instance="1")
         return s
 
-    full = int(total * min(Fraction(2, 100), min_free / 2))
+    full = _whole_mib(total * min(Fraction(2, 100), min_free / 2))
     # Half free; above a threshold of one half, halfway between it and all free (quiet for
     # every minFree < 1).
-    roomy = int(total * (Fraction(1, 2) if min_free < Fraction(1, 2) else (1 + min_free) / 2))
+    roomy = _whole_mib(
+        total * (Fraction(1, 2) if min_free < Fraction(1, 2) else (1 + min_free) / 2)
+    )
     quiet = (
         "half" if 2 * roomy == total else f"{decimal_str(float(1 - Fraction(roomy, total)) * 100)}%"
     )
-    keep = plan.keeping(*gpu.MIG_LABELS)
-    labels = {k: v for k, v in {**device, **instance}.items() if k in keep}
+    extra = {"gpu_instance_id": "1"}
+    if not gpu.dcgm(plan):
+        extra["mig_uuid"] = "MIG-11111111-1111-1111-1111-111111111111"
+    labels = {**gpu_series.alert_labels(plan), **extra}
     full_pct = decimal_str(float(1 - Fraction(full, total)) * 100)
     return [
         family_case(
@@ -121,14 +121,20 @@ def _mig_cases(plan: ServicePlan, rule: Rule, min_free: Fraction) -> list[dict[s
     ]
 
 
+def _whole_mib(n: Fraction | int) -> int:
+    """``n`` bytes rounded down to whole MiB, as dcgm-exporter reports memory (exact in both
+    sources' arithmetic: a ratio of multiples of 2^20)."""
+    return int(n) // dcgm_fields.MIB * dcgm_fields.MIB
+
+
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """An 80 GiB GPU with half of ``min_free`` free fires, a healthy one stays quiet; then
     the MIG instance cases."""
     if KEY not in plan.alerts:
         return []
     min_free = Fraction(str(plan.alerts[KEY].params["min_free"]))
-    total = 80 * 2**30
-    free = int(total * min_free / 2)
+    total = gpu_series.TOTAL
+    free = _whole_mib(total * min_free / 2)
     rule = rules(plan)[0]
     return [
         *gpu.device_cases(plan, KEY, rule, naming.GPU_MEMORY_FREE, f"{free}+0x60", free / total),
@@ -141,6 +147,9 @@ def inputs(plan: ServicePlan) -> list[SignalInput]:
     (excused where the exporter reports ``memory_info`` unsupported: a unified-memory GB10)."""
     if KEY not in plan.alerts:
         return []
+    if gpu.dcgm(plan):
+        fields = (dcgm_fields.FB_FREE, dcgm_fields.FB_USED)
+        return [dcgm.field_input(plan, "gpuMemory", fields, ALERT)]
     m = plan.gpu_matchers
     return [
         gpu.reading_input(

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import dcgm_fields, naming
 from generator.builders.common import alert_rule
 from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.guard_inputs import Source
 from generator.builders.panel_parts import alert_steps, named, panel_runbook
-from generator.families import gpu
+from generator.families import dcgm, gpu
 from generator.families.base import Family, Role
-from generator.promql import by, go_float, selector
+from generator.promql import by, go_float
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    hottest = f"max{by(plan.keeping(*gpu.GPU_LABELS))} ({selector(naming.GPU_TEMPERATURE, plan.gpu_matchers)})"
+    hottest = f"max{by(plan.keeping(*gpu.GPU_LABELS))} ({gpu.read(plan, naming.GPU_TEMPERATURE)})"
     limit = decimal_str(alert.params["max"])
     return [
         alert_rule(plan, ALERT, f"{hottest} > {limit}", alert.for_ms, alert.severity, max=limit)
@@ -66,6 +66,8 @@ def inputs(plan: ServicePlan) -> list[SignalInput]:
     """The temperature of each GPU that answers NVML (excused where unsupported)."""
     if KEY not in plan.alerts:
         return []
+    if gpu.dcgm(plan):
+        return [dcgm.field_input(plan, "gpuTemperature", (dcgm_fields.GPU_TEMP,), ALERT)]
     return [
         gpu.reading_input(
             plan,
@@ -104,7 +106,12 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
             kind="timeseries",
             queries=(
                 Query(gpu.gauge(plan, naming.GPU_POWER_USAGE), f"{legend} draw"),
-                Query(gpu.gauge(plan, naming.GPU_POWER_LIMIT), f"{legend} limit"),
+                # dcgm-exporter's default counters file lists no power limit.
+                *(
+                    ()
+                    if gpu.dcgm(plan)
+                    else (Query(gpu.gauge(plan, naming.GPU_POWER_LIMIT), f"{legend} limit"),)
+                ),
             ),
             unit="watt",
             min_value=0,

@@ -34,9 +34,11 @@ __all__ = [
     "PresetError",
     "RequestsDef",
     "Selection",
+    "Span",
     "get_preset",
     "renames",
     "select_preset",
+    "spans",
 ]
 
 PRESETS: dict[str, list[Preset]] = {
@@ -78,12 +80,53 @@ class Selection:
     warning: str | None = None
 
 
-def _key(server: str, preset: Preset, scheme: str) -> tuple[int, ...] | None:
+def _since(server: str, preset: Preset, scheme: str) -> Release | None:
     for text in (preset.since_version, *preset.since_aliases):
         release = parse_release(server, text)
         if release.scheme == scheme:
-            return release.numbers
+            return release
     return None
+
+
+def _key(server: str, preset: Preset, scheme: str) -> tuple[int, ...] | None:
+    since = _since(server, preset, scheme)
+    return None if since is None else since.numbers
+
+
+@dataclass(frozen=True)
+class Span:
+    """One preset entry and the releases it describes: from ``since`` up to, not including,
+    ``until`` (None: every later release), in one numbering (:mod:`generator.versions`)."""
+
+    preset: Preset
+    since: Release
+    until: Release | None
+
+    def holds(self, numbers: tuple[int, ...]) -> bool:
+        """Whether release ``numbers`` (trailing zeros dropped) is one this entry describes."""
+        return self.since.numbers <= numbers and (
+            self.until is None or numbers < self.until.numbers
+        )
+
+
+def spans(server: str, variant: str | None = None, scheme: str | None = None) -> list[Span]:
+    """The entries of ``server``'s runtime ``variant`` (None: its default) in release order,
+    each with the releases it describes, numbered in ``scheme`` (None: the entries' own);
+    an entry with no release in that numbering is left out. A variant that ended (vLLM
+    ``v0``) ends its last span at the first release without it."""
+    chosen = variant or next(iter(VARIANTS.get(server, {})), None)
+    entries = [p for p in PRESETS[server] if p.variant == chosen]
+    scheme = scheme or parse_release(server, entries[0].since_version).scheme
+    keyed = sorted(
+        ((since, p) for p in entries if (since := _since(server, p, scheme)) is not None),
+        key=lambda sp: sp[0].numbers,
+    )
+    until = _VARIANT_UNTIL.get(server, {}).get(chosen or "")
+    end = parse_release(server, until[0]) if until is not None else None
+    return [
+        Span(p, since, keyed[i + 1][0] if i + 1 < len(keyed) else end)
+        for i, (since, p) in enumerate(keyed)
+    ]
 
 
 def _newer_than_checked(server: str, release: Release) -> str | None:

@@ -1,7 +1,7 @@
 """Preset ``sglang``: SGLang's runtime (``--enable-metrics``), keyed by release.
 
 Source: ``sglang/srt/metrics/collector.py`` of the sglang wheels on PyPI (tagged releases 0.3.6
-… 0.5.3; ``sglang/srt/observability/metrics_collector.py`` from 0.5.2x) and the ``labels`` of
+… 0.5.3; ``sglang/srt/observability/metrics_collector.py`` from 0.5.10) and the ``labels`` of
 ``sglang/srt/managers/tokenizer_manager.py`` / ``scheduler*.py``. Names, labels, renames,
 buckets and how availability is counted: docs/presets.md, "sglang".
 """
@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from generator.presets.model import GaugeDef, HistogramDef, PrefixCacheDef, Preset, RequestsDef
 
-# collector.py TokenizerMetricsCollector defaults (0.4.5 and later).
+# Bucket bounds per release, read in each wheel on PyPI 0.4.7 … 0.5.23 (tags v0.4.7 …;
+# table: docs/presets.md, "Bucket bounds per release"). TTFT and ITL: collector.py
+# TokenizerMetricsCollector defaults, the same in every release 0.4.5 … 0.5.23.
 TTFT_BUCKETS = (
     0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0,
     200.0, 400.0,
@@ -37,16 +39,28 @@ CHECKED_THROUGH = ("0.5",)
 
 
 # collector.py SchedulerMetricsCollector queue_time (0.5.2 ``sglang:queue_time_s``, 0.5.3 on
-# ``sglang:queue_time_seconds``); later 0.5 releases add 0.001 … 0.05 s bounds below 0.1 s.
+# ``sglang:queue_time_seconds``), 0.5.2 … 0.5.11.
 QUEUE_BUCKETS = (
     0.0, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
     70.0, 80.0, 90.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0, 800.0, 900.0, 1000.0,
     1200.0, 1400.0, 1600.0, 1800.0, 2000.0, 2500.0, 3000.0,
 )  # fmt: skip
+# observability/metrics_collector.py from 0.5.12 (checked through 0.5.23): 0.001, 0.005, 0.01
+# and 0.05 s added below 0.1 s.
+QUEUE_BUCKETS_0_5_12 = (
+    0.0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 10.0, 15.0, 20.0,
+    30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 200.0, 300.0, 400.0, 500.0, 600.0, 700.0,
+    800.0, 900.0, 1000.0, 1200.0, 1400.0, 1600.0, 1800.0, 2000.0, 2500.0, 3000.0,
+)  # fmt: skip
 QUEUE_OLD, QUEUE_NEW = "sglang:queue_time_s", "sglang:queue_time_seconds"
 
 
-def _entry(since: str, e2e: tuple[float, ...], queue: str | None = None) -> Preset:
+def _entry(
+    since: str,
+    e2e: tuple[float, ...],
+    queue: str | None = None,
+    queue_bounds: tuple[float, ...] = QUEUE_BUCKETS,
+) -> Preset:
     latency = {
         "requestDuration": HistogramDef("sglang:e2e_request_latency_seconds", e2e),
         "timeToFirstToken": HistogramDef("sglang:time_to_first_token_seconds", TTFT_BUCKETS),
@@ -54,7 +68,7 @@ def _entry(since: str, e2e: tuple[float, ...], queue: str | None = None) -> Pres
     }
     if queue is not None:
         other = QUEUE_NEW if queue == QUEUE_OLD else QUEUE_OLD
-        latency["requestQueueTime"] = HistogramDef(queue, QUEUE_BUCKETS, also=(other,))
+        latency["requestQueueTime"] = HistogramDef(queue, queue_bounds, also=(other,))
     return Preset(
         server="sglang",
         since_version=since,
@@ -75,4 +89,5 @@ PRESETS: list[Preset] = [
     _entry("0.4.7", E2E_BUCKETS_0_4),
     _entry("0.5.2", E2E_BUCKETS_0_5_2, QUEUE_OLD),
     _entry("0.5.3", E2E_BUCKETS_0_5_2, QUEUE_NEW),
+    _entry("0.5.12", E2E_BUCKETS_0_5_2, QUEUE_NEW, QUEUE_BUCKETS_0_5_12),
 ]

@@ -10,24 +10,29 @@ from __future__ import annotations
 
 from generator.presets.model import GaugeDef, HistogramDef, MeanLatencyDef, Preset, RequestsDef
 
-# triton-inference-server/core src/metric_model_reporter.h: histogram_options_ default.
+# triton-inference-server/core src/metric_model_reporter.h: histogram_options_ default, the
+# same on every release branch r24.11 … r26.06; branches r23.04 … r24.10 have no histogram at
+# all (core commit c815a13, "Add histogram support and TTFT histogram metric", first in r24.11,
+# the core of server v2.52.0 = container 24.11: build.py TRITON_VERSION_MAP at tag v2.52.0).
 FIRST_RESPONSE_BUCKETS_MS = (100.0, 500.0, 2000.0, 5000.0)
+FIRST_RESPONSE = HistogramDef(
+    "nv_inference_first_response_histogram_ms", FIRST_RESPONSE_BUCKETS_MS, seconds_per_unit=0.001
+)
+NO_FIRST_RESPONSE = (
+    "Triton before 24.11 (server 2.52.0) exposes no first-response histogram: "
+    "nv_inference_first_response_histogram_ms came with the histogram support of core r24.11"
+)
 
-# The newest release the entry was checked against, in both numberings.
+# The newest release the entries were checked against, in both numberings.
 CHECKED_THROUGH = ("25.06", "2.59")
 
-PRESETS: list[Preset] = [
-    Preset(
+
+def _entry(since: str, alias: str, first_response: bool) -> Preset:
+    return Preset(
         server="triton",
-        since_version="23.04",
-        since_aliases=("2.33.0",),
-        latency={
-            "timeToFirstToken": HistogramDef(
-                "nv_inference_first_response_histogram_ms",
-                FIRST_RESPONSE_BUCKETS_MS,
-                seconds_per_unit=0.001,
-            ),
-        },
+        since_version=since,
+        since_aliases=(alias,),
+        latency={"timeToFirstToken": FIRST_RESPONSE} if first_response else {},
         mean_latency={
             "requestDuration": MeanLatencyDef(
                 "nv_inference_request_duration_us",
@@ -52,6 +57,12 @@ PRESETS: list[Preset] = [
             "requestDuration": "Triton's nv_inference_request_duration_us is a microsecond "
             "counter (mean latency only), not a histogram",
             "interTokenLatency": "Triton exposes no inter-token latency histogram",
+            **({} if first_response else {"timeToFirstToken": NO_FIRST_RESPONSE}),
         },
     )
+
+
+PRESETS: list[Preset] = [
+    _entry("23.04", "2.33.0", first_response=False),
+    _entry("24.11", "2.52.0", first_response=True),
 ]

@@ -2,30 +2,45 @@
 
 Source: ``vllm/v1/metrics/loggers.py`` (``PrometheusStatLogger``) and the V0 engine's
 ``vllm/engine/metrics.py``, 0.8 to 0.11 (the release or wheel of each name: docs/presets.md,
-"vllm", with the renames, preemptions, prefix cache and request counters); this preset is
-checked against ``tests/fixtures/metrics/vllm-*.prom`` by ``tests/test_preset_fixtures.py``.
+"vllm", with the renames, preemptions, prefix cache and request counters); bounds per release:
+docs/presets.md, "Bucket bounds per release". Checked against ``tests/fixtures/metrics/vllm-*.prom``
+by ``tests/test_preset_fixtures.py``.
 """
 
 from __future__ import annotations
 
 from generator.presets.model import GaugeDef, HistogramDef, PrefixCacheDef, Preset, RequestsDef
 
-# vllm/v1/metrics/loggers.py: request_latency_buckets (e2e, queue, prefill, decode, inference);
-# vllm:request_queue_time_seconds (time in the WAITING phase) uses it in V1 and V0 alike.
+# Bucket bounds per release: vllm/v1/metrics/loggers.py (V1) and vllm/engine/metrics.py (V0),
+# read in the wheel of every release 0.8.0 … 0.11.2 on PyPI (tags v0.8.0 … v0.11.2; table:
+# docs/presets.md, "Bucket bounds per release"). V1 and V0 agree in every release.
+# From 0.8.4: request_latency_buckets (e2e and vllm:request_queue_time_seconds, the WAITING phase).
 E2E_BUCKETS = (
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
     40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
 )  # fmt: skip
-# vllm/v1/metrics/loggers.py: histogram_time_to_first_token.
+# From 0.8.4: histogram_time_to_first_token.
 TTFT_BUCKETS = (
     0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75,
     1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0,
 )  # fmt: skip
-# vllm/v1/metrics/loggers.py: histogram_time_per_output_token (and inter_token_latency from 0.11).
+# From 0.8.4: histogram_time_per_output_token (and inter_token_latency's, which reuses it).
 ITL_BUCKETS = (
     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75,
     1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0,
 )  # fmt: skip
+# 0.8.0 … 0.8.3: the lists before they were extended (e2e and queue to 60 s, TTFT to 10 s, ITL
+# to 2.5 s).
+E2E_BUCKETS_0_8 = (
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0,
+)  # fmt: skip
+TTFT_BUCKETS_0_8 = (
+    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+)  # fmt: skip
+ITL_BUCKETS_0_8 = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5)
+# (e2e and queue, TTFT, ITL) bounds of one release line.
+SHORT = (E2E_BUCKETS_0_8, TTFT_BUCKETS_0_8, ITL_BUCKETS_0_8)
+LONG = (E2E_BUCKETS, TTFT_BUCKETS, ITL_BUCKETS)
 
 HTTP_REQUESTS = RequestsDef(
     name="http_requests_total",
@@ -67,16 +82,18 @@ def _entry(
     kv_cache: str,
     itl: str,
     cache: PrefixCacheDef | None,
+    bounds: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]],
 ) -> Preset:
+    e2e, ttft, itl_bounds = bounds
     return Preset(
         server="vllm",
         since_version=since,
         variant=variant,
         latency={
-            "requestDuration": HistogramDef("vllm:e2e_request_latency_seconds", E2E_BUCKETS),
-            "timeToFirstToken": HistogramDef("vllm:time_to_first_token_seconds", TTFT_BUCKETS),
-            "interTokenLatency": HistogramDef(itl, ITL_BUCKETS, also=(RENAMED[itl],)),
-            "requestQueueTime": HistogramDef("vllm:request_queue_time_seconds", E2E_BUCKETS),
+            "requestDuration": HistogramDef("vllm:e2e_request_latency_seconds", e2e),
+            "timeToFirstToken": HistogramDef("vllm:time_to_first_token_seconds", ttft),
+            "interTokenLatency": HistogramDef(itl, itl_bounds, also=(RENAMED[itl],)),
+            "requestQueueTime": HistogramDef("vllm:request_queue_time_seconds", e2e),
         },
         requests=requests,
         other_requests=tuple(r for r in (HTTP_REQUESTS, ENGINE_REQUESTS) if r != requests),
@@ -93,10 +110,12 @@ def _entry(
 
 
 PRESETS: list[Preset] = [
-    _entry("0.8", "v1", ENGINE_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD),
-    _entry("0.8.3", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD),
-    _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD, CACHE_NEW),
-    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW),
+    _entry("0.8", "v1", ENGINE_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, SHORT),
+    _entry("0.8.3", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, SHORT),
+    _entry("0.8.4", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, LONG),
+    _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD, CACHE_NEW, LONG),
+    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG),
     # V0 keeps vllm/engine/metrics.py's names (same buckets as V1 in each release).
-    _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None),
+    _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, SHORT),
+    _entry("0.8.4", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, LONG),
 ]

@@ -437,6 +437,20 @@ CASES = [
         {},
         id="rate first then sum",
     ),
+    pytest.param(
+        "gauge-function-on-counter",
+        [rule_file(alert("delta(node_vmstat_oom_kill[30m]) > 0"))],
+        F,
+        {},
+        id="delta of a counter",
+    ),
+    pytest.param(
+        "gauge-function-on-counter",
+        [rule_file(alert("delta(node_memory_MemAvailable_bytes[30m]) < 0"))],
+        P,
+        {},
+        id="delta of a gauge",
+    ),
     # --- units
     pytest.param(
         "threshold-unit",

@@ -33,6 +33,11 @@ Added for issue 18 (monitoring-mixins/website @ f901a79, Apache-2.0):
   `== 1` holds on any failure, not only on the "constant failure" its comment wants
   (vector-matching).
 
+Added with pint's `promql/counter` (gauge-function-on-counter): awesome-prometheus-alerts'
+HostOomKillDetected takes `delta(node_vmstat_oom_kill[30m]) > 0`: after a node restart the
+counter falls to 0 and the delta stays negative for 30 minutes, hiding the kills counted
+since; HostMemoryUnderMemoryPressure takes `deriv()` of the `pgmajfault` counter.
+
 Added with pint's `promql/nan` (nan-in-aggregation): kubernetes-mixin's four
 KubeAPIErrorBudgetBurn alerts sum `apiserver_request:burnrate…`, recorded (in
 kubernetes-mixin_rules.yaml) as a division by the request count with no guard: a cluster
@@ -67,6 +72,7 @@ EXPECTED: dict[str, dict[str, int]] = {
         "alert-missing-annotation": 35,
         "alert-missing-for": 6,
         "counter-compared-raw": 1,
+        "gauge-function-on-counter": 2,
         "range-too-short": 3,
         "regex-redundant-anchor": 4,
     },

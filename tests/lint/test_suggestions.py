@@ -164,6 +164,8 @@ SUGGESTIONS: list[Any] = [
     ("promql-experimental-function", [rule_file(record("job:x:rate5m", 'sort_by_label(sum by (job) (rate(x_total[5m])), "job")'))], {}, "enabledFeatures: [promql-experimental-functions]"),
     ("regex-dot-newline", [rule_file(record("job:x:count", 'count(x{msg=~"a.b\\\\n"})'))], {}, r'msg=~"a[^\\n]b\\n"'),
     ("nan-in-aggregation", [rule_file(alert("avg(rate(x_seconds_sum[5m]) / rate(x_seconds_count[5m])) > 1"))], {}, "(rate(x_seconds_count[5m]) > 0)"),
+    ("gauge-function-on-counter", [rule_file(alert("delta(node_vmstat_oom_kill[30m]) > 0"))], {}, "increase(node_vmstat_oom_kill[30m])"),
+    ("gauge-function-on-counter", [rule_file(alert("deriv(vllm:num_preemptions_total[10m]) > 1"))], {}, "rate(vllm:num_preemptions_total[10m])"),
     ("threshold-unit", [rule_file(alert("max by (model_name) (vllm:kv_cache_usage_perc) >= 95"))], {}, "0.95"),
     ("threshold-unit", [rule_file(alert("histogram_quantile(0.99, sum by (le) (rate(vllm:inter_token_latency_seconds_bucket[5m]))) > 100"))], {}, "0.1"),
     ("vector-matching", [rule_file(alert('rate(http_requests_total{status=~"5.."}[5m]) / rate(http_requests_total[5m]) > 0.05'))], {}, 'sum without (status) (rate(http_requests_total{status=~"5.."}[5m])) / sum without (status) (rate(http_requests_total[5m]))'),

@@ -1,0 +1,84 @@
+"""Shared pieces of the GPU health families (ECC, row remapping, NVLink, PCIe, Xid tiers):
+a counter that rose, a flag that is set and a rate above a limit, each per GPU, with their
+firing and quiet cases on either source (:mod:`generator.builders.gpu_series`).
+
+Health readings are the sidecar's names (nvml_exporter/README.md, Metrics); under dcgm the
+records of :mod:`generator.families.dcgm` hold them. Rates are per minute over 10m.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from generator.builders import gpu_series
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+    Series,
+    after_for,
+    expected_alert,
+    family_case,
+    healthy,
+)
+from generator.families import gpu
+from generator.promql import Matcher, by
+from generator.units import decimal_str
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import ServicePlan
+
+WINDOW = "10m"
+Fault = tuple[str, str, str | None]
+"""(sidecar metric, promtool values, its ``error_type``/``counter`` label or None)."""
+
+
+def rose(plan: ServicePlan, reads: tuple[tuple[str, tuple[Matcher, ...]], ...]) -> str:
+    """Any of the counters ``reads`` ((metric, matchers)) rose within :data:`WINDOW`, per GPU."""
+    labels = by(plan.keeping(*gpu.GPU_LABELS))
+    return " or ".join(
+        f"sum{labels} (increase({gpu.read(plan, metric, *m)}[{WINDOW}])) > 0" for metric, m in reads
+    )
+
+
+def flagged(plan: ServicePlan, metric: str) -> str:
+    """The 0/1 gauge ``metric`` is 1, per GPU."""
+    return f"max{by(plan.keeping(*gpu.GPU_LABELS))} ({gpu.read(plan, metric)}) == 1"
+
+
+def per_minute(plan: ServicePlan, metric: str, limit: float, *m: Matcher) -> str:
+    """The counter ``metric`` rose faster than ``limit`` a minute over :data:`WINDOW`, per GPU."""
+    labels = by(plan.keeping(*gpu.GPU_LABELS))
+    rate = f"sum{labels} (rate({gpu.read(plan, metric, *m)}[{WINDOW}])) * 60"
+    return f"{rate} > {decimal_str(limit)}"
+
+
+def cases(
+    plan: ServicePlan,
+    key: str,
+    rule: Rule,
+    faults: list[Fault],
+    quiet: list[tuple[str, list[Fault]]] | None = None,
+) -> list[dict[str, Any]]:
+    """``rule`` fires on a healthy service whose GPU reads ``faults`` and stays quiet on a
+    healthy one and on each ``quiet`` (name, faults) control; checked at
+    :func:`generator.builders.promtool_series.after_for`."""
+    alert = rule["alert"]
+    at = after_for(plan, key)
+
+    def series(items: list[Fault]) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        for metric, values, label in items:
+            gpu_series.put(plan, s, metric, values, label)
+        return s
+
+    expected = [expected_alert(rule, gpu_series.alert_labels(plan), None)]
+    out = [
+        family_case(plan, f"{alert} fires", series(faults), alert, expected, at),
+        family_case(plan, f"{alert} stays quiet", series([]), alert, [], at),
+    ]
+    out += [
+        family_case(plan, f"{alert}: {name} stays quiet", series(items), alert, [], at)
+        for name, items in quiet or []
+    ]
+    return out

@@ -1,0 +1,72 @@
+"""``spec.alerts.gpuRowRemapPending``: ``GPURowRemapPending``, a GPU has a memory row
+remapping pending (sidecar ``gpu_row_remap_pending``, dcgm-exporter
+``DCGM_FI_DEV_ROW_REMAP_PENDING``, both 1) for ``for``: it takes effect at the next GPU reset,
+and until then the GPU runs on (NVIDIA A100 memory error management: "Row-remapping pending
+flag"). Page text in ``templates/runbooks/GPURowRemapPending.md.j2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from generator import dcgm_fields, naming
+from generator.builders.common import alert_rule
+from generator.families import dcgm, gpu, gpu_health
+from generator.families.base import Family, Role
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.builders.guard_inputs import SignalInput
+    from generator.plan import ServicePlan
+
+KEY = "gpu_row_remap_pending"
+ALERT = naming.ALERT_GPU_REMAP_PENDING
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """One rule: the pending flag of a GPU is set."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    expr = gpu_health.flagged(plan, naming.GPU_ROW_REMAP_PENDING)
+    return [alert_rule(plan, ALERT, expr, alert.for_ms, alert.severity)]
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """The flag set from the start fires after ``for``; a healthy GPU stays quiet."""
+    if KEY not in plan.alerts:
+        return []
+    faults: list[gpu_health.Fault] = [(naming.GPU_ROW_REMAP_PENDING, "1+0x60", None)]
+    return gpu_health.cases(plan, KEY, rules(plan)[0], faults)
+
+
+def inputs(plan: ServicePlan) -> list[SignalInput]:
+    """Under dcgm, the pending-remap field (in no default counters file)."""
+    if KEY not in plan.alerts or not gpu.dcgm(plan):
+        return []
+    return [dcgm.field_input(plan, "gpuRowRemap", (dcgm_fields.ROW_REMAP_PENDING,), ALERT)]
+
+
+def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
+    """``gpu_remap_pending``: the reading of the GPU its page checks first."""
+    return {"gpu_remap_pending": gpu.runbook_series(plan, naming.GPU_ROW_REMAP_PENDING)}
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="gpuRowRemapPending",
+    alerts=(ALERT,),
+    for_ms=600_000,
+    severity="warning",
+    params={},
+    role=Role.GPU,
+    group="gpu",
+    rules=rules,
+    cases=cases,
+    sidecar=True,
+    inputs=inputs,
+    row="gpu",
+    runbook_queries=runbook_queries,
+    rank=9,
+)
