@@ -27,16 +27,15 @@ from generator.builders.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     INTERVAL_MS,
-    UUID,
     Klass,
     alert_test,
     family_case,
     healthy,
     promtool_group,
-    sidecar_labels,
     steps_until,
 )
 from generator.builders.rulefile import alert_rules, rule_groups
+from generator.builders.series_parts import UUID, sidecar_labels
 from generator.builders.slo_cases import slo_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.builders.windowed_series import (
