@@ -208,6 +208,12 @@ def container_labels(plan: ServicePlan) -> dict[str, str]:
     return labels_of(plan, plan.container_matchers, pod=example_pod(plan))
 
 
+def healthy_replicas(plan: ServicePlan) -> float:
+    """Replicas of a healthy service in the cases: the fewest ``spec.deployment.replicas``
+    allows, at least 1 (a service that may scale to zero runs a pod while it serves)."""
+    return float(max(plan.replicas, 1))
+
+
 def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
     """kube-state-metrics series of a workload at full strength: the owner chain of its pods
     and desired = available replicas."""
@@ -239,7 +245,11 @@ def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
                 f"1+0x{length}",
             )
     for metric in (desired, available):
-        s.gauge(metric, {**ns, workload: plan.deployment_name}, f"{plan.replicas}+0x{length}")
+        s.gauge(
+            metric,
+            {**ns, workload: plan.deployment_name},
+            f"{go_float(healthy_replicas(plan))}+0x{length}",
+        )
 
 
 def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
