@@ -820,8 +820,9 @@ _P99_EFFECT = "histogram_quantile never reports more than the largest bound, so 
 def _in_unit(histogram: HistogramPlan, other: HistogramDef) -> HistogramPlan:
     """``histogram`` with ``other``'s bounds (another release's), in ``histogram``'s unit."""
     factor = other.seconds_per_unit / histogram.seconds_per_unit
-    buckets = tuple(float(decimal_str(b * factor)) for b in other.buckets)
-    return replace(histogram, buckets=other.buckets if factor == 1 else buckets)
+    if factor == 1:
+        return replace(histogram, buckets=other.buckets)
+    return replace(histogram, buckets=tuple(float(decimal_str(b * factor)) for b in other.buckets))
 
 
 def _below_top(seconds: float) -> Callable[[HistogramDef], bool]:
