@@ -25,7 +25,7 @@ from generator.builders.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.families import FAMILIES
+from generator.families import FAMILIES, gpu, xid_catalog
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -267,8 +267,15 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
         "gpu_xid_errors": naming.ALERT_GPU_XID,
         "gpu_device_lost": naming.ALERT_GPU_LOST,
         "gpu_hardware_slowdown": naming.ALERT_GPU_SLOWDOWN,
+        **{tier.key: tier.alert for tier in xid_catalog.TIERS},
     }
     readers = tuple(a for k, a in device_alerts.items() if k in plan.alerts)
+    # Xid counters exist from a GPU's first Xid on: read beside the devices, never guarded.
+    xids = [Source(naming.GPU_XID_ERRORS, m)] + [
+        Source(naming.GPU_XID_ERRORS, (*m, *gpu.xid_codes(tier.codes)))
+        for tier in xid_catalog.TIERS
+        if tier.key in plan.alerts
+    ]
     if readers:
         out.add(
             SignalInput(
@@ -278,7 +285,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 ((device_up,),),
                 (Condition((nvml_up,), 1),),
                 readers,
-                covers=(Source(naming.GPU_XID_ERRORS, m),),
+                covers=tuple(xids),
                 remedy="NVML works but the sidecar sees no GPU: it does not share the model's GPUs "
                 "(spec.gpu.visibility, visibleDevices or claim).",
             )
