@@ -256,6 +256,10 @@ def promtool_run(
             {
                 "rule_files": ["rules.yaml"],
                 "evaluation_interval": format_duration_ms(plan.evaluation_interval_ms),
+                # Without an order promtool evaluates the groups of one instant in random order:
+                # Sloth's alerts would read its SLI group's records of this instant or of the
+                # last one by chance. File order: the records first, its best case.
+                "group_eval_order": [g["name"] for g in pruned["groups"]],
                 "tests": tests,
             },
             sort_keys=False,
