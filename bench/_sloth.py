@@ -1,13 +1,12 @@
 """Sloth's ``prometheus/v1`` SLO specs written from obsgen's plans, and its generated rules.
 
-Each obsgen SLO becomes one Sloth SLO with the same objective and the same events: the
-``error_query`` and ``total_query`` are obsgen's own event definitions
-(:func:`generator.builders.service_rules.errors_sum`, ``requests_sum``; for latency the
-histogram's ``_count`` minus its threshold bucket) with each counter summed as
-``sum by (<obsgen's aggregation labels>) (rate(<selector>[{{.window}}]))``, the form Sloth's
-docs use. The SLO period is Sloth's default (30d, ``--default-slo-period``) and must equal
-obsgen's window; page and ticket alerts carry ``severity: critical`` / ``warning`` as
-obsgen's tiers do. Sloth's rule groups per SLO are named ``sloth-slo-<kind>-<service>-<slo>``.
+Each obsgen SLO becomes one Sloth SLO with the same objective and the same events, on obsgen's
+selectors (``failures_sum`` / ``requests_sum`` of generator.builders.service_rules; for latency
+the histogram's ``_count`` minus its threshold bucket), each counter summed as ``sum by
+(<obsgen's aggregation labels>) (rate(<selector>[{{.window}}]))``, the form Sloth's docs use.
+The SLO period is Sloth's default (30d) and must equal obsgen's window; page and ticket alerts
+carry ``severity: critical`` / ``warning`` as obsgen's tiers do. Sloth's rule groups per SLO
+are named ``sloth-slo-<kind>-<service>-<slo>``.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from generator.builders.service_rules import errors_sum, requests_sum
+from generator.builders.service_rules import failures_sum, requests_sum
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import by, le_matcher, sum_rate_any
 
@@ -44,7 +43,10 @@ def queries(plan: ServicePlan, s: SLOPlan) -> tuple[str, str]:
         return f"sum{by(group)} (rate({series}[{WINDOW}]))"
 
     if s.histogram is None:
-        return errors_sum(plan, rate), requests_sum(plan, rate)
+        # The failures alone, as a Sloth user writes them: obsgen's errors_sum adds
+        # `or 0 * <requests>` (a 0 ratio before the first failure), one more read of the
+        # request counters per window that Sloth specs do not carry.
+        return failures_sum(plan, rate), requests_sum(plan, rate)
     h = s.histogram
     if h.native or s.threshold_bound is None:
         raise ValueError(f"{plan.name}/{s.name}: not a classic histogram with a threshold bucket")
