@@ -59,6 +59,19 @@ CASES = [
         id="vllm finished_reason",
     ),
     pytest.param(
+        'sum(rate(x_total{code=~"5.."}[5m])) by (code, job) '
+        "/ sum(rate(x_total[5m])) by (job, code) > 0.1",
+        True,
+        "always 1",
+        id="the same grouping written in another order",
+    ),
+    pytest.param(
+        'rate(x_total{code=~"5.."}[5m]) / on (code, job) rate(x_total[5m]) > 0.1',
+        True,
+        "always 1",
+        id="on () naming the filtered label",
+    ),
+    pytest.param(
         'rate(x_total{status=~"5.."}[5m]) > rate(x_total[5m])',
         True,
         "always empty",
