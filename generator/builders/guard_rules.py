@@ -415,7 +415,7 @@ def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
             Unguarded(
                 Source(name, plan.activator.matchers),
                 "the activator creates it on the first request it holds for the service, and "
-                "may stay out of the request path while pods serve; obsgen verify finds it",
+                "may stay out of the request path while pods serve (docs/spec.md, Scale to zero)",
             )
             for name in plan.activator.names
         )
