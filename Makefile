@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics tools
+.PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics tools e2e-soak stress-ng
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,18 @@ check: $(STAMP) prometheus alertmanager
 TEST_WORKERS ?= 2
 test: $(STAMP) tools prometheus
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope
+
+# tests/e2e ten times in a row on a loaded machine: two more CPU-bound processes (stress-ng,
+# installed from Debian when missing, else Python busy loops), stopped after the runs; prints
+# each run's pass count and fails when a run failed a test. Not part of `make test` (about
+# 30 minutes). E2E_SOAK_RUNS and E2E_SOAK_LOAD change the runs and the processes.
+E2E_SOAK_RUNS ?= 10
+E2E_SOAK_LOAD ?= 2
+stress-ng:
+	-@scripts/apt-install.sh stress-ng 'Without it the soak loads the CPUs with Python busy loops.' stress-ng
+
+e2e-soak: $(STAMP) tools stress-ng
+	$(BIN)/python scripts/e2e_soak.py --runs $(E2E_SOAK_RUNS) --load $(E2E_SOAK_LOAD)
 
 # The property-based fuzz tests at OBSGEN_FUZZ_SCALE (default 40) times the examples of
 # `make test`, with fresh random draws on every run (`make test` replays fixed ones).

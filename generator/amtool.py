@@ -3,7 +3,8 @@
 amtool is found through ``$AMTOOL``, then ``PATH``. :func:`check_config` validates
 configuration files in one ``amtool check-config`` call; :func:`test_routes` runs one
 ``amtool config routes test`` per case (amtool tests one label set per call), spread over the
-machine's cores. Failures become :class:`~generator.errors.Diagnostic` values.
+machine's cores. Each takes Alertmanager feature flags (``utf8-strict-mode``: amtool 0.27+).
+Failures become :class:`~generator.errors.Diagnostic` values.
 """
 
 from __future__ import annotations
@@ -45,10 +46,15 @@ def find_amtool() -> str:
     return found
 
 
-def _run(args: Sequence[str]) -> tuple[int, str]:
+def _run(args: Sequence[str], features: Sequence[str] = ()) -> tuple[int, str]:
+    """Run amtool with ``args``, and ``--enable-feature`` for ``features`` when given (how
+    amtool parses matchers: ``utf8-strict-mode`` reads them with Alertmanager's UTF-8 parser
+    alone, as an Alertmanager started with it does; by default it falls back to the classic
+    parser). Returns the exit code and the output."""
+    flags = [f"--enable-feature={','.join(features)}"] if features else []
     try:
         proc = subprocess.run(
-            [find_amtool(), *args],
+            [find_amtool(), *flags, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -66,19 +72,22 @@ def _run(args: Sequence[str]) -> tuple[int, str]:
     return proc.returncode, "\n".join(lines)
 
 
-def check_config(files: Sequence[Path], display_names: Sequence[str]) -> list[Diagnostic]:
+def check_config(
+    files: Sequence[Path], display_names: Sequence[str], features: Sequence[str] = ()
+) -> list[Diagnostic]:
     """Run ``amtool check-config`` once over ``files``; one diagnostic per failing file.
 
     Args:
         files: Alertmanager configuration files.
         display_names: the name to report for each file (same length as ``files``).
+        features: Alertmanager feature flags to parse with (``utf8-strict-mode``).
 
     Raises:
         ObsgenError: amtool is missing or hangs.
     """
     if not files:
         return []
-    code, output = _run(["check-config", *map(str, files)])
+    code, output = _run(["check-config", *map(str, files)], features)
     if code == 0:
         return []
     problems = []
@@ -144,6 +153,7 @@ def test_routes(
     display_name: str,
     cases: Sequence[tuple[Mapping[str, str], str]],
     indices: Sequence[int] | None = None,
+    features: Sequence[str] = (),
 ) -> list[Diagnostic]:
     """Check that each case's labels reach exactly its receiver, with
     ``amtool config routes test --verify.receivers``.
@@ -153,6 +163,8 @@ def test_routes(
         display_name: how to name the route-test file in diagnostics.
         cases: ``(labels, receiver)`` pairs; the diagnostic path is ``cases[<index>]``.
         indices: each case's index in the route-test file (default: its position).
+        features: Alertmanager feature flags to parse the configuration and the labels with
+            (``utf8-strict-mode``).
 
     Returns:
         One diagnostic per failing case, naming the receivers amtool resolved.
@@ -173,7 +185,8 @@ def test_routes(
                 f"--config.file={config_file}",
                 f"--verify.receivers={receiver}",
                 *args,
-            ]
+            ],
+            features,
         )
 
     workers = max(1, min(os.cpu_count() or 1, len(cases)))
@@ -198,15 +211,18 @@ def test_routes(
 test_routes.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
-def routes(config_file: Path, labels: Mapping[str, str]) -> list[str]:
+def routes(config_file: Path, labels: Mapping[str, str], features: Sequence[str] = ()) -> list[str]:
     """The receivers an alert of ``labels`` reaches in the Alertmanager configuration
-    ``config_file`` (``amtool config routes test``, in order).
+    ``config_file`` (``amtool config routes test``, in order), parsed with the Alertmanager
+    feature flags ``features`` (``utf8-strict-mode``).
 
     Raises:
         ObsgenError: amtool is missing or hangs, or refuses the configuration.
     """
     args = [Matcher(k, "=", v).render() for k, v in sorted(labels.items())]
-    code, output = _run(["config", "routes", "test", f"--config.file={config_file}", *args])
+    code, output = _run(
+        ["config", "routes", "test", f"--config.file={config_file}", *args], features
+    )
     text = output.strip()
     if code != 0 or not text:
         raise ObsgenError([Diagnostic(str(config_file), "", f"amtool config routes test: {text}")])

@@ -61,6 +61,8 @@ ALERT_PREEMPTIONS = "ModelPreemptionsHigh"
 ALERT_PREFIX_CACHE = "ModelPrefixCacheHitRatioLow"
 # An SLO has spent most of its error budget over its window (tickets, per level left).
 ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
+# Requests wait at the activator (spec.scaleToZero.activator) while no pod of the service is up.
+ALERT_COLD_START = "ModelColdStartSlow"
 
 # Short indicator label values for the spec's latency metric keys.
 INDICATOR_LABEL = {
@@ -93,6 +95,23 @@ KSM_DEPLOYMENT_DESIRED = "kube_deployment_spec_replicas"
 KSM_DEPLOYMENT_AVAILABLE = "kube_deployment_status_replicas_available"
 KSM_STATEFULSET_DESIRED = "kube_statefulset_replicas"
 KSM_STATEFULSET_READY = "kube_statefulset_status_replicas_ready"
+
+# Gauges of requests held outside the model's pods while none is ready
+# (spec.scaleToZero.activator; sources at tags in docs/spec.md, "Scale to zero"), newest first.
+# KEDA HTTP add-on interceptor: v0.14.0 on, labels route_name, route_namespace (OTel
+# interceptor.request.concurrency); v0.8.0 to v0.13.x, label host="<namespace>/<name>".
+KEDA_INTERCEPTOR_CONCURRENCY = "interceptor_request_concurrency"
+KEDA_INTERCEPTOR_PENDING = "interceptor_pending_request_count"
+# Knative Serving activator (KServe's serverless mode): 1.22 on, requests queued for capacity;
+# 1.19 on, requests routed through it (labels k8s_namespace_name, kn_revision_name); up to
+# 1.18 (OpenCensus), labels namespace_name, revision_name.
+KNATIVE_REQUEST_QUEUED = "kn_revision_request_queued"
+KNATIVE_REQUEST_CONCURRENCY = "kn_revision_request_concurrency"
+KNATIVE_ACTIVATOR_CONCURRENCY = "activator_request_concurrency"
+ACTIVATOR_METRICS = {
+    "keda-http": (KEDA_INTERCEPTOR_CONCURRENCY, KEDA_INTERCEPTOR_PENDING),
+    "knative": (KNATIVE_REQUEST_QUEUED, KNATIVE_REQUEST_CONCURRENCY, KNATIVE_ACTIVATOR_CONCURRENCY),
+}
 
 # NVML sidecar exporter metrics: a contract (nvml_exporter/README.md, Metrics).
 GPU_MEMORY_TOTAL = "gpu_memory_total_bytes"

@@ -43,6 +43,7 @@ from generator.release_bounds import Releases, Test
 from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
+    Activator,
     BurnRateTier,
     MetricOverride,
     Metrics,
@@ -222,6 +223,23 @@ class AlertPlan:
 
 
 @dataclass(frozen=True)
+class ActivatorPlan:
+    """Where requests wait outside the model's pods while none is ready
+    (``spec.scaleToZero.activator``).
+
+    Attributes:
+        source: ``keda-http``, ``knative`` or ``custom``.
+        names: gauge names of the requests it holds, newest release first (each read with
+            ``matchers``; the first that has series counts, :mod:`generator.builders.replicas`).
+        matchers: its series' label matchers that select this service's requests.
+    """
+
+    source: str
+    names: tuple[str, ...]
+    matchers: tuple[Matcher, ...]
+
+
+@dataclass(frozen=True)
 class InstallPlan:
     """How the service is installed into kube-prometheus-stack and its own chart.
 
@@ -291,7 +309,10 @@ class ServicePlan:
     deployment_name: str
     workload_kind: str
     container: str
-    replicas: int
+    replicas: int  # the fewest replicas spec.deployment.replicas allows (a count, or min)
+    replicas_max: int  # the most (the count, or max)
+    startup_grace_ms: int  # spec.scaleToZero.startupGrace
+    activator: ActivatorPlan | None
     memory_limit_bytes: int | None
     container_matchers: tuple[Matcher, ...]
     namespace: str | None
@@ -400,6 +421,9 @@ WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
 WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4
+# spec.scaleToZero.startupGrace: a large model's pod is scheduled, pulls its image and loads
+# its weights in minutes; none missing pages before this after the desired count leaves 0.
+DEFAULT_STARTUP_GRACE_MS = 600_000
 _SPEC_PARAM = {
     "threshold": "threshold_seconds",
     "max_ratio": "max_ratio",
@@ -854,8 +878,9 @@ _P99_EFFECT = "histogram_quantile never reports more than the largest bound, so 
 def _in_unit(histogram: HistogramPlan, other: HistogramDef) -> HistogramPlan:
     """``histogram`` with ``other``'s bounds (another release's), in ``histogram``'s unit."""
     factor = other.seconds_per_unit / histogram.seconds_per_unit
-    buckets = tuple(float(decimal_str(b * factor)) for b in other.buckets)
-    return replace(histogram, buckets=other.buckets if factor == 1 else buckets)
+    if factor == 1:
+        return replace(histogram, buckets=other.buckets)
+    return replace(histogram, buckets=tuple(float(decimal_str(b * factor)) for b in other.buckets))
 
 
 def _below_top(seconds: float) -> Callable[[HistogramDef], bool]:
@@ -963,6 +988,15 @@ def _resolve_alerts(
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
+            continue
+        if key == "cold_start" and body.scale_to_zero.activator is None:
+            given = body.alerts.cold_start
+            if given is not None and given.enabled:
+                p.warn(
+                    "spec.alerts.coldStart",
+                    f"{naming.ALERT_COLD_START} alert left out: it reads where requests wait "
+                    "while no pod is up; name it in spec.scaleToZero.activator",
+                )
             continue
         given = getattr(body.alerts, key)
         if not available.get(key, True):
@@ -1164,6 +1198,29 @@ def _check_prefixed(preset: Preset, prefix: str, version: str, p: _Problems) -> 
             return
 
 
+def _check_activator(given: Activator | None, version: str, p: _Problems) -> None:
+    """Refuse an activator metric or selector label the spec's Prometheus cannot store."""
+    if given is None:
+        return
+    path = "spec.scaleToZero.activator"
+    why = None if given.metric is None else metric_name_problem(given.metric, version)
+    if why is not None:
+        p.add(f"{path}.metric", f"{given.metric!r} {why}")
+    for label in sorted(given.selector):
+        why = label_name_problem(label, version)
+        if why is not None:
+            p.add(f"{path}.selector", f"label {label!r} {why}")
+
+
+def _activator(given: Activator | None) -> ActivatorPlan | None:
+    """The activator's plan: the source's gauge names (``metric`` replaces them) and the
+    selector's matchers."""
+    if given is None:
+        return None
+    names = (given.metric,) if given.metric else naming.ACTIVATOR_METRICS[given.source]
+    return ActivatorPlan(given.source, tuple(names), equals(given.selector))
+
+
 def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     """Resolve ``spec`` (read from ``source``) into a :class:`ServicePlan`.
 
@@ -1223,6 +1280,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                     "(requestDuration, timeToFirstToken, interTokenLatency, requestQueueTime, "
                     "timePerOutputToken)",
                 )
+    _check_activator(body.scale_to_zero.activator, body.prometheus.version, p)
     releases = Releases.of(
         body.server,
         body.server_version,
@@ -1290,6 +1348,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         _counter(preset.preemptions, metrics.preemptions, base),
     )
     prefix_cache = _prefix_cache(preset, base)
+    activator = _activator(body.scale_to_zero.activator)
     read = [
         *(n for h in histograms.values() for n in h.names),
         requests.name,
@@ -1298,6 +1357,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         *(c.name for c in counters if c is not None),
         *(n for m in preset.mean_latency.values() for n in (m.sum_name, m.count_name)),
         *(prefix_cache.names if prefix_cache else ()),
+        *(activator.names if activator else ()),
     ]
     return ServicePlan(
         name=spec.metadata.name,
@@ -1332,7 +1392,14 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         deployment_name=deployment.name,
         workload_kind=deployment.kind,
         container=deployment.container,
-        replicas=deployment.replicas,
+        replicas=deployment.replicas.min,
+        replicas_max=deployment.replicas.max,
+        startup_grace_ms=(
+            DEFAULT_STARTUP_GRACE_MS
+            if body.scale_to_zero.startup_grace is None
+            else body.scale_to_zero.startup_grace
+        ),
+        activator=activator,
         memory_limit_bytes=deployment.memory_limit,
         container_matchers=tuple(sorted(container_matchers)),
         namespace=namespace,

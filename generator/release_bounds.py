@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from generator.presets import VARIANTS, HistogramDef, Preset, spans
 from generator.versions import Release, parse_release
@@ -51,6 +52,18 @@ def _same(a: HistogramDef | None, b: HistogramDef | None) -> bool:
     return (a.buckets, a.seconds_per_unit, a.native) == (b.buckets, b.seconds_per_unit, b.native)
 
 
+@cache
+def _reaches(server: str, variant: str | None, scheme: str | None, key: str) -> tuple[Reach, ...]:
+    out: list[Reach] = []
+    for span in spans(server, variant, scheme):
+        h = span.preset.latency.get(key)
+        if out and _same(out[-1].histogram, h):
+            out[-1] = Reach(out[-1].since, span.until, h, out[-1].preset)
+        else:
+            out.append(Reach(span.since, span.until, h, span.preset))
+    return tuple(out)
+
+
 def bounds_text(histogram: HistogramDef) -> str:
     """``histogram``'s bounds in seconds, all of them (``0.3, 0.5, …, 60 s`` written out)."""
     return ", ".join(f"{b * histogram.seconds_per_unit:.6g}" for b in histogram.buckets) + " s"
@@ -80,19 +93,12 @@ class Releases:
         release = None if version is None else parse_release(server, version)
         return cls(server, variant, release, keys)
 
-    def reaches(self, key: str) -> list[Reach]:
+    def reaches(self, key: str) -> tuple[Reach, ...]:
         """The runs of entries with the same ``key`` histogram bounds, oldest first."""
         scheme = self.release.scheme if self.release is not None else None
-        out: list[Reach] = []
-        for span in spans(self.server, self.variant, scheme):
-            h = span.preset.latency.get(key)
-            if out and _same(out[-1].histogram, h):
-                out[-1] = Reach(out[-1].since, span.until, h, out[-1].preset)
-            else:
-                out.append(Reach(span.since, span.until, h, span.preset))
-        return out
+        return _reaches(self.server, self.variant, scheme, key)
 
-    def _chosen(self, reaches: list[Reach]) -> int:
+    def _chosen(self, reaches: tuple[Reach, ...]) -> int:
         if self.release is None:
             return len(reaches) - 1
         return next(

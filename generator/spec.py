@@ -932,6 +932,7 @@ Signal = Literal[
     "memoryLimit",
     "containerRestarts",
     "oomEvents",
+    "desiredReplicas",
     "gpuExporter",
     "gpuDevices",
     "gpuMemory",
@@ -992,6 +993,7 @@ class Alerts(StrictModel):
     gpu_xid_reset: AlertBase | None = None
     gpu_xid_application: AlertBase | None = None
     replicas_unavailable: WindowedAlert | None = None
+    cold_start: AlertBase | None = None
     signal_missing: SignalMissingAlert | None = None
 
 
@@ -1030,6 +1032,61 @@ class GPU(StrictModel):
     claim: DnsLabel = "gpu"
 
 
+# Kubernetes keeps replicas in an int32; Prometheus' float64 counts it exactly.
+ReplicaCount = Annotated[int, Field(ge=0, le=2**31 - 1)]
+
+
+class ReplicaRange(StrictModel):
+    """``spec.deployment.replicas`` as a range: an autoscaler (KEDA, KServe, an HPA) keeps the
+    workload between ``min`` and ``max`` replicas; ``min: 0`` scales it to zero. A plain
+    count ``n`` reads as ``{min: n, max: n}``."""
+
+    min: ReplicaCount
+    max: ReplicaCount
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ReplicaRange:
+        if self.min > self.max:
+            raise keyed_error(
+                "max",
+                f"{self.max} is below min ({self.min}); expected max ≥ min, e.g. "
+                f"{{min: {self.max}, max: {self.min}}}",
+            )
+        return self
+
+
+MAX_REPLICAS = 2**31 - 1
+
+
+def _replica_range(value: Any) -> Any:
+    # A plain count is the range of one value, its bounds reported at the count's own path;
+    # bool is no count (YAML `true` is not 1).
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value > MAX_REPLICAS:
+            raise PydanticCustomError(
+                "less_than_equal",
+                "Input should be less than or equal to {le}",
+                {"le": MAX_REPLICAS},
+            )
+        if value < 0:
+            raise PydanticCustomError(
+                "greater_than_equal", "Input should be greater than or equal to {ge}", {"ge": 0}
+            )
+        return {"min": value, "max": value}
+    if isinstance(value, dict):
+        return value
+    raise ValueError(
+        f"expected a replica count (0 or more) or a range such as {{min: 0, max: 4}} "
+        f"(got {_shown(value)})"
+    )
+
+
+Replicas = Annotated[
+    ReplicaRange,
+    BeforeValidator(_replica_range, json_schema_input_type=ReplicaCount | ReplicaRange),
+]
+
+
 class Deployment(StrictModel):
     """``spec.deployment``: the Kubernetes workload serving the model.
 
@@ -1039,14 +1096,63 @@ class Deployment(StrictModel):
     name: DnsLabel
     kind: Literal["Deployment", "StatefulSet"] = "Deployment"
     container: DnsLabel
-    # Kubernetes keeps replicas in an int32; Prometheus' float64 counts it exactly.
-    replicas: Annotated[int, Field(ge=1, le=2**31 - 1)] = 1
+    replicas: Replicas = Field(default=1, validate_default=True)
     memory_limit: MemoryBytes | None = None
     pod_labels: PodLabels | None = None
     metrics_port: PortName | Annotated[int, Field(ge=1, le=65535)] = "metrics"
     metrics_path: Annotated[
         str, _pattern(re.compile(r"^/[A-Za-z0-9._~/-]*$"), "a URL path such as /metrics")
     ] = "/metrics"
+
+
+# How long a workload starting from zero replicas may go without a pod up before it pages.
+StartupGrace = Annotated[
+    DurationMs,
+    _within(0, MAX_FOR_MS, "a start longer than 6h is an outage, not a cold start"),
+]
+
+
+class Activator(StrictModel):
+    """``spec.scaleToZero.activator``: what holds requests outside the model's pods while none
+    is ready: KEDA HTTP add-on's interceptor (``keda-http``), Knative's activator, which KServe
+    uses (``knative``), or a gateway's gauge of waiting requests (``custom``).
+
+    ``selector``: label matchers of its series that belong to this service (route or revision
+    labels); ``metric``: the gauge of requests it holds, required for ``custom`` and replacing
+    the source's own names otherwise (docs/spec.md, "Scale to zero")."""
+
+    source: Literal["keda-http", "knative", "custom"]
+    selector: MetricMatchers
+    metric: MetricName | None = None
+
+    @field_validator("selector")
+    @classmethod
+    def _non_empty(cls, selector: dict[str, str]) -> dict[str, str]:
+        if not selector:
+            raise ValueError(
+                "expected at least one label matcher naming this service's route or revision, "
+                "e.g. {route_namespace: llm, route_name: chat}"
+            )
+        return selector
+
+    @model_validator(mode="after")
+    def _custom_needs_metric(self) -> Activator:
+        if self.source == "custom" and self.metric is None:
+            raise keyed_error(
+                "metric",
+                "source custom needs metric: the name of a gauge of the requests it holds "
+                "for this service",
+            )
+        return self
+
+
+class ScaleToZero(StrictModel):
+    """``spec.scaleToZero``: how the service starts from zero replicas. ``startupGrace``: how
+    long after kube-state-metrics' desired replicas leave 0 no missing pod pages;
+    ``activator``: where requests wait meanwhile (a cold-start panel and alert read it)."""
+
+    startup_grace: StartupGrace | None = None
+    activator: Activator | None = None
 
 
 # groupBy labels that cannot work, and why.
@@ -1097,6 +1203,7 @@ class ServiceSpec(StrictModel):
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()
     deployment: Deployment
+    scale_to_zero: ScaleToZero = ScaleToZero()
 
     @field_validator("server_version")
     @classmethod

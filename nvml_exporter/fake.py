@@ -44,6 +44,12 @@ class FakeGpu:
 
     ``unsupported`` and ``missing`` hold backend method names (e.g. ``"device_utilization"``)
     that raise ``NVMLError_NotSupported`` and ``NVMLError_FunctionNotFound``.
+
+    NVLink: ``nvlink_states`` holds one state per link the GPU has (1 active, 0 inactive; a
+    later link number is ``InvalidArgument``), two active links by default (an H100 SXM has
+    18: two keep the exposition short); empty, the GPU has no NVLink (``NotSupported``).
+    ``nvlink_errors`` maps (link, counter) to a count; ``nvlink_unsupported_counters`` holds
+    counters (:data:`nvml.NVLINK_COUNTERS`) answering ``NotSupported`` on every link.
     """
 
     index: int
@@ -65,9 +71,16 @@ class FakeGpu:
     current_reasons: int = 0
     ecc_corrected: int = 0
     ecc_uncorrected: int = 0
+    ecc_volatile_corrected: int = 0
+    ecc_volatile_uncorrected: int = 0
     remapped_correctable: int = 0
     remapped_uncorrectable: int = 0
+    remap_pending: bool = False
+    remap_failure: bool = False
     pcie_replays: int = 0
+    nvlink_states: tuple[int, ...] = (nvml.NVLINK_ACTIVE, nvml.NVLINK_ACTIVE)
+    nvlink_errors: dict[tuple[int, int], int] = field(default_factory=dict)
+    nvlink_unsupported_counters: set[int] = field(default_factory=set)
     mig_mode: int = 0
     mig_slots: int = 0
     migs: list[FakeMig] = field(default_factory=list)
@@ -116,10 +129,15 @@ def default_fake() -> FakeNvml:
     gpus[2].missing.add("device_memory_info_v2")
     gpus[3].missing.add("device_temperature_v")
     gpus[3].unsupported.add("device_pcie_replay_counter")
+    gpus[3].nvlink_states = ()  # no NVLink
     gpus[4].current_reasons = 0x4  # sw_power_cap
+    gpus[4].nvlink_states = (0, 0)  # NVLink, no link active
     gpus[5].current_reasons = 0x40  # hw_thermal_slowdown
     gpus[5].ecc_corrected = 12
+    gpus[5].ecc_volatile_corrected = 4
     gpus[5].remapped_correctable = 2
+    gpus[5].remap_pending = True
+    gpus[5].nvlink_errors[(1, 0)] = 3  # link 1, replays
     mig_gpu = gpus[6]
     mig_gpu.mig_mode = nvml.MIG_ENABLED
     mig_gpu.mig_slots = 7
@@ -474,20 +492,47 @@ class FakeNvml:
         """See :meth:`NvmlBackend.device_total_ecc_errors`."""
         self._enter("device_total_ecc_errors", handle)
         gpu = self._as_gpu(handle)
-        return (
-            gpu.ecc_corrected if error_type == nvml.MEMORY_ERROR_CORRECTED else gpu.ecc_uncorrected
-        )
+        corrected = error_type == nvml.MEMORY_ERROR_CORRECTED
+        if counter_type == nvml.VOLATILE_ECC:
+            return gpu.ecc_volatile_corrected if corrected else gpu.ecc_volatile_uncorrected
+        return gpu.ecc_corrected if corrected else gpu.ecc_uncorrected
 
     def device_remapped_rows(self, handle: Handle) -> RemappedRows:
         """See :meth:`NvmlBackend.device_remapped_rows`."""
         self._enter("device_remapped_rows", handle)
         gpu = self._as_gpu(handle)
-        return RemappedRows(gpu.remapped_correctable, gpu.remapped_uncorrectable, False, False)
+        return RemappedRows(
+            gpu.remapped_correctable,
+            gpu.remapped_uncorrectable,
+            gpu.remap_pending,
+            gpu.remap_failure,
+        )
 
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_pcie_replay_counter`."""
         self._enter("device_pcie_replay_counter", handle)
         return self._as_gpu(handle).pcie_replays
+
+    def _nvlink_of(self, handle: Handle, link: int) -> FakeGpu:
+        gpu = self._as_gpu(handle)
+        if not gpu.nvlink_states:
+            raise nvml.NotSupported()
+        if not 0 <= link < len(gpu.nvlink_states):
+            raise nvml.InvalidArgument()
+        return gpu
+
+    def device_nvlink_state(self, handle: Handle, link: int) -> int:
+        """See :meth:`NvmlBackend.device_nvlink_state`."""
+        self._enter("device_nvlink_state", handle)
+        return self._nvlink_of(handle, link).nvlink_states[link]
+
+    def device_nvlink_error_counter(self, handle: Handle, link: int, counter: int) -> int:
+        """See :meth:`NvmlBackend.device_nvlink_error_counter`."""
+        self._enter("device_nvlink_error_counter", handle)
+        gpu = self._nvlink_of(handle, link)
+        if counter in gpu.nvlink_unsupported_counters:
+            raise nvml.NotSupported()
+        return gpu.nvlink_errors.get((link, counter), 0)
 
     def device_max_mig_device_count(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_max_mig_device_count`."""
@@ -611,6 +656,8 @@ def _binding_routes(fake: FakeNvml) -> dict[str, Callable[..., Any]]:
         "nvmlDeviceGetTotalEccErrors": fake.device_total_ecc_errors,
         "nvmlDeviceGetRemappedRows": remapped,
         "nvmlDeviceGetPcieReplayCounter": fake.device_pcie_replay_counter,
+        "nvmlDeviceGetNvLinkState": fake.device_nvlink_state,
+        "nvmlDeviceGetNvLinkErrorCounter": fake.device_nvlink_error_counter,
         "nvmlDeviceGetMaxMigDeviceCount": fake.device_max_mig_device_count,
         "nvmlDeviceGetMigDeviceHandleByIndex": fake.device_mig_device_handle,
         "nvmlDeviceGetGpuInstanceId": fake.device_gpu_instance_id,

@@ -71,7 +71,8 @@ DEVICE_METRICS: tuple[MetricSpec, ...] = (
     _gauge(
         "gpu_reading_unsupported",
         "1 for each reading NVML does not support on this GPU (NotSupported, or no such "
-        "call): its series are omitted on purpose (frame-buffer memory on a unified-memory GPU).",
+        "call; for nvlink, no active link): its series are omitted on purpose (frame-buffer "
+        "memory on a unified-memory GPU).",
         ("reading",),
     ),
     _gauge("gpu_memory_total_bytes", "Total frame-buffer memory of the GPU in bytes."),
@@ -114,13 +115,32 @@ DEVICE_METRICS: tuple[MetricSpec, ...] = (
         ("error_type",),
     ),
     _counter(
+        "gpu_ecc_volatile_errors_total",
+        "ECC memory errors since the driver was loaded (volatile counter), by error type.",
+        ("error_type",),
+    ),
+    _counter(
         "gpu_remapped_rows_total",
         "Memory rows remapped over the GPU's lifetime, by cause.",
         ("cause",),
     ),
+    _gauge(
+        "gpu_row_remap_pending",
+        "Whether a memory row remapping waits for the next GPU reset (1) or not (0).",
+    ),
+    _gauge(
+        "gpu_row_remap_failure",
+        "Whether a memory row remapping has failed on the GPU (1) or not (0).",
+    ),
     _counter(
         "gpu_pcie_replay_errors_total",
         "PCIe replays (link-level retransmissions) since the driver was loaded.",
+    ),
+    _counter(
+        "gpu_nvlink_errors_total",
+        "NVLink data-link errors of each active link until the counters are reset, by link "
+        "and counter (replay, recovery, crc_flit, crc_data).",
+        ("link", "counter"),
     ),
     _counter(
         "gpu_xid_errors_total",

@@ -28,8 +28,11 @@ CLOCK_MEM = 2  # NVML_CLOCK_MEM
 TEMPERATURE_GPU = 0  # NVML_TEMPERATURE_GPU
 MEMORY_ERROR_CORRECTED = 0  # NVML_MEMORY_ERROR_TYPE_CORRECTED
 MEMORY_ERROR_UNCORRECTED = 1  # NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+VOLATILE_ECC = 0  # NVML_VOLATILE_ECC: counts since the driver loaded
 AGGREGATE_ECC = 1  # NVML_AGGREGATE_ECC
 MIG_ENABLED = 1  # NVML_DEVICE_MIG_ENABLE
+NVLINK_ACTIVE = 1  # NVML_FEATURE_ENABLED from nvmlDeviceGetNvLinkState (NVML_NVLINK_STATE_ACTIVE)
+NVLINK_MAX_LINKS = 36  # NVML_NVLINK_MAX_LINKS of nvml.h (18 before CUDA 13): links probed
 EVENT_XID_CRITICAL = 0x8  # nvmlEventTypeXidCriticalError
 
 # Clock event ("throttle") reason bits (nvmlClocksEventReason*) and their label values.
@@ -43,6 +46,14 @@ CLOCK_EVENT_REASONS: tuple[tuple[int, str], ...] = (
     (0x040, "hw_thermal_slowdown"),
     (0x080, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
+)
+
+# NVLink data-link error counters (nvmlNvLinkErrorCounter_t) and their ``counter`` label values.
+NVLINK_COUNTERS: tuple[tuple[int, str], ...] = (
+    (0, "replay"),  # NVML_NVLINK_ERROR_DL_REPLAY
+    (1, "recovery"),  # NVML_NVLINK_ERROR_DL_RECOVERY
+    (2, "crc_flit"),  # NVML_NVLINK_ERROR_DL_CRC_FLIT
+    (3, "crc_data"),  # NVML_NVLINK_ERROR_DL_CRC_DATA
 )
 
 # NVML return codes (nvmlReturn_t in nvml.h). The binding raises ``NVMLError(code)``, which is
@@ -350,6 +361,16 @@ class NvmlBackend(Protocol):
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """``nvmlDeviceGetPcieReplayCounter``: replays since the driver loaded."""
 
+    def device_nvlink_state(self, handle: Handle, link: int) -> int:
+        """``nvmlDeviceGetNvLinkState``: :data:`NVLINK_ACTIVE` for an active link, 0 for an
+        inactive one; ``InvalidArgument`` for a link number the GPU does not have,
+        ``NotSupported`` on a GPU without NVLink."""
+
+    def device_nvlink_error_counter(self, handle: Handle, link: int, counter: int) -> int:
+        """``nvmlDeviceGetNvLinkErrorCounter``: errors of one kind (:data:`NVLINK_COUNTERS`)
+        on one link, as NVML counts them until they are reset (a GPU reset, or
+        ``nvmlDeviceResetNvLinkErrorCounters``)."""
+
     def device_max_mig_device_count(self, handle: Handle) -> int:
         """``nvmlDeviceGetMaxMigDeviceCount``: MIG slots on this GPU."""
 
@@ -509,6 +530,14 @@ class PynvmlBackend:
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_pcie_replay_counter`."""
         return int(binding("nvmlDeviceGetPcieReplayCounter")(handle))
+
+    def device_nvlink_state(self, handle: Handle, link: int) -> int:
+        """See :meth:`NvmlBackend.device_nvlink_state`."""
+        return int(binding("nvmlDeviceGetNvLinkState")(handle, link))
+
+    def device_nvlink_error_counter(self, handle: Handle, link: int, counter: int) -> int:
+        """See :meth:`NvmlBackend.device_nvlink_error_counter`."""
+        return int(binding("nvmlDeviceGetNvLinkErrorCounter")(handle, link, counter))
 
     def device_max_mig_device_count(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_max_mig_device_count`."""

@@ -267,6 +267,29 @@ class ReadContext:
             self._unsupported_reading(device, key, refused)
         return None
 
+    def probe(self, reader: str, device: Device, key: str, fn: Callable[[], T]) -> T | None:
+        """Like :meth:`call` for a reading that may not exist on this GPU (an NVLink number
+        past the GPU's last link): ``InvalidArgument`` and the absent answers return None,
+        cached under ``key`` and neither counted nor reported unsupported."""
+        cache_key = (device.uuid, key)
+        if cache_key in self._absent:
+            return None
+        try:
+            return fn()
+        except Exception as exc:
+            if nvml.is_nvml_gone(exc):
+                raise NvmlGone() from exc
+            if nvml.is_gpu_lost(exc):
+                raise GpuLost(device.uuid) from exc
+            if nvml.is_absent(exc) or nvml.error_code(exc) == nvml.ERROR_INVALID_ARGUMENT:
+                log.debug("%s on GPU %s: %r; not probed again", key, device.uuid, exc)
+                with self._absent_lock:
+                    self._absent.add(cache_key)
+                return None
+            self._count_error(reader, exc)
+            log.debug("%s on GPU %s failed: %r", key, device.uuid, exc)
+            return None
+
     def forget(self, device: Device) -> None:
         """Drop the absent-reading cache of ``device`` (after a reset or a MIG mode change)."""
         with self._absent_lock:
@@ -440,24 +463,30 @@ def read_clocks(ctx: ReadContext, dev: Device, out: Samples) -> None:
 
 
 def read_ecc(ctx: ReadContext, dev: Device, out: Samples) -> None:
-    """Lifetime (aggregate) ECC error counts, corrected and uncorrected."""
+    """ECC error counts, corrected and uncorrected: lifetime (aggregate, readings
+    ``ecc_<type>``) and since the driver loaded (volatile, ``ecc_volatile_<type>``)."""
     b = ctx.backend
-    for error_type, label in (
-        (nvml.MEMORY_ERROR_CORRECTED, "corrected"),
-        (nvml.MEMORY_ERROR_UNCORRECTED, "uncorrected"),
+    for counter_type, metric, prefix in (
+        (nvml.AGGREGATE_ECC, "gpu_ecc_errors_total", "ecc"),
+        (nvml.VOLATILE_ECC, "gpu_ecc_volatile_errors_total", "ecc_volatile"),
     ):
-        count = ctx.call(
-            "ecc",
-            dev,
-            f"ecc_{label}",
-            partial(b.device_total_ecc_errors, dev.handle, error_type, nvml.AGGREGATE_ECC),
-        )
-        if count is not None:
-            out.add("gpu_ecc_errors_total", (*dev.labels, label), count)
+        for error_type, label in (
+            (nvml.MEMORY_ERROR_CORRECTED, "corrected"),
+            (nvml.MEMORY_ERROR_UNCORRECTED, "uncorrected"),
+        ):
+            count = ctx.call(
+                "ecc",
+                dev,
+                f"{prefix}_{label}",
+                partial(b.device_total_ecc_errors, dev.handle, error_type, counter_type),
+            )
+            if count is not None:
+                out.add(metric, (*dev.labels, label), count)
 
 
 def read_remapped_rows(ctx: ReadContext, dev: Device, out: Samples) -> None:
-    """Rows remapped because of correctable and uncorrectable memory errors."""
+    """Rows remapped because of correctable and uncorrectable memory errors, and the
+    pending and failure flags (0/1) of the same call."""
     rows = ctx.call(
         "remapped_rows", dev, "remapped_rows", lambda: ctx.backend.device_remapped_rows(dev.handle)
     )
@@ -465,6 +494,8 @@ def read_remapped_rows(ctx: ReadContext, dev: Device, out: Samples) -> None:
         return
     out.add("gpu_remapped_rows_total", (*dev.labels, "correctable"), rows.correctable)
     out.add("gpu_remapped_rows_total", (*dev.labels, "uncorrectable"), rows.uncorrectable)
+    out.add("gpu_row_remap_pending", dev.labels, 1 if rows.pending else 0)
+    out.add("gpu_row_remap_failure", dev.labels, 1 if rows.failure else 0)
 
 
 def read_pcie(ctx: ReadContext, dev: Device, out: Samples) -> None:
@@ -474,6 +505,53 @@ def read_pcie(ctx: ReadContext, dev: Device, out: Samples) -> None:
     )
     if replays is not None:
         out.add("gpu_pcie_replay_errors_total", dev.labels, replays)
+
+
+def active_links(ctx: ReadContext, dev: Device) -> list[int] | None:
+    """The GPU's active NVLink links (``nvmlDeviceGetNvLinkState``), in order.
+
+    Link 0 is the ``nvlink`` reading: absent on a GPU without NVLink (reported unsupported,
+    cached), None returned. Links 1 to :data:`nvml.NVLINK_MAX_LINKS` - 1 are probed: a number
+    past the GPU's last link (``InvalidArgument``) is not asked again.
+    """
+    b = ctx.backend
+    first = ctx.call("nvlink", dev, "nvlink", partial(b.device_nvlink_state, dev.handle, 0))
+    if first is None:
+        return None
+    links = [0] if first == nvml.NVLINK_ACTIVE else []
+    for link in range(1, nvml.NVLINK_MAX_LINKS):
+        state = ctx.probe(
+            "nvlink", dev, f"nvlink{link}", partial(b.device_nvlink_state, dev.handle, link)
+        )
+        if state == nvml.NVLINK_ACTIVE:
+            links.append(link)
+    return links
+
+
+def read_nvlink(ctx: ReadContext, dev: Device, out: Samples) -> None:
+    """NVLink error counts of each active link, by counter (:data:`nvml.NVLINK_COUNTERS`).
+
+    A GPU whose links are all inactive (a PCIe card without a bridge) has none to read: that
+    scrape reports the ``nvlink`` reading unsupported, not cached (links train later). A
+    counter NVML refuses is the reading ``nvlink_<counter>`` (unsupported on every link).
+    """
+    links = active_links(ctx, dev)
+    if links is None:
+        return
+    if not links:
+        out.add("gpu_reading_unsupported", (*dev.labels, "nvlink"), 1)
+        return
+    b = ctx.backend
+    for link in links:
+        for counter, label in nvml.NVLINK_COUNTERS:
+            count = ctx.call(
+                "nvlink",
+                dev,
+                f"nvlink_{label}",
+                partial(b.device_nvlink_error_counter, dev.handle, link, counter),
+            )
+            if count is not None:
+                out.add("gpu_nvlink_errors_total", (*dev.labels, str(link), label), count)
 
 
 Reader = Callable[[ReadContext, Device, Samples], None]
@@ -488,5 +566,6 @@ READERS: tuple[tuple[str, Reader], ...] = (
     ("ecc", read_ecc),
     ("remapped_rows", read_remapped_rows),
     ("pcie", read_pcie),
+    ("nvlink", read_nvlink),
 )
 """Every NVML reader, ``(name, function)``; the name is the ``collector`` label of errors."""

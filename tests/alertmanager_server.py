@@ -1,9 +1,10 @@
 """A real Alertmanager on 127.0.0.1 and a webhook receiver recording what it delivers.
 
-:class:`AlertmanagerServer` runs Debian's ``prometheus-alertmanager`` (or ``alertmanager``) with a
-free port, clustering off (``--cluster.listen-address=``) and a temporary data folder.
-:class:`WebhookRecorder` is an HTTP server on a free port that stores every JSON body POSTed to
-it with the path it came to, so a test can read which receiver got which notification.
+:class:`AlertmanagerServer` runs the ``alertmanager`` on ``PATH`` (the pinned 0.35:
+tests/toolchain.py) with a free port, clustering off (``--cluster.listen-address=``), a
+temporary data folder and any feature flags (``utf8-strict-mode``). :class:`WebhookRecorder` is
+an HTTP server on a free port that stores every JSON body POSTed to it with the path it came
+to, so a test can read which receiver got which notification.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from typing import Any
 
 import requests
 
+from generator.promql import Matcher
+from tests.e2e.e2e_clock import API_S, START_S
 from tests.e2e.e2e_prometheus import free_port
 
 
 def find_alertmanager() -> str | None:
-    """Path of the Alertmanager server binary (Debian: ``prometheus-alertmanager``), or None."""
+    """Path of the Alertmanager server binary on ``PATH`` (``alertmanager``; Debian's is
+    ``prometheus-alertmanager``), or None."""
     for name in ("alertmanager", "prometheus-alertmanager"):
         found = shutil.which(name)
         if found:
@@ -58,11 +62,12 @@ class AlertmanagerServer:
         path = self.workdir / "alertmanager.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def start(self, config_text: str) -> None:
-        """Write ``config_text`` as the configuration and start; return once ready.
+    def start(self, config_text: str, features: Sequence[str] = ()) -> None:
+        """Write ``config_text`` as the configuration and start with the feature flags
+        ``features`` (``utf8-strict-mode``); return once ready.
 
         Raises:
-            RuntimeError: the server exited or did not become ready within 30 s.
+            RuntimeError: the server exited or did not become ready within ``START_S``.
         """
         config = self.workdir / "alertmanager.yml"
         config.write_text(config_text, encoding="utf-8")
@@ -77,13 +82,14 @@ class AlertmanagerServer:
                     f"--web.listen-address=127.0.0.1:{self.port}",
                     "--cluster.listen-address=",
                     "--log.level=warn",
+                    *([f"--enable-feature={','.join(features)}"] if features else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
             log.close()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + START_S
             while time.monotonic() < deadline and self.process.poll() is None:
                 try:
                     if self.session.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
@@ -112,20 +118,21 @@ class AlertmanagerServer:
 
     def post_alerts(self, alerts: Sequence[dict[str, Any]]) -> None:
         """POST ``alerts`` (``{labels, annotations?, startsAt?}``) to ``/api/v2/alerts``."""
-        response = self.session.post(f"{self.url}/api/v2/alerts", json=list(alerts), timeout=5)
+        response = self.session.post(f"{self.url}/api/v2/alerts", json=list(alerts), timeout=API_S)
         assert response.status_code == 200, response.text
 
     def alerts(self, **filters: str) -> list[dict[str, Any]]:
-        """``GET /api/v2/alerts`` (all states), optionally filtered by label equality."""
-        params = {"filter": [f'{k}="{v}"' for k, v in filters.items()]}
-        response = self.session.get(f"{self.url}/api/v2/alerts", params=params, timeout=5)
+        """``GET /api/v2/alerts`` (all states), optionally filtered by label equality (values
+        quoted and escaped: any value reads back as itself)."""
+        params = {"filter": [Matcher(k, "=", v).render() for k, v in filters.items()]}
+        response = self.session.get(f"{self.url}/api/v2/alerts", params=params, timeout=API_S)
         assert response.status_code == 200, response.text
         result: list[dict[str, Any]] = response.json()
         return result
 
     def silences(self) -> list[dict[str, Any]]:
         """``GET /api/v2/silences``."""
-        response = self.session.get(f"{self.url}/api/v2/silences", timeout=5)
+        response = self.session.get(f"{self.url}/api/v2/silences", timeout=API_S)
         assert response.status_code == 200, response.text
         result: list[dict[str, Any]] = response.json()
         return result

@@ -210,3 +210,20 @@ def test_a_field_the_counters_file_lacks_is_a_guard_naming_its_line(
     plan = _plan(tmp_path)
     remedies = " ".join(i.remedy for i in signal_inputs(plan) if i.signal == signal)
     assert line in remedies
+
+
+@pytest.mark.parametrize("xid_errors", [True, False], ids=["GPUXidErrors on", "GPUXidErrors off"])
+def test_the_xid_tiers_read_the_last_xid_field_under_its_guard(
+    tmp_path: Path, xid_errors: bool
+) -> None:
+    """Each Xid tier reads dcgm-exporter's last-Xid field: it is among the readers of the one
+    ``gpuXid`` guard, which stays when GPUXidErrors is off."""
+    data = set_path(good_spec(), "spec.gpu", {"exporter": "dcgm"})
+    if not xid_errors:
+        data = set_path(data, "spec.alerts.gpuXidErrors", {"enabled": False})
+    plan = next(iter(load_plans([write_spec(tmp_path, data, "xid.yaml")], ROOT)))
+    guards = [i for i in signal_inputs(plan) if i.signal == "gpuXid"]
+    assert len(guards) == 1
+    assert guards[0].metric == f.XID_ERRORS.name
+    tiers = {t.alert for t in xid_catalog.TIERS}
+    assert set(guards[0].readers) == tiers | ({"GPUXidErrors"} if xid_errors else set())

@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from generator import naming
-from generator.builders import go_templates, promtool_series
+from generator.builders import go_templates, promtool_series, series_parts
 from generator.builders.guard_rules import signal_inputs, unguarded_reads
 from generator.builders.pods import example_pods, generated_name
 from generator.builders.rulefile import rule_file, rule_groups
@@ -200,10 +200,10 @@ def test_case_4_truncated_pod_names_still_reach_the_gpu_and_memory_alerts(tmp_pa
         {old_pod: pod, old_replicaset: replicaset},
     )
     gpu = {"namespace": NS, "pod": pod, "container": "nvml-exporter", "job": "obsgen-llama-gpu"}
-    s.gauge("gpu_temperature_celsius", {**gpu, "uuid": promtool_series.UUID}, "95+0x60")
+    s.gauge("gpu_temperature_celsius", {**gpu, "uuid": series_parts.UUID}, "95+0x60")
     container = {"namespace": NS, "pod": pod, "container": "vllm"}
     s.gauge("container_memory_working_set_bytes", container, f"{int(64 * GIB * 0.96)}+0x60")
-    gpu_out = {"namespace": NS, "pod": pod, "uuid": promtool_series.UUID}
+    gpu_out = {"namespace": NS, "pod": pod, "uuid": series_parts.UUID}
     temperature = expect(plan, naming.ALERT_GPU_TEMPERATURE, gpu_out, 95)
     run_case(
         tmp_path,

@@ -188,7 +188,7 @@ def test_spec_integers_at_their_bounds_load_in_the_real_promtool_and_amtool(
     ("path", "value"),
     [
         pytest.param("spec.deployment.replicas", 2**31, id="replicas int32+1"),
-        pytest.param("spec.deployment.replicas", 0, id="replicas 0"),
+        pytest.param("spec.deployment.replicas", -1, id="replicas -1"),
         pytest.param("spec.deployment.memoryLimit", "1025Ti", id="memoryLimit over 1Pi"),
         pytest.param("spec.deployment.metricsPort", 65536, id="metricsPort"),
         pytest.param("spec.deployment.metricsPort", 0, id="metricsPort 0"),

@@ -16,18 +16,20 @@ from typing import TYPE_CHECKING
 
 from generator import dcgm_fields as f
 from generator import naming
-from generator.builders.promtool_series import (
+from generator.builders.series_parts import (
     UUID,
-    Series,
+    Minutes,
     example_pod,
     labels_of,
     sidecar_labels,
     up_labels,
+    values_text,
+    without,
 )
-from generator.builders.windowed_series import Minutes, values_text, without
 from generator.promql import go_float
 
 if TYPE_CHECKING:
+    from generator.builders.promtool_series import Series
     from generator.plan import ServicePlan
 
 TOTAL = 80 * 2**30  # a healthy GPU's memory (bytes)

@@ -30,9 +30,12 @@ from generator.builders.promtool_series import (
     expected_alert,
     family_case,
     healthy,
+    healthy_replicas,
     labels_of,
     promtool_group,
+    steps_until,
 )
+from generator.builders.replica_series import set_replicas, steady
 from generator.builders.rulefile import alert_rules
 from generator.builders.windowed_series import (
     selected,
@@ -282,7 +285,44 @@ def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             plan, f"{alert}: every target down (no input series) stays quiet", down, alert, [], at
         )
     )
-    return groups
+    return groups + zero_guard_groups(plan, items, at)
+
+
+def zero_guard_groups(
+    plan: ServicePlan, items: Sequence[SignalInput], at: int
+) -> list[dict[str, Any]]:
+    """Scale to zero: the workload desired at 0 replicas with no series of the model at all
+    stays quiet; a scale-down to zero whose pod is still up while every input of the guards
+    is gone (the model stopped first) stays quiet — predicted to fire without the clause."""
+    alert = naming.ALERT_SIGNAL_MISSING
+    length = steps_until(at)
+    n = healthy_replicas(plan)
+    zero = Series()
+    set_replicas(zero, plan, steady(0, length), steady(0, length))
+    # Every input removed but the targets, which stay up; desired 0 from the first sample.
+    draining = _missing(plan, [Klass(BASE_PER_MIN)], items)
+    set_replicas(draining, plan, steady(0, length), steady(n, length))
+    if not expected_guards(plan, draining, items):
+        raise ValueError(f"{alert}: the scale-down case would not fire without the clause")
+    return [
+        family_case(
+            plan,
+            f"{alert}: scaled to zero (desired 0), no series of the model at all, stays quiet",
+            zero,
+            alert,
+            [],
+            at,
+        ),
+        family_case(
+            plan,
+            f"{alert}: a scale-down to zero (desired 0), its pod still up while its inputs are "
+            "gone, stays quiet",
+            draining,
+            alert,
+            [],
+            at,
+        ),
+    ]
 
 
 LONG_HEALTHY_MS = 120 * 60_000

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
+from generator.builders import replicas
 from generator.builders.common import Rule, alert_rule
 from generator.builders.guard_inputs import (
     POD_KEYS,
@@ -24,7 +25,7 @@ from generator.builders.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.families import FAMILIES
+from generator.families import FAMILIES, gpu, xid_catalog
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -266,8 +267,15 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
         "gpu_xid_errors": naming.ALERT_GPU_XID,
         "gpu_device_lost": naming.ALERT_GPU_LOST,
         "gpu_hardware_slowdown": naming.ALERT_GPU_SLOWDOWN,
+        **{tier.key: tier.alert for tier in xid_catalog.TIERS},
     }
     readers = tuple(a for k, a in device_alerts.items() if k in plan.alerts)
+    # Xid counters exist from a GPU's first Xid on: read beside the devices, never guarded.
+    xids = [Source(naming.GPU_XID_ERRORS, m)] + [
+        Source(naming.GPU_XID_ERRORS, (*m, *gpu.xid_codes(tier.codes)))
+        for tier in xid_catalog.TIERS
+        if tier.key in plan.alerts
+    ]
     if readers:
         out.add(
             SignalInput(
@@ -277,12 +285,48 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
                 ((device_up,),),
                 (Condition((nvml_up,), 1),),
                 readers,
-                covers=(Source(naming.GPU_XID_ERRORS, m),),
+                covers=tuple(xids),
                 remedy="NVML works but the sidecar sees no GPU: it does not share the model's GPUs "
                 "(spec.gpu.visibility, visibleDevices or claim).",
             )
         )
     _family_inputs(plan, out, sidecar=True)
+
+
+def _replica_inputs(plan: ServicePlan, out: _Inputs) -> None:
+    """kube-state-metrics' desired replicas, guarded where ``spec.deployment.replicas``
+    allows 0: without them no alert can tell the service scaled to zero from one that lost
+    its pods, and the rules say nothing (:mod:`generator.builders.replicas`)."""
+    if plan.replicas > 0:
+        return
+    readers = tuple(
+        name
+        for key, name in (
+            ("target_down", naming.ALERT_TARGET_DOWN),
+            ("replicas_unavailable", naming.ALERT_REPLICAS_UNAVAILABLE),
+            ("cold_start", naming.ALERT_COLD_START),
+        )
+        if key in plan.alerts
+    )
+    if not readers:
+        return
+    desired = replica_metrics(plan)[0]
+    out.add(
+        SignalInput(
+            "desiredReplicas",
+            desired,
+            SERVICE_KEYS,
+            ((Source(desired, replicas.workload_matchers(plan)),),),
+            (targets_up(plan),),
+            readers,
+            remedy=f"kube-state-metrics reports no {desired} for {plan.workload_kind}/"
+            f"{plan.deployment_name}: spec.deployment.replicas allows 0, so without it nothing "
+            "tells the service scaled to zero from one that lost its pods, and "
+            f"{naming.ALERT_TARGET_DOWN} stays silent when no pod is left. Scrape "
+            "kube-state-metrics (kube-prometheus-stack does), or check spec.deployment.name "
+            "and kind.",
+        )
+    )
 
 
 def _scoped(plan: ServicePlan, item: SignalInput) -> SignalInput:
@@ -310,6 +354,7 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     for key in sorted(users):
         _histogram_inputs(plan, plan.histograms[key], users[key], out)
     _family_inputs(plan, out)
+    _replica_inputs(plan, out)
     _gpu_inputs(plan, out)
     items = tuple(_scoped(plan, i) for i in out.items)
     if include_ignored:
@@ -348,13 +393,31 @@ def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
             )
         )
     desired, available, _ = replica_metrics(plan)
-    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
-    for metric in (desired, available):
-        found.append(
+    workload = replicas.workload_matchers(plan)
+    found.append(
+        Unguarded(
+            Source(desired, workload),
+            "without kube-state-metrics the rules take spec.deployment.replicas (a min of 0: "
+            "the desiredReplicas guard watches it) and count the targets up"
+            if plan.replicas == 0
+            else "without kube-state-metrics the rules take spec.deployment.replicas and count "
+            "the targets up",
+        )
+    )
+    found.append(
+        Unguarded(
+            Source(available, workload),
+            "without kube-state-metrics the targets up are counted instead",
+        )
+    )
+    if plan.activator is not None:
+        found.extend(
             Unguarded(
-                Source(metric, (*ns, _workload_matcher(plan))),
-                "without kube-state-metrics the targets up are counted instead",
+                Source(name, plan.activator.matchers),
+                "the activator creates it on the first request it holds for the service, and "
+                "may stay out of the request path while pods serve (docs/spec.md, Scale to zero)",
             )
+            for name in plan.activator.names
         )
     return tuple(found)
 
@@ -373,7 +436,10 @@ def _present(
 
 def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
     """``<gate> unless on (<keys>) (<present>)``: 1 per key set where the gate holds and the
-    input has no series. The keys include the cluster label (:meth:`ServicePlan.keeping`)."""
+    input has no series, unless the workload is desired at 0 replicas
+    (:func:`generator.builders.replicas.unless_scaled_to_zero`; not for an input guarded for
+    the whole service, whose gate holds no namespace). The keys include the cluster label
+    (:meth:`ServicePlan.keeping`)."""
     keys = plan.keeping(*item.keys)
     on = f" and on ({', '.join(keys)}) "
 
@@ -385,7 +451,11 @@ def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
     if item.excused:
         gate = f"{gate} unless on ({', '.join(keys)}) {any_of(item.excused)}"
     present = on.join(any_of(group) for group in item.needs)
-    return f"{gate} unless on ({', '.join(keys)}) ({present})"
+    expr = f"{gate} unless on ({', '.join(keys)}) ({present})"
+    if not set(replicas.keys(plan)) <= set(keys):
+        return expr  # guarded for the whole service: no namespace to match the clause on
+    # Silent while the workload is desired at 0 replicas, pods still terminating or not.
+    return replicas.unless_scaled_to_zero(plan, expr)
 
 
 def _readers_text(readers: Sequence[str]) -> str:
@@ -422,10 +492,6 @@ def signal_missing_alerts(plan: ServicePlan) -> list[Rule]:
             )
         )
     return rules
-
-
-def _workload_matcher(plan: ServicePlan) -> Matcher:
-    return Matcher(replica_metrics(plan)[2], "=", plan.deployment_name)
 
 
 def guard_alerts(plan: ServicePlan) -> list[Rule]:

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, regexes
-from generator.builders import native_series
+from generator.builders import gpu_series, native_series
 from generator.builders.common import Rule
 from generator.builders.go_templates import render_template
 from generator.builders.pods import (
@@ -25,6 +25,12 @@ from generator.builders.pods import (
     example_pods,
     replica_metrics,
 )
+from generator.builders.series_parts import ERROR_EXAMPLES as _ERROR_EXAMPLES
+from generator.builders.series_parts import OK_EXAMPLES as _OK_EXAMPLES
+from generator.builders.series_parts import example_pod as example_pod
+from generator.builders.series_parts import example_value as _example
+from generator.builders.series_parts import labels_of as labels_of
+from generator.builders.series_parts import up_labels as up_labels
 from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
 from generator.units import format_duration_ms
 
@@ -34,13 +40,6 @@ if TYPE_CHECKING:
 INTERVAL_MS = 60_000  # series step and evaluation interval of every group
 BASE_PER_MIN = 6000  # events per minute of ordinary traffic: large enough for integer ratios
 MARGIN = Fraction(5, 100)  # "slightly": 5 % above / below a threshold
-UUID = "GPU-00000000-0000-0000-0000-000000000000"
-INSTANCE = "10.0.0.1:8000"
-
-_ERROR_EXAMPLES = ("500", "503", "5xx", "error", "failed", "failure", "true", "1", "abort")
-_OK_EXAMPLES = ("200", "ok", "2xx", "success", "false", "0", "stop", "length")
-# Values for other regex matchers a preset uses (HTTP handlers, request types).
-_OTHER_EXAMPLES = ("/v1/chat/completions", "/v1/completions", "active", "context", "generation")
 
 
 # --- series --------------------------------------------------------------------------------
@@ -50,37 +49,9 @@ def _printable(value: str) -> bool:
     return value.isprintable() and value.isascii() and "{{" not in value and "$" not in value
 
 
-def _example(m: Matcher, candidates: Sequence[str]) -> str:
-    """A label value that satisfies matcher ``m`` (an equality value, or a regex example:
-    :func:`generator.regexes.example`, matched with RE2 as Prometheus does).
-
-    Raises:
-        ValueError: no printable example found (``obsgen check`` refuses such regexes).
-    """
-    if m.op == "=":
-        return m.value
-    return regexes.example(m.value, candidates)
-
-
 def _non_matching(m: Matcher, candidates: Sequence[str]) -> str | None:
     """A label value that ``m`` does not match, or None: leave the label off the series."""
     return regexes.non_matching(m.value, candidates)
-
-
-def example_pod(plan: ServicePlan) -> str:
-    """The pod of the synthetic series: named as Kubernetes names the workload's pods (a long
-    deployment name is cut short in it), attributed through owner series, never by name."""
-    return example_pods(plan)[0][0]
-
-
-def labels_of(plan: ServicePlan, matchers: Sequence[Matcher], **extra: str) -> dict[str, str]:
-    """Labels of a synthetic series that ``matchers`` select, with the aggregation labels set."""
-    labels = {label: f"test-{label}" for label in plan.agg_labels}
-    for m in matchers:
-        if m.op in ("=", "=~"):
-            labels[m.label] = _example(m, (*_ERROR_EXAMPLES, *_OK_EXAMPLES, *_OTHER_EXAMPLES))
-    labels.update(extra)
-    return labels
 
 
 def series_text(name: str, labels: Mapping[str, str]) -> str:
@@ -254,20 +225,15 @@ def _observe_native(
         counters[key] = counters.get(key, 0.0) + per_min
 
 
-def up_labels(plan: ServicePlan) -> dict[str, str]:
-    """The model target's ``up`` labels: the selector's, an instance and (as Kubernetes
-    service discovery adds it) the pod."""
-    return labels_of(plan, plan.matchers, instance=INSTANCE, pod=example_pod(plan))
-
-
 def container_labels(plan: ServicePlan) -> dict[str, str]:
     """Labels of the model container's cAdvisor / kube-state-metrics series."""
     return labels_of(plan, plan.container_matchers, pod=example_pod(plan))
 
 
-def sidecar_labels(plan: ServicePlan) -> dict[str, str]:
-    """Labels of the NVML sidecar's series (its PodMonitor's job, container and the pod)."""
-    return labels_of(plan, plan.gpu_matchers, pod=example_pod(plan))
+def healthy_replicas(plan: ServicePlan) -> float:
+    """Replicas of a healthy service in the cases: the fewest ``spec.deployment.replicas``
+    allows, at least 1 (a service that may scale to zero runs a pod while it serves)."""
+    return float(max(plan.replicas, 1))
 
 
 def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
@@ -301,7 +267,11 @@ def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
                 f"1+0x{length}",
             )
     for metric in (desired, available):
-        s.gauge(metric, {**ns, workload: plan.deployment_name}, f"{plan.replicas}+0x{length}")
+        s.gauge(
+            metric,
+            {**ns, workload: plan.deployment_name},
+            f"{go_float(healthy_replicas(plan))}+0x{length}",
+        )
 
 
 def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
@@ -335,8 +305,6 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         s.gauge(naming.CADVISOR_OOM_EVENTS, pod, "0" + steady)
     kube_state(plan, s, length)
     if plan.gpu_exporter:
-        from generator.builders import gpu_series  # it builds on this module
-
         total = gpu_series.TOTAL
         free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
         gpu_series.healthy_gpu(plan, s, length, free, _healthy_celsius(plan))

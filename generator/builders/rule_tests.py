@@ -26,16 +26,15 @@ from generator.builders.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     INTERVAL_MS,
-    UUID,
     Klass,
     alert_test,
     family_case,
     healthy,
     promtool_group,
-    sidecar_labels,
     steps_until,
 )
 from generator.builders.rulefile import alert_rules, rule_groups
+from generator.builders.series_parts import UUID, sidecar_labels
 from generator.builders.slo_cases import slo_groups
 from generator.builders.test_merge import merge_cases, reads
 from generator.builders.windowed_series import (
@@ -78,19 +77,33 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """A unified-memory GPU (GB10): no frame-buffer memory series, and the exporter reports
     ``memory_info`` unsupported there: the ``gpuMemory`` guard stays quiet (its missing
     series with no such report fires it: :func:`guard_groups`). Likewise a GPU without a
-    temperature reading and one without clock event reasons."""
+    temperature reading, clock event reasons, ECC, row remapper, NVLink or PCIe replay count."""
     inputs = {i.signal: i for i in signal_inputs(plan)}
-    readings = {
-        "gpuMemory": ("memory_info", (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL)),
-        "gpuTemperature": ("temperature", (naming.GPU_TEMPERATURE,)),
-        "gpuClockEvents": ("supported_reasons", (naming.GPU_CLOCK_EVENT_ACTIVE,)),
+    readings: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+        "gpuMemory": (("memory_info", (naming.GPU_MEMORY_FREE, naming.GPU_MEMORY_TOTAL)),),
+        "gpuTemperature": (("temperature", (naming.GPU_TEMPERATURE,)),),
+        "gpuClockEvents": (("supported_reasons", (naming.GPU_CLOCK_EVENT_ACTIVE,)),),
+        "gpuEcc": (
+            ("ecc_uncorrected", (naming.GPU_ECC_ERRORS,)),
+            ("ecc_volatile_uncorrected", (naming.GPU_ECC_VOLATILE_ERRORS,)),
+        ),
+        "gpuRowRemap": (
+            ("remapped_rows", (naming.GPU_ROW_REMAP_FAILURE, naming.GPU_ROW_REMAP_PENDING)),
+        ),
+        "gpuNvLink": (("nvlink", (naming.GPU_NVLINK_ERRORS,)),),
+        "gpuPcieReplays": (("pcie_replays", (naming.GPU_PCIE_REPLAYS,)),),
     }
-    found = [(signal, readings[signal]) for signal in readings if signal in inputs]
+    found = [
+        (signal, reading, metrics)
+        for signal in readings
+        if signal in inputs
+        for reading, metrics in readings[signal]
+    ]
     if not found:
         return []
     gpu = {**sidecar_labels(plan), "uuid": UUID}
     s = healthy(plan, [Klass(BASE_PER_MIN)])
-    for _signal, (reading, metrics) in found:
+    for _signal, reading, metrics in found:
         for metric in metrics:
             without(s, metric)
         s.gauge(naming.GPU_READING_UNSUPPORTED, {**gpu, "reading": reading}, "1+0x60")
@@ -98,7 +111,7 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     if any(a["exp_labels"].get(naming.SIGNAL) in readings for a in expected):
         raise ValueError("a guard would fire on a reading the exporter reports unsupported")
     at = plan.alerts["signal_missing"].for_ms + INTERVAL_MS
-    names = ", ".join(f"{r} ({sig})" for sig, (r, _) in found)
+    names = ", ".join(f"{r} ({sig})" for sig, r, _ in found)
     return [
         family_case(
             plan,

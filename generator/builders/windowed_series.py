@@ -8,33 +8,17 @@ predict that count from one sample per test step (:data:`Minutes`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator.builders.promtool_series import INTERVAL_MS, Series, promtool_group
-from generator.promql import Matcher, go_float
+from generator.builders.series_parts import Minutes as Minutes
+from generator.builders.series_parts import values_text as values_text
+from generator.builders.series_parts import without as without
+from generator.promql import Matcher
 
 if TYPE_CHECKING:
     from generator.plan import ServicePlan
-
-
-def without(s: Series, name: str, where: Callable[[dict[str, str]], bool] = lambda _: True) -> None:
-    """Drop the gauges and counters named ``name`` whose labels satisfy ``where``."""
-    s.gauges = {k: v for k, v in s.gauges.items() if not (k[0] == name and where(dict(k[1])))}
-    s.counters = {k: v for k, v in s.counters.items() if not (k[0] == name and where(dict(k[1])))}
-
-
-Minutes = Sequence[float | None]
-"""One sample per test step (minute); None: no sample (stale after a sample)."""
-
-
-def values_text(values: Minutes) -> str:
-    """promtool values of ``values``: a None right after a sample is ``stale``, else ``_``."""
-    out, previous = [], None
-    for v in values:
-        out.append(go_float(v) if v is not None else "stale" if previous is not None else "_")
-        previous = v
-    return " ".join(out)
 
 
 def sample(values: Minutes, t_ms: int) -> float | None:

@@ -8,6 +8,7 @@ table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …)
 from __future__ import annotations
 
 from generator.families import (
+    cold_start,
     crash_loop,
     error_ratio,
     gpu_device_lost,
@@ -52,6 +53,7 @@ FAMILIES: tuple[Family, ...] = (
     target_down.FAMILY,
     crash_loop.FAMILY,
     replicas_unavailable.FAMILY,
+    cold_start.FAMILY,
     gpu_memory_headroom.FAMILY,
     gpu_temperature.FAMILY,
     gpu_xid_errors.FAMILY,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
+from generator.builders import replicas
 from generator.builders.common import alert_rule
 from generator.builders.grafana_json import PanelDef, Query, Step
 from generator.builders.guard_inputs import Source
@@ -35,8 +36,10 @@ from generator.builders.promtool_series import (
     container_labels,
     expected_alert,
     healthy,
+    healthy_replicas,
     steps_until,
 )
+from generator.builders.replica_series import set_replicas, switch
 from generator.builders.windowed_series import Minutes, gauge_group, values_text
 from generator.families import memory
 from generator.families.base import Family, Role
@@ -59,7 +62,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     container waiting in ``CrashLoopBackOff`` there. Value: restarts within the window.
 
     Windowed, not an instant state under ``for``: between back-offs the container runs for a
-    moment (no waiting reason, no restart), which would reset a ``for``.
+    moment (no waiting reason, no restart), which would reset a ``for``. Silent while the
+    workload is desired at 0 replicas (:func:`generator.builders.replicas.unless_scaled_to_zero`).
     """
     alert = plan.alerts.get(KEY)
     if alert is None:
@@ -74,6 +78,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     on = ", ".join(plan.keeping(*memory.POD_LABELS))
     minimum = int(alert.params["min_restarts"])
     expr = f"{rose} >= {minimum}\nor\n({rose} > 0 and on ({on}) {backoff} == 1)"
+    # A crash-looping pod being scaled away to zero replicas is no page.
+    expr = replicas.unless_scaled_to_zero(plan, expr)
     return [
         alert_rule(
             plan,
@@ -92,7 +98,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """``minRestarts`` restarts within the window fires; fewer restarts while kube-state-metrics
     shows the container waiting in ``CrashLoopBackOff`` (a back-off longer than the restarts'
     pace) fires; one restart without a back-off (an OOM kill, a rollout's new container)
-    stays quiet."""
+    stays quiet; restarts of a pod scaled away to zero replicas stay quiet."""
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
@@ -141,7 +147,21 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
             length,
             [alert_test(at, name, [] if minimum > 1 else [expected_alert(rule, out, 1.0)])],
         ),
+        gauge_group(
+            f"{name}: {minimum} restart(s) of a pod then scaled to zero (desired 0) stays quiet",
+            scaled_away(plan, restarting(restarts(minimum)), at // INTERVAL_MS - 1, length),
+            length,
+            [alert_test(at, name, [])],
+        ),
     ]
+
+
+def scaled_away(plan: ServicePlan, s: Series, at_min: int, length: int) -> Series:
+    """``s`` with the workload desired at 0 replicas from minute ``at_min`` on (its last
+    replica available a minute longer, while it terminates)."""
+    n = healthy_replicas(plan)
+    set_replicas(s, plan, switch(n, 0, at_min, length), switch(n, 0, at_min + 1, length))
+    return s
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:

@@ -66,13 +66,18 @@ def read(plan: ServicePlan, metric: str, *extra: Matcher) -> str:
     return selector(name, (*matchers(plan), *extra))
 
 
+def xid_codes(codes: tuple[int, ...]) -> tuple[Matcher, ...]:
+    """The ``xid`` matcher of ``codes``; none (every Xid) when empty."""
+    return (Matcher("xid", "=~", "|".join(str(c) for c in codes)),) if codes else ()
+
+
 def xid_events(plan: ServicePlan, codes: tuple[int, ...] = ()) -> str:
     """1 per GPU and ``xid`` (of ``codes``; any when empty) the driver reported within 10m:
     the sidecar's counter rose, or was first seen during the sidecar's life (a counter born
     at 1 has no increase: :func:`generator.promql.born`); under dcgm the Xid record
     (:func:`generator.families.dcgm.records`)."""
     labels = by(plan.keeping(*GPU_LABELS, "xid"))
-    extra = (Matcher("xid", "=~", "|".join(str(c) for c in codes)),) if codes else ()
+    extra = xid_codes(codes)
     if dcgm(plan):
         return f"max{labels} ({read(plan, naming.GPU_XID_RECENT, *extra)}) > 0"
     m = plan.gpu_matchers

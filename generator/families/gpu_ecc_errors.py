@@ -49,11 +49,29 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """Under dcgm, the double-bit ECC fields (commented out in the default counters file)."""
-    if KEY not in plan.alerts or not gpu.dcgm(plan):
+    """The uncorrectable counts of each GPU that answers NVML, aggregate and volatile (excused
+    where the sidecar reports them unsupported: ECC off); under dcgm, the double-bit ECC
+    fields (commented out in the default counters file)."""
+    if KEY not in plan.alerts:
         return []
-    fields = (dcgm_fields.ECC_DBE_VOLATILE, dcgm_fields.ECC_DBE_AGGREGATE)
-    return [dcgm.field_input(plan, "gpuEcc", fields, ALERT)]
+    if gpu.dcgm(plan):
+        fields = (dcgm_fields.ECC_DBE_VOLATILE, dcgm_fields.ECC_DBE_AGGREGATE)
+        return [dcgm.field_input(plan, "gpuEcc", fields, ALERT)]
+    return [
+        gpu_health.sidecar_input(
+            plan,
+            "gpuEcc",
+            ALERT,
+            metric,
+            UNCORRECTED,
+            (reading,),
+            f"{what} uncorrectable ECC count",
+        )
+        for metric, reading, what in (
+            (naming.GPU_ECC_ERRORS, "ecc_uncorrected", "aggregate"),
+            (naming.GPU_ECC_VOLATILE_ERRORS, "ecc_volatile_uncorrected", "volatile"),
+        )
+    ]
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:

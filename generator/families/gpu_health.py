@@ -1,6 +1,7 @@
 """Shared pieces of the GPU health families (ECC, row remapping, NVLink, PCIe, Xid tiers):
 a counter that rose, a flag that is set and a rate above a limit, each per GPU, with their
-firing and quiet cases on either source (:mod:`generator.builders.gpu_series`).
+firing and quiet cases on either source (:mod:`generator.builders.gpu_series`), and the guard
+of a sidecar reading (:func:`sidecar_input`).
 
 Health readings are the sidecar's names (nvml_exporter/README.md, Metrics); under dcgm the
 records of :mod:`generator.families.dcgm` hold them. Rates are per minute over 10m.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator.builders import gpu_series
+from generator.builders.guard_inputs import Source
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     Klass,
@@ -26,6 +28,7 @@ from generator.units import decimal_str
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
+    from generator.builders.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 WINDOW = "10m"
@@ -51,6 +54,29 @@ def per_minute(plan: ServicePlan, metric: str, limit: float, *m: Matcher) -> str
     labels = by(plan.keeping(*gpu.GPU_LABELS))
     rate = f"sum{labels} (rate({gpu.read(plan, metric, *m)}[{WINDOW}])) * 60"
     return f"{rate} > {decimal_str(limit)}"
+
+
+def sidecar_input(
+    plan: ServicePlan,
+    signal: str,
+    alert: str,
+    metric: str,
+    matchers: tuple[Matcher, ...],
+    readings: tuple[str, ...],
+    what: str,
+) -> SignalInput:
+    """The guard of the sidecar's ``metric`` (``matchers`` added) on each GPU that answers
+    NVML, read by ``alert``: excused where the sidecar reports one of ``readings``
+    unsupported (nvml_exporter/README.md, Metrics); ``what`` names the reading."""
+    return gpu.reading_input(
+        plan,
+        signal,
+        ((Source(metric, (*plan.gpu_matchers, *matchers)),),),
+        alert,
+        gpu.unsupported(plan, *readings),
+        remedy=f"The GPU answers NVML but the sidecar exports no {what}, {gpu.NOT_SAID} "
+        "A sidecar image older than this reading exports none at all: update nvml-exporter.",
+    )
 
 
 def cases(

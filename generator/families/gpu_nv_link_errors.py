@@ -61,11 +61,18 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """Under dcgm, the NVLink replay and recovery fields (commented out by default)."""
-    if KEY not in plan.alerts or not gpu.dcgm(plan):
+    """The replay and recovery counts of each GPU that answers NVML (excused where the sidecar
+    reports NVLink unsupported: no NVLink, no active link, or both counters refused); under
+    dcgm, the NVLink replay and recovery fields (commented out by default)."""
+    if KEY not in plan.alerts:
         return []
-    fields = (dcgm_fields.NVLINK_REPLAY, dcgm_fields.NVLINK_RECOVERY)
-    return [dcgm.field_input(plan, "gpuNvLink", fields, ALERT)]
+    if gpu.dcgm(plan):
+        fields = (dcgm_fields.NVLINK_REPLAY, dcgm_fields.NVLINK_RECOVERY)
+        return [dcgm.field_input(plan, "gpuNvLink", fields, ALERT)]
+    metric = naming.GPU_NVLINK_ERRORS
+    readings = ("nvlink", "nvlink_replay", "nvlink_recovery")
+    what = "NVLink replay or recovery count"
+    return [gpu_health.sidecar_input(plan, "gpuNvLink", ALERT, metric, COUNTERS, readings, what)]
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:

@@ -60,10 +60,16 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """Under dcgm, the PCIe replay field (enabled by the default counters file)."""
-    if KEY not in plan.alerts or not gpu.dcgm(plan):
+    """The PCIe replay count of each GPU that answers NVML (excused where the sidecar reports
+    it unsupported); under dcgm, the PCIe replay field (enabled by the default counters file)."""
+    if KEY not in plan.alerts:
         return []
-    return [dcgm.field_input(plan, "gpuPcieReplays", (dcgm_fields.PCIE_REPLAY,), ALERT)]
+    if gpu.dcgm(plan):
+        return [dcgm.field_input(plan, "gpuPcieReplays", (dcgm_fields.PCIE_REPLAY,), ALERT)]
+    metric = naming.GPU_PCIE_REPLAYS
+    readings = ("pcie_replays",)
+    what = "PCIe replay count"
+    return [gpu_health.sidecar_input(plan, "gpuPcieReplays", ALERT, metric, (), readings, what)]
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:

@@ -42,10 +42,17 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """Under dcgm, the row-remap failure field (enabled by the default counters file)."""
-    if KEY not in plan.alerts or not gpu.dcgm(plan):
+    """The failure flag of each GPU that answers NVML (excused where the sidecar reports the
+    row remapper unsupported: before Ampere); under dcgm, the row-remap failure field
+    (enabled by the default counters file)."""
+    if KEY not in plan.alerts:
         return []
-    return [dcgm.field_input(plan, "gpuRowRemap", (dcgm_fields.ROW_REMAP_FAILURE,), ALERT)]
+    if gpu.dcgm(plan):
+        return [dcgm.field_input(plan, "gpuRowRemap", (dcgm_fields.ROW_REMAP_FAILURE,), ALERT)]
+    metric = naming.GPU_ROW_REMAP_FAILURE
+    readings = ("remapped_rows",)
+    what = "row-remap failure flag"
+    return [gpu_health.sidecar_input(plan, "gpuRowRemap", ALERT, metric, (), readings, what)]
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:

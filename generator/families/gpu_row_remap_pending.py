@@ -42,10 +42,17 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 
 
 def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """Under dcgm, the pending-remap field (in no default counters file)."""
-    if KEY not in plan.alerts or not gpu.dcgm(plan):
+    """The pending flag of each GPU that answers NVML (excused where the sidecar reports the
+    row remapper unsupported: before Ampere); under dcgm, the pending-remap field (in no
+    default counters file)."""
+    if KEY not in plan.alerts:
         return []
-    return [dcgm.field_input(plan, "gpuRowRemap", (dcgm_fields.ROW_REMAP_PENDING,), ALERT)]
+    if gpu.dcgm(plan):
+        return [dcgm.field_input(plan, "gpuRowRemap", (dcgm_fields.ROW_REMAP_PENDING,), ALERT)]
+    metric = naming.GPU_ROW_REMAP_PENDING
+    readings = ("remapped_rows",)
+    what = "row-remap pending flag"
+    return [gpu_health.sidecar_input(plan, "gpuRowRemap", ALERT, metric, (), readings, what)]
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from generator import dcgm_fields
 from generator.builders import gpu_series
 from generator.builders.common import alert_rule
 from generator.builders.promtool_series import (
@@ -20,11 +21,12 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.families import gpu, xid_catalog
+from generator.families import dcgm, gpu, xid_catalog
 from generator.families.base import Family, Role
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
+    from generator.builders.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 TIER = xid_catalog.REBOOT
@@ -69,6 +71,14 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     ]
 
 
+def inputs(plan: ServicePlan) -> list[SignalInput]:
+    """Under dcgm, the last-Xid field (the sidecar's Xid counters are covered by its
+    ``gpuDevices`` guard)."""
+    if KEY not in plan.alerts or not gpu.dcgm(plan):
+        return []
+    return [dcgm.field_input(plan, "gpuXid", (dcgm_fields.XID_ERRORS,), ALERT)]
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="gpuXidReboot",
@@ -81,6 +91,7 @@ FAMILY = Family(
     rules=rules,
     cases=cases,
     sidecar=True,
+    inputs=inputs,
     row="gpu",
     rank=12,
 )

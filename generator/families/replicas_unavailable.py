@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
+from generator.builders import replicas
 from generator.builders.common import alert_rule, held_for
 from generator.builders.pods import replica_metrics
 from generator.builders.promtool_series import (
@@ -19,11 +20,21 @@ from generator.builders.promtool_series import (
     INTERVAL_MS,
     Klass,
     Series,
+    after_for,
     alert_test,
     expected_alert,
     healthy,
+    healthy_replicas,
     steps_until,
     up_labels,
+)
+from generator.builders.replica_series import (
+    agreed_firing,
+    set_replicas,
+    start_minute,
+    starting,
+    steady,
+    switch,
 )
 from generator.builders.windowed_series import (
     Minutes,
@@ -36,7 +47,7 @@ from generator.builders.windowed_series import (
     without,
 )
 from generator.families.base import Family, Role
-from generator.promql import Matcher, selector
+from generator.promql import selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -53,28 +64,37 @@ def rules(plan: ServicePlan) -> list[Rule]:
     within the alert's ``window`` (:func:`held_for`: a replica that flaps between ready and
     crashed does not reset it). Value: seconds short of replicas within the window.
 
-    No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then.
+    No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then; with a
+    ``min`` of 0 there is no fallback (any count may be desired). No time is counted while
+    the workload is desired at 0 replicas nor within the startup grace of a start from zero
+    (:mod:`generator.builders.replicas`).
     """
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    desired_name, available_name, _ = replica_metrics(plan)
-    ns = (Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()
-    workload = (*ns, Matcher(replica_metrics(plan)[2], "=", plan.deployment_name))
+    available_name = replica_metrics(plan)[1]
     keys = ", ".join(plan.keeping("namespace"))
-    desired = f"max by ({keys}) ({selector(desired_name, workload)})"
+    workload = replicas.workload_matchers(plan)
+    desired = f"max by ({keys}) ({replicas.desired_selector(plan)})"
     available = f"max by ({keys}) ({selector(available_name, workload)})"
-    ksm = f"({desired} - ({available} or 0 * {desired})) > 0"
+    short = f"({desired} - ({available} or 0 * {desired})) > 0"
     up = selector("up", plan.matchers)
     if plan.namespace is None:
-        ksm = f"{ksm} and on ({keys}) group by ({keys}) ({up})"
-    fallback = f"({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 unless on ({keys}) {desired}"
+        short = f"{short} and on ({keys}) group by ({keys}) ({up})"
+    if plan.replicas >= 1:
+        # Without kube-state-metrics: fewer targets up than the fewest replicas allowed.
+        short += (
+            f"\nor\n({plan.replicas} - count by ({keys}) ({up} == 1)) > 0 "
+            f"unless on ({keys}) {desired}"
+        )
+    # Not counted at zero, nor while a start from zero is within its grace.
+    short = replicas.unless_scaled_to_zero(plan, short, plan.startup_grace_ms)
     window = int(alert.params["window_ms"])
     return [
         alert_rule(
             plan,
             ALERT,
-            held_for(plan, f"{ksm}\nor\n{fallback}", alert.for_ms, window),
+            held_for(plan, short, alert.for_ms, window),
             0,
             alert.severity,
             {naming.WINDOW: format_duration_ms(window)},
@@ -106,7 +126,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     ns = {k: v for k, v in up_labels(plan).items() if k in plan.keeping("namespace")}
     _, available, workload = replica_metrics(plan)
     series_labels = {**ns, workload: plan.deployment_name}
-    r = float(plan.replicas)
+    r = healthy_replicas(plan)
 
     def short(values: Minutes) -> Series:
         s = healthy(plan, [Klass(BASE_PER_MIN)], length)
@@ -175,6 +195,78 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
                     alert_test(t * INTERVAL_MS, name, [])
                     for t in (12, 10 + 2 * pods, 10 + 2 * pods + 5)
                 ],
+            )
+        )
+    return groups + zero_cases(plan)
+
+
+def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Scale to zero: desired 0 with no series of the model at all stays quiet; a start from
+    zero with no replica available within the startup grace stays quiet, and one with none
+    past it tickets once ``for`` is counted after the grace; a scale-down to zero stays quiet;
+    with replicas allowed to be 0, no kube-state-metrics and no target up stays quiet."""
+    alert = plan.alerts[KEY]
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    rule = rules(plan)[0]
+    name = rule["alert"]
+    n = healthy_replicas(plan)
+    grace = plan.startup_grace_ms
+    start = start_minute(plan, 5)
+    t0 = start * INTERVAL_MS
+    length = steps_until(t0 + grace + alert.for_ms + window)
+    end = (length - 5) * INTERVAL_MS
+    ns = {k: v for k, v in up_labels(plan).items() if k in plan.keeping("namespace")}
+
+    def ksm_only(desired: Minutes, available: Minutes, up: Minutes = ()) -> Series:
+        s = Series()
+        set_replicas(s, plan, desired, available)
+        if up:
+            s.gauge("up", up_labels(plan), values_text(up))
+        return s
+
+    rising = switch(0, n, start, length)
+    never: Minutes = steady(0, length)
+    fire, value = agreed_firing(plan, lambda t: t >= t0, t0, window, least, length)
+    early = [t for t in (t0 + alert.for_ms + INTERVAL_MS,) if starting(plan, t0, t)]
+    groups = [
+        gauge_group(
+            f"{name}: scaled to zero (desired 0), no series of the model at all, stays quiet",
+            ksm_only(steady(0, length), never),
+            length,
+            [alert_test(t, name, []) for t in (after_for(plan, KEY), end)],
+        ),
+        gauge_group(
+            f"{name}: a start from zero with no replica available past the startup grace "
+            f"({format_duration_ms(grace)}; its pod never ready) tickets once "
+            f"{format_duration_ms(alert.for_ms)} after it are counted",
+            ksm_only(rising, never, [None] * (start + 1) + [0.0] * (length - start - 1)),
+            length,
+            [
+                *(alert_test(t, name, []) for t in early),
+                alert_test(fire, name, [expected_alert(rule, ns, value)]),
+            ],
+        ),
+        gauge_group(
+            f"{name}: a scale-down to zero, its last replica available while it drains, "
+            "stays quiet",
+            ksm_only(switch(n, 0, 10, length), switch(n, 0, 13, length)),
+            length,
+            [alert_test(t, name, []) for t in (13 * INTERVAL_MS, end)],
+        ),
+    ]
+    if plan.replicas == 0:
+        no_ksm = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        for metric in replica_metrics(plan)[:2]:
+            without(no_ksm, metric)
+        without(no_ksm, "up")
+        groups.append(
+            gauge_group(
+                f"{name}: replicas may be 0, without kube-state-metrics and no target up, "
+                "stays quiet",
+                no_ksm,
+                length,
+                [alert_test(t, name, []) for t in (after_for(plan, KEY), end)],
             )
         )
     return groups

@@ -11,8 +11,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
+from generator.builders import replicas
 from generator.builders.common import alert_rule, held_for
-from generator.builders.pods import example_pods
+from generator.builders.pods import example_pods, replica_metrics
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
@@ -22,8 +23,19 @@ from generator.builders.promtool_series import (
     alert_test,
     expected_alert,
     healthy,
+    healthy_replicas,
     steps_until,
     up_labels,
+)
+from generator.builders.replica_series import (
+    agreed_firing,
+    first_unsuppressed,
+    identity_labels,
+    set_replicas,
+    start_minute,
+    starting,
+    steady,
+    switch,
 )
 from generator.builders.windowed_series import (
     Minutes,
@@ -37,7 +49,7 @@ from generator.builders.windowed_series import (
     without,
 )
 from generator.families.base import Family, Role
-from generator.promql import selector
+from generator.promql import quote, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -48,26 +60,61 @@ KEY = "target_down"
 ALERT = naming.ALERT_TARGET_DOWN
 
 
+def no_target(plan: ServicePlan) -> str:
+    """No target of the service exists although its workload wants pods: kube-state-metrics'
+    desired replicas above 0 and no ``up`` series (value: the desired count, per namespace and
+    cluster), silent while the startup grace of a start from zero lasts; without
+    kube-state-metrics' series of the workload, ``absent(up{…})`` when
+    ``spec.deployment.replicas`` is at least 1 (with a ``min`` of 0 nothing tells a service
+    scaled to zero from a lost one: the ``desiredReplicas`` guard says so)."""
+    up = selector("up", plan.matchers)
+    ns = ", ".join(replicas.keys(plan))
+    wanted = f"{replicas.desired(plan)} > 0 unless on ({ns}) group by ({ns}) ({up})"
+    for m in plan.matchers:
+        if m.label not in replicas.keys(plan):
+            # The selector's labels, as absent() sets them: the alert text names the targets.
+            wanted = f'label_replace({wanted}, {quote(m.label)}, {quote(m.value)}, "", "")'
+    expr = replicas.unless_scaled_to_zero(plan, wanted, plan.startup_grace_ms)
+    if plan.replicas >= 1:
+        expr += f"\nor\nabsent({up}) unless on () group ({replicas.desired_selector(plan)})"
+    return expr
+
+
 def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelTargetDown``: critical when no target was up for ``for`` in total within the
     alert's ``window`` (:func:`held_for`, so a crash loop's short restarts do not reset it),
-    or when no target exists for ``for``; a warning for each target down that long while
-    others are up. Value: seconds down within the window (none for the no-target rule)."""
+    or when none exists for ``for`` while the workload wants pods (:func:`no_target`); a
+    warning for each target down that long while others are up. Value: seconds down within
+    the window (the desired replicas for the no-target rule).
+
+    Scale to zero (:mod:`generator.builders.replicas`): no time is counted while
+    kube-state-metrics' desired replicas are 0, nor for ``spec.scaleToZero.startupGrace``
+    after they leave 0 (a pod scheduled, pulling its image, loading weights): a start from
+    zero pages ``for`` after its grace when nothing is up by then."""
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
     window = int(alert.params["window_ms"])
+    grace = plan.startup_grace_ms
     up = selector("up", plan.matchers)
     keys = ", ".join(plan.keeping(*(m.label for m in plan.matchers)))
-    all_down = held_for(plan, f"sum by ({keys}) ({up}) == 0", alert.for_ms, window)
-    some_down = (
-        f"{held_for(plan, f'{up} == 0', alert.for_ms, window)}\nunless on ({keys}) ({all_down})"
-    )
+
+    def counted(expr: str) -> str:
+        # Steps at zero or within a start's grace are not counted: a pod that loaded for
+        # minutes inside the grace must not page once the grace is over.
+        return held_for(
+            plan, replicas.unless_scaled_to_zero(plan, expr, grace), alert.for_ms, window
+        )
+
+    all_down = counted(f"sum by ({keys}) ({up}) == 0")
+    some_down = f"{counted(f'{up} == 0')}\nunless on ({keys}) ({all_down})"
     targets = ", ".join(f"{m.label}={{{{ $labels.{m.label} }}}}" for m in plan.matchers)
     text = {
         "targets": targets,
         "held": format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms)),
         "window": format_duration_ms(window),
+        "grace": format_duration_ms(grace),
+        "workload": f"{plan.workload_kind}/{plan.deployment_name}",
     }
     # `window` tells the windowed rules from the no-target one (same name and severity).
     windowed = {naming.WINDOW: text["window"]}
@@ -85,7 +132,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
         alert_rule(
             plan,
             ALERT,
-            f"absent({up})",
+            no_target(plan),
             alert.for_ms,
             alert.severity,
             None,
@@ -150,10 +197,22 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
             [check(at, every, keys, none_up(down))],
         ),
         gauge_group(
-            "ModelTargetDown: no target at all pages",
+            "ModelTargetDown: no target at all while kube-state-metrics desires replicas pages",
             with_up(),
             length,
-            [check(at, absent_rule, absent_keys, None)],
+            [
+                alert_test(
+                    at,
+                    ALERT,
+                    [
+                        expected_alert(
+                            absent_rule,
+                            {**absent_keys, **identity_labels(plan)},
+                            healthy_replicas(plan),
+                        )
+                    ],
+                )
+            ],
         ),
         gauge_group(
             "ModelTargetDown: one target of two down tickets",
@@ -201,6 +260,159 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
                 [check(t * INTERVAL_MS, None, {}, None) for t in (21, 22, 25, 30)],
             )
         )
+    no_ksm = with_up()
+    for metric in replica_metrics(plan)[:2]:
+        without(no_ksm, metric)
+    if plan.replicas >= 1:
+        groups.append(
+            gauge_group(
+                f"ModelTargetDown: without kube-state-metrics, no target at all pages "
+                f"(spec.deployment.replicas allows no fewer than {plan.replicas})",
+                no_ksm,
+                length,
+                [check(at, absent_rule, absent_keys, None)],
+            )
+        )
+    else:
+        groups.append(
+            gauge_group(
+                "ModelTargetDown: without kube-state-metrics, no target at all stays quiet "
+                "(replicas may be 0: nothing tells it from a service scaled to zero)",
+                no_ksm,
+                length,
+                [check(at, None, {}, None)],
+            )
+        )
+    return groups + zero_cases(plan)
+
+
+def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Scale to zero: desired 0 with no series of the model at all stays quiet; a start from
+    zero whose pod is up within the startup grace stays quiet (its loading inside the grace
+    is not counted); one with no target, or with its target down, past the grace pages
+    ``for`` after it; a scale-down to zero whose last pod's target is down longer than
+    ``for`` while it terminates stays quiet."""
+    alert = plan.alerts[KEY]
+    window = int(alert.params["window_ms"])
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    every, no_target_rule, _ = rules(plan)
+    up = up_labels(plan)
+    keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+    n = healthy_replicas(plan)
+    # The no-target rule's labels: the selector's (as absent() sets them) and the cluster's.
+    targets = {**{m.label: up[m.label] for m in plan.matchers}, **identity_labels(plan)}
+    grace = plan.startup_grace_ms
+    start = start_minute(plan, 5)
+    t0 = start * INTERVAL_MS
+    for_steps = -(-alert.for_ms // INTERVAL_MS)
+    length = steps_until(t0 + grace + 2 * alert.for_ms + window)
+    end = (length - 5) * INTERVAL_MS
+    name = ALERT
+
+    def zero_series(desired: Minutes, available: Minutes, *ups: Minutes) -> Series:
+        s = Series()
+        set_replicas(s, plan, desired, available)
+        for i, values in enumerate(ups):
+            labels = {**up, "pod": example_pods(plan, 2)[i][0]}
+            if i:
+                labels["instance"] = "10.0.0.2:8000"
+            s.gauge("up", labels, values_text(values))
+        return s
+
+    def quiet(*times: int) -> list[dict[str, Any]]:
+        return [alert_test(t, name, []) for t in times]
+
+    def suppressed(t: int) -> bool:
+        # Silenced on both lines (Prometheus 3 lifts the silence first).
+        return starting(plan, t0, t)
+
+    groups = [
+        gauge_group(
+            f"{name}: scaled to zero (desired 0), no target and no up series at all, stays quiet",
+            zero_series(steady(0, length), steady(0, length)),
+            length,
+            quiet(after_for(plan, KEY), end),
+        )
+    ]
+    # A start from zero: desired n from t0; the pod pending 2 minutes, then loading.
+    rising = switch(0, n, start, length)
+    # The last whole minute well inside the grace (one minute before its edge).
+    inside = max(
+        (m for m in range(start, length) if suppressed((m + 1) * INTERVAL_MS)),
+        default=start,
+    )
+    if inside >= start + 3:
+        loading: Minutes = [
+            *([None] * (start + 2)),
+            *([0.0] * (inside - start - 2)),
+            *([1.0] * (length - inside)),
+        ]
+        groups.append(
+            gauge_group(
+                f"{name}: a start from zero whose pod is up within the startup grace "
+                f"({format_duration_ms(grace)}; pending 2m, loading "
+                f"{inside - start - 2}m) stays quiet",
+                zero_series(rising, switch(0, n, inside, length), loading),
+                length,
+                quiet(
+                    inside * INTERVAL_MS,
+                    (inside + 2) * INTERVAL_MS,
+                    t0 + grace + alert.for_ms + INTERVAL_MS,
+                    end,
+                ),
+            )
+        )
+    # No pod ever scheduled: the no-target rule, pending from the grace's end on each line.
+    lifted = [first_unsuppressed(plan, t0, length, closed) for closed in (False, True)]
+    fire = max(lifted) + for_steps * INTERVAL_MS
+    early = [t for t in (t0 + alert.for_ms + INTERVAL_MS,) if suppressed(t)]
+    groups.append(
+        gauge_group(
+            f"{name}: a start from zero with no target past the startup grace "
+            f"({format_duration_ms(grace)}) pages {format_duration_ms(alert.for_ms)} after it",
+            zero_series(rising, steady(0, length)),
+            length,
+            [
+                *quiet(*early, min(lifted) - INTERVAL_MS),
+                *(
+                    alert_test(t, name, [expected_alert(no_target_rule, targets, n)])
+                    for t in (fire, fire + INTERVAL_MS)
+                ),
+            ],
+        )
+    )
+    # The pod up for scraping from t0 + 1m but never ready: the windowed rule counts from
+    # the grace's end.
+    loading_forever: Minutes = [None] * (start + 1) + [0.0] * (length - start - 1)
+    fire, value = agreed_firing(
+        plan, lambda t: sample(loading_forever, t) == 0, t0, window, least, length
+    )
+    early = [t for t in (t0 + alert.for_ms + 2 * INTERVAL_MS,) if suppressed(t)]
+    groups.append(
+        gauge_group(
+            f"{name}: a start from zero whose target stays down past the startup grace "
+            f"({format_duration_ms(grace)}) pages once {format_duration_ms(alert.for_ms)} "
+            "after it are counted",
+            zero_series(rising, steady(0, length), loading_forever),
+            length,
+            [
+                *quiet(*early),
+                alert_test(fire, name, [expected_alert(every, keys, value)]),
+            ],
+        )
+    )
+    # A scale-down to zero at 10m: the last pod's target down for `for` + 2m, then gone.
+    gone = 10 + for_steps + 2
+    terminating: Minutes = [1.0] * 10 + [0.0] * (gone - 10) + [None] * (length - gone)
+    groups.append(
+        gauge_group(
+            f"{name}: a scale-down to zero (desired 0), its last target down "
+            f"{for_steps + 2}m while the pod terminates, then gone, stays quiet",
+            zero_series(switch(n, 0, 10, length), switch(n, 0, gone, length), terminating),
+            length,
+            quiet(gone * INTERVAL_MS, (gone + 2) * INTERVAL_MS, end),
+        )
+    )
     return groups
 
 

@@ -48,6 +48,8 @@ class Labels:
             ``ignoring``, ``histogram_quantile``'s ``le``).
         values: ``(label, values)`` for labels fixed to a finite set of values (an ``=``
             matcher, a regex of alternatives), sorted by label.
+        fallback: the labels (at most) of the series of an ``or`` branch that can answer
+            alone (``x or vector(0)``: none), ``None`` when there is no such branch.
     """
 
     scalar: bool = False
@@ -58,6 +60,7 @@ class Labels:
     joined: frozenset[str] = frozenset()
     reasons: tuple[tuple[str, str], ...] = ()
     values: tuple[tuple[str, frozenset[str]], ...] = ()
+    fallback: frozenset[str] | None = None
 
     def values_of(self, label: str) -> frozenset[str] | None:
         """The only values ``label`` can have, ``None`` when not fixed."""
@@ -231,6 +234,7 @@ def _with(labels: Labels, extra: frozenset[str], expected: bool) -> Labels:
         never=labels.never - extra,
         expected=labels.expected | extra if expected else labels.expected,
         values=_restrict(labels, lambda label: label not in extra),
+        fallback=None if labels.fallback is None else labels.fallback | extra,
     )
 
 
@@ -244,6 +248,7 @@ def _without(labels: Labels, removed: frozenset[str], why: str) -> Labels:
         joined=labels.joined - removed,
         reasons=(*labels.reasons, *((label, why) for label in sorted(removed))),
         values=_restrict(labels, lambda label: label not in removed),
+        fallback=None if labels.fallback is None else labels.fallback - removed,
     )
 
 
@@ -253,6 +258,7 @@ def _keep(labels: Labels, kept: frozenset[str], why: str) -> Labels:
         expected=labels.expected & kept,
         why=why,
         values=_restrict(labels, lambda label: label in kept),
+        fallback=None if labels.fallback is None else labels.fallback & kept,
     )
 
 
@@ -295,6 +301,7 @@ class _Analyser:
             values=_restrict(
                 replace(own, values=_meet(recorded.values, own.values)), lambda la: la in kept
             ),
+            fallback=None if recorded.fallback is None else recorded.fallback & kept,
         )
 
     def _aggregate(self, node: P.AggregateExpr) -> Labels:
@@ -392,12 +399,20 @@ class _Analyser:
             return _without(lhs, named, text)
         both = lhs.expected | rhs.expected
         met = _meet(lhs.values, rhs.values)
+        # Two fallbacks can meet each other; one alone never reaches the result.
+        kept = None if lhs.fallback is None or rhs.fallback is None else lhs.fallback
         if lhs.only is not None and rhs.only is not None:
             return Labels(
-                only=lhs.only & rhs.only, expected=both, why=lhs.why or rhs.why, values=met
+                only=lhs.only & rhs.only,
+                expected=both,
+                why=lhs.why or rhs.why,
+                values=met,
+                fallback=kept,
             )
         closed = lhs if lhs.only is not None else rhs
-        return replace(closed, expected=both, never=lhs.never | rhs.never, values=met)
+        return replace(
+            closed, expected=both, never=lhs.never | rhs.never, values=met, fallback=kept
+        )
 
     def _check_on(self, text: str, named: frozenset[str], lhs: Labels, rhs: Labels) -> None:
         for label in sorted(named):
@@ -437,6 +452,16 @@ class _Analyser:
                         )
                     )
                     return
+        for side, this, other in (("left", lhs, rhs), ("right", rhs, lhs)):
+            if this.fallback is None or other.fallback is not None:
+                continue
+            for label in sorted(other.expected):
+                if label in this.fallback or (label in named) is not on or not this.can(label):
+                    continue
+                self.problems.append(
+                    Problem("never-matches", _fallback_message(text, operator, label, side))
+                )
+                return
         for label, left in lhs.values:
             right = rhs.values_of(label)
             if right is None or left & right or (label in named) is not on:
@@ -479,7 +504,18 @@ def union(lhs: Labels, rhs: Labels) -> Labels:
         expected=lhs.expected & rhs.expected,
         why=lhs.why or rhs.why,
         values=_join(lhs.values, rhs.values),
+        fallback=_fallback(lhs, rhs),
     )
+
+
+def _fallback(lhs: Labels, rhs: Labels) -> frozenset[str] | None:
+    """The labels of the narrower branch of ``lhs or rhs`` when one branch is closed and
+    carries fewer labels than the other can (``x or vector(0)``), else an inner fallback."""
+    for narrow, wide in ((rhs, lhs), (lhs, rhs)):
+        if narrow.only is not None and (wide.only is None or narrow.only < wide.only):
+            return narrow.only
+    found = [f for f in (lhs.fallback, rhs.fallback) if f is not None]
+    return min(found, key=len) if found else None
 
 
 def _removed(labels: Labels, label: str) -> str:
@@ -508,6 +544,17 @@ def _never_message(
         f"{text} can never match: the {side} side's series carry `{label}`, the {other_side} "
         f"side's never do ({_removed(other, label)}), so the result {outcome}; match on the labels "
         f"both sides keep (`on (…)`/`ignoring ({label})`) or keep `{label}` on both sides"
+    )
+
+
+def _fallback_message(text: str, operator: str, label: str, side: str) -> str:
+    outcome = "removes nothing" if operator == "unless" else "is empty"
+    return (
+        f"{text} matches on `{label}`, which the {side} side's narrower `or` branch (`or vector(0)`, `or sum(…)`) "
+        f"never carries: when only the fallback answers (nothing counted), it matches nothing "
+        f"and the result {outcome} exactly then; give the fallback the labels of the other "
+        f"side (`or 0 * sum by ({label}) (<a series every {label} has>)`), or apply it "
+        "after the join"
     )
 
 

@@ -11,6 +11,7 @@ unit (``seconds_per_unit`` converts).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from generator.presets import openai_http, sglang, tgi, triton, trtllm, vllm
 from generator.presets.model import (
@@ -109,7 +110,8 @@ class Span:
         )
 
 
-def spans(server: str, variant: str | None = None, scheme: str | None = None) -> list[Span]:
+@cache
+def spans(server: str, variant: str | None = None, scheme: str | None = None) -> tuple[Span, ...]:
     """The entries of ``server``'s runtime ``variant`` (None: its default) in release order,
     each with the releases it describes, numbered in ``scheme`` (None: the entries' own);
     an entry with no release in that numbering is left out. A variant that ended (vLLM
@@ -123,10 +125,10 @@ def spans(server: str, variant: str | None = None, scheme: str | None = None) ->
     )
     until = _VARIANT_UNTIL.get(server, {}).get(chosen or "")
     end = parse_release(server, until[0]) if until is not None else None
-    return [
+    return tuple(
         Span(p, since, keyed[i + 1][0] if i + 1 < len(keyed) else end)
         for i, (since, p) in enumerate(keyed)
-    ]
+    )
 
 
 def _newer_than_checked(server: str, release: Release) -> str | None:

@@ -20,6 +20,8 @@ def duration_buckets() -> tuple[float, ...]:
     return tuple(bounds)
 
 
+# The same block ("Duration buckets", router/src/server.rs) at every tag v1.0.0 … v3.3.7: one
+# list for the one entry (docs/presets.md, "Bucket bounds per release").
 DURATION_BUCKETS = duration_buckets()
 
 # The newest release line the entry was checked against (tests/fixtures/metrics/tgi-3.0.prom).

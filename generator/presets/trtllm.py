@@ -10,6 +10,9 @@ from __future__ import annotations
 from generator.presets.model import GaugeDef, HistogramDef, Preset, RequestsDef
 from generator.presets.vllm import E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS
 
+# Bounds: vLLM's lists from 0.8.4 on, in every stored version of tensorrt_llm/metrics/
+# collector.py (unprefixed and trtllm_ names); not read at the 1.1 and 1.2 tags themselves
+# (docs/presets.md, "Bucket bounds per release").
 ERRORS = (("finished_reason", "cancelled|timeout"),)
 PREFIXES = ("", "trtllm_", "trtllm:")
 

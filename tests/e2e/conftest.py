@@ -1,24 +1,11 @@
-"""Package fixture of the end-to-end suite: a real Prometheus sending its alerts to a real
-Alertmanager whose receivers are a local webhook recorder, and a real VictoriaMetrics with
-vmalert, both engines scraping the same fake targets and loading the same rules, but for the
-Alertmanager scenarios' services, which only Prometheus watches (its alerts are the ones that
-reach the Alertmanager; watched on both engines, they only loaded the machine).
-
-One service per scenario (``e2e-<scenario>``, rendered from ``specs/model.yaml``; the burn-rate
-scenario from ``specs/burn.yaml``), each with its own fake model server, its own Kubernetes
-series and (when the spec has a GPU sidecar) its own NVML exporter on a one-GPU fake, all
-served by a process of the service's own (:class:`~tests.e2e.e2e_fakes.FakeHost`). All rules
-are rendered in memory through :func:`generator.render.build_outputs` and loaded by one
-Prometheus and by one vmalert (whose notifications go to a sink). The Alertmanager runs
-``alertmanager/alertmanager.yaml`` rendered for the same specs, with :data:`RECEIVERS` (the
-team's page and ticket receivers are webhooks of the recorder, timings of a second). The
-scenarios start together as soon as both engines are ready, each in its own thread (they touch
-different services and alerts); a scenario drives its fakes once and watches its engines, and
-each test waits for its scenario's outcome on one engine. Processes are stopped and the
-temporary folder removed whatever happens, once the package's last test is done: left running,
-Prometheus and the fakes took most of a core from the rest of the session (the promtool proof
-of the committed tests ran in 127 s instead of about 60 s). The seconds each engine took per
-event are printed after the run (``e2e engine timings``).
+"""Package fixture of the end-to-end suite: a real Prometheus 3 sending its alerts to a real
+Alertmanager (receivers: a local webhook recorder), and a real VictoriaMetrics with vmalert,
+both scraping the same fakes (one service per scenario, each served by a process of its own)
+and loading the same rendered rules once every target has answered; the Alertmanager
+scenarios' services are watched on Prometheus alone. The scenarios start together, each in a
+thread of its own; each test waits for its scenario's outcome on one engine. Everything is
+stopped once the package's last test is done, and the seconds each engine took per event are
+printed after the run. More: docs/scale-out.md, "The end-to-end suite".
 """
 
 from __future__ import annotations
@@ -37,17 +24,22 @@ from generator.builders.alertmanager import CONFIG_FILE
 from generator.receivers import ReceiversConfig, parse_receivers
 from generator.render import build_outputs
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
+from tests.e2e.e2e_clock import GROUP_INTERVAL_S, GROUP_WAIT_S
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
 from tests.e2e.e2e_fakes import FakeHost
-from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus
+from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus, seconds
 from tests.e2e.e2e_timings import TIMINGS, WORKER_OUTPUT_KEY, print_timings, timing_lines
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
 
-# Every service of the suite belongs to team e2e. A second of grouping keeps the suite fast;
-# a repeat interval of an hour means a group is notified again only when it changes.
 RETENTION = "30d"
 """The suite's Prometheus retention: the specs' longest SLO window."""
-FAST = {"groupWait": "1s", "groupInterval": "1s", "repeatInterval": "1h"}
+FAST = {
+    "groupWait": seconds(GROUP_WAIT_S),
+    "groupInterval": seconds(GROUP_INTERVAL_S),
+    "repeatInterval": "1h",
+}
+"""Every service of the suite belongs to team e2e; its groups are notified at the suite's
+clock, and again only when they change (a repeat interval of an hour)."""
 
 
 def receivers(webhook: WebhookRecorder) -> ReceiversConfig:
@@ -75,18 +67,15 @@ def e2e() -> Iterator[Env]:
     """Start everything, start the scenarios, yield the :class:`Env`; tear all down after."""
     binary = find_prometheus()
     if binary is None:
-        pytest.fail(
-            "prometheus binary not found (/usr/bin/prometheus or PATH); "
-            "run `make prometheus` (make test does)"
-        )
+        pytest.fail("prometheus not found on PATH; run `make tools` (make test does)")
     am_binary = find_alertmanager()
     if am_binary is None:
-        pytest.fail("Alertmanager not found (prometheus-alertmanager); run `make alertmanager`")
+        pytest.fail("alertmanager not found on PATH; run `make tools` (make test does)")
     from tests.e2e.e2e_alerting import ALERTING_SCENARIOS
 
     vm_binaries = find_victoriametrics()
     if vm_binaries is None:
-        pytest.fail("victoria-metrics or vmalert not found; run `make victoriametrics`")
+        pytest.fail("victoria-metrics or vmalert not found on PATH; run `make tools`")
     from tests.e2e.e2e_scenarios import SCENARIOS
 
     scenarios = {**SCENARIOS, **ALERTING_SCENARIOS}
@@ -100,8 +89,8 @@ def e2e() -> Iterator[Env]:
         # Ending a host's process ends its fakes: no stop() of each, which waits out every
         # HTTP server's poll interval in turn.
         services = {s: make_service(s, path, hosts[s]) for s, path in SERVICES.items()}
-        for service in services.values():
-            service.start()
+        with ThreadPoolExecutor(max_workers=len(services)) as starting:
+            list(starting.map(Service.start, services.values()))
         webhook = WebhookRecorder()
         stack.callback(webhook.stop)
         webhook.start()
@@ -119,7 +108,7 @@ def e2e() -> Iterator[Env]:
         jobs = {s: scrape_jobs(service) for s, service in services.items()}
         prometheus.start(
             [j for js in jobs.values() for j in js],
-            list(rule_files.values()),
+            [],
             alertmanager.url.removeprefix("http://"),
             # keeps the specs' 30-day SLO windows, as `obsgen verify` checks
             [f"--storage.tsdb.retention.time={RETENTION}"],
@@ -127,7 +116,13 @@ def e2e() -> Iterator[Env]:
         victoriametrics = VictoriaMetricsStack(vm_binaries, workdir)
         stack.callback(victoriametrics.stop)
         both = [s for s in services if s not in ALERTING_SCENARIOS]
-        victoriametrics.start([j for s in both for j in jobs[s]], [rule_files[s] for s in both])
+        victoriametrics.start_server([j for s in both for j in jobs[s]])
+        # The rules start once every target has answered on the engine they read, so no
+        # alert sees the seconds before the first scrapes (absent(), input guards).
+        prometheus.wait_targets_up()
+        prometheus.load_rules(list(rule_files.values()))
+        victoriametrics.wait_targets_up()
+        victoriametrics.start_vmalert([rule_files[s] for s in both])
         env = Env(
             prometheus,
             alertmanager,

@@ -10,23 +10,49 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.runbooks import runbook_file
 from generator.builders.slo_rules import events_record
 from tests.alertmanager_server import Notification
-from tests.e2e.e2e_prometheus import wait_for
-from tests.e2e.e2e_scenarios import FIRE_S, assert_quiet, wait_firing, warm_up
+from tests.e2e.e2e_clock import (
+    EVALUATION_INTERVAL_S,
+    GROUP_INTERVAL_S,
+    GROUP_WAIT_S,
+    POLL_S,
+    bound,
+    react_s,
+)
+from tests.e2e.e2e_fakes import HEALTHY_LATENCY_S
+from tests.e2e.e2e_prometheus import hold, wait_for
+from tests.e2e.e2e_scenarios import (
+    FAULT_RATE,
+    FLOOD_RATE,
+    assert_quiet,
+    hold_s,
+    wait_firing,
+    warm_up,
+)
 
 if TYPE_CHECKING:
     from tests.e2e.e2e_env import Env, Service
 
 PAGE, TICKET = "e2e-page", "e2e-ticket"
-SETTLE_S = 4
-"""Seconds to keep watching after the expected notifications arrived (4 × group_interval)."""
+SETTLE_S = GROUP_WAIT_S + 2 * GROUP_INTERVAL_S + EVALUATION_INTERVAL_S + POLL_S
+"""Seconds to keep watching after the expected notifications arrived: long enough for a
+notification the Alertmanager had already dispatched or held in a group to arrive."""
+
+
+def notify_s(env: Env, service: Service, alerts: Iterable[str], field: str = "for") -> float:
+    """Bound for ``service``'s Prometheus alerts ``alerts`` to reach the webhook once their
+    fault is injected (``field`` ``keep_firing_for``: resolved once it is cleared): the alert's
+    time on Prometheus, the Alertmanager's group wait and one group interval."""
+    rules = env.outputs[naming.rules_file(service.name)]
+    return bound(react_s(hold_s(rules, alerts, field)) + GROUP_WAIT_S + GROUP_INTERVAL_S)
+
+
 INCIDENT_PAGES = {
     (naming.ALERT_LATENCY_P99, ""),
     (naming.ALERT_SLOW_REQUESTS, ""),
@@ -102,13 +128,14 @@ def incident(env: Env, service: Service) -> None:
     gets one notification group per alert name and SLO, each alert with its runbook and
     dashboard links, and no ticket (the slow-burn warnings are held back by the fast-burn
     page); after recovery every group is notified resolved."""
+    pages = [a for a, _ in INCIDENT_PAGES]
     warm_up(env, service)
-    assert_quiet(env, service, [a for a, _ in INCIDENT_PAGES])
+    assert_quiet(env, service, pages)
     assert not env.webhook.received(service.name), "notified before the incident"
     # A jump, not a ramp: the suite's SLO windows all hold the same minute of history, so a
-    # ramp would cross the slow-burn thresholds seconds before the fast-burn ones. At 20 × the
-    # warm-up rate, the first scrape after the change already burns at 30 × the budget.
-    service.model.set_traffic(latency_s=30, error_ratio=0.10, rate=2_000)
+    # ramp would cross the slow-burn thresholds seconds before the fast-burn ones. At the
+    # fault rate the first scrape after the change already burns at 90 × the budget.
+    service.model.set_traffic(latency_s=30, error_ratio=0.10, rate=FAULT_RATE)
 
     def paged() -> set[tuple[str, str]]:
         return {_group(n) for n in _firing(env, service) if n.receiver == PAGE}
@@ -118,13 +145,19 @@ def incident(env: Env, service: Service) -> None:
             f"a page for each of {sorted(INCIDENT_PAGES)} of {service.name}",
             paged,
             lambda groups: groups >= INCIDENT_PAGES,
-            FIRE_S,
+            notify_s(env, service, pages),
             _stopping(env),
         )
     except AssertionError as timed_out:
         report = _pages_missing(env, service, INCIDENT_PAGES - paged())
         raise AssertionError(f"{timed_out}\n{report}") from None
-    time.sleep(SETTLE_S)
+    hold(
+        f"pages only, and only of {sorted(INCIDENT_PAGES)}, for {service.name}",
+        lambda: {(n.receiver, _group(n)) for n in _firing(env, service)},
+        lambda found: found <= {(PAGE, group) for group in INCIDENT_PAGES},
+        SETTLE_S,
+        _stopping(env),
+    )
     firing = _firing(env, service)
     assert {n.receiver for n in firing} == {PAGE}, [(n.receiver, _group(n)) for n in firing]
     keys: dict[tuple[str, str], set[str]] = {}
@@ -139,8 +172,8 @@ def incident(env: Env, service: Service) -> None:
             assert alert["annotations"]["dashboard_url"] == service.plan.dashboard_url()
     assert set(keys) == INCIDENT_PAGES, sorted(keys)
     assert all(len(k) == 1 for k in keys.values()), keys
-    # A flood of fast, good requests brings every 5m window under its threshold in seconds.
-    service.model.set_traffic(latency_s=0.05, error_ratio=0.0, rate=1_000_000)
+    # A flood of fast, good requests brings every 5m window under its threshold at once.
+    service.model.set_traffic(latency_s=HEALTHY_LATENCY_S, error_ratio=0.0, rate=FLOOD_RATE)
     wait_for(
         f"resolved notifications of every page group of {service.name}",
         lambda: {
@@ -149,7 +182,7 @@ def incident(env: Env, service: Service) -> None:
             if n.receiver == PAGE and n.status == "resolved"
         },
         lambda groups: groups >= INCIDENT_PAGES,
-        FIRE_S,
+        notify_s(env, service, pages, "keep_firing_for") + GROUP_INTERVAL_S,
         _stopping(env),
     )
 
@@ -161,12 +194,12 @@ def inhibit(env: Env, service: Service) -> None:
     symptoms = [naming.ALERT_LATENCY_P99, naming.ALERT_SLOW_REQUESTS, naming.ALERT_ERROR_RATIO]
     warm_up(env, service)
     assert_quiet(env, service, [*symptoms, naming.ALERT_TARGET_DOWN])
-    service.model.set_traffic(latency_s=30, error_ratio=0.5)
+    service.model.set_traffic(latency_s=30, error_ratio=0.5, rate=FAULT_RATE)
     wait_for(
         f"{symptoms} pending for {service.name}",
         lambda: env.prometheus.alert_states(service.name),
         lambda states: all(states.get(a) for a in symptoms),
-        FIRE_S,
+        bound(react_s()),
         _stopping(env),
     )
     service.model.kill()
@@ -175,7 +208,7 @@ def inhibit(env: Env, service: Service) -> None:
         f"ModelTargetDown paged for {service.name}",
         lambda: {n.group_labels["alertname"] for n in _firing(env, service)},
         lambda names: naming.ALERT_TARGET_DOWN in names,
-        FIRE_S,
+        notify_s(env, service, [naming.ALERT_TARGET_DOWN]),
         _stopping(env),
     )
 
@@ -189,10 +222,16 @@ def inhibit(env: Env, service: Service) -> None:
         f"{symptoms} inhibited at the Alertmanager for {service.name}",
         held_back,
         lambda held: all(held.get(a) for a in symptoms),
-        FIRE_S,
+        notify_s(env, service, symptoms),
         _stopping(env),
     )
-    time.sleep(SETTLE_S)
+    hold(
+        f"only ModelTargetDown delivered for {service.name}",
+        lambda: {n.group_labels["alertname"] for n in _firing(env, service)},
+        lambda names: names <= {naming.ALERT_TARGET_DOWN},
+        SETTLE_S,
+        _stopping(env),
+    )
     delivered = [(n.receiver, n.group_labels["alertname"]) for n in _firing(env, service)]
     assert {name for _, name in delivered} == {naming.ALERT_TARGET_DOWN}, delivered
     assert {receiver for receiver, _ in delivered} == {PAGE}, delivered
@@ -200,6 +239,7 @@ def inhibit(env: Env, service: Service) -> None:
 
 
 _SILENCE_ADD = re.compile(r"^amtool silence add .*?(?<!\\)$", re.M | re.S)
+_SILENCE_QUERY = re.compile(r"^(amtool silence query [^#\n]*?)\s*(?:#.*)?$", re.M)
 
 
 def runbook_silence_command(env: Env, alert: str) -> str:
@@ -213,9 +253,10 @@ def runbook_silence_command(env: Env, alert: str) -> str:
 
 def _amtool(env: Env, command: str) -> str:
     """Run a runbook's amtool command line in bash, as an on-call engineer would, with amtool
-    pointed at the suite's Alertmanager by its own config file (``alertmanager.url``)."""
+    pointed at the suite's Alertmanager by its own config file (``alertmanager.url`` in
+    ``$HOME/.config/amtool/config.yml``, where amtool 0.35 reads it: ``cli/root.go``)."""
     home = env.workdir / "home"
-    config = home / ".config" / "prometheus" / "amtool.yml"
+    config = home / ".config" / "amtool" / "config.yml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f"alertmanager.url: {env.alertmanager.url}\n", encoding="utf-8")
     proc = subprocess.run(
@@ -247,20 +288,26 @@ def silence(env: Env, service: Service) -> None:
         command = command.replace(placeholder, value)
     silence_id = _amtool(env, command).strip()
     assert re.fullmatch(r"[0-9a-f-]{36}", silence_id), silence_id
-    query = f'amtool silence query alertname="{alert}"'
-    assert query in env.outputs[runbook_file(alert)]
-    assert silence_id[:8] in _amtool(env, query)
+    query = _SILENCE_QUERY.search(env.outputs[runbook_file(alert)])
+    assert query, f"no `amtool silence query` command in {runbook_file(alert)}"
+    assert alert in query.group(1), query.group(0)
+    assert silence_id in _amtool(env, query.group(1)), query.group(1)
     service.model.set_traffic(queue=500)
     wait_firing(env, service, [alert])
     wait_for(
         f"{alert} of {service.name} silenced at the Alertmanager",
         lambda: [a["status"]["silencedBy"] for a in env.alertmanager.alerts(service=service.name)],
         lambda found: [silence_id] in found,
-        FIRE_S,
+        notify_s(env, service, [alert]),
         _stopping(env),
     )
-    time.sleep(SETTLE_S)
-    assert not env.webhook.received(service.name), "a silenced alert was notified"
+    hold(
+        f"no notification of the silenced {alert} of {service.name}",
+        lambda: [(n.receiver, n.status, _group(n)) for n in env.webhook.received(service.name)],
+        lambda found: not found,
+        SETTLE_S,
+        _stopping(env),
+    )
     expire = "amtool silence expire <silence-id>"
     assert expire in env.outputs[runbook_file(alert)]
     _amtool(env, expire.replace("<silence-id>", silence_id))
@@ -268,7 +315,7 @@ def silence(env: Env, service: Service) -> None:
         f"the ticket for {alert} of {service.name} once the silence expired",
         lambda: [(n.receiver, _group(n)) for n in _firing(env, service)],
         lambda found: (TICKET, (alert, "")) in found,
-        FIRE_S,
+        bound(GROUP_WAIT_S + GROUP_INTERVAL_S + EVALUATION_INTERVAL_S + POLL_S),
         _stopping(env),
     )
 

@@ -18,6 +18,7 @@ from generator.builders.pods import example_pods
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder
+from tests.e2e.e2e_clock import POLL_S, bound, react_s
 from tests.e2e.e2e_fakes import FakeGpuSidecar, FakeHost, FakeModelServer
 from tests.e2e.e2e_prometheus import PrometheusServer, ScrapeJob
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack
@@ -85,6 +86,8 @@ class Engine(Protocol):
 
 ENGINES = ("prometheus", "victoriametrics")
 """Engine names; the first is the reference the others' timings are compared with."""
+SCENARIO_S = 20 * bound(react_s())
+"""Bound for a scenario to end: it is a sequence of fewer than 20 waits, each bounded."""
 
 
 @dataclass
@@ -129,7 +132,9 @@ class Env:
         service in ``reference_only``, else every running engine."""
         return self.engines[:1] if service in self.reference_only else self.engines
 
-    def result(self, scenario: str, engine: str = "prometheus", timeout_s: float = 120) -> None:
+    def result(
+        self, scenario: str, engine: str = "prometheus", timeout_s: float = SCENARIO_S
+    ) -> None:
         """Wait for ``scenario``; re-raise its failure, or the failure it recorded for
         ``engine``, in the calling test."""
         self.results[scenario].result(timeout=timeout_s)
@@ -137,7 +142,7 @@ class Env:
         if failed is not None:
             raise AssertionError(f"{engine}: {failed}")
 
-    def warmed_up(self, scenario: str, timeout_s: float = 120) -> None:
+    def warmed_up(self, scenario: str, timeout_s: float = SCENARIO_S) -> None:
         """Wait until ``scenario``'s service has warmed up on Prometheus (every series its
         warm-up waits for exists), whatever the scenario's verdict after that.
 
@@ -148,7 +153,7 @@ class Env:
         warmed = self.warmed[self.services[scenario].name]
         outcome = self.results[scenario]
         deadline = time.monotonic() + timeout_s
-        while not warmed.wait(0.5):
+        while not warmed.wait(POLL_S):
             if outcome.done() and not warmed.is_set():
                 outcome.result()
                 raise AssertionError(f"{scenario}: ended before its warm-up was done")

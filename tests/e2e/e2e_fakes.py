@@ -1,49 +1,54 @@
-"""Fake scrape targets for the end-to-end suite, all served on 127.0.0.1 with free ports.
-
-* :class:`FakeModelServer`: an OpenAI-style model server's metrics (prometheus-client
-  families): the latency histogram ``http_request_duration_seconds`` with the spec's buckets
-  and a ``status`` label, the request counter ``http_requests_total`` by ``status`` (where
-  prometheus-fastapi-instrumentator puts the outcome), the queue gauge, and token counters. Traffic is synthetic: every scrape advances the counters by ``rate × elapsed``
-  requests, split over the buckets by the current latency profile and over ``200``/``500`` by
-  the current error ratio, so a test can make counters jump by thousands in one second.
-* On a second port of the same object, the cAdvisor / kube-state-metrics series of the
-  service's pod (``container_memory_working_set_bytes``, ``kube_pod_container_resource_limits``,
-  …) with their own ``namespace``/``pod``/``container`` labels (scraped with ``honor_labels``),
-  and the owner chain pod → ReplicaSet → Deployment and the Deployment's replica counts.
-* :class:`FakeGpuSidecar`: the real ``nvml_exporter.server.Exporter`` over a one-GPU
-  ``FakeNvml`` whose memory use the test sets.
-* :class:`FakeHost`: a process of its own serving one service's fakes, driven through proxies.
-  Served from the test process, the fakes shared its interpreter lock with 12 scenario threads
-  and their polls: at the suite's start that lock was busy all the time, a GPU exporter's
-  collection thread waited past the 1 s scrape timeout, and a healthy service was paged for
-  ``GPUExporterDown``.
+"""Fake scrape targets of the end-to-end suite on 127.0.0.1 (free ports), each served from a
+process of its service's own (:class:`FakeHost`, driven through proxies): a model server's
+metrics with synthetic traffic (:class:`FakeModelServer`), its pod's cAdvisor and
+kube-state-metrics series on a second port, and the real NVML exporter over a one-GPU fake
+(:class:`FakeGpuSidecar`). Every target answers with bytes rendered beforehand
+(:class:`Exposition`), so a scrape's answer time is a copy, never a collection: rendered per
+scrape, answers took up to 1.5 s of the 1 s scrape timeout at a load average of 11, and a
+healthy service paged. More: docs/scale-out.md, "The end-to-end suite".
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing import get_context
 from multiprocessing.managers import BaseManager
 from pathlib import Path
 from typing import Any
 
+import requests
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.exposition import start_http_server
+from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
+
+from tests.e2e.e2e_clock import RENDER_S
 
 GIB = 1024**3
 
 HEALTHY_LATENCY_S = 0.05
 """Latency in seconds of every request of a healthy fake server."""
+HEALTHY_RATE = 100.0
+"""Requests per second of a healthy fake server."""
+READY_S = 30.0
+"""Bound for the NVML exporter to initialise its fake NVML (a thread of a fresh process)."""
+
+
+TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
+"""Content-Type of the fakes' answers: the text format every engine parses (Prometheus 3
+fails a scrape whose Content-Type it does not know, unless ``fallback_scrape_protocol`` is
+set)."""
 
 
 class _Collector:
@@ -51,6 +56,119 @@ class _Collector:
 
     def __init__(self, collect: Any) -> None:
         self.collect = collect
+
+
+def text_of(collect: Callable[[], Iterable[Metric]]) -> bytes:
+    """The text exposition (format 0.0.4) of the families ``collect`` returns."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(collect))  # type: ignore[arg-type]
+    return generate_latest(registry)
+
+
+class _Answer(BaseHTTPRequestHandler):
+    """Answers every GET with its server's latest rendered bytes (HTTP/1.1, kept alive)."""
+
+    protocol_version = "HTTP/1.1"
+    server: _ExpositionServer
+
+    def do_GET(self) -> None:
+        body, content_type = self.server.latest
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+class _ExpositionServer(ThreadingHTTPServer):
+    """Keeps its open connections, so that closing the server ends the kept-alive ones too
+    (a scraper's next request then fails, as a killed process' would)."""
+
+    daemon_threads = True
+    latest: tuple[bytes, str] = (b"", TEXT_FORMAT)
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        super().__init__(address, _Answer)
+        self.open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self.open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self.open.discard(request)
+        super().shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self._open_lock:
+            for connection in list(self.open):
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RDWR)
+
+
+class Exposition:
+    """A scrape target that answers with bytes rendered beforehand.
+
+    :meth:`start` renders once, binds a free 127.0.0.1 port and serves; a thread calls
+    ``render`` again every :data:`~tests.e2e.e2e_clock.RENDER_S` seconds, and :meth:`refresh`
+    renders at once (after a change). ``render`` returns ``(body, content type)``; when it
+    raises, the last answer stays.
+    """
+
+    def __init__(self, render: Callable[[], tuple[bytes, str]]) -> None:
+        self._render = render
+        self._server: _ExpositionServer | None = None
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self.port = 0
+
+    def refresh(self) -> None:
+        """Render now; the next scrape gets the result."""
+        with self._lock:
+            server = self._server
+            if server is None:
+                return
+            try:
+                server.latest = self._render()
+            except Exception:  # the last answer stays; the log says why
+                logging.getLogger(__name__).exception("rendering failed")
+
+    def start(self) -> None:
+        """Render, bind and serve; re-render every RENDER_S until :meth:`stop`."""
+        self._server = _ExpositionServer(("127.0.0.1", 0))
+        self.refresh()
+        self.port = int(self._server.server_address[1])
+        serving = threading.Thread(target=self._server.serve_forever, args=(RENDER_S,))
+        ticking = threading.Thread(target=self._tick)
+        self._threads = [serving, ticking]
+        for thread in self._threads:
+            thread.daemon = True
+            thread.start()
+
+    def _tick(self) -> None:
+        while not self._stopping.wait(RENDER_S):
+            self.refresh()
+
+    def stop(self) -> None:
+        """Stop serving and close the port (connections are refused from now on);
+        idempotent."""
+        self._stopping.set()
+        with self._lock:
+            server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        for thread in self._threads:
+            thread.join(5)
+        self._threads = []
 
 
 class FakeModelServer:
@@ -78,7 +196,7 @@ class FakeModelServer:
         memory_limit_bytes: int = GIB,
         deployment: str = "model",
         replicaset: str = "model-6d9f7c8b5",
-        rate: float = 100.0,
+        rate: float = HEALTHY_RATE,
     ) -> None:
         self.metric = metric
         self.buckets = tuple(buckets)
@@ -100,9 +218,8 @@ class FakeModelServer:
         self._sums = {"200": 0.0, "500": 0.0}
         self._tokens = 0.0
         self._started = time.monotonic()
-        self._servers: list[Any] = []
-        self.port = 0
-        self.kube_port = 0
+        self.model = Exposition(lambda: (text_of(self.collect_model), TEXT_FORMAT))
+        self.kube = Exposition(lambda: (text_of(self.collect_kube), TEXT_FORMAT))
 
     # -- control -----------------------------------------------------------------------------
 
@@ -126,6 +243,7 @@ class FakeModelServer:
                 self._error_ratio = error_ratio
             if queue is not None:
                 self._queue = queue
+        self.model.refresh()
 
     def _advance(self) -> None:
         now = time.monotonic()
@@ -243,41 +361,31 @@ class FakeModelServer:
 
     def start(self) -> None:
         """Serve the model metrics and the Kubernetes metrics on two free 127.0.0.1 ports."""
-        for collect in (self.collect_model, self.collect_kube):
-            registry = CollectorRegistry(auto_describe=False)
-            registry.register(_Collector(collect))  # type: ignore[arg-type]
-            server, thread = start_http_server(0, addr="127.0.0.1", registry=registry)
-            self._servers.append((server, thread))
-        self.port = self._servers[0][0].server_port
-        self.kube_port = self._servers[1][0].server_port
+        self.model.start()
+        self.kube.start()
 
     def ports(self) -> tuple[int, int]:
         """``(model port, Kubernetes port)`` once started (for a proxy, which sees methods)."""
-        return self.port, self.kube_port
+        return self.model.port, self.kube.port
 
     def kill(self) -> None:
         """Stop serving the model metrics (the Kubernetes series stay); idempotent."""
-        if self._servers and self._servers[0] is not None:
-            server, thread = self._servers[0]
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
-            self._servers[0] = None
+        self.model.stop()
 
     def stop(self) -> None:
-        """Stop both HTTP servers; idempotent."""
-        self.kill()
-        for entry in self._servers[1:]:
-            if entry is not None:
-                server, thread = entry
-                server.shutdown()
-                server.server_close()
-                thread.join(5)
-        self._servers = []
+        """Stop both; idempotent."""
+        self.model.stop()
+        self.kube.stop()
 
 
 class FakeGpuSidecar:
-    """The real NVML exporter over a one-GPU fake; ``fill(0.97)`` uses 97 % of its memory."""
+    """The real NVML exporter over a one-GPU fake; ``fill(0.97)`` uses 97 % of its memory.
+
+    The engines scrape an :class:`Exposition` holding the exporter's latest ``/metrics``
+    answer (fetched over HTTP every ``RENDER_S``, without a scrape timeout header: the
+    exporter's default deadline), so a collection never holds a scrape up; the exporter's own
+    HTTP path and deadlines are tested in tests/exporter/.
+    """
 
     def __init__(self) -> None:
         from nvml_exporter.fake import FakeGpu, FakeNvml
@@ -290,32 +398,58 @@ class FakeGpuSidecar:
             pci_bus_id="00000000:18:00.0",
             current_reasons=CLOCK_EVENT_REASONS[0][0],  # clocks held by the GPU-idle reason
         )
-        self.fill(0.4)
+        self.gpu.memory_used = int(self.gpu.memory_total * 0.4)
         self.nvml = FakeNvml([self.gpu])
         self.exporter = Exporter(self.nvml, host="127.0.0.1", port=0)
+        self.session = requests.Session()
+        self.exposition = Exposition(self._fetch)
         self._stopped = False
 
+    def _fetch(self) -> tuple[bytes, str]:
+        """The exporter's answer to a scrape asking for the text format."""
+        response = self.session.get(
+            f"http://127.0.0.1:{self.exporter.port}/metrics",
+            headers={"Accept": TEXT_FORMAT},
+            timeout=READY_S,
+        )
+        response.raise_for_status()
+        return response.content, response.headers["Content-Type"]
+
     def bound_port(self) -> int:
-        """The exporter's bound port (for a proxy, which sees methods)."""
-        return self.exporter.port
+        """The port the engines scrape (for a proxy, which sees methods)."""
+        return self.exposition.port
 
     def fill(self, ratio: float) -> None:
-        """Set used GPU memory to ``ratio`` (0–1) of the total."""
+        """Set used GPU memory to ``ratio`` (0–1) of the total; the next scrape sees it."""
         self.gpu.memory_used = int(self.gpu.memory_total * ratio)
+        self.exposition.refresh()
 
     def emit_xid(self, xid: int) -> None:
         """Deliver an Xid error event for the GPU (the exporter counts it)."""
         self.nvml.emit_xid(0, xid)
 
     def start(self) -> None:
-        """Start the exporter (HTTP now, NVML init in the background)."""
+        """Start the exporter, wait until NVML is up and the Xid watcher has the GPU (so an
+        Xid emitted from now on is counted), then serve its answers.
+
+        Raises:
+            RuntimeError: not ready within :data:`READY_S`.
+        """
         self.exporter.start()
+        deadline = time.monotonic() + READY_S
+        while not (self.exporter.ready and self.nvml.xid_registered(0)):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the NVML exporter was not ready within {READY_S:.0f}s")
+            time.sleep(RENDER_S)
+        self.exposition.start()
 
     def stop(self) -> None:
-        """Stop the exporter (the "exporter killed" scenario); idempotent."""
+        """Stop serving and the exporter (the "exporter killed" scenario); idempotent."""
         if not self._stopped:
             self._stopped = True
+            self.exposition.stop()
             self.exporter.stop()
+            self.session.close()
 
 
 class FakeHost(BaseManager):

@@ -1,7 +1,9 @@
 """A real Prometheus server for the end-to-end suite, and bounded polling of its HTTP API.
 
-:class:`PrometheusServer` runs Debian's ``prometheus`` binary on 127.0.0.1 with a free port,
-a temporary TSDB, scrape and evaluation interval 1 s, and the rule files it is given.
+:class:`PrometheusServer` runs the ``prometheus`` on ``PATH`` (the pinned Prometheus 3:
+tests/toolchain.py) on 127.0.0.1 with a free port, a temporary TSDB, the clock of
+``e2e_clock`` (scrape, timeout, evaluation, ``rule_query_offset``) and the rule files it is
+given, at start or once its targets are up (:meth:`PrometheusServer.load_rules`).
 """
 
 from __future__ import annotations
@@ -18,13 +20,18 @@ from typing import Any, TypeVar
 import requests
 import yaml
 
-T = TypeVar("T")
+from tests.e2e.e2e_clock import (
+    API_S,
+    EVALUATION_INTERVAL_S,
+    POLL_S,
+    RULE_QUERY_OFFSET_S,
+    SCRAPE_INTERVAL_S,
+    SCRAPE_TIMEOUT_S,
+    START_S,
+    TARGETS_UP_S,
+)
 
-POLL_S = 0.5
-"""Seconds between two polls of the HTTP API."""
-SCRAPE_INTERVAL_S = 1
-"""Scrape and evaluation interval of the suite's Prometheus, seconds (VictoriaMetrics scrapes
-at the same interval)."""
+T = TypeVar("T")
 
 
 def find_prometheus() -> str | None:
@@ -51,11 +58,16 @@ class ScrapeJob:
     honor_labels: bool = False
 
 
+def seconds(value: float) -> str:
+    """A Prometheus duration of ``value`` seconds, in whole milliseconds (``1500ms``)."""
+    return f"{round(value * 1000)}ms"
+
+
 def config(
     jobs: Sequence[ScrapeJob], rule_files: Sequence[Path], alertmanager: str | None = None
 ) -> dict[str, Any]:
-    """The ``prometheus.yml`` document: 1 s scrape and evaluation, one job per target, alerts
-    sent to the Alertmanager at ``alertmanager`` (``host:port``) when given."""
+    """The ``prometheus.yml`` document: the suite's clock (``e2e_clock``), one job per target,
+    alerts sent to the Alertmanager at ``alertmanager`` (``host:port``) when given."""
     alerting = (
         {"alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]}}
         if alertmanager
@@ -63,9 +75,10 @@ def config(
     )
     return {
         "global": {
-            "scrape_interval": f"{SCRAPE_INTERVAL_S}s",
-            "scrape_timeout": f"{SCRAPE_INTERVAL_S}s",
-            "evaluation_interval": f"{SCRAPE_INTERVAL_S}s",
+            "scrape_interval": seconds(SCRAPE_INTERVAL_S),
+            "scrape_timeout": seconds(SCRAPE_TIMEOUT_S),
+            "evaluation_interval": seconds(EVALUATION_INTERVAL_S),
+            "rule_query_offset": seconds(RULE_QUERY_OFFSET_S),
         },
         **alerting,
         "rule_files": [str(p) for p in rule_files],
@@ -98,6 +111,8 @@ class PrometheusServer:
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self.session = requests.Session()
+        self.jobs: list[ScrapeJob] = []
+        self.alertmanager: str | None = None
 
     @property
     def url(self) -> str:
@@ -121,21 +136,20 @@ class PrometheusServer:
         command-line flags (``--storage.tsdb.retention.time=10d``).
 
         Raises:
-            RuntimeError: the server exited or did not become ready within 30 s.
+            RuntimeError: the server exited or did not become ready within ``START_S``.
         """
-        config_path = self.workdir / "prometheus.yml"
-        config_path.write_text(
-            yaml.safe_dump(config(jobs, rule_files, alertmanager)), encoding="utf-8"
-        )
+        self.jobs, self.alertmanager = list(jobs), alertmanager
+        self._write_config(rule_files)
         for _attempt in range(3):  # the free port may be taken between probe and bind
             self.port = free_port()
             log = (self.workdir / "prometheus.log").open("wb")
             self.process = subprocess.Popen(
                 [
                     self.binary,
-                    f"--config.file={config_path}",
+                    f"--config.file={self.workdir / 'prometheus.yml'}",
                     f"--storage.tsdb.path={self.workdir / 'tsdb'}",
                     f"--web.listen-address=127.0.0.1:{self.port}",
+                    "--web.enable-lifecycle",
                     "--log.level=warn",
                     *flags,
                 ],
@@ -144,7 +158,7 @@ class PrometheusServer:
                 stdin=subprocess.DEVNULL,
             )
             log.close()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + START_S
             while time.monotonic() < deadline and self.process.poll() is None:
                 try:
                     if self.session.get(f"{self.url}/-/ready", timeout=1).status_code == 200:
@@ -158,6 +172,49 @@ class PrometheusServer:
                 break
         self.stop()
         raise RuntimeError(f"prometheus did not become ready:\n{self.log()[-3000:]}")
+
+    def _write_config(self, rule_files: Sequence[Path]) -> None:
+        (self.workdir / "prometheus.yml").write_text(
+            yaml.safe_dump(config(self.jobs, rule_files, self.alertmanager)), encoding="utf-8"
+        )
+
+    def wait_targets_up(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Wait until every target has been scraped and answered (``up == 1``).
+
+        Raises:
+            AssertionError: some target not up within ``TARGETS_UP_S``.
+        """
+        wanted = {job.name for job in self.jobs}
+        wait_for(
+            f"every target of {self.name} up",
+            lambda: {r["metric"]["job"] for r in self.query("up == 1")},
+            lambda up: up >= wanted,
+            TARGETS_UP_S,
+            stop,
+        )
+
+    def load_rules(self, rule_files: Sequence[Path]) -> None:
+        """Evaluate ``rule_files`` from now on (the config rewritten, then reloaded); return
+        once every group of theirs is loaded.
+
+        Raises:
+            AssertionError: the reload failed, or a group is not listed within
+                ``TARGETS_UP_S``.
+        """
+        self._write_config(rule_files)
+        reloaded = self.session.post(f"{self.url}/-/reload", timeout=START_S)
+        assert reloaded.status_code == 200, f"reload: {reloaded.text}\n{self.log()[-3000:]}"
+        groups = {
+            g["name"]
+            for path in rule_files
+            for g in yaml.safe_load(path.read_text(encoding="utf-8"))["groups"]
+        }
+        wait_for(
+            "every rule group loaded",
+            lambda: {g["name"] for g in self.api("rules")["groups"]},
+            lambda loaded: loaded >= groups,
+            TARGETS_UP_S,
+        )
 
     def stop(self) -> None:
         """Terminate the server (SIGTERM, then SIGKILL after 10 s); idempotent."""
@@ -179,7 +236,7 @@ class PrometheusServer:
         Raises:
             AssertionError: the API answered with an error.
         """
-        response = self.session.get(f"{self.url}/api/v1/{path}", params=params, timeout=5)
+        response = self.session.get(f"{self.url}/api/v1/{path}", params=params, timeout=API_S)
         body = response.json()
         assert body.get("status") == "success", f"{path} {params}: {body}"
         return body["data"]
@@ -225,4 +282,27 @@ def wait_for(
             raise AssertionError(
                 f"timed out after {timeout_s:.0f}s waiting for {what}; last: {last}"
             )
+        time.sleep(POLL_S)
+
+
+def hold(
+    what: str,
+    probe: Callable[[], T],
+    ok: Callable[[T], bool],
+    seconds: float,
+    stop: Callable[[], bool] = lambda: False,
+) -> None:
+    """Poll ``probe`` every :data:`POLL_S` s for ``seconds`` (or until ``stop()``); each
+    result must be ``ok``.
+
+    Raises:
+        AssertionError: at the first result that is not; the message names ``what`` and it.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        last = probe()
+        if not ok(last):
+            raise AssertionError(f"{what} did not hold: {last}")
+        if time.monotonic() > deadline or stop():
+            return
         time.sleep(POLL_S)

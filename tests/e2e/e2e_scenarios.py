@@ -1,9 +1,11 @@
-"""The scenarios: each drives one service's fakes and waits on Prometheus's HTTP API.
+"""The scenarios: each drives one service's fakes and waits on its engines' HTTP APIs.
 
-A scenario raises ``AssertionError`` (with the last state seen) when an expected state is not
-reached within its bound. Every scenario first waits for warm-up (its recorded request rate
-exists) and checks that the alerts it is about to cause are not active yet, so an alert
-that fires for another reason cannot pass the test.
+A scenario records an engine as failed (with the last state seen) when an expected state is not
+reached within its bound, derived from the suite's clock (``e2e_clock``) and the alert's own
+``for``. Every scenario first waits for warm-up (its recorded request rate exists) and checks
+that the alerts it is about to cause are not active yet, so an alert that fires for another
+reason cannot pass the test; every fault makes its alert's condition true at the first scrape
+after it, whatever the windows held before. More: docs/scale-out.md, "The end-to-end suite".
 """
 
 from __future__ import annotations
@@ -23,44 +25,56 @@ from generator.builders.common import recorded
 from generator.lint import promql
 from generator.promql import Matcher
 from generator.render import build_outputs
+from generator.units import parse_duration_ms
+from tests.e2e.e2e_clock import (
+    EVALUATION_INTERVAL_S,
+    FLUSH_INTERVAL_S,
+    INGESTION_LAG_S,
+    LATENCY_OFFSET_S,
+    POLL_S,
+    RULE_QUERY_OFFSET_S,
+    SCRAPE_INTERVAL_S,
+    bound,
+    react_s,
+)
 from tests.e2e.e2e_env import ENGINES
-from tests.e2e.e2e_prometheus import POLL_S, SCRAPE_INTERVAL_S
-from tests.e2e.e2e_victoriametrics import EVALUATION_INTERVAL_S, LATENCY_OFFSET_S
+from tests.e2e.e2e_fakes import HEALTHY_LATENCY_S, HEALTHY_RATE
+from tests.e2e.e2e_prometheus import hold
 
 if TYPE_CHECKING:
     from tests.e2e.e2e_env import Engine, Env, Service
 
 T = TypeVar("T")
 
-WARM_UP_S = 40
-"""Bound in seconds for a service's first recorded rate (Prometheus start + 2 scrapes + eval)."""
-FIRE_S = 40
-"""Bound in seconds for an alert to fire or resolve on Prometheus after the fake changes (for:
-2s); other engines get their allowed lateness on top (:func:`lateness`)."""
-QUIET_S = 6
-"""Seconds a healthy service is watched for active alerts (3 × the 2s ``for``)."""
-EARLY_S = 2.0
-"""How much earlier than Prometheus another engine may reach an alert state, in seconds (two
-evaluation intervals: the engines evaluate on their own 1 s ticks, and the suite polls every
-0.5 s)."""
-LATE_S = LATENCY_OFFSET_S + EVALUATION_INTERVAL_S + SCRAPE_INTERVAL_S + POLL_S
+WARM_UP_S = bound(react_s() + SCRAPE_INTERVAL_S)
+"""Bound for a service's first recorded rate on Prometheus once its rules are loaded (a rate
+needs two scrapes); other engines get their lateness for one recording level on top."""
+EARLY_S = 2 * EVALUATION_INTERVAL_S
+"""How much earlier than Prometheus another engine may reach an alert state: the engines
+evaluate on their own ticks, and the suite polls each in turn."""
+LATE_S = (
+    LATENCY_OFFSET_S - RULE_QUERY_OFFSET_S + 2 * EVALUATION_INTERVAL_S + SCRAPE_INTERVAL_S + POLL_S
+)
 """How much later than Prometheus another engine may reach an alert state when the alert reads
-scraped series directly, in seconds (8.5 s): vmalert's queries read VictoriaMetrics' data of
-``-search.latencyOffset`` (6 s) ago, which also hides the up to 3 s until an ingested row is
-searchable; vmalert evaluates on its own 1 s tick and VictoriaMetrics scrapes the fakes at its
-own moments (1 s each); the suite polls both engines every 0.5 s."""
-LATE_PER_LEVEL_S = LATENCY_OFFSET_S + 2 * EVALUATION_INTERVAL_S
+scraped series directly: vmalert queries the instant ``-rule.evalDelay`` (the latency offset)
+before each evaluation, Prometheus the rule query offset before; vmalert evaluates on its own
+tick, at an instant truncated to its interval (one evaluation each); VictoriaMetrics scrapes
+the fakes at its own moments; the suite polls."""
+LATE_PER_LEVEL_S = (
+    EVALUATION_INTERVAL_S + FLUSH_INTERVAL_S + INGESTION_LAG_S + 2 * EVALUATION_INTERVAL_S
+)
 """Further seconds allowed per level of recording rules between the scraped series and the
-alert (:func:`recording_depth`), 8 s. Prometheus appends a recorded sample to its own TSDB at
-once, so a rule later in the group reads it in the same evaluation. vmalert remote-writes it
-with its evaluation's timestamp, and the next level reads it at the first evaluation at least
-``-search.latencyOffset`` (6 s) later — flush and ingestion take less, that is what the offset
-is chosen for (``e2e_victoriametrics``) — plus up to one evaluation (1 s) because the reading
-group ticks at its own moment within the second, and one more (1 s) for an evaluation that
-runs late on a loaded machine. Measured over 13 runs at load averages 2–14: 12 s median and
-15.7 s at most for one level (16.5 s allowed), 18 s and 19.2 s for two (24.5 s allowed).
-docs/scale-out.md gives the lags and what the production defaults (30 s offset, 5 s flush)
-make of them."""
+alert (:func:`recording_depth`). Prometheus appends a recorded sample to its own TSDB at once,
+so a rule later in the group reads it in the same evaluation. vmalert stamps a record with its
+query instant and remote-writes it after its rule has run (up to one evaluation), within a
+flush interval; VictoriaMetrics makes it searchable within ``INGESTION_LAG_S``; the next level
+reads it at its group's next tick, one more evaluation when that runs late."""
+FAULT_RATE = 100 * HEALTHY_RATE
+"""Requests per second of a fault: one scrape of it outweighs five minutes of healthy traffic
+a hundred to three, so a ratio over a 5m window crosses its threshold at once."""
+FLOOD_RATE = 10_000 * FAULT_RATE
+"""Requests per second of healthy traffic that resolves a fault: one second of it outweighs
+minutes of the fault a hundred to one, so every 5m window falls under its threshold at once."""
 
 
 def lateness(levels: int) -> float:
@@ -75,13 +89,14 @@ DASHBOARD_RECORD_LEVELS = 4
 SLI over the SLO window, error budget remaining."""
 
 
-def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
-    """Levels of recording rules under the deepest rule of ``alerts`` in ``rule_file`` (the
-    rendered YAML): 0 when an alert reads scraped series only, 1 when it reads a record of
-    scraped series, and so on."""
-    rules = [r for g in yaml.safe_load(rule_file)["groups"] for r in g["rules"]]
+def _rules(rule_file: str) -> list[dict[str, Any]]:
+    return [r for g in yaml.safe_load(rule_file)["groups"] for r in g["rules"]]
+
+
+def _depth(rule_file: str) -> Callable[[str], int]:
+    """Levels of recording rules of ``rule_file`` under an expression."""
     records: dict[str, list[str]] = {}
-    for rule in rules:
+    for rule in _rules(rule_file):
         if "record" in rule:
             records.setdefault(rule["record"], []).append(rule["expr"])
 
@@ -94,8 +109,41 @@ def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
         }
         return max((1 + max(depth(e) for e in records[name]) for name in read), default=0)
 
+    return depth
+
+
+def recording_depth(rule_file: str, alerts: Iterable[str]) -> int:
+    """Levels of recording rules under the deepest rule of ``alerts`` in ``rule_file`` (the
+    rendered YAML): 0 when an alert reads scraped series only, 1 when it reads a record of
+    scraped series, and so on."""
+    depth = _depth(rule_file)
     names = set(alerts)
-    return max(depth(r["expr"]) for r in rules if r.get("alert") in names)
+    return max(depth(r["expr"]) for r in _rules(rule_file) if r.get("alert") in names)
+
+
+def query_depth(rule_file: str, expr: str) -> int:
+    """Levels of recording rules of ``rule_file`` under the query ``expr``."""
+    return _depth(rule_file)(expr)
+
+
+_HELD = re.compile(r"count_over_time\(.*\) \* [0-9.]+ >= ([0-9.]+)", re.S)
+"""The threshold of a windowed alert (``generator.builders.common.held_for``), seconds."""
+
+
+def hold_s(rule_file: str, alerts: Iterable[str], field: str = "for") -> float:
+    """Seconds the condition of the slowest of ``alerts`` in ``rule_file`` must hold before it
+    fires (``field`` ``for``: its ``for``, or the time a windowed alert must have held within
+    its window) or stays firing once it no longer holds (``keep_firing_for``)."""
+    names = set(alerts)
+    held = 0.0
+    for rule in _rules(rule_file):
+        if rule.get("alert") not in names:
+            continue
+        held = max(held, parse_duration_ms(str(rule.get(field, "0s")), zero=True) / 1000)
+        windowed = _HELD.search(rule["expr"]) if field == "for" else None
+        if windowed:
+            held = max(held, float(windowed.group(1)))
+    return held
 
 
 class EngineFailed(Exception):
@@ -165,9 +213,18 @@ def wait_engines(
     return took
 
 
+def _rule_file(env: Env, service: Service) -> str:
+    return env.outputs[naming.rules_file(service.name)]
+
+
 def _levels(env: Env, service: Service, alerts: Iterable[str]) -> int:
     """Recording levels under the deepest of ``alerts`` in ``service``'s rendered rules."""
-    return recording_depth(env.outputs[naming.rules_file(service.name)], alerts)
+    return recording_depth(_rule_file(env, service), alerts)
+
+
+def _alerts(env: Env, service: Service) -> set[str]:
+    """Every alert name of ``service``'s rendered rules."""
+    return {r["alert"] for r in _rules(_rule_file(env, service)) if "alert" in r}
 
 
 def _compare(
@@ -209,6 +266,7 @@ def warm_up(env: Env, service: Service, *extra: str) -> None:
             lambda engine, e=expr: engine.query(e),  # type: ignore[misc]
             bool,
             WARM_UP_S,
+            lateness(query_depth(_rule_file(env, service), expr)),
         )
     if ENGINES[0] not in env.failures.get(service.name, {}):
         env.warmed[service.name].set()
@@ -236,7 +294,7 @@ def wait_firing(env: Env, service: Service, alerts: Iterable[str]) -> None:
         f"{sorted(names)} firing for {service.name}",
         lambda engine: engine.alert_states(service.name),
         lambda states: all("firing" in states.get(n, ()) for n in names),
-        FIRE_S,
+        bound(react_s(hold_s(_rule_file(env, service), names))),
         lateness(_levels(env, service, names)),
     )
     _compare(env, service, names, f"{'+'.join(sorted(names))} firing", took)
@@ -252,19 +310,25 @@ def wait_resolved(env: Env, service: Service, alerts: Iterable[str]) -> None:
         f"{sorted(names)} resolved for {service.name}",
         lambda engine: engine.alert_states(service.name),
         lambda states: not names & states.keys(),
-        FIRE_S,
+        bound(react_s(hold_s(_rule_file(env, service), names, "keep_firing_for"))),
         lateness(_levels(env, service, names)),
     )
     _compare(env, service, names, f"{'+'.join(sorted(names))} resolved", took)
 
 
+QUIET_S = react_s(4 * SCRAPE_INTERVAL_S)
+"""Seconds a healthy service is watched after warm-up: long enough for a condition that holds
+when the watch starts to carry an alert of ``for`` four scrapes (the shortest input-guard
+``for`` obsgen accepts) to firing."""
+
+
 def healthy(env: Env, service: Service) -> None:
-    """Healthy traffic, GPU and memory: after warm-up (and the first seconds' pending alerts
-    cleared) no alert of the service is active —
-    input guards (every series an alert reads exists, pods attributed through the owner
-    series), capacity and lost-GPU alerts included —, no burn-rate alert was active at any
-    evaluation since the start (:func:`burn_history`), and no notification of it reached a
-    receiver."""
+    """Healthy traffic, GPU and memory: after warm-up (and any input guard that read a record
+    before its first evaluation cleared) no alert of the service is active during
+    :data:`QUIET_S` — input guards (every series an alert reads exists, pods attributed
+    through the owner series), capacity and lost-GPU alerts included —, no alert fired and no
+    burn-rate alert was pending at any evaluation since the rules were loaded
+    (:func:`history`), and no notification of it reached a receiver."""
     assert service.gpu is not None
     warm_up(
         env,
@@ -273,30 +337,34 @@ def healthy(env: Env, service: Service) -> None:
         f'service_pod_container:model_memory_working_set_bytes:ratio_limit{{service="{service.name}"}}',
         f'service:slo_sli_error:ratio_rate5m{{service="{service.name}"}}',
     )
-    # Targets are first scraped one after another, so an input guard or an absent() clause
-    # may be pending for the first seconds; on vmalert it clears one evaluation after the
-    # warm-up's data is visible. Each engine must settle (within the warm-up bound) before
-    # the watch; a burn-rate alert raised in those seconds still fails (burn_history).
+    # The rules start once every target has answered, but a rule reading a record another
+    # group writes sees no record before that group's first evaluation (on vmalert: before
+    # the record is searchable), so an input guard may be pending then; never firing.
     wait_engines(
         env,
         service,
-        "every alert raised while the targets were first scraped to clear",
+        "every alert pending before the first records were written to clear",
         lambda engine: engine.alerts(service.name),
         lambda active: not active,
         WARM_UP_S,
-        lateness(0),
+        lateness(_levels(env, service, _alerts(env, service))),
     )
-    deadline = time.monotonic() + QUIET_S
-    while time.monotonic() < deadline:
-        for engine in live_engines(env, service):
-            active = engine.alert_states(service.name)
-            if active:
-                _fail(env, service, engine, f"alerts active on a healthy service: {active}")
-        time.sleep(0.5)
     for engine in live_engines(env, service):
-        burned = engine.query(burn_history(service))
-        if burned:
-            _fail(env, service, engine, f"a healthy service burned its error budget: {burned}")
+        try:
+            hold(
+                f"no alert active on healthy {service.name}",
+                lambda engine=engine: engine.alert_states(service.name),  # type: ignore[misc]
+                lambda active: not active,
+                QUIET_S,
+                lambda: env.stopping,
+            )
+        except AssertionError as active:
+            _fail(env, service, engine, str(active))
+    for engine in live_engines(env, service):
+        for what, query in history(service).items():
+            found = engine.query(query)
+            if found:
+                _fail(env, service, engine, f"a healthy service {what}: {found}")
     # Alert names first: CI shows only the start of a long message.
     notified = [
         (n.body["receiver"], a["status"], a["labels"]["alertname"], a["startsAt"])
@@ -306,6 +374,17 @@ def healthy(env: Env, service: Service) -> None:
     assert not notified, (
         f"a healthy service was notified (receiver, status, alert, since): {notified}"
     )
+
+
+def history(service: Service) -> dict[str, str]:
+    """Queries of the alerts of ``service`` that fired, and of the ``ErrorBudgetBurn`` alerts
+    that were pending or firing, at any evaluation of the last 10 minutes (the whole suite),
+    from the engine's own ``ALERTS`` series; keyed by what a result means."""
+    firing = recorded(service.plan, "ALERTS", Matcher("alertstate", "=", "firing"))
+    return {
+        "fired an alert": f"count_over_time({firing}[10m])",
+        "burned its error budget": burn_history(service),
+    }
 
 
 def burn_history(service: Service) -> str:
@@ -322,22 +401,22 @@ def burn_history(service: Service) -> str:
 
 
 def latency(env: Env, service: Service) -> None:
-    """Every request takes 25s: slow-request ratio and p99 alerts fire; a flood of fast
+    """A burst of requests taking 25s: slow-request ratio and p99 alerts fire; a flood of fast
     requests (so the slow ones are < 1 % of the 5m window) resolves both."""
     alerts = (naming.ALERT_SLOW_REQUESTS, naming.ALERT_LATENCY_P99)
     warm_up(env, service)
     assert_quiet(env, service, alerts)
-    service.model.set_traffic(latency_s=25)
+    service.model.set_traffic(latency_s=25, rate=FAULT_RATE)
     wait_firing(env, service, alerts)
-    service.model.set_traffic(latency_s=0.05, rate=200_000)
+    service.model.set_traffic(latency_s=HEALTHY_LATENCY_S, rate=FLOOD_RATE)
     wait_resolved(env, service, alerts)
 
 
 def errors(env: Env, service: Service) -> None:
-    """Half the requests fail with 500: ModelErrorRatioHigh fires."""
+    """A burst of requests, half failing with 500: ModelErrorRatioHigh fires."""
     warm_up(env, service)
     assert_quiet(env, service, [naming.ALERT_ERROR_RATIO])
-    service.model.set_traffic(error_ratio=0.5)
+    service.model.set_traffic(error_ratio=0.5, rate=FAULT_RATE)
     wait_firing(env, service, [naming.ALERT_ERROR_RATIO])
 
 
@@ -379,14 +458,19 @@ def burn(env: Env, service: Service) -> None:
     """Every request fails on the seconds-scaled SLO: ErrorBudgetBurn fires for it."""
     warm_up(env, service)
     assert_quiet(env, service, [naming.ALERT_ERROR_BUDGET_BURN])
-    service.model.set_traffic(error_ratio=1.0, rate=1000)
+    service.model.set_traffic(error_ratio=1.0, rate=FAULT_RATE)
     wait_firing(env, service, [naming.ALERT_ERROR_BUDGET_BURN])
+
+
+RATE_INTERVAL = f"{4 * SCRAPE_INTERVAL_S:g}s"
+"""What Grafana makes of ``$__rate_interval`` for a data source scraped at the suite's clock
+(four scrape intervals)."""
 
 
 def dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
     """Every PromQL query of a Grafana dashboard, ready to run: panel targets (rows and
     nested panels included) and ``label_values(…)`` variable queries; variables expanded to
-    ``.*`` and ``$__rate_interval`` / ``$__interval`` to ``5s``.
+    ``.*`` and ``$__rate_interval`` / ``$__interval`` to :data:`RATE_INTERVAL`.
 
     Raises:
         AssertionError: a query still holds ``$`` after expansion (an undefined variable).
@@ -410,7 +494,7 @@ def dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
     expanded = []
     for expr in found:
         for name in ("__rate_interval", "__interval"):
-            expr = expr.replace(f"${{{name}}}", "5s").replace(f"${name}", "5s")
+            expr = expr.replace(f"${{{name}}}", RATE_INTERVAL).replace(f"${name}", RATE_INTERVAL)
         for name in sorted(variables, key=len, reverse=True):
             expr = expr.replace(f"${{{name}}}", ".*").replace(f"${name}", ".*")
         assert "$" not in expr, f"unexpanded variable in {expr}"
@@ -435,7 +519,7 @@ def dashboard(env: Env, service: Service) -> None:
         f"every dashboard query of {service.name} to return data",
         lambda engine: [f"{path}: {q}" for q, path in queries.items() if not engine.query(q)],
         lambda empty: not empty,
-        FIRE_S,
+        bound(react_s()),
         # The SLO panels read records up to DASHBOARD_RECORD_LEVELS levels above the scraped
         # series; vmalert reads each level back only after its remote write (LATE_PER_LEVEL_S).
         lateness(DASHBOARD_RECORD_LEVELS),

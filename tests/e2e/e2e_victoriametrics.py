@@ -1,49 +1,12 @@
-"""VictoriaMetrics single-node + vmalert for the end-to-end suite (Debian's ``victoria-metrics``).
+"""VictoriaMetrics single-node + vmalert for the end-to-end suite (the pinned 1.151 on ``PATH``:
+tests/toolchain.py).
 
-:class:`VictoriaMetricsStack` runs, on 127.0.0.1 with free ports and a temporary data folder:
-
-* ``victoria-metrics`` scraping the same targets as the suite's Prometheus (its own
-  ``-promscrape.config``, 1 s interval), so both engines see the same faults at the same time;
-* ``vmalert`` evaluating the same rule files every second, reading from VictoriaMetrics
-  (``-datasource.url``) and writing recording-rule results and the ``ALERTS`` series back to it
-  (``-remoteWrite.url``), restoring alert state from it (``-remoteRead.url``);
-* a notification sink: vmalert refuses to start with alerting rules and no ``-notifier.url``.
-
-The evaluation and remote-write intervals are scaled to the suite's one-second world, as the
-Prometheus config is: ``-evaluationInterval=1s`` and ``-remoteWrite.flushInterval=1s`` (default
-5 s: a recorded series reaches the next rule that reads it only after the flush).
-``-search.latencyOffset`` keeps the invariant the production defaults keep (30 s against a 5 s
-flush): it must exceed the time from a rule's evaluation until every sample it recorded is
-searchable, so that a query sees the records of one evaluation all or not at all. vmalert
-remote-writes each record, timestamped at the start of its group's evaluation, when its rule
-has run (up to one evaluation interval), then after up to one ``-remoteWrite.flushInterval``;
-VictoriaMetrics 1.79 makes ingested rows searchable on a 1 s ticker (up to
-:data:`INGESTION_LAG_S`). With a shorter offset a rule can read the newest
-``events="total"`` sample of ``service:slo_outcomes:increase1s`` without its twin. While obsgen
-recorded good events, that unpaired total was a large bad share while the windows held few
-samples, and a healthy service paged (it did, with the 1 s offset this suite once used); with
-bad events recorded an unpaired total lowers the ratio and an unpaired bad one is 0 when healthy. :data:`LATENCY_OFFSET_S` = 1 s +
-1 s + 3 s + 1 s of margin. Measured here (12 healthy services for 60 s, VictoriaMetrics'
-export API polled every 50 ms): records were searchable 0.4–1.5 s after their timestamp at a
-load average of 1–3 and at most 3.3 s at 9 (2 cores); a recorded SLO error ratio above 0
-whose good and total records all paired up — a read of one without the other — occurred 77
-and 6 times in two runs with a 1 s offset, never in four with 5 s or 6 s (a fifth, at a load
-average of 8, had records that differed already: see below). The price: every
-query near "now", vmalert's included, reads the data of :data:`LATENCY_OFFSET_S` ago, so each
-alert is that much later than on Prometheus, and so is each level of recording rules under it
-(``e2e_scenarios.LATE_S``).
-
-What no offset pins: VictoriaMetrics shifts each query to *its own* arrival time minus the
-offset, so two rules of one evaluation can read scrapes one apart when a scrape lands between
-their queries (the good and total increments, recorded by two rules until they became one,
-differed so for 0–3 of 12 services a minute here, more under load). vmalert's
-``-datasource.lookback`` would pin one query instant per evaluation, but vmalert 1.79 stamps
-each record with that earlier instant too (measured: records 7 s behind the clock with a 6 s
-lookback), which removes the offset's margin and brings the unpaired reads back; it is not
-used. docs/scale-out.md gives the production values and what both effects cost.
-
-The query side (:meth:`query`) is VictoriaMetrics' Prometheus-compatible API; the alert side
-(:meth:`alerts`) is vmalert's ``/api/v1/alerts``, which has Prometheus's shape.
+:class:`VictoriaMetricsStack` runs ``victoria-metrics`` scraping the same targets as the
+suite's Prometheus, and, once every target is visible to its queries, ``vmalert`` over the same
+rule files (reading and writing back to it, restoring from it, notifying a sink: vmalert
+refuses alerting rules without ``-notifier.url``). Its flags scale vmalert to the suite's clock
+and pin one query instant per evaluation; why each value: docs/scale-out.md, "The end-to-end
+suite".
 """
 
 from __future__ import annotations
@@ -52,7 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -60,27 +23,31 @@ from typing import Any
 import requests
 import yaml
 
-from tests.e2e.e2e_prometheus import SCRAPE_INTERVAL_S, ScrapeJob, config, free_port
+from tests.e2e.e2e_clock import (
+    API_S,
+    EVALUATION_INTERVAL_S,
+    FLUSH_INTERVAL_S,
+    LATENCY_OFFSET_S,
+    SCRAPE_INTERVAL_S,
+    SCRAPE_TIMEOUT_S,
+    START_S,
+    VISIBLE_S,
+)
+from tests.e2e.e2e_prometheus import ScrapeJob, config, free_port, seconds, wait_for
 
-EVALUATION_INTERVAL_S = 1
-"""vmalert's ``-evaluationInterval``, seconds (the rule files' groups say 1s too)."""
-FLUSH_INTERVAL_S = 1
-"""vmalert's ``-remoteWrite.flushInterval``, seconds."""
-INGESTION_LAG_S = 3
-"""Seconds until VictoriaMetrics 1.79 makes a written row searchable, at most: rows are made
-searchable on a 1 s ticker once they are more than a second old."""
-LATENCY_OFFSET_S = EVALUATION_INTERVAL_S + FLUSH_INTERVAL_S + INGESTION_LAG_S + 1
-"""VictoriaMetrics' ``-search.latencyOffset``, seconds: longer than a record takes from its
-evaluation to being searchable (rule run, flush, ingestion), with 1 s of margin (see the module
-docstring)."""
-VM_FLAGS = (f"-search.latencyOffset={LATENCY_OFFSET_S}s", "-loggerLevel=WARN")
-"""Server flags besides addresses and paths (see the module docstring)."""
+VM_FLAGS = (f"-search.latencyOffset={seconds(LATENCY_OFFSET_S)}", "-loggerLevel=WARN")
+"""Server flags besides addresses and paths: queries near "now" read the data of
+``LATENCY_OFFSET_S`` ago, when every scrape up to then is searchable."""
 VMALERT_FLAGS = (
-    f"-evaluationInterval={EVALUATION_INTERVAL_S}s",
-    f"-remoteWrite.flushInterval={FLUSH_INTERVAL_S}s",
+    f"-evaluationInterval={seconds(EVALUATION_INTERVAL_S)}",
+    f"-remoteWrite.flushInterval={seconds(FLUSH_INTERVAL_S)}",
+    f"-rule.evalDelay={seconds(LATENCY_OFFSET_S)}",
     "-loggerLevel=WARN",
 )
-"""vmalert flags besides addresses and rule files (see the module docstring)."""
+"""vmalert flags besides addresses and rule files: each evaluation queries one instant,
+``-rule.evalDelay`` (default 30 s) before its start, as long as the server's latency offset
+(shorter, VictoriaMetrics would shift each query to its own arrival time; longer, every alert
+lags more)."""
 
 
 def find_victoriametrics() -> tuple[str, str] | None:
@@ -127,6 +94,7 @@ class VictoriaMetricsStack:
         self.sink: ThreadingHTTPServer | None = None
         self.session = requests.Session()
         self._stopping = threading.Lock()
+        self.jobs: list[ScrapeJob] = []
 
     @property
     def url(self) -> str:
@@ -148,14 +116,14 @@ class VictoriaMetricsStack:
         return "\n".join(parts)
 
     def _spawn(self, name: str, args: list[str], health_url: str) -> None:
-        """Start ``args`` as ``name`` and wait until ``health_url`` answers 200 (30 s)."""
+        """Start ``args`` as ``name`` and wait until ``health_url`` answers 200 (``START_S``)."""
         for _attempt in range(3):  # the free port may be taken between probe and bind
             with (self.workdir / f"{name}.log").open("wb") as log:
                 process = subprocess.Popen(
                     args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
                 )
             self.processes[name] = process
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + START_S
             while time.monotonic() < deadline and process.poll() is None:
                 try:
                     if self.session.get(health_url, timeout=1).status_code == 200:
@@ -169,17 +137,33 @@ class VictoriaMetricsStack:
         raise RuntimeError(f"{name} did not become ready:\n{self.log()}")
 
     def start(self, jobs: Sequence[ScrapeJob], rule_files: Sequence[Path]) -> None:
-        """Start VictoriaMetrics scraping ``jobs`` (none: a bare server), then, when there are
-        ``rule_files``, the sink and vmalert over them; return once each answers ``/health``.
+        """:meth:`start_server` scraping ``jobs`` (none: a bare server), then, when there are
+        ``rule_files``, :meth:`wait_targets_up` and :meth:`start_vmalert` over them.
 
         Raises:
-            RuntimeError: a process exited or did not become ready within 30 s.
+            RuntimeError: a process exited or did not become ready within ``START_S``.
+            AssertionError: a target not visible within ``VISIBLE_S``.
         """
+        self.start_server(jobs)
+        if rule_files:
+            self.wait_targets_up()
+            self.start_vmalert(rule_files)
+
+    def start_server(self, jobs: Sequence[ScrapeJob]) -> None:
+        """Start VictoriaMetrics scraping ``jobs`` at the suite's clock; return once it
+        answers ``/health``.
+
+        Raises:
+            RuntimeError: it exited or did not become ready within ``START_S``.
+        """
+        self.jobs = list(jobs)
         scrape_flags = []
         if jobs:
             scrape = {k: v for k, v in config(jobs, ()).items() if k != "rule_files"}
-            interval = f"{SCRAPE_INTERVAL_S}s"
-            scrape["global"] = {"scrape_interval": interval, "scrape_timeout": interval}
+            scrape["global"] = {
+                "scrape_interval": seconds(SCRAPE_INTERVAL_S),
+                "scrape_timeout": seconds(SCRAPE_TIMEOUT_S),
+            }
             scrape_path = self.workdir / "vm-scrape.yml"
             scrape_path.write_text(yaml.safe_dump(scrape), encoding="utf-8")
             scrape_flags.append(f"-promscrape.config={scrape_path}")
@@ -195,8 +179,30 @@ class VictoriaMetricsStack:
             ],
             f"{self.url}/health",
         )
-        if not rule_files:
-            return
+
+    def wait_targets_up(self, stop: Callable[[], bool] = lambda: False) -> None:
+        """Wait until a query of "now" (the data of the latency offset ago, as vmalert reads
+        it) sees every target up.
+
+        Raises:
+            AssertionError: some target not visible within ``VISIBLE_S``.
+        """
+        wanted = {job.name for job in self.jobs}
+        wait_for(
+            f"every target of {self.name} up",
+            lambda: {r["metric"]["job"] for r in self.query("up == 1")},
+            lambda up: up >= wanted,
+            VISIBLE_S,
+            stop,
+        )
+
+    def start_vmalert(self, rule_files: Sequence[Path]) -> None:
+        """Start the sink and vmalert over ``rule_files``; return once it answers
+        ``/health``.
+
+        Raises:
+            RuntimeError: it exited or did not become ready within ``START_S``.
+        """
         self.sink = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
         threading.Thread(target=self.sink.serve_forever, daemon=True).start()
         self.vmalert_port = free_port()
@@ -240,7 +246,7 @@ class VictoriaMetricsStack:
     # -- HTTP API ----------------------------------------------------------------------------
 
     def _get(self, url: str, **params: str) -> Any:
-        body = self.session.get(url, params=params, timeout=5).json()
+        body = self.session.get(url, params=params, timeout=API_S).json()
         assert body.get("status") == "success", f"{url} {params}: {body}"
         return body["data"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.e2e_env import ENGINES, Env
-from tests.e2e.e2e_scenarios import dashboard_queries
+from tests.e2e.e2e_scenarios import RATE_INTERVAL, dashboard_queries
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ def test_every_dashboard_query_returns_data_after_warm_up(e2e: Env, engine: str)
                     {"panels": [{"targets": [{"expr": 'rate(x{pod=~"$pod"}[$__rate_interval])'}]}]}
                 ],
             },
-            ['rate(x{pod=~".*"}[5s])', 'up{pod=~".*"}'],
+            [f'rate(x{{pod=~".*"}}[{RATE_INTERVAL}])', 'up{pod=~".*"}'],
             id="nested panel targets and label_values variables are expanded",
         ),
     ],

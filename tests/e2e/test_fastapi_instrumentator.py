@@ -6,7 +6,8 @@ first failure, already at its value (prometheus_client creates a labelled child 
 app serves real 2xx, then one burst of 5xx (the first ever), then slow requests; the
 availability SLO must count every failure of the burst and page, and the latency SLO must
 count every slow request. Runs alone (not under the package's ``e2e`` fixture): one app, one
-Prometheus at 1 s scrape and evaluation, the SLO scaled to seconds as ``specs/burn.yaml``.
+Prometheus at the suite's clock (``e2e_clock``), the SLO scaled to seconds as
+``specs/burn.yaml``.
 """
 
 from __future__ import annotations
@@ -28,11 +29,13 @@ from prometheus_fastapi_instrumentator import Instrumentator
 
 from generator import naming
 from generator.render import build_outputs, load_plans
+from tests.e2e.e2e_clock import EVALUATION_INTERVAL_S, SCRAPE_INTERVAL_S, bound, react_s
 from tests.e2e.e2e_prometheus import (
     PrometheusServer,
     ScrapeJob,
     find_prometheus,
     free_port,
+    seconds,
     wait_for,
 )
 
@@ -40,17 +43,24 @@ REPO = Path(__file__).resolve().parents[2]
 NAME = "o1-fastapi"
 BURST = 100  # failed requests inside one scrape
 SLOW = 6  # requests slower than the latency SLO's 0.5 s
-# Deadline of each wait: polls return as soon as the exact count is reached; the slack is for
-# a loaded CI machine, where scrapes and rule evaluations run late.
-WAIT_S = 45
-# Both SLOs: 90 % over 2 minutes, paging when half the budget goes in 20 s (and in the last 4 s).
+WAIT_S = bound(react_s())
+"""Deadline of each wait: polls return as soon as the exact count is reached."""
 FAST_SLO = {
     "objective": 90,
-    "window": "2m",
+    "window": seconds(120 * SCRAPE_INTERVAL_S),
     "alerting": {
-        "tiers": [{"budget": 0.5, "longWindow": "20s", "shortWindow": "4s", "severity": "critical"}]
+        "tiers": [
+            {
+                "budget": 0.5,
+                "longWindow": seconds(20 * SCRAPE_INTERVAL_S),
+                "shortWindow": seconds(4 * SCRAPE_INTERVAL_S),
+                "severity": "critical",
+            }
+        ]
     },
 }
+"""Both SLOs: 90 % over 120 scrapes, paging when half the budget goes in 20 (and in the last
+4): ``specs/burn.yaml`` at the suite's clock."""
 SPEC = {
     "apiVersion": "obsgen/v1alpha1",
     "kind": "ModelService",
@@ -58,7 +68,11 @@ SPEC = {
     "spec": {
         "server": "openai-http",
         "selector": {"namespace": "ai-inference", "job": NAME},
-        "prometheus": {"version": "compat", "scrapeInterval": "1s", "evaluationInterval": "1s"},
+        "prometheus": {
+            "version": "compat",
+            "scrapeInterval": seconds(SCRAPE_INTERVAL_S),
+            "evaluationInterval": seconds(EVALUATION_INTERVAL_S),
+        },
         "metrics": {
             # The instrumentator's defaults: status is on http_requests_total only; the
             # duration histogram (handler, method) has buckets 0.1, 0.5, 1.
@@ -111,9 +125,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str,
     prometheus = PrometheusServer(binary, workdir)
     try:
         wait_for("the app", lambda: server.started, bool, 20)
-        prometheus.start(
-            [ScrapeJob(NAME, port, {"namespace": "ai-inference", "pod": "p-0"})], [rules]
-        )
+        prometheus.start([ScrapeJob(NAME, port, {"namespace": "ai-inference", "pod": "p-0"})], [])
+        prometheus.wait_targets_up()
+        prometheus.load_rules([rules])
         yield app, f"http://127.0.0.1:{port}/v1/chat/completions", prometheus
     finally:
         prometheus.stop()
@@ -122,7 +136,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str,
 
 
 def _events(prometheus: PrometheusServer, slo: str, events: str) -> float:
-    record = naming.record((), naming.SLI_EVENTS, naming.increase(1000))
+    record = naming.record(
+        (), naming.SLI_EVENTS, naming.increase(int(EVALUATION_INTERVAL_S * 1000))
+    )
     found = prometheus.query(f'sum(sum_over_time({record}{{slo="{slo}",events="{events}"}}[10m]))')
     return float(found[0]["value"][1]) if found else -1.0
 
@@ -140,15 +156,15 @@ def test_the_first_burst_and_slow_requests_page_through_a_real_prometheus(
     app, url, prometheus = served
     session = requests.Session()
 
-    def traffic(seconds: float, per_second: int = 5) -> None:
-        end = time.monotonic() + seconds
+    def traffic(duration_s: float, per_second: int = 5) -> None:
+        end = time.monotonic() + duration_s
         while time.monotonic() < end:
             for _ in range(per_second):
                 session.post(url, timeout=5)
             time.sleep(1)
 
     # Healthy: 2xx only, no 5xx series yet. Nothing fires, no bad event.
-    traffic(8)
+    traffic(4 * SCRAPE_INTERVAL_S)
     wait_for(
         "2xx counted", lambda: _events(prometheus, "availability", "total"), lambda v: v > 0, WAIT_S
     )

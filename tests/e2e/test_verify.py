@@ -19,8 +19,9 @@ from generator.builders.alertmanager import config_text
 from generator.cli import main
 from generator.receivers import EMPTY
 from tests.alertmanager_server import AlertmanagerServer, find_alertmanager
+from tests.e2e.e2e_clock import EVALUATION_INTERVAL_S, SCRAPE_INTERVAL_S
 from tests.e2e.e2e_env import MODEL_SPEC, Env, scrape_jobs, spec_data
-from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus, free_port, wait_for
+from tests.e2e.e2e_prometheus import PrometheusServer, find_prometheus, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -89,7 +90,7 @@ def others(e2e: Env, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
             for future in started:
                 future.result()
         for server in servers.values():  # scraped once, as the suite's Prometheus is
-            wait_for("a scrape", lambda s=server: s.query("up"), bool, 30)
+            server.wait_targets_up()
         yield {"bare": servers["bare"].url, "old": servers["old"].url, "am": alertmanager.url}
 
 
@@ -101,7 +102,7 @@ def test_a_spec_that_matches_the_server_passes(
     assert "0 failed" in out
     # the fake is a client_python server: whole bounds are spelled 1.0, as Prometheus 3 does
     assert "le: 0.05, 0.1, 0.25, 0.5, 1.0, 2.5" in out
-    assert "scraped every" not in out  # spec says 1s, as the targets report
+    assert "scraped every" not in out  # the spec's interval is the one the targets report
     assert "1 pods owned by Deployment/e2e-healthy" in out  # via kube_pod_owner → ReplicaSet
     rules = _rows(out, "rules")
     assert len(rules) >= 7 and all(" ok " in line and "identical" in line for line in rules), out
@@ -221,15 +222,19 @@ def test_a_wrong_bucket_and_a_missing_metric_fail(
 def test_a_window_shorter_than_four_real_scrape_intervals_fails(
     e2e: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The spec claims 250ms scrapes, so a 1s short window resolves; the targets say 1s.
+    # The spec claims scrapes four times as frequent as they are, so a short window of one
+    # evaluation passes check; the targets report the real interval.
+    window = f"{EVALUATION_INTERVAL_S:g}s"
     data = spec_data(MODEL_SPEC, "e2e-healthy")
     data["spec"]["slos"][0]["alerting"] = {
-        "tiers": [{"budget": 0.02, "longWindow": "1h", "shortWindow": "1s", "severity": "critical"}]
+        "tiers": [
+            {"budget": 0.02, "longWindow": "1h", "shortWindow": window, "severity": "critical"}
+        ]
     }
-    data["spec"]["prometheus"]["scrapeInterval"] = "250ms"
+    data["spec"]["prometheus"]["scrapeInterval"] = f"{SCRAPE_INTERVAL_S * 1000 / 4:g}ms"
     code, out = _verify(e2e, _write(tmp_path, data), capsys)
     assert code == 1, out
-    assert "slo availability shortWindow 1s shorter than 4 × 1s" in out
+    assert f"slo availability shortWindow {window} shorter than 4 × {SCRAPE_INTERVAL_S:g}s" in out
 
 
 def test_an_unreachable_server_is_a_clear_error(

@@ -108,6 +108,9 @@ def test_the_fake_binding_covers_every_name_the_backend_uses() -> None:
         (nvml.MEMORY_ERROR_CORRECTED, "NVML_MEMORY_ERROR_TYPE_CORRECTED"),
         (nvml.MEMORY_ERROR_UNCORRECTED, "NVML_MEMORY_ERROR_TYPE_UNCORRECTED"),
         (nvml.AGGREGATE_ECC, "NVML_AGGREGATE_ECC"),
+        (nvml.VOLATILE_ECC, "NVML_VOLATILE_ECC"),
+        (nvml.NVLINK_ACTIVE, "NVML_FEATURE_ENABLED"),
+        (nvml.NVLINK_MAX_LINKS, "NVML_NVLINK_MAX_LINKS"),
         (nvml.MIG_ENABLED, "NVML_DEVICE_MIG_ENABLE"),
         (nvml.EVENT_XID_CRITICAL, "nvmlEventTypeXidCriticalError"),
         (nvml.ERROR_NO_PERMISSION, "NVML_ERROR_NO_PERMISSION"),
@@ -118,6 +121,11 @@ def test_the_fake_binding_covers_every_name_the_backend_uses() -> None:
 )
 def test_nvml_h_constants_equal_the_bindings(ours: int, theirs: str) -> None:
     assert ours == getattr(pynvml, theirs)
+
+
+def test_nvlink_error_counters_equal_the_bindings() -> None:
+    for counter, label in nvml.NVLINK_COUNTERS:  # crc_flit: NVML_NVLINK_ERROR_DL_CRC_FLIT
+        assert getattr(pynvml, f"NVML_NVLINK_ERROR_DL_{label.upper()}") == counter, label
 
 
 def test_clock_event_reason_bits_equal_the_bindings() -> None:

@@ -182,8 +182,9 @@ def test_not_supported_answer_is_cached_per_gpu_and_reading(
 ) -> None:
     for _ in range(3):
         scrape(collector)
-    assert fake.calls[("device_total_ecc_errors", 1)] == 2  # corrected + uncorrected, once
-    assert fake.calls[("device_total_ecc_errors", 0)] == 6  # supported: read every scrape
+    # corrected + uncorrected, aggregate + volatile: each asked once
+    assert fake.calls[("device_total_ecc_errors", 1)] == 4
+    assert fake.calls[("device_total_ecc_errors", 0)] == 12  # supported: read every scrape
     assert fake.calls[("device_pcie_replay_counter", 3)] == 1
 
 
@@ -229,8 +230,9 @@ def test_unified_memory_gpu_reports_memory_info_unsupported_and_logs_it_once(
 def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
     fake: FakeNvml, collector: NvmlCollector, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """GPU 1 has no ECC counters, GPU 3 no PCIe replay counter; a fallback that answers
-    (GPU 2's memory info v1, GPU 7's throttle reasons) is no unsupported reading."""
+    """GPU 1 has no ECC counters, GPU 3 no PCIe replay counter and no NVLink; a fallback that
+    answers (GPU 2's memory info v1, GPU 7's throttle reasons) is no unsupported reading. GPU 4
+    has NVLink with no link active: reported every scrape (links may come up), never logged."""
     with caplog.at_level("INFO", logger=collector_module.log.name):
         for _ in range(3):
             reg = scrape(collector)
@@ -240,7 +242,10 @@ def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
     expected = {
         (1, "ecc_corrected"),
         (1, "ecc_uncorrected"),
+        (1, "ecc_volatile_corrected"),
+        (1, "ecc_volatile_uncorrected"),
         (3, "pcie_replays"),
+        (3, "nvlink"),
         (6, "utilization"),
     }
     assert said == sorted(
@@ -253,7 +258,7 @@ def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
         for s in f.samples
         if s.name == "gpu_reading_unsupported"
     }
-    assert found == expected
+    assert found == expected | {(4, "nvlink")}
 
 
 def test_mig_gpu_omits_utilization(fake: FakeNvml, collector: NvmlCollector) -> None:

@@ -38,6 +38,12 @@ HostOomKillDetected takes `delta(node_vmstat_oom_kill[30m]) > 0`: after a node r
 counter falls to 0 and the delta stays negative for 30 minutes, hiding the kills counted
 since; HostMemoryUnderMemoryPressure takes `deriv()` of the `pgmajfault` counter.
 
+Added with pint's "impossible label" (vector-matching): kubernetes-mixin's availability and
+burn-rate records add `sum by (cluster) (…)` terms to `(… or vector(0))` fallbacks: when only
+the fallback answers (nothing counted, e.g. no 5xx in the window) its series has no `cluster`
+and matches nothing, so in a cluster-labelled Prometheus the record is empty exactly then
+(13 joins over 10 records).
+
 Added with pint's `promql/nan` (nan-in-aggregation): kubernetes-mixin's four
 KubeAPIErrorBudgetBurn alerts sum `apiserver_request:burnrate…`, recorded (in
 kubernetes-mixin_rules.yaml) as a division by the request count with no guard: a cluster
@@ -100,7 +106,7 @@ EXPECTED: dict[str, dict[str, int]] = {
         "nan-in-aggregation": 8,
         "range-too-short": 1,
     },
-    "kubernetes-mixin_rules.yaml": {"record-name-format": 26},
+    "kubernetes-mixin_rules.yaml": {"record-name-format": 26, "vector-matching": 13},
     "node-exporter-mixin_alerts.yaml": {"alert-missing-annotation": 26, "alert-missing-for": 1},
     "prometheus-mixin_alerts.yaml": {"alert-missing-annotation": 23, "regex-plain-string": 1},
     "sloth_kubernetes-apiserver_gen.yml": {

@@ -53,6 +53,12 @@ CASES = [
         id="vllm classic histogram by its bare name under rate",
     ),
     pytest.param(
+        "histogram_quantile(0.95, sum by (le) (rate(vllm:request_prompt_tokens[5m]))) > 1000",
+        True,
+        "`vllm:` namespace",
+        id="a vllm histogram no preset lists, by its bare name",
+    ),
+    pytest.param(
         "histogram_quantile(0.9, rate(tgi_request_duration[5m])) > 5",
         True,
         "classic histogram",

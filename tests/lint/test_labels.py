@@ -72,6 +72,9 @@ def test_scalars_have_no_labels_and_match_anything() -> None:
             "sum by (le) (rate(x_bucket[5m])) > sum by (le) (rate(x_sum[5m]))",
             "label-removed never-matches",
         ),
+        ("sum by (cluster) (a) + sum by (cluster) (b or vector(0))", "never-matches"),
+        ("(sum by (cluster) (b) or vector(0)) - sum by (cluster) (a)", "never-matches"),
+        ("sum by (c) (a) > 0 and sum by (c) (b or vector(0)) == 0", "never-matches"),
     ],
 )
 def test_impossible_joins_and_groupings(expr: str, kind: str) -> None:
@@ -94,6 +97,10 @@ def test_impossible_joins_and_groupings(expr: str, kind: str) -> None:
         'x{a="1"} or x{a="2"}',
         'rate(x_bucket{le="1"}[5m]) / ignoring (le) rate(x_count[5m])',
         'rate(job:x_bucket:rate5m{le="1"}[5m]) / rate(job:x_count:rate5m[5m])',
+        "sum by (c) (a or vector(0)) + sum by (c) (b or vector(0))",
+        "sum(a) + sum(b or vector(0))",
+        "sum by (c) (a) + on () group_left sum(b or vector(0))",
+        "sum by (c) (a) / sum by (c) (b) or vector(0)",
     ],
 )
 def test_joins_that_can_match_are_not_reported(expr: str) -> None:

@@ -59,6 +59,13 @@ CASES = [
         id="triton ms histogram above its largest bucket",
     ),
     pytest.param(
+        "histogram_quantile(0.99, sum by (le) (rate(tgi_request_duration_bucket[5m]))) > 500",
+        True,
+        "write `0.5`",
+        id="tgi duration in ms (largest bucket about 146 s)",
+    ),
+    pytest.param("clamp_max(sglang:token_usage, 1) > 90", True, "0.9", id="through clamp_max"),
+    pytest.param(
         "container_memory_working_set_bytes > 0.9", True, "fraction of a byte", id="bytes"
     ),
     pytest.param(

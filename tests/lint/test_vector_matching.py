@@ -59,6 +59,19 @@ CASES = [
         id="vllm finished_reason",
     ),
     pytest.param(
+        'sum(rate(x_total{code=~"5.."}[5m])) by (code, job) '
+        "/ sum(rate(x_total[5m])) by (job, code) > 0.1",
+        True,
+        "always 1",
+        id="the same grouping written in another order",
+    ),
+    pytest.param(
+        'rate(x_total{code=~"5.."}[5m]) / on (code, job) rate(x_total[5m]) > 0.1',
+        True,
+        "always 1",
+        id="on () naming the filtered label",
+    ),
+    pytest.param(
         'rate(x_total{status=~"5.."}[5m]) > rate(x_total[5m])',
         True,
         "always empty",
@@ -94,6 +107,34 @@ CASES = [
         True,
         'only "200" or "204"',
         id="never: regex alternatives that never meet",
+    ),
+    pytest.param(
+        "sum by (cluster) (increase(requests_total[1h])) - sum by (cluster) "
+        '(increase(requests_total{code=~"5.."}[1h]) or vector(0)) < 100',
+        True,
+        "narrower `or` branch",
+        id="never when nothing failed: an or vector(0) fallback without cluster",
+    ),
+    pytest.param(
+        '(sum by (pod) (rate(x_bucket{le="1"}[5m])) or vector(0)) '
+        "/ sum by (pod) (rate(x_count[5m])) < 0.9",
+        True,
+        "narrower `or` branch",
+        id="never when no request was fast: the fallback on the left",
+    ),
+    pytest.param(
+        "sum by (cluster) (increase(requests_total[1h])) - sum by (cluster) "
+        '(increase(requests_total{code=~"5.."}[1h]) or 0 * increase(requests_total[1h])) < 100',
+        False,
+        "",
+        id="fixed: a zero for every cluster",
+    ),
+    pytest.param(
+        'sum(increase(requests_total[1h])) - sum(increase(requests_total{code=~"5.."}[1h]) '
+        "or vector(0)) < 100",
+        False,
+        "",
+        id="no grouping: the fallback has the labels of the other side",
     ),
     pytest.param(
         'sum by (job) (rate(x_total{status=~"5.."}[5m])) / sum by (job) (rate(x_total[5m])) > 0.05',
@@ -242,6 +283,29 @@ def test_promtool_shows_the_ratio_is_always_1_and_the_fix_is_the_error_ratio(
     assert _evaluate(tmp_path, {bad: "1", fixed: "0.01"}, ONE_PERCENT) == ""
     # The expectation is not vacuous: claiming the fix is 1 too fails.
     assert "got: {} 1E-02" in _evaluate(tmp_path, {fixed: "1"}, ONE_PERCENT)
+
+
+# Requests in one cluster for an hour, none of them failed.
+NO_ERRORS = [
+    {"series": 'requests_total{cluster="a",code="200"}', "values": "0+60x60"},
+]
+
+
+def test_promtool_shows_an_or_vector_fallback_without_the_label_empties_the_result(
+    tmp_path: Path,
+) -> None:
+    needs_promtool()
+    bad = (
+        "sum by (cluster) (increase(requests_total[10m])) - sum by (cluster) "
+        '(increase(requests_total{code=~"5.."}[10m]) or vector(0))'
+    )
+    right = (
+        "sum by (cluster) (increase(requests_total[10m])) - sum by (cluster) "
+        '(increase(requests_total{code=~"5.."}[10m]) or 0 * increase(requests_total[10m]))'
+    )
+    evaluated = _evaluate(tmp_path, {bad: "", right: "600"}, NO_ERRORS)
+    assert evaluated == "", evaluated
+    assert _evaluate(tmp_path, {bad: "600"}, NO_ERRORS) != ""
 
 
 def test_promtool_shows_two_le_buckets_matched_on_le_return_nothing(tmp_path: Path) -> None:

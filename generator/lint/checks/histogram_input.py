@@ -19,6 +19,7 @@ import promql_parser as P
 from generator.lint import known, printer
 from generator.lint import promql as q
 from generator.lint.model import Fix, Rule, Severity
+from generator.lint.names import scraped_by_server
 from generator.lint.printer import Path, walk_paths
 from generator.lint.registry import Context, Hit, rule_check
 
@@ -187,6 +188,16 @@ def _judge(
                 f"`{name}` is {preset.server}'s classic histogram: no series has its bare "
                 f"name, only `{name}_bucket`/`_count`/`_sum` (unless your Prometheus converts "
                 "it to a native histogram, NHCB)"
+            )
+            if not native_only:
+                rename[source.path] = name + "_bucket"
+        elif ":" in name and scraped_by_server(name):
+            server = name.split(":")[0]
+            problems.append(
+                f"`{name}` is in the `{server}:` namespace of a server whose histograms "
+                f"obsgen's presets know only as classic ones: no series has its bare name, "
+                f"only `{name}_bucket`/`_count`/`_sum` (unless your Prometheus converts it to "
+                "a native histogram, NHCB)"
             )
             if not native_only:
                 rename[source.path] = name + "_bucket"

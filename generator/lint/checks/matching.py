@@ -72,7 +72,8 @@ def _shape(node: q.Expr) -> object:
     elif isinstance(node, P.Call):
         extra = q.func_name(node)
     elif isinstance(node, P.AggregateExpr):
-        extra = (q.op(node), q.grouping(node))
+        kind, labels = q.grouping(node)
+        extra = (q.op(node), kind, tuple(sorted(labels)))
     elif isinstance(node, P.BinaryExpr):
         extra = (q.op(node), _modifier_shape(node))
     else:
