@@ -260,7 +260,9 @@ def test_rules(
     if code == 0:
         return PromtoolResult(True, output, ())
     failed: list[Diagnostic] = []
-    blocks = re.split(r"(?m)^Unit Testing:\s*", output)
+    # One block per file: promtool 2 heads it "Unit Testing:  <file>", promtool 3 "Processing
+    # test file: <file>".
+    blocks = re.split(r"(?m)^(?:Unit Testing:|Processing test file:)\s*", output)
     for path, name in zip(test_files, names, strict=True):
         for block in blocks:
             if block.startswith(str(path)) and "FAILED" in block:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def promtool() -> str:
     """Path of promtool; fails the test, naming the install command, when it is missing
     (``make test`` installs it, so a test that needs it never skips)."""
-    found = shutil.which("promtool")
+    found = os.environ.get("PROMTOOL") or shutil.which("promtool")
     if found is None:
         pytest.fail("promtool is not installed; run `make prometheus` (make test does)")
     return found

@@ -145,8 +145,9 @@ def test_route_tests_run_once_per_case_the_routing_tree_can_tell_apart(
     monkeypatch.setattr(amtool, "test_routes", recording)
     assert amtool_problems(outputs) == []
     cases = yaml.safe_load(outputs[alertmanager.ROUTE_TESTS_FILE])["cases"]
-    assert len(tested[0]) == 2 < len(cases)  # page and ticket of the one team
-    assert {cases[i]["receiver"] for i in tested[0]} == {"ml-platform-page", "ml-platform-ticket"}
+    # page, ticket and info (GPUXidApplicationError) of the one team
+    assert len(tested[0]) == 3 < len(cases)
+    assert {cases[i]["labels"]["severity"] for i in tested[0]} == {"critical", "warning", "info"}
 
 
 def test_a_route_that_reads_a_label_keeps_its_values_apart() -> None:

@@ -21,6 +21,16 @@ from generator.proof_split import (
 from tests.helpers_promtool import ROOT, assert_ok, run_promtool
 
 
+@pytest.fixture(autouse=True)
+def _promtool_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These hand-written fixtures put samples on window edges and count them as Prometheus 2
+    does (ranges closed on the left): they prove how a proof is split, on promtool 2.42
+    (Debian's, what `make render` installs)."""
+    from tests import toolchain
+
+    monkeypatch.setenv("PROMTOOL", toolchain.debian_promtool())
+
+
 def _load(path: Path) -> dict:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 

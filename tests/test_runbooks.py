@@ -26,7 +26,7 @@ def outputs() -> dict[str, str]:
 def test_every_design_alert_has_exactly_one_page(outputs: dict[str, str]) -> None:
     pages = sorted(p for p in outputs if re.fullmatch(r"docs/runbooks/[^/]+", p))
     assert pages == sorted(runbook_file(a) for a in ALERTS)
-    assert len(pages) == 22
+    assert len(pages) == len(set(ALERTS)) >= 31
 
 
 def _service_pages(outputs: dict[str, str], service: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ on purpose" as one PromQL clause for any alert, and the requests an activator ho
 An autoscaler (KEDA, KServe/Knative, an HPA) or an operator changes the desired count at run
 time, so it is never taken from the spec. Shapes: each clause gives at most one series per
 (namespace, cluster label) of the service; how to apply it: :func:`unless_scaled_to_zero`.
-Why and the transitions: docs/spec.md, "Scale to zero".
+Why and the transitions: docs/spec.md, "Scale to zero (`spec.deployment.replicas`, `spec.scaleToZero`)".
 """
 
 from __future__ import annotations

@@ -181,12 +181,21 @@ def is_filter(node: Expr) -> TypeGuard[P.BinaryExpr]:
 
 
 def offset_difference(node: Expr) -> bool:
-    """``x - x offset 1m``: a selector minus itself at another offset, i.e. the counter's
-    increase over the offset (exact, no extrapolation), not its raw value."""
+    """``x - x offset 1m`` (or ``x - last_over_time(x[1h] offset 1m)``, the last sample before
+    then across a hole: :func:`generator.promql.increments`): a selector minus itself at an
+    earlier time, i.e. the counter's increase since (exact, no extrapolation), not its raw
+    value."""
     node = unwrap(node)
     if not isinstance(node, P.BinaryExpr) or str(node.op) != "-":
         return False
     lhs, rhs = unwrap(node.lhs), unwrap(node.rhs)
+    if (
+        isinstance(rhs, P.Call)
+        and rhs.func.name == "last_over_time"
+        and len(rhs.args) == 1
+        and isinstance(rhs.args[0], P.MatrixSelector)
+    ):
+        rhs = rhs.args[0].vector_selector
     return (
         isinstance(lhs, P.VectorSelector)
         and isinstance(rhs, P.VectorSelector)

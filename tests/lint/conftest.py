@@ -33,3 +33,20 @@ def lint(tmp_path: Path) -> LintFn:
         return lint_paths(paths, config or LintConfig(), promtool=promtool)
 
     return run
+
+
+_PROMETHEUS2_FUNCTIONS = ("holt_winters", "sort_by_label", "double_exponential", "experimental")
+
+
+@pytest.fixture(autouse=True)
+def _prometheus2_functions_on_promtool_2(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cases on Prometheus 2's functions and experimental flags (``holt_winters``,
+    ``sort_by_label``) run promtool 2.42 (Debian's, what `make render` installs): promtool 3
+    removed ``holt_winters`` and reads experimental functions under its own flag, so the
+    version advice these cases prove is about what a 2.x promtool loads."""
+    if any(word in request.node.name for word in _PROMETHEUS2_FUNCTIONS):
+        from tests import toolchain
+
+        monkeypatch.setenv("PROMTOOL", toolchain.debian_promtool())
