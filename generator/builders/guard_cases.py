@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
+from generator.builders import replicas
 from generator.builders.common import Rule
 from generator.builders.go_templates import render_template
 from generator.builders.guard_inputs import SignalInput, Source
@@ -304,6 +305,10 @@ def zero_guard_groups(
     set_replicas(draining, plan, steady(0, length), steady(n, length))
     if not expected_guards(plan, draining, items):
         raise ValueError(f"{alert}: the scale-down case would not fire without the clause")
+    # A guard kept for the whole service (dcgm-exporter's node series, inputs in another
+    # namespace) has no namespace to match the clause on: its gate (the pod still up) holds.
+    wide = [i for i in items if not set(replicas.keys(plan)) <= set(plan.keeping(*i.keys))]
+    still = expected_guards(plan, draining, wide) if wide else []
     return [
         family_case(
             plan,
@@ -316,10 +321,11 @@ def zero_guard_groups(
         family_case(
             plan,
             f"{alert}: a scale-down to zero (desired 0), its pod still up while its inputs are "
-            "gone, stays quiet",
+            "gone, stays quiet"
+            + (" (but for the guards kept for the whole service)" if still else ""),
             draining,
             alert,
-            [],
+            still,
             at,
         ),
     ]

@@ -76,7 +76,14 @@ def no_target(plan: ServicePlan) -> str:
             wanted = f'label_replace({wanted}, {quote(m.label)}, {quote(m.value)}, "", "")'
     expr = replicas.unless_scaled_to_zero(plan, wanted, plan.startup_grace_ms)
     if plan.replicas >= 1:
-        expr += f"\nor\nabsent({up}) unless on () group ({replicas.desired_selector(plan)})"
+        # Neither a target nor kube-state-metrics' desired count anywhere: one absent() over
+        # both (it answers for the whole selector, every cluster), with the selector's labels
+        # absent() would set for ``up`` alone.
+        missing = f"absent({up} or {replicas.desired_selector(plan)})"
+        for m in plan.matchers:
+            if m.op == "=":
+                missing = f'label_replace({missing}, {quote(m.label)}, {quote(m.value)}, "", "")'
+        expr += f"\nor\n{missing}"
     return expr
 
 
