@@ -9,6 +9,7 @@ while a first Prometheus scrapes the live tail, then the recorded series that lo
 
 from __future__ import annotations
 
+import json
 import re
 import resource
 import shutil
@@ -216,6 +217,64 @@ def build_history(
     _move_blocks(out, data)
     done.timings["create-blocks-from rules (backfill)"] = time.monotonic() - clock
     return done
+
+
+def extend_back(
+    *,
+    config: Path,
+    data: Path,
+    log: Path,
+    records: set[str],
+    at: int,
+    average_s: int,
+    start: int,
+    end: int,
+    step_s: int,
+    promtool: str = "promtool",
+    prometheus: str | None = None,
+) -> int:
+    """Write every series of ``records`` over ``start`` … ``end`` (seconds since the epoch),
+    every ``step_s``, at its average over the ``average_s`` before ``at``, as blocks in
+    ``data``; return the samples written.
+
+    For a steady scenario, whose recorded series are constant but for the rounding of the
+    counters (averaged out): windows longer than the raw history (a 30-day SLO window) then
+    read a full window of recorded samples, as on a server that has run that long, without
+    importing (and backfilling from) that much raw history.
+    """
+    result = []
+    with Prometheus(config, data, log, binary=prometheus) as prom:
+        for record in sorted(records):
+            query = f"avg_over_time({record}[{average_s}s])"
+            found = prom.api("query", query=query, time=str(at))["result"]
+            if not found:
+                raise RuntimeError(f"no series of {record} before {at}")
+            result += [({**r["metric"], "__name__": record}, r["value"][1]) for r in found]
+    om = data.parent / "recorded.om"
+    stamps = range(start, end + 1, step_s)
+    with om.open("w", encoding="utf-8") as out:
+        for labels, value in result:
+            name = labels.pop("__name__")
+            inner = ",".join(f"{k}={json.dumps(v)}" for k, v in sorted(labels.items()))
+            out.write("".join(f"{name}{{{inner}}} {value} {t}\n" for t in stamps))
+        out.write("# EOF\n")
+    history = data.parent / "recorded"
+    run_checked(
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            "-q",
+            "--max-block-duration=162h",
+            str(om),
+            str(history),
+        ],
+        "create-blocks-from openmetrics (recorded series)",
+    )
+    om.unlink()
+    _move_blocks(history, data)
+    return len(result) * len(stamps)
 
 
 def _move_blocks(source: Path, data: Path) -> None:

@@ -114,10 +114,10 @@ class Steady:
     def exposition(self, t: float) -> str:
         """Text exposition of every series at time ``t`` (the live tail)."""
         return "".join(
-            f"{text} {rate * (t - self.origin):.4f}\n" for rows in self.rows for text, rate in rows
+            f"{text} {rate * (t - self.origin):.6f}\n" for rows in self.rows for text, rate in rows
         )
 
-    def write(self, path: Path, services: range, end: int) -> int:
+    def write(self, path: Path, services: Sequence[int], end: int) -> int:
         """OpenMetrics history of ``services`` every ``STEP_S`` until ``end``; sample count."""
         stamps = range(self.origin, end + 1, STEP_S)
         count = 0
@@ -125,7 +125,7 @@ class Steady:
             for i in services:
                 for text, rate in self.rows[i]:
                     out.write(
-                        "".join(f"{text} {rate * (t - self.origin):.4f} {t}\n" for t in stamps)
+                        "".join(f"{text} {rate * (t - self.origin):.6f} {t}\n" for t in stamps)
                     )
                     count += len(stamps)
             out.write("# EOF\n")
@@ -140,15 +140,19 @@ def run_cost(
     samples: int,
     prometheus: str,
     promtool: str,
+    pods: int | None = None,
+    recorded_days: float = 0.0,
     quiet: Callable[[], None] = lambda: None,
 ) -> dict[str, Any]:
     """Both rule sets in one Prometheus 3 over the same history and live tail: per-group
     durations, the recorded ratios of both beside the scenario's exact ones, firing alerts.
     ``quiet()`` returns once nothing else of this run uses the CPU: the timed evaluations
-    start after it (other parts may run during the setup)."""
+    start after it (other parts may run during the setup). ``pods`` per service: each spec's
+    replicas when None. ``recorded_days`` (> ``days``): the recorded series that long windows
+    read reach that far back (:func:`_tsdb.extend_back`), raw history ``days``."""
     now = int(time.time()) // STEP_S * STEP_S
     origin = now - int(days * 86400)
-    steady = Steady(plans, [p.replicas for p in plans], origin)
+    steady = Steady(plans, [pods or p.replicas for p in plans], origin)
     ours = {"groups": [g for p in plans for g in slo_doc(p)["groups"]]}
     theirs = {"groups": [g for p in plans for g in docs[p.name]["groups"]]}
     ours_path, theirs_path = work / "obsgen.rules.yaml", work / "sloth.rules.yaml"
@@ -164,15 +168,19 @@ def run_cost(
         config.write_text(
             yaml.safe_dump(_tsdb.scrape_config("sloth-compare", port, [], STEP_S, STEP_S))
         )
-        per_chunk = 4  # services per OpenMetrics file: promtool holds one whole file in memory
+        # Services per OpenMetrics file, up to ~1,000 series: promtool holds a whole file in
+        # memory (2.42 took 1.9 GiB for 1,500 series of 3 days).
+        chunks: list[list[int]] = [[]]
+        for i, rows in enumerate(steady.rows):
+            if chunks[-1] and sum(len(steady.rows[j]) for j in chunks[-1]) + len(rows) > 1000:
+                chunks.append([])
+            chunks[-1].append(i)
         history = _tsdb.build_history(
             config=config,
             data=data,
             log=log,
-            write_chunk=lambda path, i: steady.write(
-                path, range(i * per_chunk, min(len(plans), (i + 1) * per_chunk)), now
-            ),
-            chunks=-(-len(plans) // per_chunk),
+            write_chunk=lambda path, i: steady.write(path, chunks[i], now),
+            chunks=len(chunks),
             backfill=backfill,
             start=origin,
             end=now,
@@ -180,6 +188,23 @@ def run_cost(
             promtool=promtool,
             prometheus=prometheus,
         )
+        recorded = 0
+        if recorded_days > days:
+            clock = time.monotonic()
+            recorded = _tsdb.extend_back(
+                config=config,
+                data=data,
+                log=log,
+                records=records,
+                at=now,
+                average_s=min(86400, now - origin),
+                start=now - int(recorded_days * 86400),
+                end=origin - STEP_S,
+                step_s=STEP_S,
+                promtool=promtool,
+                prometheus=prometheus,
+            )
+            history.timings["recorded series extended back"] = time.monotonic() - clock
         rules = [ours_path, theirs_path]
         config.write_text(
             yaml.safe_dump(_tsdb.scrape_config("sloth-compare", port, rules, STEP_S, STEP_S))
@@ -209,6 +234,9 @@ def run_cost(
         "timings": timings,
         "series": series,
         "samples": history.samples,
+        "recorded_samples": recorded,
+        "days": days,
+        "recorded_days": max(days, recorded_days),
         "pods": sum(steady.pods),
     }
 
@@ -285,7 +313,9 @@ def report_cost(case: dict[str, Any], plans: list[ServicePlan]) -> str:
     return "\n".join(
         [
             f"{len(plans)} services, {case['pods']} pods, {case['series']:,} raw series, "
-            f"{case['samples']:,} raw samples of history; every group evaluated every {STEP_S}s; "
+            f"{case['days']:g} days of raw history ({case['samples']:,} samples), recorded series "
+            f"reaching back {case['recorded_days']:g} days ({case['recorded_samples']:,} samples "
+            f"before the raw history); every group evaluated every {STEP_S}s; "
             f"median and fastest of ≥ {evaluations} evaluations per group (cold one dropped), "
             "summed over the SLOs of each row:",
             "",
@@ -421,7 +451,16 @@ def main(argv: list[str] | None = None) -> int:
         "--parts", default=",".join(PARTS), help="comma-separated subset of " + ",".join(PARTS)
     )
     parser.add_argument("--services", type=int, default=8, help="fleet services in the cost run")
+    parser.add_argument(
+        "--pods", type=int, help="pods per service in the cost run (default: each spec's replicas)"
+    )
     parser.add_argument("--days", type=float, default=3.0, help="history of the cost run (days)")
+    parser.add_argument(
+        "--recorded-days",
+        type=float,
+        default=30.0,
+        help="how far back the recorded series reach (the steady values copied back)",
+    )
     parser.add_argument("--samples", type=int, default=6, help="timed evaluations per group")
     parser.add_argument(
         "--noise-hours", type=float, default=24.0, help="hours checked for false pages"
@@ -491,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
                 args.samples,
                 prometheus,
                 promtool,
+                args.pods,
+                args.recorded_days,
                 quiet=lambda: None if paging is None else wait(paging),
             )
             raw["cost"] = case
