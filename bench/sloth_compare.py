@@ -223,6 +223,7 @@ def run_cost(
             )
             timings["rule evaluations"] = time.monotonic() - clock
             ratios = cost_ratios(prom, plans)
+            rules = rule_times(prom)
             alerts = [a["labels"] for a in prom.api("alerts")["alerts"] if a["state"] == "firing"]
     finally:
         tail.shutdown()
@@ -230,6 +231,7 @@ def run_cost(
     return {
         "durations": durations,
         "ratios": ratios,
+        "rules": rules,
         "alerts": alerts,
         "timings": timings,
         "series": series,
@@ -269,6 +271,25 @@ def cost_ratios(prom: Prometheus, plans: list[ServicePlan]) -> list[tuple[str, f
     return out
 
 
+def rule_times(prom: Prometheus) -> list[tuple[str, str, float]]:
+    """(rule set, rule, seconds) of every rule's last evaluation, summed over the SLOs: records
+    by name, alerts by name and long window (obsgen) or severity (Sloth); costliest first."""
+    sums: dict[tuple[str, str], float] = {}
+    for group in prom.api("rules")["groups"]:
+        who = "obsgen" if group["name"].startswith("obsgen.") else "Sloth"
+        for rule in group["rules"]:
+            labels = rule.get("labels", {})
+            name = rule["name"]
+            if rule["type"] == "alerting":
+                which = ("long_window", "sloth_severity", naming.BUDGET_LEFT)
+                name = " ".join([name, *(labels[k] for k in which if k in labels)])
+            key = (who, name)
+            sums[key] = sums.get(key, 0.0) + float(rule.get("evaluationTime", 0.0))
+    return sorted(
+        ((w, n, v) for (w, n), v in sums.items()), key=lambda x: (x[0] != "obsgen", -x[2])
+    )
+
+
 def report_cost(case: dict[str, Any], plans: list[ServicePlan]) -> str:
     """Markdown: per SLO kind the summed medians of each rule set and their ratio."""
     by_group = {k.split(";", 1)[1]: v for k, v in case["durations"].items()}
@@ -304,6 +325,9 @@ def report_cost(case: dict[str, Any], plans: list[ServicePlan]) -> str:
             )
         )
     evaluations = min(len(v) for v in by_group.values())
+    totals = {who: 0.0 for who in ("obsgen", "Sloth")}
+    for who, _name, ms in case["rules"]:
+        totals[who] += ms
     ratios = [(w, f"{o:.2e}", f"{s:.2e}") for w, o, s in case["ratios"]]
     burn = [
         a
@@ -339,6 +363,19 @@ def report_cost(case: dict[str, Any], plans: list[ServicePlan]) -> str:
             "the import, so the recorded windows miss those minutes; the shares are steady):",
             "",
             markdown_table(["window", "obsgen", "Sloth"], ratios),
+            "",
+            "Where the time goes: each rule's `evaluationTime` at its group's last evaluation "
+            "(`/api/v1/rules`), summed over the SLOs, the most expensive rules of each set "
+            "(one evaluation each, so noisier than the medians above):",
+            "",
+            markdown_table(
+                ["rule set", "rule", "ms", "share of its set"],
+                [
+                    (who, f"`{name}`", f"{ms * 1000:.2f}", f"{ms / totals[who]:.0%}")
+                    for who, name, ms in case["rules"]
+                    if ms / totals[who] >= 0.04
+                ],
+            ),
             "",
             f"Burn-rate alerts firing at the end (none expected): {len(burn)}. Setup (s): "
             + ", ".join(f"{k} {v:.1f}" for k, v in case["timings"].items())
