@@ -35,6 +35,8 @@ EVENTS_TOTAL = "total"
 
 # Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
+# A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
+ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"

@@ -30,9 +30,11 @@ from generator.text import render
 # Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
 # (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
 SLO_BUDGET = "slo_budget"
+GOODPUT = "goodput"  # rendered per goodput SLO tier
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
+    naming.ALERT_GOODPUT_BURN: GOODPUT,
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 ALERTS: dict[str, str | None] = {
@@ -65,6 +67,8 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
         return any(s.tiers for s in plan.slos)
     if key == SLO_BUDGET:
         return any(s.budget_levels for s in plan.slos)
+    if key == GOODPUT:
+        return any(s.tiers for s in plan.goodput)
     return key in plan.alerts
 
 
