@@ -349,6 +349,9 @@ class ServicePlan:
     # spec.slos[] with targets: goodput SLOs (generator.builders.goodput_rules), kept out of
     # ``slos`` so the availability/latency builders never see them.
     goodput: tuple[SLOPlan, ...] = ()
+    # Speculative decoding's (draft tokens, accepted tokens) counters, None where the preset
+    # has none (generator.families.spec_decode).
+    spec_decode: tuple[CounterPlan, CounterPlan] | None = None
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -452,6 +455,7 @@ _SPEC_PARAM = {
     "min_restarts": "min_restarts",
     "min": "min",
     "ignore": "ignore",
+    "max_drop": "max_drop",
 }
 
 
@@ -1429,6 +1433,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preemptions=counters[2],
         prefix_cache=prefix_cache,
         model_label=preset.model_label,
+        spec_decode=None
+        if preset.spec_decode is None
+        else (CounterPlan(preset.spec_decode[0], base), CounterPlan(preset.spec_decode[1], base)),
         slos=tuple(s for s in slos if s.kind != "goodput"),
         goodput=tuple(s for s in slos if s.kind == "goodput"),
         alerts=alerts,

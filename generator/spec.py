@@ -921,6 +921,13 @@ class PrefixCacheAlert(AlertBase):
     min: AlertRatio | None = None
 
 
+class SpecDecodeAlert(AlertBase):
+    """``alerts.specDecode``: the speculative-decoding acceptance rate (accepted / draft tokens)
+    over 1h more than ``maxDrop`` (0–1, relative) below its own average over the last day."""
+
+    max_drop: AlertRatio | None = None
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -1029,6 +1036,7 @@ class Alerts(StrictModel):
     kv_cache: KVCacheAlert | None = None
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
+    spec_decode: SpecDecodeAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None

@@ -1,0 +1,229 @@
+"""``spec.alerts.specDecode``: ``ModelSpecDecodeAcceptanceLow``, the speculative-decoding
+acceptance rate fallen well below the service's own trailing baseline.
+
+Acceptance rate = accepted draft tokens / proposed draft tokens (0–1), from the server's
+counters (vLLM V1: ``vllm:spec_decode_num_accepted_tokens_total`` /
+``vllm:spec_decode_num_draft_tokens_total``, ``vllm/v1/spec_decode/metrics.py``
+``SpecDecodingProm``; the preset's ``spec_decode``). A collapse (a stale draft model, a
+changed workload) roughly doubles the decode steps per token: cost and latency rise and
+nothing else says why. What is "low" depends on the draft model and the workload, so the
+alert compares each service (and model) with itself:
+
+    acceptance over 1h < (1 − maxDrop) × its average over the last day
+
+sustained for ``for`` (default 30m), once the 1h ratio has existed 6h ago (a new service or
+one that just turned speculative decoding on has no baseline yet). The ratio exists only while
+draft tokens are proposed: with speculative decoding off the server exports no such counter
+(vLLM creates them only with a speculative config), nothing is recorded and the alert is
+silent; for the same reason the counters get no ``ModelSignalMissing`` guard (their absence
+is a configuration, not a lost signal). Page text:
+``templates/runbooks/ModelSpecDecodeAcceptanceLow.md.j2``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generator import naming
+from generator.builders.common import alert_rule, record_rule, recorded
+from generator.builders.grafana_json import PanelDef, Query
+from generator.builders.panel_parts import legend, panel_runbook, rec
+from generator.builders.promtool_series import expected_alert, promtool_group
+from generator.builders.series_parts import labels_of
+from generator.families.base import Family, Needs, Role
+from generator.promql import selector
+from generator.units import decimal_str, format_duration_ms
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import AlertPlan, ServicePlan
+
+KEY = "spec_decode"
+ALERT = "ModelSpecDecodeAcceptanceLow"
+ACCEPTANCE = "model_spec_decode_acceptance"  # share (0–1) of draft tokens accepted
+BASELINE_MS = 86_400_000  # the trailing baseline: the 1h ratio averaged over a day
+HISTORY_MS = 6 * 3_600_000  # the 1h ratio must have existed this long ago
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_drop``: relative drop (0–1) below the trailing day's average that alerts (0.3:
+    an acceptance rate of 0.8 on average alerts below 0.56)."""
+
+    max_drop: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``spec_decode`` alert."""
+    return Params(max_drop=float(alert.params["max_drop"]))
+
+
+def labels(plan: ServicePlan) -> tuple[str, ...]:
+    """What the ratio is kept by: the aggregation labels and the server's model label."""
+    return plan.keeping(*plan.agg_labels, *([plan.model_label] if plan.model_label else []))
+
+
+def record_name(plan: ServicePlan, window: str) -> str:
+    """Record of the acceptance ratio over ``window`` (``5m``, ``1h``)."""
+    return naming.record(plan.group_by, ACCEPTANCE, f"ratio_rate{window}")
+
+
+def _ratio(plan: ServicePlan, window: str) -> str:
+    """accepted / draft tokens over ``window``, per :func:`labels`; nothing without drafts."""
+    assert plan.spec_decode is not None
+    draft, accepted = plan.spec_decode
+    by = ", ".join(labels(plan))
+    rate = lambda c: f"sum by ({by}) (rate({selector(c.name, c.matchers)}[{window}]))"  # noqa: E731
+    return f"{rate(accepted)} / ({rate(draft)} > 0)"
+
+
+def records(plan: ServicePlan) -> list[Rule]:
+    """The 5m (dashboard) and 1h (alert) acceptance ratios, where the preset has the counters."""
+    if plan.spec_decode is None:
+        return []
+    return [record_rule(plan, record_name(plan, w), _ratio(plan, w)) for w in ("5m", "1h")]
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """The ratio records, then ``ModelSpecDecodeAcceptanceLow`` (module docstring)."""
+    alert = plan.alerts.get(KEY)
+    if plan.spec_decode is None:
+        return []
+    out = records(plan)
+    if alert is None:
+        return out
+    hour = recorded(plan, record_name(plan, "1h"))
+    keep = decimal_str(1 - params(alert).max_drop)
+    baseline = f"avg_over_time({hour}[{naming.window(BASELINE_MS)}])"
+    on = ", ".join(sorted({*labels(plan), naming.SERVICE}))
+    expr = (
+        f"{hour} < {keep} * {baseline}\nand on ({on}) ({hour} offset {naming.window(HISTORY_MS)})"
+    )
+    draft, accepted = plan.spec_decode
+    out.append(
+        alert_rule(
+            plan,
+            ALERT,
+            expr,
+            alert.for_ms,
+            alert.severity,
+            drop=decimal_str(params(alert).max_drop * 100),
+            metric=f"{accepted.name} / {draft.name}",
+            history=format_duration_ms(HISTORY_MS),
+        )
+    )
+    return out
+
+
+def _series(
+    plan: ServicePlan, draft_per_min: int, accepted: list[tuple[int, int]]
+) -> list[dict[str, str]]:
+    """Input series: ``up``, the draft counter at ``draft_per_min`` and the accepted counter
+    rising ``per_min`` for ``minutes`` in each ``(per_min, minutes)`` phase."""
+    assert plan.spec_decode is not None
+    draft, acc = plan.spec_decode
+    model = {plan.model_label: "m"} if plan.model_label else {}
+    total = sum(m for _, m in accepted)
+    phases, at = [], 0
+    for per_min, minutes in accepted:
+        phases.append(f"{at}+{per_min}x{minutes}")
+        at += per_min * (minutes + 1)
+    text = lambda labels: ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))  # noqa: E731
+    up = {**labels_of(plan, plan.matchers)}
+    return [
+        {"series": f"up{{{text(up)}}}", "values": f"1+0x{total}"},
+        {
+            "series": f"{draft.name}{{{text(labels_of(plan, draft.matchers, **model))}}}",
+            "values": f"0+{draft_per_min}x{total}",
+        },
+        {
+            "series": f"{acc.name}{{{text(labels_of(plan, acc.matchers, **model))}}}",
+            "values": " ".join(phases),
+        },
+    ]
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Steady 80 % acceptance for 8h, then 40 % for 2h fires; 80 % for 10h, and speculative
+    decoding off (no counters), stay silent."""
+    if KEY not in plan.alerts or plan.spec_decode is None:
+        return []
+    from generator.builders.promtool_series import alert_test
+
+    day = 8 * 60
+    at = (day + 120) * 60_000
+    (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
+    draft = plan.spec_decode[0]
+    model = {plan.model_label: "m"} if plan.model_label else {}
+    fired = {k: v for k, v in labels_of(plan, draft.matchers, **model).items() if k in labels(plan)}
+    expected = [expected_alert(rule, {**fired, naming.SERVICE: plan.name}, None)]
+    return [
+        promtool_group(
+            f"{ALERT}: acceptance halves after 8h, fires",
+            _series(plan, 100, [(80, day), (40, 125)]),
+            [alert_test(at, ALERT, expected)],
+        ),
+        promtool_group(
+            f"{ALERT}: steady acceptance, silent",
+            _series(plan, 100, [(80, day + 125)]),
+            [alert_test(at, ALERT, [])],
+        ),
+        promtool_group(
+            f"{ALERT}: speculative decoding off, silent",
+            _series(plan, 0, [(0, day + 125)])[:1],
+            [alert_test(at, ALERT, [])],
+        ),
+    ]
+
+
+def panels(plan: ServicePlan) -> list[PanelDef]:
+    """The acceptance ratio (5m and 1h), where the preset has the counters."""
+    if plan.spec_decode is None:
+        return []
+    return [
+        PanelDef(
+            title="Speculative decoding acceptance",
+            key="spec-decode",
+            description="Share (0–1) of proposed draft tokens the target model accepted "
+            f"({plan.spec_decode[1].name} / {plan.spec_decode[0].name}); empty while "
+            f"speculative decoding is off. {ALERT} tickets on a sustained drop below the "
+            "day's average.",
+            kind="timeseries",
+            queries=(
+                Query(rec(plan, record_name(plan, "5m")), legend(plan, "5m")),
+                Query(rec(plan, record_name(plan, "1h")), legend(plan, "1h")),
+            ),
+            unit="percentunit",
+            min_value=0,
+            max_value=1,
+            runbook=panel_runbook(plan, ALERT),
+            width=12,
+        )
+    ]
+
+
+def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
+    """``spec_decode``: the 1h acceptance record (None without the counters)."""
+    present = plan.spec_decode is not None
+    return {"spec_decode": record(record_name(plan, "1h")) if present else None}
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="specDecode",
+    alerts=(ALERT,),
+    for_ms=1_800_000,
+    severity="warning",
+    params={"max_drop": 0.3},
+    role=Role.SYMPTOM,
+    group="traffic",
+    rules=rules,
+    cases=cases,
+    needs=Needs("specDecode", "spec_decode", "speculative-decoding counters", declarable=False),
+    row="saturation",
+    rank=6,
+    panels=panels,
+    runbook_queries=runbook_queries,
+)
