@@ -38,7 +38,7 @@ from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
-    from generator.plan import AlertPlan, ServicePlan
+    from generator.plan import AlertPlan, CounterPlan, ServicePlan
 
 KEY = "spec_decode"
 ALERT = "ModelSpecDecodeAcceptanceLow"
@@ -75,7 +75,10 @@ def _ratio(plan: ServicePlan, window: str) -> str:
     assert plan.spec_decode is not None
     draft, accepted = plan.spec_decode
     by = ", ".join(labels(plan))
-    rate = lambda c: f"sum by ({by}) (rate({selector(c.name, c.matchers)}[{window}]))"  # noqa: E731
+
+    def rate(c: CounterPlan) -> str:
+        return f"sum by ({by}) (rate({selector(c.name, c.matchers)}[{window}]))"
+
     return f"{rate(accepted)} / ({rate(draft)} > 0)"
 
 
@@ -130,7 +133,10 @@ def _series(
     for per_min, minutes in accepted:
         phases.append(f"{at}+{per_min}x{minutes}")
         at += per_min * (minutes + 1)
-    text = lambda labels: ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))  # noqa: E731
+
+    def text(labels: dict[str, str]) -> str:
+        return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
     up = {**labels_of(plan, plan.matchers)}
     return [
         {"series": f"up{{{text(up)}}}", "values": f"1+0x{total}"},
