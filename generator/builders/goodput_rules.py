@@ -1,37 +1,11 @@
 """Goodput SLOs (``spec.slos[].targets``): records of the union bound and its burn-rate alerts.
 
-A request is *good* when it meets every target: TTFT ≤ 2.5 s **and** TPOT ≤ 100 ms **and**
-end to end ≤ 30 s. Servers export one histogram per signal, not the joint outcome of each
-request, so the share of good requests is not observable; a sound lower bound is (union
-bound, Boole's inequality): the share of requests that miss *some* target is at most the sum
-of the shares that miss each one,
-
-    goodput ≥ 1 − Σ_i violations_i / requests_i          (each share 0–1, from histogram i)
-
-``violations_i`` are the observations of histogram ``i`` above its threshold (its ``_count``
-minus its bucket at the threshold's bound), ``requests_i`` its ``_count``. The bound is exact
-when no request misses two targets at once and pessimistic otherwise (a request missing two
-targets is counted twice), so an alert on it may fire early, never late. Each histogram must
-observe once per request (``interTokenLatency`` observes once per token gap and is refused by
-the spec; :data:`generator.spec.GOODPUT_SIGNALS`).
-
-Records (``<level>`` is :func:`generator.naming.level`, labels ``service``, ``namespace``,
-``slo``):
-
-* ``<level>:slo_goodput_outcomes:increase<e>``: per target (``indicator``) the bad and total
-  observations of the last evaluation interval, ``events="bad"|"total"`` — the same
-  reset-aware increments as the availability and latency SLOs (docs/architecture.md, "SLI
-  records and burn-rate alerts");
-* ``<level>:slo_goodput_violations:ratio_rate<w>``: per target, Σ_w bad / Σ_w total (0–1);
-* ``<level>:slo_goodput_violation_bound:ratio_rate<w>``: the sum over targets, capped at 1 —
-  the upper bound of the bad share, absent while any target's series is (never a smaller sum
-  of fewer targets);
-* ``<level>:slo_goodput_lower_bound:ratio_rate<window>``: 1 − that bound over the SLO window;
-* ``<level>:slo_objective:ratio``: the objective (0–1), as for every SLO.
-
-``GoodputBudgetBurn`` per burn-rate tier (the SLO's tiers, bound as every SLO's:
-:mod:`generator.slo`): the bound over both the long and the short window above ``factor ×
-error budget``, while the long window counted ``min_events`` requests of the first target.
+A request is good when it meets every target; servers export one histogram per signal, so
+obsgen records the lower bound (union bound) ``goodput ≥ 1 − Σ_i violations_i / requests_i``
+(each share from histogram ``i`` at its threshold's bucket bound) and pages on it with the
+SLO's burn-rate tiers (``GoodputBudgetBurn``). Records, soundness and why a missing target
+records nothing: docs/architecture.md, "Goodput SLOs (union bound)"; users' view:
+docs/spec.md, "Goodput SLOs".
 """
 
 from __future__ import annotations

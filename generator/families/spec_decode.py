@@ -1,23 +1,11 @@
-"""``spec.alerts.specDecode``: ``ModelSpecDecodeAcceptanceLow``, the speculative-decoding
-acceptance rate fallen well below the service's own trailing baseline.
+"""``spec.alerts.specDecode``: ``ModelSpecDecodeAcceptanceLow``, speculative decoding's
+acceptance rate (accepted / draft tokens, 0–1) over 1h more than ``maxDrop`` below its own
+average over the last day, once the 1h ratio existed 6h earlier.
 
-Acceptance rate = accepted draft tokens / proposed draft tokens (0–1), from the server's
-counters (vLLM V1: ``vllm:spec_decode_num_accepted_tokens_total`` /
-``vllm:spec_decode_num_draft_tokens_total``, ``vllm/v1/spec_decode/metrics.py``
-``SpecDecodingProm``; the preset's ``spec_decode``). A collapse (a stale draft model, a
-changed workload) roughly doubles the decode steps per token: cost and latency rise and
-nothing else says why. What is "low" depends on the draft model and the workload, so the
-alert compares each service (and model) with itself:
-
-    acceptance over 1h < (1 − maxDrop) × its average over the last day
-
-sustained for ``for`` (default 30m), once the 1h ratio has existed 6h ago (a new service or
-one that just turned speculative decoding on has no baseline yet). The ratio exists only while
-draft tokens are proposed: with speculative decoding off the server exports no such counter
-(vLLM creates them only with a speculative config), nothing is recorded and the alert is
-silent; for the same reason the counters get no ``ModelSignalMissing`` guard (their absence
-is a configuration, not a lost signal). Page text:
-``templates/runbooks/ModelSpecDecodeAcceptanceLow.md.j2``.
+Counters from the preset's ``spec_decode`` (vLLM V1: ``vllm/v1/spec_decode/metrics.py``,
+``SpecDecodingProm``). They exist only while speculative decoding is on, so off means no
+ratio, no alert and no ``ModelSignalMissing`` guard. docs/spec.md, "Speculative decoding";
+page text in ``templates/runbooks/ModelSpecDecodeAcceptanceLow.md.j2``.
 """
 
 from __future__ import annotations
