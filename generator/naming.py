@@ -61,6 +61,8 @@ ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
 ALERT_PREEMPTIONS = "ModelPreemptionsHigh"
 # The prefix cache's hit ratio stays below spec.alerts.prefixCache.min while requests flow.
 ALERT_PREFIX_CACHE = "ModelPrefixCacheHitRatioLow"
+# Speculative decoding's acceptance rate fell well below its own trailing day (spec.alerts.specDecode).
+ALERT_SPEC_DECODE = "ModelSpecDecodeAcceptanceLow"
 # An SLO has spent most of its error budget over its window (tickets, per level left).
 ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
 # Requests wait at the activator (spec.scaleToZero.activator) while no pod of the service is up.

@@ -70,15 +70,16 @@ def test_a_server_without_the_counters_renders_nothing(server: str, extra: dict[
     ]
 
 
-def test_generated_cases_fire_on_a_drop_and_stay_silent_steady_or_off(tmp_path: Path) -> None:
-    plan = plan_of(spec_data("vllm", serverVersion="0.11"))
+@pytest.mark.parametrize("body", [{}, {"groupBy": ["model_name"]}], ids=["service", "per model"])
+def test_generated_case_fires_for_the_dropping_model_alone(
+    tmp_path: Path, body: dict[str, Any]
+) -> None:
+    plan = plan_of(spec_data("vllm", serverVersion="0.11", **body))
     groups = [g for g in family_groups(plan) if g["name"].startswith(ALERT)]
     fired = {g["name"]: [len(t["exp_alerts"]) for t in g["alert_rule_test"]] for g in groups}
-    assert fired == {
-        f"{ALERT}: acceptance halves after 8h, fires": [1],
-        f"{ALERT}: steady acceptance, silent": [0],
-        f"{ALERT}: speculative decoding off, silent": [0],
-    }
+    assert fired == {f"{ALERT}: one model's acceptance halves after 8h, fires for it alone": [1]}
+    (test,) = groups[0]["alert_rule_test"]
+    assert test["exp_alerts"][0]["exp_labels"]["model_name"] == "a"
     (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
     tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")

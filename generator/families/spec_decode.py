@@ -18,8 +18,8 @@ from generator import naming
 from generator.builders.common import alert_rule, record_rule, recorded
 from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.panel_parts import legend, panel_runbook, rec
-from generator.builders.promtool_series import expected_alert, promtool_group
-from generator.builders.series_parts import labels_of
+from generator.builders.promtool_series import alert_test, expected_alert, promtool_group
+from generator.builders.series_parts import labels_of, up_labels
 from generator.families.base import Family, Needs, Role
 from generator.promql import selector
 from generator.units import decimal_str, format_duration_ms
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from generator.plan import AlertPlan, CounterPlan, ServicePlan
 
 KEY = "spec_decode"
-ALERT = "ModelSpecDecodeAcceptanceLow"
+ALERT = naming.ALERT_SPEC_DECODE
 ACCEPTANCE = "model_spec_decode_acceptance"  # share (0–1) of draft tokens accepted
 BASELINE_MS = 86_400_000  # the trailing baseline: the 1h ratio averaged over a day
 HISTORY_MS = 6 * 3_600_000  # the 1h ratio must have existed this long ago
@@ -108,67 +108,63 @@ def rules(plan: ServicePlan) -> list[Rule]:
     return out
 
 
-def _series(
-    plan: ServicePlan, draft_per_min: int, accepted: list[tuple[int, int]]
+def _model(plan: ServicePlan, name: str) -> dict[str, str]:
+    return {plan.model_label: name} if plan.model_label else {}
+
+
+def _text(labels: dict[str, str]) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
+
+def _counters(
+    plan: ServicePlan, model: str, draft_per_min: int, accepted: list[tuple[int, int]]
 ) -> list[dict[str, str]]:
-    """Input series: ``up``, the draft counter at ``draft_per_min`` and the accepted counter
-    rising ``per_min`` for ``minutes`` in each ``(per_min, minutes)`` phase."""
+    """One model's input series: the draft counter at ``draft_per_min`` and the accepted
+    counter rising ``per_min`` for ``minutes`` in each ``(per_min, minutes)`` phase."""
     assert plan.spec_decode is not None
     draft, acc = plan.spec_decode
-    model = {plan.model_label: "m"} if plan.model_label else {}
     total = sum(m for _, m in accepted)
     phases, at = [], 0
     for per_min, minutes in accepted:
         phases.append(f"{at}+{per_min}x{minutes}")
         at += per_min * (minutes + 1)
-
-    def text(labels: dict[str, str]) -> str:
-        return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-
-    up = {**labels_of(plan, plan.matchers)}
     return [
-        {"series": f"up{{{text(up)}}}", "values": f"1+0x{total}"},
         {
-            "series": f"{draft.name}{{{text(labels_of(plan, draft.matchers, **model))}}}",
-            "values": f"0+{draft_per_min}x{total}",
-        },
-        {
-            "series": f"{acc.name}{{{text(labels_of(plan, acc.matchers, **model))}}}",
-            "values": " ".join(phases),
-        },
+            "series": f"{c.name}{{{_text(labels_of(plan, c.matchers, **_model(plan, model)))}}}",
+            "values": values,
+        }
+        for c, values in ((draft, f"0+{draft_per_min}x{total}"), (acc, " ".join(phases)))
     ]
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
-    """Steady 80 % acceptance for 8h, then 40 % for 2h fires; 80 % for 10h, and speculative
-    decoding off (no counters), stay silent."""
+    """One group (one promtool pass over 10h of steps): model ``a`` accepts 80 % of its
+    drafts for 8h, then 40 %, and fires; ``b`` stays at 80 % and ``c`` proposes no drafts
+    (speculative decoding configured, nothing drafted: no ratio), both silent."""
     if KEY not in plan.alerts or plan.spec_decode is None:
         return []
-    from generator.builders.promtool_series import alert_test
-
-    day = 8 * 60
+    day, after = 8 * 60, 125
     at = (day + 120) * 60_000
     (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
     draft = plan.spec_decode[0]
-    model = {plan.model_label: "m"} if plan.model_label else {}
-    fired = {k: v for k, v in labels_of(plan, draft.matchers, **model).items() if k in labels(plan)}
+    fired = {
+        k: v
+        for k, v in labels_of(plan, draft.matchers, **_model(plan, "a")).items()
+        if k in labels(plan)
+    }
     expected = [expected_alert(rule, {**fired, naming.SERVICE: plan.name}, None)]
+    series = [
+        {"series": f"up{{{_text(up_labels(plan))}}}", "values": f"1+0x{day + after}"},
+        *_counters(plan, "a", 100, [(80, day), (40, after)]),
+        *(_counters(plan, "b", 100, [(80, day + after)]) if plan.model_label else []),
+        *(_counters(plan, "c", 0, [(0, day + after)]) if plan.model_label else []),
+    ]
     return [
         promtool_group(
-            f"{ALERT}: acceptance halves after 8h, fires",
-            _series(plan, 100, [(80, day), (40, 125)]),
+            f"{ALERT}: one model's acceptance halves after 8h, fires for it alone",
+            series,
             [alert_test(at, ALERT, expected)],
-        ),
-        promtool_group(
-            f"{ALERT}: steady acceptance, silent",
-            _series(plan, 100, [(80, day + 125)]),
-            [alert_test(at, ALERT, [])],
-        ),
-        promtool_group(
-            f"{ALERT}: speculative decoding off, silent",
-            _series(plan, 0, [(0, day + 125)])[:1],
-            [alert_test(at, ALERT, [])],
-        ),
+        )
     ]
 
 
