@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from generator.builders.goodput_cases import goodput_groups
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
+from generator.yamlio import dump_yaml
+from tests.helpers_promtool import assert_ok, run_promtool
 from tests.test_server_reality import firing, plan_of, promtool_passes, series, spec_data
 
 ALERT = "GoodputBudgetBurn"
@@ -191,3 +194,40 @@ def test_a_declared_per_request_tpot_histogram_is_a_target(tmp_path: Path) -> No
         firing(ALERT, "200m", 0),
     ]
     promtool_passes(tmp_path, plan, inputs, tests)
+
+
+@pytest.mark.parametrize(
+    ("objective", "targets", "body"),
+    [
+        pytest.param(99, TARGETS, {}, id="99 %, two targets"),
+        pytest.param(99.9, [*TARGETS, {"signal": "queue", "threshold": "5s"}], {}, id="99.9 %, three targets"),
+        pytest.param(99, TARGETS, {"groupBy": ["model_name"]}, id="per model"),
+    ],
+)  # fmt: skip
+def test_generated_cases_stay_silent_within_target_and_page_on_the_sum(
+    tmp_path: Path, objective: float, targets: list[dict[str, Any]], body: dict[str, Any]
+) -> None:
+    data = goodput_spec(targets)
+    data["spec"]["slos"][0]["objective"] = objective
+    data["spec"].update(body)
+    plan = plan_of(data)
+    groups = goodput_groups(plan)
+    fired = {
+        g["name"]: sorted(
+            a["exp_labels"]["severity"] for t in g["alert_rule_test"] for a in t["exp_alerts"]
+        )
+        for g in groups
+    }
+    assert fired == {
+        f"{ALERT} goodput: within target, silent": [],
+        f"{ALERT} goodput: each target under the page threshold, the sum over it: pages": [
+            "critical",
+            "critical",
+            "warning",
+            "warning",
+        ],
+    }
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
+    assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
