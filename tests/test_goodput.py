@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from generator.builders.goodput_cases import goodput_groups
+from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
 from generator.yamlio import dump_yaml
@@ -136,8 +137,21 @@ def test_a_missing_histogram_records_no_bound_rather_than_a_smaller_sum(tmp_path
             "exp_samples": [{"labels": "{}", "value": 0}],
         },
         firing(ALERT, "30m", 0),
+        # ... and the input guard says so (its `for` is 15m).
+        {
+            "expr": 'count(ALERTS{alertname="ModelSignalMissing",alertstate="firing",'
+            f'metric="{TTFT}_count"}}) or vector(0)',
+            "eval_time": "30m",
+            "exp_samples": [{"labels": "{}", "value": 1}],
+        },
     ]
     promtool_passes(tmp_path, plan, inputs, tests)
+    (count,) = [
+        i
+        for i in signal_inputs(plan)
+        if i.metric == TTFT + "_count" and f"{ALERT} (SLO goodput)" in i.readers
+    ]
+    assert count.signal == "timeToFirstToken"
 
 
 def test_a_few_requests_at_night_never_page(tmp_path: Path) -> None:
