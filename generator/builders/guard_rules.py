@@ -423,6 +423,15 @@ def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
             )
             for name in plan.activator.names
         )
+    if plan.spec_decode is not None and "spec_decode" in plan.alerts:
+        found.extend(
+            Unguarded(
+                Source(c.name, c.matchers),
+                "the server creates it only while speculative decoding is on "
+                "(docs/spec.md, Speculative decoding)",
+            )
+            for c in plan.spec_decode
+        )
     return tuple(found)
 
 
