@@ -195,9 +195,15 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
-    """``spec_decode``: the 1h acceptance record (None without the counters)."""
-    present = plan.spec_decode is not None
-    return {"spec_decode": record(record_name(plan, "1h")) if present else None}
+    """``spec_decode``: the 1h acceptance record; ``spec_decode_baseline``: its day's average
+    the alert compares with (both None without the counters)."""
+    if plan.spec_decode is None:
+        return {"spec_decode": None, "spec_decode_baseline": None}
+    hour = record(record_name(plan, "1h"))
+    return {
+        "spec_decode": hour,
+        "spec_decode_baseline": f"avg_over_time({hour}[{naming.window(BASELINE_MS)}])",
+    }
 
 
 FAMILY = Family(
