@@ -106,7 +106,7 @@ ALERT_NOTES = {
     "preemptions.max": "preempted requests per second, summed over pods",
     "prefixCache.min": "hit ratio (share of looked-up prompt tokens found); fires only while requests flow",
     "gpuTemperature.max": "°C",
-    "specDecode.maxDrop": "relative drop (0–1) of the 1h acceptance rate below its 1d average",
+    "specDecode.maxDrop": "relative drop (0–1) of the 1h acceptance rate below the 1d rate",
     "indicator": "e2e, ttft or itl",
     "minEvents": "requests needed in the window before it fires",
     "horizon": "how far ahead the working-set trend is projected",

@@ -42,7 +42,7 @@ def test_a_ticket_against_the_services_own_day_per_model() -> None:
     (rule,) = [r for r in rules_of(plan) if r.get("alert") == ALERT]
     sel = f'{HOUR}{{namespace="ns",service="svc"}}'
     assert rule["expr"] == (
-        f"{sel} < 0.5 * avg_over_time({sel}[1d])\n"
+        f"{sel} < 0.5 * {sel.replace('ratio_rate1h', 'ratio_rate1d')}\n"
         f"and on (model_name, namespace, service) ({sel} offset 6h)"
     )
     assert rule["labels"]["severity"] == "warning" and rule["for"] == "30m"

@@ -1,6 +1,7 @@
 """``spec.alerts.specDecode``: ``ModelSpecDecodeAcceptanceLow``, speculative decoding's
 acceptance rate (accepted / draft tokens, 0–1) over 1h more than ``maxDrop`` below its own
-average over the last day, once the 1h ratio existed 6h earlier.
+acceptance over the last day (traffic-weighted: rate over 1d), once the 1h ratio existed 6h
+earlier.
 
 Counters from the preset's ``spec_decode`` (vLLM V1: ``vllm/v1/spec_decode/metrics.py``,
 ``SpecDecodingProm``). They exist only while speculative decoding is on, so off means no
@@ -31,14 +32,14 @@ if TYPE_CHECKING:
 KEY = "spec_decode"
 ALERT = naming.ALERT_SPEC_DECODE
 ACCEPTANCE = "model_spec_decode_acceptance"  # share (0–1) of draft tokens accepted
-BASELINE_MS = 86_400_000  # the trailing baseline: the 1h ratio averaged over a day
+BASELINE = "1d"  # the trailing baseline: accepted / draft tokens over the last day
 HISTORY_MS = 6 * 3_600_000  # the 1h ratio must have existed this long ago
 
 
 @dataclass(frozen=True)
 class Params:
-    """``max_drop``: relative drop (0–1) below the trailing day's average that alerts (0.3:
-    an acceptance rate of 0.8 on average alerts below 0.56)."""
+    """``max_drop``: relative drop (0–1) below the trailing day's acceptance that alerts (0.3:
+    a day at 0.8 alerts below 0.56)."""
 
     max_drop: float
 
@@ -71,10 +72,12 @@ def _ratio(plan: ServicePlan, window: str) -> str:
 
 
 def records(plan: ServicePlan) -> list[Rule]:
-    """The 5m (dashboard) and 1h (alert) acceptance ratios, where the preset has the counters."""
+    """The 5m (dashboard), 1h (alert) and 1d (its baseline: traffic-weighted, never an average
+    of ratios) acceptance ratios, where the preset has the counters."""
     if plan.spec_decode is None:
         return []
-    return [record_rule(plan, record_name(plan, w), _ratio(plan, w)) for w in ("5m", "1h")]
+    windows = ("5m", "1h", BASELINE)
+    return [record_rule(plan, record_name(plan, w), _ratio(plan, w)) for w in windows]
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -87,7 +90,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
         return out
     hour = recorded(plan, record_name(plan, "1h"))
     keep = decimal_str(1 - params(alert).max_drop)
-    baseline = f"avg_over_time({hour}[{naming.window(BASELINE_MS)}])"
+    baseline = recorded(plan, record_name(plan, BASELINE))
     on = ", ".join(sorted({*labels(plan), naming.SERVICE}))
     expr = (
         f"{hour} < {keep} * {baseline}\nand on ({on}) ({hour} offset {naming.window(HISTORY_MS)})"
@@ -179,7 +182,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
             description="Share (0–1) of proposed draft tokens the target model accepted "
             f"({plan.spec_decode[1].name} / {plan.spec_decode[0].name}); empty while "
             f"speculative decoding is off. {ALERT} tickets on a sustained drop below the "
-            "day's average.",
+            "day's acceptance.",
             kind="timeseries",
             queries=(
                 Query(rec(plan, record_name(plan, "5m")), legend(plan, "5m")),
@@ -195,14 +198,13 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
-    """``spec_decode``: the 1h acceptance record; ``spec_decode_baseline``: its day's average
-    the alert compares with (both None without the counters)."""
+    """``spec_decode``: the 1h acceptance record; ``spec_decode_baseline``: the day's the
+    alert compares with (both None without the counters)."""
     if plan.spec_decode is None:
         return {"spec_decode": None, "spec_decode_baseline": None}
-    hour = record(record_name(plan, "1h"))
     return {
-        "spec_decode": hour,
-        "spec_decode_baseline": f"avg_over_time({hour}[{naming.window(BASELINE_MS)}])",
+        "spec_decode": record(record_name(plan, "1h")),
+        "spec_decode_baseline": record(record_name(plan, BASELINE)),
     }
 
 
