@@ -245,3 +245,32 @@ def test_generated_cases_stay_silent_within_target_and_page_on_the_sum(
     tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
     assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
+
+
+def test_native_histogram_targets_run_their_generated_cases(tmp_path: Path) -> None:
+    native = {"histogram": "native", "buckets": [0.1, 1, 10]}
+    data = spec_data(
+        "openai-http",
+        metrics={
+            "requestDuration": {"name": "http_request_duration_seconds", **native},
+            "timeToFirstToken": {"name": "http_time_to_first_token_seconds", **native},
+        },
+        slos=[
+            {
+                "name": "goodput",
+                "objective": 99,
+                "targets": [
+                    {"signal": "ttft", "threshold": "1s"},
+                    {"signal": "e2e", "threshold": "10s"},
+                ],
+            }
+        ],
+    )
+    plan = plan_of(data)
+    assert all(t.histogram.native for t in plan.goodput[0].targets)
+    groups = goodput_groups(plan)
+    assert [len(t["exp_alerts"]) for g in groups for t in g["alert_rule_test"]] == [0, 4]
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
+    assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
