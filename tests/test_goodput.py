@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from generator.builders.goodput_cases import goodput_groups
+from generator.builders.goodput_panels import goodput_panels
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
@@ -274,3 +275,17 @@ def test_native_histogram_targets_run_their_generated_cases(tmp_path: Path) -> N
     tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
     assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
+
+
+def test_the_slo_row_draws_the_bound_and_each_targets_share() -> None:
+    plan = plan_of(goodput_spec())
+    bound, shares = goodput_panels(plan)
+    assert (
+        bound.key == "slo/goodput/goodput"
+        and "lower bound (union bound)" in bound.description.lower()
+    )
+    assert "slo_goodput_lower_bound:ratio_rate30d" in bound.queries[0].expr
+    assert [q.expr.split("{")[0] for q in shares.queries] == [
+        "service:slo_goodput_violations:ratio_rate1h",
+        "service:slo_goodput_violation_bound:ratio_rate1h",
+    ]
