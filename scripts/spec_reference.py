@@ -81,6 +81,11 @@ NOTES = {
     "spec.slos[].window": "SLO window",
     "spec.slos[].indicator": "`requestDuration`/`e2e`, `timeToFirstToken`/`ttft`, `interTokenLatency`/`itl`; unset: availability SLO",
     "spec.slos[].threshold": "latency SLO: a bucket bound of the indicator's histogram",
+    "spec.slos[].targets": "goodput SLO: 2–4 latency targets a good request meets at once; "
+    "recorded as a lower bound (union bound), see *Goodput SLOs*",
+    "spec.slos[].targets.signal": "a per-request histogram: `ttft`, `tpot`, `e2e`, `queue` "
+    "(or the long names); not `itl`, which counts token gaps",
+    "spec.slos[].targets.threshold": "a bucket bound of that histogram",
     "spec.slos[].alerting.tiers": "replace the default tiers (below); each must reach ≥ 1× and be able to fire",
     "spec.slos[].alerting.minEvents": f"events a tier's long window needs before it fires (default {slo.DEFAULT_MIN_EVENTS})",
     "spec.slos[].alerting.tiers[].budget": "share (0–1] of the window's error budget burnt in longWindow when it fires",
@@ -101,6 +106,7 @@ ALERT_NOTES = {
     "preemptions.max": "preempted requests per second, summed over pods",
     "prefixCache.min": "hit ratio (share of looked-up prompt tokens found); fires only while requests flow",
     "gpuTemperature.max": "°C",
+    "specDecode.maxDrop": "relative drop (0–1) of the 1h acceptance rate below the 1d rate",
     "indicator": "e2e, ttft or itl",
     "minEvents": "requests needed in the window before it fires",
     "horizon": "how far ahead the working-set trend is projected",

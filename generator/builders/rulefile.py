@@ -6,6 +6,7 @@ from typing import Any
 
 from generator.builders import (
     fleet_rules,
+    goodput_rules,
     gpu_rules,
     guard_rules,
     service_rules,
@@ -48,6 +49,7 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
         group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),
+        *goodput_rules.goodput_groups(plan),
         group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]
     return [g for g in groups if g["rules"]]
