@@ -78,6 +78,12 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
             f"{plan.replicas_max}), e.g. replicas: {{min: 1, max: 4}}",
         )
         return out
+    if plan.namespace is None:
+        add(
+            "spec.selector.namespace",
+            "autoscaling needs the workload's namespace: the ScaledObject must be created "
+            "beside the Deployment it scales, and its queries read the service's records there",
+        )
     if plan.replicas == 0 and plan.activator is None:
         add(
             "spec.autoscaling",

@@ -1189,6 +1189,16 @@ class Autoscaling(StrictModel):
     cooldown_period: CooldownPeriod = 300_000
     cluster: PlainText | None = None
 
+    @field_validator("polling_interval", "cooldown_period")
+    @classmethod
+    def _whole_seconds(cls, value: int) -> int:
+        if value % 1000:
+            raise ValueError(
+                f"{format_duration_ms(value)} is not a whole number of seconds; KEDA counts "
+                "this in seconds"
+            )
+        return value
+
     @model_validator(mode="after")
     def _a_target(self) -> Autoscaling:
         if self.queue_per_replica is None and self.kv_cache_per_replica is None:
