@@ -1,25 +1,12 @@
 """``spec.autoscaling``: is the autoscaler consistent with the alerts?
 
-A KEDA Prometheus trigger of ``metricType: AverageValue`` hands the HPA a total and a per-replica
-target; the HPA asks for ``ceil(total / target)`` replicas, and does nothing while
-``total / (target × current)`` is within its tolerance of 1 (``--horizontal-pod-autoscaler-
-tolerance``, 0.1 by default, kube-controller-manager; ``pkg/controller/podautoscaler``). So the
-most total the autoscaler holds without scaling further is ``target × maxReplicas × 1.1``:
-like with like, that is compared with the alert's service-level threshold:
-
-- ``queuePerReplica`` with ``alerts.queueDepth.max`` (waiting requests summed over pods);
-- ``kvCachePerReplica`` with ``alerts.kvCache.max`` × ``maxReplicas`` (the alert is per pod,
-  so its service-level threshold is that share on every replica at ``maxReplicas``).
-
-Where ``target × max × 1.1`` reaches the threshold, the page can fire while the autoscaler still
-has replicas to add (the two fight); :func:`problems` refuses that. Below it, the autoscaler
-scales up first, and at ``maxReplicas`` the alert still fires when the total goes past its
-threshold (the alert does not know of the autoscaler): tests/test_autoscaling.py proves both in
-promtool. A page's ``for`` must also outlast one KEDA poll.
-
-From zero replicas the model's own pods export nothing, so an activation trigger must read a
-series from outside them: ``spec.scaleToZero.activator`` (a gateway, Knative/KServe's
-activator, KEDA's HTTP interceptor); refused without one when ``replicas.min`` is 0.
+A KEDA trigger (``AverageValue``) gives the HPA a total and a per-replica target; the HPA asks
+for ``ceil(total / target)`` replicas and holds still within its 10 % tolerance, so the most it
+holds at ``maxReplicas`` is ``target × max × 1.1``, compared with the alert's service-level
+threshold (queue: ``max`` summed over pods; KV cache: per-pod ``max`` × ``maxReplicas``). At or
+above it the page fires while replicas are left to add: :func:`problems` refuses that, a poll
+slower than the page's ``for``, and scaling from zero without an activator (the pods export
+nothing at zero). Why, with the promtool proof: docs/spec.md, "Autoscaling".
 """
 
 from __future__ import annotations

@@ -1184,7 +1184,7 @@ class Autoscaling(StrictModel):
     ]
     queue_per_replica: PerReplica | None = None
     kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
-    activation_threshold: Annotated[float, Field(ge=0)] = 0.0
+    activation_threshold: Annotated[float, Field(ge=0)] = 0
     polling_interval: PollingInterval = 30_000
     cooldown_period: CooldownPeriod = 300_000
     cluster: PlainText | None = None

@@ -1,23 +1,11 @@
 """The KEDA ``ScaledObject`` of ``spec.autoscaling`` (``keda.sh/v1alpha1``).
 
-Each trigger is KEDA's Prometheus scaler (``pkg/scalers/prometheus_scaler.go`` at v2.20.2:
-metadata ``serverAddress``, ``query``, ``threshold``, ``activationThreshold``; every value a
-string) reading a series obsgen already records for the service, summed to one value:
-
-- ``queue``: ``<level>:model_queue_depth:sum`` (waiting requests, summed over pods), target
-  ``queuePerReplica``;
-- ``kv-cache``: ``<level>_pod:model_kv_cache_usage:max`` (0–1 per pod) summed over pods, target
-  ``kvCachePerReplica``;
-- ``activator`` (``replicas.min`` 0 only): requests ``spec.scaleToZero.activator`` holds outside
-  the model's pods, the most of the last two scrapes. It activates the workload from zero above
-  ``activationThreshold``; its target is :data:`ACTIVATION_ONLY_TARGET`, so its desired count
-  is never above 1 and the model's own signals size the workload once it runs.
-
-``metricType: AverageValue``: KEDA's HPA asks for ``ceil(value / threshold)`` replicas; how the
-targets are checked against the alerts: :mod:`generator.autoscaling`. The object is served as a
-plain manifest (``manifests/<service>/scaledobject.yaml``) and in kube-prometheus-stack's
-``extraManifests`` values (its ``templates/extra-objects.yaml`` renders each map value through
-``tpl``, so no ``{{``/``}}`` may reach it).
+Triggers are KEDA's Prometheus scaler (``pkg/scalers/prometheus_scaler.go`` at v2.20.2:
+``serverAddress``, ``query``, ``threshold``, ``activationThreshold``, all strings),
+``metricType: AverageValue``, each reading one total: the queue record, the KV-cache record
+summed over pods, and from zero the activator's held requests (activation only). Served as
+``manifests/<service>/scaledobject.yaml`` and in kube-prometheus-stack's ``extraManifests``
+(rendered through ``tpl``: no ``{{``/``}}`` may reach it). More: docs/spec.md, "Autoscaling".
 """
 
 from __future__ import annotations
