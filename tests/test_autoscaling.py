@@ -545,3 +545,15 @@ def test_the_cases_catch_a_target_the_page_would_fire_before(tmp_path: Path) -> 
     result = _promtool("prometheus3", tmp_path, unchecked, _cases(unchecked))
     assert result.startswith("FAIL") and "stays quiet at maxReplicas" in result, result
     assert math.isclose(autoscaling.saturation(0.9, 4), 3.96)
+
+
+def test_the_chart_renders_each_map_value_of_extra_manifests_through_tpl() -> None:
+    """What the Helm path relies on, read from kube-prometheus-stack 88.5.3 itself: the default
+    ``extraManifests`` is empty, a map's values are rendered (keys ignored) and each goes
+    through ``tpl`` (so the object must hold no Go template delimiters: see above)."""
+    template = data_path("kube-prometheus-stack", "extra-objects.yaml").read_text("utf-8")
+    assert '{{- if kindIs "map" $extraObjects -}}' in template
+    assert "{{- $extraObjects = values $extraObjects -}}" in template
+    assert "{{- tpl (toYaml .) $ | nindent 0 }}" in template
+    values = yaml.safe_load(data_path("kube-prometheus-stack", "values.yaml").read_text("utf-8"))
+    assert values["extraManifests"] is None
