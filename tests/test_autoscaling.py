@@ -30,7 +30,7 @@ import yaml
 
 from generator import autoscaling, naming
 from generator.builders import overlay, scaled_object
-from generator.builders.pods import example_pods
+from generator.builders.pods import example_pods, replica_metrics
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     Klass,
@@ -557,3 +557,50 @@ def test_the_chart_renders_each_map_value_of_extra_manifests_through_tpl() -> No
     assert "{{- tpl (toYaml .) $ | nindent 0 }}" in template
     values = yaml.safe_load(data_path("kube-prometheus-stack", "values.yaml").read_text("utf-8"))
     assert values["extraManifests"] is None
+
+
+# --- scaled to zero by the autoscaler: the whole rule file ---------------------------------------
+
+
+def _desired_only(plan: ServicePlan, desired: int) -> list[dict[str, str]]:
+    """Only kube-state-metrics' desired and available replicas (``desired``, none available):
+    no target, no series of the model at all, for an hour."""
+    namespace = {"namespace": "ns"}
+    want, available, workload = replica_metrics(plan)
+    labels = {**namespace, workload: plan.deployment_name}
+    series = []
+    for metric, value in ((want, desired), (available, 0)):
+        inner = ", ".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        series.append({"series": f"{metric}{{{inner}}}", "values": f"{value}+0x60"})
+    return series
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_at_zero_every_alert_of_the_rule_file_is_silent_and_a_lost_start_pages(
+    tmp_path: Path, line: str
+) -> None:
+    """KEDA scaled the service to zero: not one alert of its whole rule file (SLOs, latency,
+    traffic, targets, guards) fires or is pending. Desired 1 with no pod after the grace:
+    ModelTargetDown pages."""
+    plan = plan_of(SPECS["both, from zero through KEDA's interceptor"])
+    at_zero = {
+        "name": "autoscaled to zero: silent",
+        "interval": "1m",
+        "input_series": _desired_only(plan, 0),
+        "promql_expr_test": [{"expr": "ALERTS", "eval_time": "50m", "exp_samples": []}],
+    }
+    lost = {
+        "name": "desired 1, no pod after the startup grace: pages",
+        "interval": "1m",
+        "input_series": _desired_only(plan, 1),
+        "promql_expr_test": [
+            {
+                "expr": f'count(ALERTS{{alertname="{naming.ALERT_TARGET_DOWN}",'
+                'alertstate="firing"})',
+                "eval_time": "50m",
+                "exp_samples": [{"labels": "{}", "value": 1}],
+            }
+        ],
+    }
+    result = _promtool(line, tmp_path, plan, [at_zero, lost])
+    assert result.startswith("PASS"), result
