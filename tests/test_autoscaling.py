@@ -43,6 +43,7 @@ from generator.builders.promtool_series import (
 )
 from generator.builders.rulefile import alert_rules, rule_file
 from generator.cli import main
+from generator.errors import ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import go_float
 from generator.units import format_duration_ms
@@ -604,3 +605,19 @@ def test_at_zero_every_alert_of_the_rule_file_is_silent_and_a_lost_start_pages(
     }
     result = _promtool(line, tmp_path, plan, [at_zero, lost])
     assert result.startswith("PASS"), result
+
+
+def test_a_template_delimiter_in_the_activator_selector_is_refused() -> None:
+    """The ScaledObject goes through Helm's tpl: no selector may carry ``{{``/``}}`` to it."""
+    data = _spec(
+        replicas={"min": 0, "max": 2},
+        activator={"source": "custom", "metric": "held", "selector": {"a{{b": "x"}},
+        queuePerReplica=10,
+    )
+    data["spec"]["prometheus"] = {"version": "3"}
+    with pytest.raises(ObsgenError) as err:
+        plan_of(data)
+    assert any(
+        d.path == "spec.scaleToZero.activator.selector" and "{{" in d.message
+        for d in err.value.diagnostics
+    ), err.value.diagnostics
