@@ -22,10 +22,11 @@ if TYPE_CHECKING:
 # kube-controller-manager --horizontal-pod-autoscaler-tolerance (default 0.1): the HPA leaves
 # the replica count alone while the ratio of metric to target is within 10 % of 1.
 HPA_TOLERANCE = 0.1
-# Triggers obsgen writes: spec field, alert family key, alert spec field.
+# Targets obsgen scales on: spec field, its attribute, the alert family key, the alert's spec
+# field and the gauge's spec.metrics field.
 TRIGGERS = (
-    ("queuePerReplica", "queue_depth", "queueDepth"),
-    ("kvCachePerReplica", "kv_cache", "kvCache"),
+    ("queuePerReplica", "queue_per_replica", "queue_depth", "queueDepth", "queueDepth"),
+    ("kvCachePerReplica", "kv_cache_per_replica", "kv_cache", "kvCache", "kvCacheUsage"),
 )
 
 
@@ -85,19 +86,16 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
             "runs in, or its queries would sum every cluster's series",
         )
     gauges = {"queue_depth": plan.queue_depth, "kv_cache": plan.kv_cache_usage}
-    metric_fields = {"queue_depth": "queueDepth", "kv_cache": "kvCacheUsage"}
-    for field, key, alert_field in TRIGGERS:
-        target = getattr(
-            auto, "queue_per_replica" if key == "queue_depth" else "kv_cache_per_replica"
-        )
+    for field, attr, key, alert_field, metric_field in TRIGGERS:
+        target = getattr(auto, attr)
         if target is None:
             continue
         path = f"spec.autoscaling.{field}"
         if gauges[key] is None:
             add(
                 path,
-                f"server {plan.server} has no {metric_fields[key]} gauge; set "
-                f"spec.metrics.{metric_fields[key]} or drop {field}",
+                f"server {plan.server} has no {metric_field} gauge; set "
+                f"spec.metrics.{metric_field} or drop {field}",
             )
             continue
         limit = service_threshold(plan, key)
