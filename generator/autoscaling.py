@@ -85,6 +85,12 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
             f"spec.prometheus.clusterLabel is {plan.cluster_label!r}: name the cluster KEDA "
             "runs in, or its queries would sum every cluster's series",
         )
+    if plan.cluster_label is None and auto.cluster is not None:
+        add(
+            "spec.autoscaling.cluster",
+            "names a cluster, but spec.prometheus.clusterLabel is not set: set the label that "
+            "tells clusters apart, or drop cluster",
+        )
     gauges = {"queue_depth": plan.queue_depth, "kv_cache": plan.kv_cache_usage}
     for field, attr, key, alert_field, metric_field in TRIGGERS:
         target = getattr(auto, attr)

@@ -341,6 +341,11 @@ REFUSALS = [
         id="cluster label without the cluster",
     ),
     pytest.param(
+        _good(queuePerReplica=10, cluster="eu-1"),
+        "spec.autoscaling.cluster: names a cluster, but spec.prometheus.clusterLabel is not set",
+        id="cluster without a cluster label",
+    ),
+    pytest.param(
         _good(kvCachePerReplica=0.5),
         "spec.autoscaling.kvCachePerReplica: server openai-http has no kvCacheUsage gauge",
         id="no KV-cache gauge",
@@ -621,3 +626,52 @@ def test_a_template_delimiter_in_the_activator_selector_is_refused() -> None:
         d.path == "spec.scaleToZero.activator.selector" and "{{" in d.message
         for d in err.value.diagnostics
     ), err.value.diagnostics
+
+
+HOSTILE: list[Any] = [
+    None,
+    True,
+    -1,
+    0,
+    1e308,
+    float("inf"),
+    float("nan"),
+    "8",
+    "{{ .Values }}",
+    [],
+    {},
+    {"a": 1},
+    2**63,
+]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "serverAddress",
+        "queuePerReplica",
+        "kvCachePerReplica",
+        "activationThreshold",
+        "pollingInterval",
+        "cooldownPeriod",
+        "cluster",
+    ],
+)
+def test_hostile_values_are_clean_errors(
+    field: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Never a traceback: ``check`` accepts a value or names the field (exit 0 or 2)."""
+    for index, value in enumerate(HOSTILE):
+        data = _good(queuePerReplica=10)
+        data["spec"]["autoscaling"][field] = value
+        write_spec(tmp_path / "specs", data, name=f"h{index}.yaml")
+        monkeypatch.chdir(tmp_path)
+        code = main(["check", f"specs/h{index}.yaml"])
+        err = capsys.readouterr().err
+        assert code in (0, 2), (value, err)
+        assert "Traceback" not in err, (value, err)
+        if code == 2:
+            assert f"specs/h{index}.yaml: spec.autoscaling" in err, (value, err)
