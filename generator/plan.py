@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import naming, slo, targets
+from generator import autoscaling, naming, slo, targets
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
 from generator.presets import (
@@ -44,6 +44,7 @@ from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
     Activator,
+    Autoscaling,
     BurnRateTier,
     MetricOverride,
     Metrics,
@@ -352,6 +353,9 @@ class ServicePlan:
     # Speculative decoding's (draft tokens, accepted tokens) counters, None where the preset
     # has none (generator.families.spec_decode).
     spec_decode: tuple[CounterPlan, CounterPlan] | None = None
+    # spec.autoscaling (None: no ScaledObject); checked against the alerts by
+    # generator.autoscaling.problems.
+    autoscaling: Autoscaling | None = None
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -1409,7 +1413,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         *(prefix_cache.names if prefix_cache else ()),
         *(activator.names if activator else ()),
     ]
-    return ServicePlan(
+    plan = ServicePlan(
         name=spec.metadata.name,
         team=spec.metadata.team,
         source=source,
@@ -1490,4 +1494,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         warnings=tuple(p.warnings),
         gpu_source=body.gpu.exporter,
         dcgm_honor_labels=body.gpu.dcgm.honor_labels,
+        autoscaling=body.autoscaling,
     )
+    found = autoscaling.problems(plan)
+    if found:
+        raise ObsgenError(found)
+    return plan

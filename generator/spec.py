@@ -1219,6 +1219,60 @@ class ScaleToZero(StrictModel):
     activator: Activator | None = None
 
 
+# KEDA's Prometheus scaler polls at most once a second; a page's `for` must outlast a poll.
+PollingInterval = Annotated[
+    DurationMs, _within(1_000, 3_600_000, "KEDA polls every second to every hour")
+]
+CooldownPeriod = Annotated[
+    DurationMs, _within(0, 86_400_000, "a scale-to-zero cooldown longer than a day never fires")
+]
+PerReplica = Annotated[float, Field(gt=0)]
+
+
+class Autoscaling(StrictModel):
+    """``spec.autoscaling``: a KEDA ScaledObject (Prometheus triggers) for the workload of
+    ``spec.deployment``, between ``replicas.min`` and ``replicas.max``, on obsgen's own
+    recorded series.
+
+    ``serverAddress``: the Prometheus (or Thanos/Mimir query) URL KEDA queries;
+    ``queuePerReplica``: waiting requests one replica should hold (``model_queue_depth``);
+    ``kvCachePerReplica``: KV-cache usage (0–1) one replica should run at; both are per-replica
+    targets (KEDA ``AverageValue``: desired = ceil(total / target)). ``activationThreshold``:
+    requests held by ``spec.scaleToZero.activator`` above which KEDA scales from zero;
+    ``cluster``: the value of ``spec.prometheus.clusterLabel`` of the cluster KEDA runs in.
+    ``check`` compares each target with its alert (docs/spec.md, "Autoscaling")."""
+
+    server_address: Annotated[
+        str,
+        _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
+    ]
+    queue_per_replica: PerReplica | None = None
+    kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
+    activation_threshold: Annotated[float, Field(ge=0)] = 0
+    polling_interval: PollingInterval = 30_000
+    cooldown_period: CooldownPeriod = 300_000
+    cluster: PlainText | None = None
+
+    @field_validator("polling_interval", "cooldown_period")
+    @classmethod
+    def _whole_seconds(cls, value: int) -> int:
+        if value % 1000:
+            raise ValueError(
+                f"{format_duration_ms(value)} is not a whole number of seconds; KEDA counts "
+                "this in seconds"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _a_target(self) -> Autoscaling:
+        if self.queue_per_replica is None and self.kv_cache_per_replica is None:
+            raise ValueError(
+                "expected queuePerReplica and/or kvCachePerReplica: the per-replica target "
+                "KEDA scales on, e.g. queuePerReplica: 8"
+            )
+        return self
+
+
 # groupBy labels that cannot work, and why.
 GROUP_BY_RESERVED = {
     **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
@@ -1268,6 +1322,7 @@ class ServiceSpec(StrictModel):
     gpu: GPU = GPU()
     deployment: Deployment
     scale_to_zero: ScaleToZero = ScaleToZero()
+    autoscaling: Autoscaling | None = None
 
     @field_validator("server_version")
     @classmethod
