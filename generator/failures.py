@@ -54,9 +54,7 @@ STATUS_REASONS: dict[str, str] = {
 STATUS_LABELS = ("status", "code", "status_code")
 
 
-def status_regexes(
-    errors: str, statuses: Mapping[str, Meaning]
-) -> tuple[str, str | None]:
+def status_regexes(errors: str, statuses: Mapping[str, Meaning]) -> tuple[str, str | None]:
     """The error regex of a status label with ``statuses`` applied, and the regex of the
     statuses to exclude (None for none).
 
@@ -92,4 +90,6 @@ def combine(parts: Sequence[str], total: str, how: str, group: Sequence[str]) ->
         f'label_replace({part}, "obsgen_source", "{i}", "", "")' for i, part in enumerate(parts)
     )
     combined = f"{how} by ({on}) ({tagged})"
-    return f"(({combined}) <= on ({on}) ({total})) or on ({on}) (({total}) and on ({on}) ({combined}))"
+    return (
+        f"(({combined}) <= on ({on}) ({total})) or on ({on}) (({total}) and on ({on}) ({combined}))"
+    )

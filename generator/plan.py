@@ -691,10 +691,8 @@ def _requests(
     else:
         excluded = () if stated else own_excludes
     errors, excludes = _apply_statuses(errors, excluded, definition, stated)
-    sources = _failure_sources(preset, name, base, definition, failure is not None)
-    return RequestsPlan(
-        name, matchers, errors, failure, excludes, sources, definition.combine
-    )
+    sources = _failure_sources(preset, name, base, definition)
+    return RequestsPlan(name, matchers, errors, failure, excludes, sources, definition.combine)
 
 
 def _apply_statuses(
@@ -728,15 +726,12 @@ def _failure_sources(
     name: str,
     base: tuple[Matcher, ...],
     definition: FailureDefinition,
-    counter: bool,
 ) -> tuple[FailureSourcePlan, ...]:
-    """The preset's engine failure sources (unless ``spec.failure.engine`` is false, or the
-    request counter is one of them) and the spec's ``spec.failure.sources``."""
+    """The preset's engine failure sources, beside the preset's own request counter only
+    (unless ``spec.failure.engine`` is false), and the spec's ``spec.failure.sources``."""
     out = []
-    if definition.engine:
+    if definition.engine and name == preset.requests.name:
         for src in preset.failure_sources:
-            if src.name == name:
-                continue
             out.append(
                 FailureSourcePlan(
                     src.name,

@@ -1233,8 +1233,7 @@ class FailureDefinition(StrictModel):
     engine: bool = True
     sources: Annotated[list[FailureSource], Field(max_length=4)] = []
     statuses: (
-        Annotated[dict[StatusCode, Literal["failure", "excluded"]], Field(max_length=32)]
-        | None
+        Annotated[dict[StatusCode, Literal["failure", "excluded"]], Field(max_length=32)] | None
     ) = None
 
 

@@ -450,7 +450,10 @@ def test_vllm_errors_come_from_http_5xx_on_v1_handlers_only() -> None:
         if r.get("record") == "service:model_request_errors:rate5m"
     ]
     # 5xx and the overload rejection 429 (generator/failures.py DEFAULT_STATUSES).
-    assert 'http_requests_total{handler=~"/v1/.*",job="svc",namespace="ns",status=~"5..|429"}' in errors
+    assert (
+        'http_requests_total{handler=~"/v1/.*",job="svc",namespace="ns",status=~"5..|429"}'
+        in errors
+    )
     # Streamed failures after the 200: the engine's finish reason, aborts excluded.
     assert 'finished_reason!~"abort",finished_reason=~"error"' in errors
 

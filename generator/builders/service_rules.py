@@ -66,7 +66,8 @@ def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
 def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
     """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
     flow without errors."""
-    return f"{failures_sum(plan, summed)} or 0 * {requests_sum(plan, summed)}"
+    # Parenthesised: a two-counter total is a sum, and `+` binds tighter than `or`.
+    return f"{failures_sum(plan, summed)} or 0 * ({requests_sum(plan, summed)})"
 
 
 def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:

@@ -68,7 +68,7 @@ ENGINE_FAILURES = RequestsDef(
     name="vllm:request_success_total",
     error_matchers=ENGINE_ERRORS,
     exclude_matchers=ENGINE_EXCLUDED,
-    source="the engine's finish reasons (finished_reason=\"error\"; streamed failures after the 200)",
+    source='the engine\'s finish reasons (finished_reason="error"; streamed failures after the 200)',
 )
 
 KV_OLD, KV_NEW = "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"
