@@ -934,6 +934,7 @@ class GPUTemperatureAlert(AlertBase):
 Signal = Literal[
     "requests",
     "requestErrors",
+    "failureSources",
     "requestDuration",
     "timeToFirstToken",
     "interTokenLatency",
