@@ -12,12 +12,16 @@ combine. Every outcome runs on the service's real rules in the real promtool.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
+from generator.families import error_ratio
+from generator.yamlio import dump_yaml
 from tests.test_server_reality import (
     firing,
     paging_budget_burn,
@@ -27,6 +31,7 @@ from tests.test_server_reality import (
     series,
     spec_data,
 )
+from tests.toolchain import binary
 
 SLOS = [{"name": "availability", "objective": 99.9}]
 RATIO = 'service:model_request_errors:ratio_rate5m{service="svc"}'
@@ -326,3 +331,68 @@ def test_bad_failure_definitions_are_refused_naming_the_field(
     text = "\n".join(str(d) for d in err.value.diagnostics)
     assert says in text, text
     assert "Traceback" not in text
+
+
+# --- the generated cases and the guard, in both promtool lines --------------------------------
+
+
+def _promtool_groups(line: str, tmp_path: Path, plan: Any, groups: list[dict[str, Any]]) -> str:
+    """Run ``groups`` on ``plan``'s rules in promtool of ``line``: PASS/FAIL, then its output."""
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "cases.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
+    proc = subprocess.run(
+        [binary(line, "promtool"), "test", "rules", "cases.test.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("line", ["prometheus3", "prometheus2"])
+@pytest.mark.parametrize("combine", ["max", "sum"])
+def test_generated_cases_fire_on_streamed_failures_and_stay_quiet_on_aborts(
+    tmp_path: Path, line: str, combine: str
+) -> None:
+    plan = _vllm(combine=combine)
+    groups = error_ratio.cases(plan)
+    names = [g["name"] for g in groups]
+    assert (
+        "ModelErrorRatioHigh fires on failures vllm:request_success_total counts after an "
+        "HTTP success" in names
+    )
+    assert (
+        "ModelErrorRatioHigh stays quiet on vllm:request_success_total's excluded finished_reason"
+        in names
+    )
+    out = _promtool_groups(line, tmp_path, plan, groups)
+    assert out.startswith("PASS"), out
+
+
+def test_generated_cases_catch_an_engine_source_left_out(tmp_path: Path) -> None:
+    """The rules of a plan without the engine source fail the streamed-failure case."""
+    groups = error_ratio.cases(_vllm())
+    out = _promtool_groups("prometheus3", tmp_path, _vllm(engine=False), groups)
+    assert out.startswith("FAIL") and "after an HTTP success" in out, out
+
+
+def test_a_declared_engine_source_that_is_missing_fires_its_guard(tmp_path: Path) -> None:
+    """Requests flow and the HTTP counter is there, but the engine counter is not exposed
+    (a frontend that strips it): ModelSignalMissing{signal="failureSources"} names it; with
+    the counter present the guard is silent."""
+    plan = _vllm()
+    guard = 'ALERTS{alertname="ModelSignalMissing",alertstate="firing",signal="failureSources"}'
+    missing = {"expr": f"count({guard}) or vector(0)", "eval_time": "40m"}
+    healthy_inputs = [UP, *_http({"2xx": 600}), *_engine({"stop": 600})]
+    promtool_passes(
+        tmp_path, plan, healthy_inputs, [{**missing, "exp_samples": [{"labels": "{}", "value": 0}]}]
+    )
+    promtool_passes(
+        tmp_path,
+        plan,
+        [UP, *_http({"2xx": 600})],
+        [{**missing, "exp_samples": [{"labels": "{}", "value": 1}]}],
+    )

@@ -216,7 +216,7 @@ def _source_ok_labels(plan: ServicePlan, src: FailureSourcePlan) -> dict[str, st
     """Labels of a failure source's series for a request it finished unfailed (``stop``)."""
     labels: dict[str, str] = {}
     for m in src.error_matchers:
-        ok = _non_matching(m, _OK_EXAMPLES)
+        ok = _non_matching(m, ("stop", "length", *_OK_EXAMPLES))
         if ok is not None:
             labels[m.label] = ok
     return labels_of(plan, src.matchers, **labels)
