@@ -320,7 +320,9 @@ def test_the_engine_counter_named_in_the_spec_keeps_its_matchers() -> None:
             metrics={"requests": {"name": "vllm:request_success_total"}},
         )
     )
-    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason=~"abort|error"']
+    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason=~"error"']
+    assert [m.render() for m in plan.requests.exclude_matchers] == ['finished_reason!~"abort"']
+    assert plan.requests.sources == ()
     assert all(m.label != "handler" for m in plan.requests.matchers)
 
 
