@@ -646,6 +646,12 @@ def _requests(
                 "with spec.metrics.failures, failed requests are that counter's: remove "
                 "errorMatchers (or metrics.failures)",
             )
+        if override is not None and override.exclude_matchers is not None:
+            p.add(
+                "spec.metrics.requests.excludeMatchers",
+                "with spec.metrics.failures, failed requests are that counter's: move "
+                "excludeMatchers to spec.metrics.failures.excludeMatchers",
+            )
     if default is None and not stated and failures is None:
         written = preset.requests.failure_name or ", ".join(
             f"{k}=~{v!r}" for k, v in preset.requests.error_matchers

@@ -396,3 +396,29 @@ def test_a_declared_engine_source_that_is_missing_fires_its_guard(tmp_path: Path
         [UP, *_http({"2xx": 600})],
         [{**missing, "exp_samples": [{"labels": "{}", "value": 1}]}],
     )
+
+
+@pytest.mark.parametrize(
+    ("metrics", "says"),
+    [
+        pytest.param(
+            {"failures": {"name": "nv_inference_request_failure", "excludeMatchers": {"reason": "CANCELED|"}}},
+            "spec.metrics.failures.excludeMatchers",
+            id="a failure-counter exclusion that also drops series without the label",
+        ),
+        pytest.param(
+            {
+                "requests": {"excludeMatchers": {"reason": "CANCELED"}},
+                "failures": {"name": "nv_inference_request_failure"},
+            },
+            "spec.metrics.requests.excludeMatchers: with spec.metrics.failures, failed requests "
+            "are that counter's: move excludeMatchers to spec.metrics.failures.excludeMatchers",
+            id="an exclusion on the success counter beside a failure counter",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_exclusions_are_refused_naming_the_field(metrics: dict[str, Any], says: str) -> None:
+    with pytest.raises(ObsgenError) as err:
+        plan_of(spec_data("triton", metrics=metrics))
+    text = "\n".join(str(d) for d in err.value.diagnostics)
+    assert says in text, text
