@@ -696,6 +696,13 @@ def _requests(
         excluded = tuple(override.exclude_matchers.items())
     else:
         excluded = () if stated else own_excludes
+    if definition.statuses and not any(m.label in failures_mod.STATUS_LABELS for m in errors):
+        p.add(
+            "spec.failure.statuses",
+            f"{failure or name} tells failures by no HTTP status label "
+            f"({', '.join(failures_mod.STATUS_LABELS)}), so the statuses would change nothing; "
+            "remove them, or read a counter by status in spec.metrics.requests",
+        )
     errors, excludes = _apply_statuses(errors, excluded, definition, stated)
     sources = _failure_sources(preset, name, base, definition)
     return RequestsPlan(name, matchers, errors, failure, excludes, sources, definition.combine)

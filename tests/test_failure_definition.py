@@ -398,6 +398,13 @@ def test_a_declared_engine_source_that_is_missing_fires_its_guard(tmp_path: Path
     )
 
 
+def test_statuses_on_a_server_without_a_status_label_are_refused() -> None:
+    with pytest.raises(ObsgenError) as err:
+        plan_of(spec_data("triton", failure={"statuses": {"429": "excluded"}}))
+    text = "\n".join(str(d) for d in err.value.diagnostics)
+    assert "spec.failure.statuses: nv_inference_request_failure tells failures by no HTTP" in text
+
+
 @pytest.mark.parametrize(
     ("metrics", "says"),
     [
