@@ -429,3 +429,20 @@ def test_bad_exclusions_are_refused_naming_the_field(metrics: dict[str, Any], sa
         plan_of(spec_data("triton", metrics=metrics))
     text = "\n".join(str(d) for d in err.value.diagnostics)
     assert says in text, text
+
+
+@pytest.mark.parametrize(
+    ("server", "version", "quiet"),
+    [
+        pytest.param("triton", "25.06", "nv_inference_request_failure's excluded reason", id="triton CANCELED"),
+        pytest.param("trtllm", "1.2", "trtllm_request_success_total's excluded finished_reason", id="trtllm cancelled"),
+    ],
+)  # fmt: skip
+def test_generated_cases_keep_excluded_failures_quiet(
+    tmp_path: Path, server: str, version: str, quiet: str
+) -> None:
+    plan = plan_of(spec_data(server, serverVersion=version))
+    groups = error_ratio.cases(plan)
+    assert f"ModelErrorRatioHigh stays quiet on {quiet}" in [g["name"] for g in groups]
+    out = _promtool_groups("prometheus3", tmp_path, plan, groups)
+    assert out.startswith("PASS"), out

@@ -117,6 +117,17 @@ def _source_cases(
     the same share finished by an excluded reason (client aborts) stays quiet."""
     at = after_for(plan, KEY)
     groups = []
+    req = plan.requests
+    # The request counter's own exclusions (Triton CANCELED, TensorRT-LLM cancelled): as many
+    # excluded failures as would fire stay quiet.
+    counter = req.failure_name or req.name
+    for m in req.exclude_matchers:
+        excluded = {e.label: example_value(e, ERROR_EXAMPLES) for e in req.error_matchers}
+        excluded[m.label] = example_value(Matcher(m.label, "=~", m.value), ())
+        quiet = healthy(plan, [Klass(busy)])
+        quiet.add(counter, labels_of(plan, req.matchers, **excluded), float(high * busy))
+        name = f"{ALERT} stays quiet on {counter}'s excluded {m.label}"
+        groups.append(family_case(plan, name, quiet, ALERT, [], at))
     for src in plan.requests.sources:
         base = {m.label: example_value(m, ERROR_EXAMPLES) for m in src.error_matchers}
         failed = labels_of(plan, src.matchers, **base)
