@@ -1197,8 +1197,8 @@ def _version_text(value: Any) -> Any:
 class FailureSource(StrictModel):
     """``spec.failure.sources[]``: one more counter whose series count failed requests
     (``errorMatchers``, required), minus ``excludeMatchers``; read with ``spec.selector``
-    and its own ``selector``. Only its failures are read: the total stays
-    ``metrics.requests``'."""
+    and its own ``selector``; only its failures are read (the total stays the request
+    counter's)."""
 
     name: MetricName
     error_matchers: RegexMatchers

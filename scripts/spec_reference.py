@@ -56,7 +56,7 @@ NOTES = {
     "spec.failure": "what a failed request is: sources, how they combine, the meaning of statuses; see *What a failure is*",
     "spec.failure.combine": "how failure sources add up per evaluation, capped at the total: `max` (the larger, a lower bound on true failures) or `sum` (an upper bound)",
     "spec.failure.engine": 'read the preset\'s engine finish reasons beside its request counter (vLLM `finished_reason="error"`, `abort` excluded): failures of streamed responses after their HTTP 200',
-    "spec.failure.sources": "further failure counters, combined with the request counter's failures",
+    "spec.failure.sources[]": "further failure counters, combined with the request counter's failures",
     "spec.failure.statuses": "HTTP status code → `failure` or `excluded`, over the defaults (429, 503, 504 failures; 499 excluded)",
     "spec.failure.sources[].name": "the counter's metric name",
     "spec.failure.sources[].errorMatchers": "label → RE2 regex (`=~`) of its failed requests (at least one)",
