@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from pydantic.alias_generators import to_camel, to_snake
 
 from generator import autoscaling, naming, slo, targets
+from generator import failures as failures_mod
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
 from generator.presets import (
@@ -46,6 +47,7 @@ from generator.spec import (
     Activator,
     Autoscaling,
     BurnRateTier,
+    FailureDefinition,
     MetricOverride,
     Metrics,
     ModelServiceSpec,
@@ -116,13 +118,39 @@ class HistogramPlan:
 
 
 @dataclass(frozen=True)
+class FailureSourcePlan:
+    """One more failure source beside the request counter: ``name{matchers, error_matchers,
+    exclude_matchers}`` counts failed requests (``exclude_matchers`` are ``!~``); ``field``
+    the spec path it comes from (``spec.failure.engine``, ``spec.failure.sources[0]``)."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+    error_matchers: tuple[Matcher, ...]
+    exclude_matchers: tuple[Matcher, ...]
+    field: str
+
+    @property
+    def failures(self) -> tuple[Matcher, ...]:
+        """Every matcher of the failed requests' series."""
+        return (*self.matchers, *self.error_matchers, *self.exclude_matchers)
+
+
+@dataclass(frozen=True)
 class RequestsPlan:
-    """Request counters: one counter with ``error_matchers``, or success + ``failure_name``."""
+    """Request counters: one counter with ``error_matchers``, or success + ``failure_name``.
+
+    ``exclude_matchers`` (``!~``) drop failures that are not the service's from the failed
+    requests (of ``failure_name`` where set); ``sources`` are further failure sources,
+    combined with the counter's failures as ``combine`` says (``max`` or ``sum``):
+    docs/spec.md, "What a failure is"."""
 
     name: str
     matchers: tuple[Matcher, ...]
     error_matchers: tuple[Matcher, ...]
     failure_name: str | None = None
+    exclude_matchers: tuple[Matcher, ...] = ()
+    sources: tuple[FailureSourcePlan, ...] = ()
+    combine: str = "max"
 
 
 @dataclass(frozen=True)
@@ -602,7 +630,11 @@ def _prefix_cache(preset: Preset, base: tuple[Matcher, ...]) -> PrefixCachePlan 
 
 
 def _requests(
-    preset: Preset, metrics: Metrics, base: tuple[Matcher, ...], p: _Problems
+    preset: Preset,
+    metrics: Metrics,
+    base: tuple[Matcher, ...],
+    p: _Problems,
+    failure_spec: FailureDefinition | None = None,
 ) -> RequestsPlan:
     """The request counters: the preset's, or the override's name.
 
@@ -615,6 +647,7 @@ def _requests(
     errors naming the fix.
     """
     override, failures = metrics.requests, metrics.failures
+    definition = failure_spec or FailureDefinition()
     known = {r.name: r for r in (preset.requests, *preset.other_requests)}
     name = override.name if override and override.name else preset.requests.name
     default = known.get(name)
@@ -635,6 +668,12 @@ def _requests(
                 "spec.metrics.requests.errorMatchers",
                 "with spec.metrics.failures, failed requests are that counter's: remove "
                 "errorMatchers (or metrics.failures)",
+            )
+        if override is not None and override.exclude_matchers is not None:
+            p.add(
+                "spec.metrics.requests.excludeMatchers",
+                "with spec.metrics.failures, failed requests are that counter's: move "
+                "excludeMatchers to spec.metrics.failures.excludeMatchers",
             )
     if default is None and not stated and failures is None:
         written = preset.requests.failure_name or ", ".join(
@@ -667,7 +706,90 @@ def _requests(
     merged = _merge(base, override.selector if override else None)
     kept = {m.label: m for m in own}
     kept.update({m.label: m for m in merged})
-    return RequestsPlan(name, tuple(sorted(kept.values())), errors, failure)
+    matchers = tuple(sorted(kept.values()))
+    # Exclusions: the spec's (on its failure counter where it names one), else the counter's
+    # own unless the spec restated its errorMatchers (which then say all there is).
+    own_excludes = default.exclude_matchers if default is not None else ()
+    excluded: tuple[tuple[str, str], ...]
+    if failures is not None:
+        given = failures.exclude_matchers
+        same = default is not None and failures.name == default.failure_name
+        excluded = tuple(given.items()) if given is not None else own_excludes if same else ()
+    elif override is not None and override.exclude_matchers is not None:
+        excluded = tuple(override.exclude_matchers.items())
+    else:
+        excluded = () if stated else own_excludes
+    if definition.statuses and not any(m.label in failures_mod.STATUS_LABELS for m in errors):
+        p.add(
+            "spec.failure.statuses",
+            f"{failure or name} tells failures by no HTTP status label "
+            f"({', '.join(failures_mod.STATUS_LABELS)}), so the statuses would change nothing; "
+            "remove them, or read a counter by status in spec.metrics.requests",
+        )
+    errors, excludes = _apply_statuses(errors, excluded, definition, stated)
+    sources = _failure_sources(preset, name, base, definition)
+    return RequestsPlan(name, matchers, errors, failure, excludes, sources, definition.combine)
+
+
+def _apply_statuses(
+    errors: tuple[Matcher, ...],
+    excluded: tuple[tuple[str, str], ...],
+    definition: FailureDefinition,
+    stated: bool,
+) -> tuple[tuple[Matcher, ...], tuple[Matcher, ...]]:
+    """Error and exclusion matchers with the status table applied to a status label
+    (:func:`generator.failures.status_regexes`): the defaults with ``spec.failure.statuses``
+    over them; error matchers the spec states are taken as written unless it states
+    ``statuses`` too."""
+    table = {
+        **({} if stated else failures_mod.DEFAULT_STATUSES),
+        **(definition.statuses or {}),
+    }
+    out, drop = [], dict(excluded)
+    for m in errors:
+        if m.label in failures_mod.STATUS_LABELS:
+            regex, gone = failures_mod.status_regexes(m.value, table)
+            out.append(Matcher(m.label, "=~", regex))
+            if gone is not None:
+                drop[m.label] = "|".join(x for x in (drop.get(m.label), gone) if x)
+        else:
+            out.append(m)
+    return tuple(sorted(out)), tuple(sorted(Matcher(k, "!~", v) for k, v in drop.items()))
+
+
+def _failure_sources(
+    preset: Preset,
+    name: str,
+    base: tuple[Matcher, ...],
+    definition: FailureDefinition,
+) -> tuple[FailureSourcePlan, ...]:
+    """The preset's engine failure sources, beside the preset's own request counter only
+    (unless ``spec.failure.engine`` is false), and the spec's ``spec.failure.sources``."""
+    out = []
+    if definition.engine and name == preset.requests.name:
+        for src in preset.failure_sources:
+            out.append(
+                FailureSourcePlan(
+                    src.name,
+                    _merge(base, None),
+                    tuple(sorted(Matcher(k, "=~", v) for k, v in src.error_matchers)),
+                    tuple(sorted(Matcher(k, "!~", v) for k, v in src.exclude_matchers)),
+                    "spec.failure.engine",
+                )
+            )
+    for i, item in enumerate(definition.sources):
+        out.append(
+            FailureSourcePlan(
+                item.name,
+                _merge(base, item.selector),
+                tuple(sorted(Matcher(k, "=~", v) for k, v in item.error_matchers.items())),
+                tuple(
+                    sorted(Matcher(k, "!~", v) for k, v in (item.exclude_matchers or {}).items())
+                ),
+                f"spec.failure.sources[{i}]",
+            )
+        )
+    return tuple(out)
 
 
 def _resolve_slos(
@@ -1349,7 +1471,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     )
     slos = _resolve_slos(spec, histograms, p, releases)
     alerts = _resolve_alerts(spec, histograms, preset, p, releases)
-    requests = _requests(preset, metrics, base, p)
+    requests = _requests(preset, metrics, base, p, body.failure)
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",

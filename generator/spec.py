@@ -647,6 +647,9 @@ class MetricOverride(StrictModel):
     that contradicts the name is an error.
     ``selector`` is merged over ``spec.selector`` for this metric only.
     ``errorMatchers`` (request counters) are RE2 regexes matched with ``=~``.
+    ``excludeMatchers`` (request and failure counters) mark failures that are not the
+    service's, read as ``label!~"regex"``: a series without the label is not excluded
+    (docs/spec.md, "What a failure is").
     """
 
     name: MetricName | None = None
@@ -657,6 +660,19 @@ class MetricOverride(StrictModel):
     histogram: Literal["classic", "native"] | None = None
     selector: MetricMatchers | None = None
     error_matchers: RegexMatchers | None = None
+    exclude_matchers: RegexMatchers | None = None
+
+    @field_validator("exclude_matchers")
+    @classmethod
+    def _excludes_something(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        for label, pattern in (matchers or {}).items():
+            if regexes.fullmatch(pattern, ""):
+                raise ValueError(
+                    f"{label}!~{pattern!r} also drops series without a {label} label, so a "
+                    f"release without {label} would count no failure at all; match the "
+                    'excluded values only (e.g. "CANCELED")'
+                )
+        return matchers
 
     @field_validator("buckets")
     @classmethod
@@ -981,6 +997,7 @@ class GPUTemperatureAlert(AlertBase):
 Signal = Literal[
     "requests",
     "requestErrors",
+    "failureSources",
     "requestDuration",
     "timeToFirstToken",
     "interTokenLatency",
@@ -1295,6 +1312,50 @@ def _version_text(value: Any) -> Any:
     return value
 
 
+class FailureSource(StrictModel):
+    """``spec.failure.sources[]``: one more counter whose series count failed requests
+    (``errorMatchers``, required), minus ``excludeMatchers``; read with ``spec.selector``
+    and its own ``selector``; only its failures are read (the total stays the request
+    counter's)."""
+
+    name: MetricName
+    error_matchers: RegexMatchers
+    exclude_matchers: RegexMatchers | None = None
+    selector: MetricMatchers | None = None
+
+    @field_validator("error_matchers")
+    @classmethod
+    def _some_failure(cls, matchers: dict[str, str]) -> dict[str, str]:
+        return MetricOverride._not_everything(matchers) or {}
+
+    @field_validator("exclude_matchers")
+    @classmethod
+    def _excludes_something(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        return MetricOverride._excludes_something(matchers)
+
+
+StatusCode = Annotated[str, _pattern(re.compile(r"^[1-5][0-9][0-9]$"), "an HTTP status code")]
+
+
+class FailureDefinition(StrictModel):
+    """``spec.failure``: what a failed request is (docs/spec.md, "What a failure is").
+
+    ``combine``: how the sources add up per evaluation, ``max`` (the larger: a lower bound
+    on the true failures) or ``sum`` (an upper bound), capped at the total. ``engine``: read
+    the preset's engine failure source beside the request counter (vLLM's finish reasons;
+    default true). ``sources``: further failure counters. ``statuses``: the meaning of an
+    HTTP status (``failure`` or ``excluded``) over the preset's table (429, 503, 504 failures,
+    499 excluded), applied to a ``status``/``code`` error matcher.
+    """
+
+    combine: Literal["max", "sum"] = "max"
+    engine: bool = True
+    sources: Annotated[list[FailureSource], Field(max_length=4)] = []
+    statuses: (
+        Annotated[dict[StatusCode, Literal["failure", "excluded"]], Field(max_length=32)] | None
+    ) = None
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts.
 
@@ -1317,6 +1378,7 @@ class ServiceSpec(StrictModel):
     group_by: Annotated[list[LabelName], Field(max_length=MAX_GROUP_BY)] = []
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: Metrics = Metrics()
+    failure: FailureDefinition = FailureDefinition()
     slos: Annotated[list[SLO], Field(max_length=MAX_SLOS)] = []
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()

@@ -48,10 +48,27 @@ HTTP_REQUESTS = RequestsDef(
     matchers=(("handler", "/v1/.*"),),
     source="vLLM's OpenAI server HTTP counter (prometheus-fastapi-instrumentator, vLLM ≥ 0.8.3, V1 engine)",
 )
+# Finish reasons: vllm/v1/engine/__init__.py FINISH_REASON_STRINGS / FinishReason — "stop",
+# "length", "abort" at v0.8.0 … v0.11.x, plus "error" ("retryable request-level internal error
+# … always converted to 500") and "repetition" in later releases; FinishReason's docstring
+# reads "abort - aborted by client" (the OpenAI server aborts a request whose client
+# disconnected). So "error" is a failure, "abort" the client's doing and excluded; "stop",
+# "length" and "repetition" are answers.
+ENGINE_ERRORS = (("finished_reason", "error"),)
+ENGINE_EXCLUDED = (("finished_reason", "abort"),)
 ENGINE_REQUESTS = RequestsDef(
     name="vllm:request_success_total",
-    error_matchers=(("finished_reason", "abort|error"),),
+    error_matchers=ENGINE_ERRORS,
+    exclude_matchers=ENGINE_EXCLUDED,
     source="the engine's finished-request counter (every release and engine)",
+)
+# Streamed responses send HTTP 200 before generating: an engine error mid-stream reaches the
+# HTTP counter as a 200. The engine's finish reasons are read beside the status (V1 with HTTP).
+ENGINE_FAILURES = RequestsDef(
+    name="vllm:request_success_total",
+    error_matchers=ENGINE_ERRORS,
+    exclude_matchers=ENGINE_EXCLUDED,
+    source='the engine\'s finish reasons (finished_reason="error"; streamed failures after the 200)',
 )
 
 KV_OLD, KV_NEW = "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"
@@ -105,6 +122,7 @@ def _entry(
         },
         requests=requests,
         other_requests=tuple(r for r in (HTTP_REQUESTS, ENGINE_REQUESTS) if r != requests),
+        failure_sources=(ENGINE_FAILURES,) if requests == HTTP_REQUESTS else (),
         queue_depth=GaugeDef("vllm:num_requests_waiting"),
         running_requests=GaugeDef("vllm:num_requests_running"),
         # already a 0–1 fraction despite "perc"
