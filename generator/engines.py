@@ -102,9 +102,9 @@ class Core:
     ) -> Built:
         """See :meth:`Engine.build`."""
         via, mimir, tests = self.options.dashboards_via, self.options.mimir, self.options.tests
-        warnings: dict[str, list[Diagnostic]] = {p.name: [] for p in plans}
+        warnings: dict[str, list[Diagnostic]] = {p.stem: [] for p in plans}
         services: dict[str, Mapping[str, str]] = {
-            p.name: service_outputs(p, via, mimir, warnings[p.name].append, tests) for p in plans
+            p.stem: service_outputs(p, via, mimir, warnings[p.stem].append, tests) for p in plans
         }
         built = Built(services, {}, warnings)
         if fleet and plans:
@@ -181,7 +181,7 @@ class Fleet:
             built.fleet.update(alertmanager_files())
         cache = means.cache
         if cache is not None:
-            built.keys = {p.name: cache.key(p, options.variant()) for p in plans}
+            built.keys = {p.stem: cache.key(p, options.variant()) for p in plans}
         return built
 
     def prove(

@@ -334,9 +334,20 @@ class ServicePlan:
     # dcgm-exporter's targets and dcgm_honor_labels is spec.gpu.dcgm.honorLabels.
     gpu_source: str = "none"
     dcgm_honor_labels: bool = False
+    # The name of this service's files and objects when another spec of the render shares its
+    # name (naming.qualified_stem, set by generator.render.load_plans); "" means the name.
+    file_stem: str = ""
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
+
+    @property
+    def stem(self) -> str:
+        """What names this service's files, rule groups and Kubernetes objects: ``name``, or
+        ``<name>--<namespace>`` when the render holds another service of this name in another
+        namespace (:func:`generator.naming.qualified_stem`). The ``service`` label stays
+        ``name``."""
+        return self.file_stem or self.name
 
     def derive(self, key: str, build: Callable[[], T]) -> T:
         """``build()`` the first time ``key`` is asked for, the kept value after: for values
@@ -377,7 +388,7 @@ class ServicePlan:
         first), ``<base>/<service>/<Alert>.md`` with base ``metadata.runbookBaseUrl`` or
         ``docs/runbooks``."""
         base = self.runbook_base_url or naming.RUNBOOKS_DIR
-        return f"{base.rstrip('/')}/{self.name}/{alert}.md"
+        return f"{base.rstrip('/')}/{self.stem}/{alert}.md"
 
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);

@@ -236,4 +236,4 @@ def promtool3_unproved(
         if warn is not None:
             where = "spec.prometheus.version" if plan.utf8_names else "spec.metrics"
             warn(Diagnostic(plan.source, where, message, Level.WARNING))
-    return {p.name for p in needing}
+    return {p.stem for p in needing}

@@ -10,11 +10,12 @@ Nothing is written unless every spec loaded and every file passed promtool and a
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator import naming, writer
+from generator import kube_names, naming, writer
 from generator.build import (
     BuildOptions,
     BundleFiles,
@@ -127,7 +128,7 @@ def load_plans(
         loaded = map(_load_one, jobs_args)
     problems: list[Diagnostic] = []
     plans: list[ServicePlan] = []
-    owners: dict[str, str] = {}
+    owners: dict[tuple[str, str | None], str] = {}
     try:
         for job, found in zip(jobs_args, loaded, strict=True):
             if found is None:
@@ -136,32 +137,78 @@ def load_plans(
                 problems.extend(found)
                 continue
             plan = found
-            if plan.name in owners:
+            identity = (plan.name, plan.namespace)
+            if identity in owners:
+                where = f" in namespace {plan.namespace!r}" if plan.namespace else ""
                 problems.append(
                     Diagnostic(
                         plan.source,
                         "metadata.name",
-                        f"service {plan.name!r} is already defined in {owners[plan.name]}",
+                        f"service {plan.name!r}{where} is already defined in {owners[identity]}"
+                        + (
+                            "" if plan.namespace else "; give each spec its spec.selector.namespace"
+                        ),
                     )
                 )
                 continue
-            owners[plan.name] = plan.source
+            owners[identity] = plan.source
             plans.append(plan)
             if progress is not None:
                 progress(1)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    plans = _qualify_shared_names(plans, problems)
     if problems:
         raise ObsgenError(problems)
-    return sorted(plans, key=lambda p: p.name)
+    return sorted(plans, key=lambda p: (p.name, p.stem))
+
+
+def _qualify_shared_names(
+    plans: list[ServicePlan], problems: list[Diagnostic]
+) -> list[ServicePlan]:
+    """``plans`` with each name that several specs share (in different namespaces) given
+    :func:`naming.qualified_stem` as its stem; a stem that another spec's stem already is (a
+    service named ``chat--team-a`` beside ``chat`` in ``team-a``), or too long for a
+    Kubernetes name, is added to ``problems``."""
+    count = Counter(p.name for p in plans)
+    out = [
+        replace(p, file_stem=naming.qualified_stem(p.name, p.namespace))
+        if count[p.name] > 1 and p.namespace
+        else p
+        for p in plans
+    ]
+    seen: dict[str, str] = {}
+    for plan in out:
+        if plan.stem != plan.name and len(plan.stem) > kube_names.LABEL_MAX:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "metadata.name",
+                    f"{plan.name!r} is also the name of another spec's service, so its files "
+                    f"are named {plan.stem!r}, longer than {kube_names.LABEL_MAX} characters; "
+                    "shorten metadata.name or spec.selector.namespace",
+                )
+            )
+        if plan.stem in seen:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "metadata.name",
+                    f"files named {plan.stem!r} are already those of {seen[plan.stem]}; rename "
+                    "one service (a name shared across namespaces is written "
+                    f"<name>{naming.STEM_SEPARATOR}<namespace>)",
+                )
+            )
+        seen.setdefault(plan.stem, plan.source)
+    return out
 
 
 def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
     """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
     of each service's files, :func:`generator.build.service_outputs`)."""
     return {
-        naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
+        naming.rules_file(p.stem): dump_yaml(rule_file(p), header=generated_header(p.source))
         for p in plans
     }
 
@@ -204,8 +251,8 @@ def linked_runbooks(
     """
     linked: set[str] = set()
     for plan in plans:
-        own = services[plan.name]
-        prefix = f"{naming.RUNBOOKS_DIR}/{plan.name}/"
+        own = services[plan.stem]
+        prefix = f"{naming.RUNBOOKS_DIR}/{plan.stem}/"
         for rel in own:
             if rel.startswith(prefix) and rel.endswith(".md"):
                 linked.update(
@@ -309,7 +356,7 @@ def render_bundle(
     runs = engine(options, root, cache, progress, spool_to)
     built = runs.build(plans, receivers, fleet=not partial)
     if warn is not None:
-        for warning in [w for p in plans for w in built.warnings.get(p.name, [])]:
+        for warning in [w for p in plans for w in built.warnings.get(p.stem, [])]:
             warn(warning)
         for warning in built.fleet_warnings:
             warn(warning)
@@ -369,7 +416,7 @@ def _own_fleet_files(built: Built, plans: Sequence[ServicePlan], root: Path) -> 
     kept = {
         path: text
         for path, text in built.fleet.items()
-        if any(naming.owned_by(path, plan.name) for plan in plans)
+        if any(naming.owned_by(path, plan.stem) for plan in plans)
     }
     built.fleet = {**linked_runbooks(plans, built.services, root), **kept}
 
@@ -390,7 +437,7 @@ def _bundle(
         fleet = dict(only(fleet, wanted))
         if not options.build_options().tests:
             keys = {}  # neither written nor proved: nothing to show it was proved
-    files = BundleFiles([*(services[plan.name] for plan in plans), fleet])
+    files = BundleFiles([*(services[plan.stem] for plan in plans), fleet])
     stale = [] if partial else writer.stale_outputs(root, files, naming.OUTPUT_DIRS)
     return Bundle(files, stale, services, keys, partial, built.warnings)
 
