@@ -456,7 +456,7 @@ def test_two_specs_for_one_service_are_refused(
     write_spec(specs, good_spec(), "b.yaml")
     assert main(["render", "--out", str(tmp_path), str(specs)]) == 2
     assert (
-        "b.yaml: metadata.name: service 'o1-preview' is already defined in"
+        "b.yaml: metadata.name: service 'o1-preview' in namespace 'ai-inference' is already defined in"
         in capsys.readouterr().err
     )
 

@@ -26,7 +26,8 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
-from generator.render import Bundle, RenderOptions, render_bundle
+from generator.render import Bundle, RenderOptions, load_plans, render_bundle
+from generator.spec import find_spec_files
 from generator.writer import (
     SPOOL_PREFIX,
     differences,
@@ -151,8 +152,21 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _spec_problems(specs: list[str]) -> list[Diagnostic]:
+    """The problems of the spec files ``specs`` names (none when they load), so that a bad
+    obsgen.yaml is reported with them in one pass."""
+    try:
+        load_plans(find_spec_files(specs, Path(".")), Path("."))
+    except ObsgenError as err:
+        return list(err.diagnostics)
+    return []
+
+
 def _render(args: argparse.Namespace, root: Path) -> int:
-    settings, record = _settings(root, args.dashboards_via, args.check)
+    try:
+        settings, record = _settings(root, args.dashboards_via, args.check)
+    except ObsgenError as err:
+        raise ObsgenError([*err.diagnostics, *_spec_problems(args.specs)]) from None
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []
