@@ -1330,6 +1330,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             "and cannot be opened from a page; set it to where docs/runbooks is published, "
             "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
         )
+    if spec.metadata.grafana_url is None:
+        p.warn(
+            "metadata.grafanaUrl",
+            "not set: alert dashboard_url annotations are relative (/d/<uid>/<service>) and "
+            "open nothing from a page or a chat message; set it to your Grafana's address, "
+            "e.g. https://grafana.example.com",
+        )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
     # No pod-name pattern: pods are attributed to the workload by kube-state-metrics owner

@@ -37,7 +37,7 @@ from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.cache import OutputCache, plan_digest
 from generator.engines import Built, Core, Engine, Fleet
-from generator.errors import Diagnostic, ObsgenError, processing
+from generator.errors import Diagnostic, Level, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.project_config import load_project_config
@@ -351,6 +351,9 @@ def render_bundle(
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     plans = _plans(root, spec_args, options, progress)
+    if warn is not None:
+        for warning in outside_specs(spec_args, root):
+            warn(warning)
     receivers = load_receivers(root)
     _check_plans(root, plans, receivers, options, partial, warn)
     runs = engine(options, root, cache, progress, spool_to)
@@ -368,6 +371,29 @@ def render_bundle(
         if problems:
             raise ObsgenError(problems, exit_code=1)
     return _bundle(root, plans, built, options, partial)
+
+
+def outside_specs(spec_args: Sequence[str], root: Path) -> list[Diagnostic]:
+    """A warning for each named spec file or folder outside ``<root>/specs/``: the next
+    render of the repository (``obsgen render``, ``make render``: specs/ alone) finds no spec
+    for the files this one writes from it and removes them as stale."""
+    specs = (root / "specs").resolve()
+    out = []
+    for arg in spec_args:
+        where = Path(arg).resolve()
+        if where == specs or specs in where.parents:
+            continue
+        out.append(
+            Diagnostic(
+                arg,
+                "",
+                f"outside {(root / 'specs').as_posix()}/: the next `obsgen render` "
+                "reads specs/ alone and removes the files rendered from it as stale; move the "
+                "spec into specs/",
+                Level.WARNING,
+            )
+        )
+    return out
 
 
 def _plans(
