@@ -231,6 +231,19 @@ def test_one_name_twice_in_one_namespace_is_refused(tmp_path: Path) -> None:
     assert "service 'chat' in namespace 'team-a' is already defined in" in str(err.value)
 
 
+def test_a_shared_name_too_long_with_its_namespace_is_refused(tmp_path: Path) -> None:
+    """``<name>--<namespace>`` names Kubernetes objects and folders: at most 63 characters."""
+    name, team = "c" * 40, "t" * 30
+    paths = [
+        write_spec(tmp_path, set_path(_chat(ns), "metadata.name", name), f"{ns}.yaml")
+        for ns in (team, "team-b")
+    ]
+    with pytest.raises(ObsgenError) as err:
+        load_plans(paths, REPO)
+    assert f"{tmp_path / (team + '.yaml')}: metadata.name:" in str(err.value)
+    assert "longer than 63 characters" in str(err.value)
+
+
 def test_a_name_that_is_another_services_stem_is_refused(tmp_path: Path) -> None:
     other = set_path(_chat("team-a"), "metadata.name", "chat--team-a")
     other["spec"]["selector"]["namespace"] = "team-c"
