@@ -416,7 +416,8 @@ def build_services(
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> tuple[ServiceFiles, dict[str, list[Diagnostic]]]:
-    """Each plan's own files by service name, and each service's size warnings by name.
+    """Each plan's own files by stem (:attr:`generator.plan.ServicePlan.stem`), and their
+    size warnings.
 
     A plan the ``fleet.cache`` recorded unchanged gives the files in the repository
     (:class:`FileBacked`, read when asked for) and the warnings recorded with them; the others

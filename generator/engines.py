@@ -43,10 +43,11 @@ class Built:
     """What a build produced, before anything is chosen, proved or written.
 
     Attributes:
-        services: each service's own files by service name, in the order of the plans.
+        services: each service's own files by stem (:attr:`generator.plan.ServicePlan.stem`),
+            in the order of the plans.
         fleet: the fleet-wide files (empty but for the Alertmanager files when the build was
             asked for no fleet-wide files).
-        warnings: each service's size warnings by name.
+        warnings: each service's size warnings by stem.
         fleet_warnings: the fleet-wide files' size warnings.
         keys: each service's cache key (:meth:`OutputCache.key`), when built with a cache.
     """

@@ -221,10 +221,11 @@ class Bundle:
         outputs: every rendered file by repository path, sorted (services reused or spooled
             are read from their files when asked for).
         stale: generated files on disk that no spec produces any more.
-        services: each service's own files by service name (a subset of ``outputs``).
+        services: each service's own files by stem (:attr:`ServicePlan.stem`; a subset of
+            ``outputs``).
         keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
         partial: only named spec files were rendered (no fleet-wide files, nothing stale).
-        warnings: each service's size warnings by name (recorded with it in the cache).
+        warnings: each service's size warnings by stem (recorded with it in the cache).
     """
 
     outputs: BundleFiles
