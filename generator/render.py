@@ -351,7 +351,10 @@ def render_bundle(
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
-    plans = _plans(root, spec_args, options, progress)
+    try:
+        plans = _plans(root, spec_args, options, progress)
+    except ObsgenError as err:  # with the receivers' problems: every input's in one pass
+        raise ObsgenError([*err.diagnostics, *receivers_problems(root)]) from None
     if warn is not None:
         for warning in outside_specs(spec_args, root):
             warn(warning)
@@ -372,6 +375,16 @@ def render_bundle(
         if problems:
             raise ObsgenError(problems, exit_code=1)
     return _bundle(root, plans, built, options, partial)
+
+
+def receivers_problems(root: Path) -> list[Diagnostic]:
+    """The problems of ``<root>/alertmanager/receivers.yaml`` (none when it loads or is
+    absent), to report with the specs' own."""
+    try:
+        load_receivers(root)
+    except ObsgenError as err:
+        return list(err.diagnostics)
+    return []
 
 
 def outside_specs(spec_args: Sequence[str], root: Path) -> list[Diagnostic]:

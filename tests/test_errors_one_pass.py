@@ -27,6 +27,10 @@ def broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     b = set_path(b, "spec.slos[0].objectiv", 0.99)
     write_spec(tmp_path / "specs", b, "b.yaml")
     (tmp_path / "obsgen.yaml").write_text("render:\n  outptus: [rules]\n  fleetName: 5\n")
+    (tmp_path / "alertmanager").mkdir()
+    (tmp_path / "alertmanager" / "receivers.yaml").write_text(
+        "apiVersion: obsgen/v1alpha1\nkind: AlertReceivers\nteams:\n  - {name: ml-platform, paeg: {}}\n"
+    )
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -42,6 +46,8 @@ EXPECTED = [
     "did you mean 'selector'?",
     "specs/b.yaml: spec.slos[0].objectiv: unknown field; check the spelling (keys are "
     "camelCase); did you mean 'objective'?",
+    "alertmanager/receivers.yaml: teams[0].paeg: unknown field; check the spelling (keys are "
+    "camelCase); did you mean 'page'?",
 ]
 
 

@@ -26,7 +26,13 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
-from generator.render import Bundle, RenderOptions, load_plans, render_bundle
+from generator.render import (
+    Bundle,
+    RenderOptions,
+    load_plans,
+    receivers_problems,
+    render_bundle,
+)
 from generator.spec import find_spec_files
 from generator.writer import (
     SPOOL_PREFIX,
@@ -152,21 +158,21 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _spec_problems(specs: list[str]) -> list[Diagnostic]:
-    """The problems of the spec files ``specs`` names (none when they load), so that a bad
-    obsgen.yaml is reported with them in one pass."""
+def _spec_problems(specs: list[str], root: Path) -> list[Diagnostic]:
+    """The problems of the spec files ``specs`` names and of the receivers (none when they
+    load), so that a bad obsgen.yaml is reported with them in one pass."""
     try:
-        load_plans(find_spec_files(specs, Path(".")), Path("."))
+        load_plans(find_spec_files(specs, Path(".")), root)
     except ObsgenError as err:
-        return list(err.diagnostics)
-    return []
+        return [*err.diagnostics, *receivers_problems(root)]
+    return receivers_problems(root)
 
 
 def _render(args: argparse.Namespace, root: Path) -> int:
     try:
         settings, record = _settings(root, args.dashboards_via, args.check)
     except ObsgenError as err:
-        raise ObsgenError([*err.diagnostics, *_spec_problems(args.specs)]) from None
+        raise ObsgenError([*err.diagnostics, *_spec_problems(args.specs, root)]) from None
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []
