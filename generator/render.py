@@ -43,7 +43,7 @@ from generator.progress import Progress
 from generator.project_config import load_project_config
 from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
-from generator.spec import find_spec_files, load_spec
+from generator.spec import find_spec_files, load_spec, parse_yaml
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -106,8 +106,12 @@ def load_plans(
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
     parallel_from: int | None = None,
+    others: Iterable[tuple[str, str | None]] = (),
 ) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
+
+    ``others``: the (name, namespace) of specs of the repository not loaded here
+    (:func:`spec_identities`): a name one of them shares is qualified as in a full render.
 
     ``progress`` is called with 1 after each spec. From ``parallel_from`` specs on (default
     :data:`generator.build.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
@@ -158,20 +162,23 @@ def load_plans(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-    plans = _qualify_shared_names(plans, problems)
+    plans = _qualify_shared_names(plans, problems, others)
     if problems:
         raise ObsgenError(problems)
     return sorted(plans, key=lambda p: (p.name, p.stem))
 
 
 def _qualify_shared_names(
-    plans: list[ServicePlan], problems: list[Diagnostic]
+    plans: list[ServicePlan],
+    problems: list[Diagnostic],
+    others: Iterable[tuple[str, str | None]] = (),
 ) -> list[ServicePlan]:
     """``plans`` with each name that several specs share (in different namespaces) given
     :func:`naming.qualified_stem` as its stem; a stem that another spec's stem already is (a
     service named ``chat--team-a`` beside ``chat`` in ``team-a``), or too long for a
     Kubernetes name, is added to ``problems``."""
-    count = Counter(p.name for p in plans)
+    identities = {(p.name, p.namespace) for p in plans} | set(others)
+    count = Counter(name for name, _ in identities)
     out = [
         replace(p, file_stem=naming.qualified_stem(p.name, p.namespace))
         if count[p.name] > 1 and p.namespace
@@ -417,7 +424,37 @@ def _plans(
     if progress is not None:
         progress.phase("loading specs", len(paths))
     advance = progress.advance if progress is not None else None
-    return load_plans(paths, root, advance, options.jobs, options.parallel_from)
+    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
+    others = spec_identities(paths) if partial else ()
+    return load_plans(paths, root, advance, options.jobs, options.parallel_from, others)
+
+
+def spec_identities(rendered: Sequence[Path]) -> list[tuple[str, str | None]]:
+    """``(metadata.name, spec.selector.namespace)`` of each spec in ``specs/`` that is not in
+    ``rendered``, read without resolving it (a broken one is skipped): a render of named spec
+    files names their files as the full render does, which qualifies a name that another spec
+    shares (:func:`_qualify_shared_names`)."""
+    try:
+        every = find_specs([], Path("."))
+    except ObsgenError:
+        return []
+    named = {p.resolve() for p in rendered}
+    out = []
+    for path in every:
+        if path.resolve() in named:
+            continue
+        try:
+            data = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+        except (ObsgenError, OSError, UnicodeDecodeError):
+            continue
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        spec = data.get("spec") if isinstance(data, dict) else None
+        selector = spec.get("selector") if isinstance(spec, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        namespace = selector.get("namespace") if isinstance(selector, dict) else None
+        if isinstance(name, str):
+            out.append((name, namespace if isinstance(namespace, str) else None))
+    return out
 
 
 def _check_plans(

@@ -210,6 +210,22 @@ def test_one_render_holds_two_services_of_one_name(two_chats: Path) -> None:
         assert case["receiver"].startswith(case["labels"]["namespace"] + "-"), case
 
 
+def test_rendering_one_spec_file_names_its_files_as_the_full_render(
+    two_chats: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``obsgen render specs/s0.yaml`` reads the names in specs/: it writes chat--team-a's
+    files, byte for byte the full render's, never a ``chat`` the next full render removes."""
+    for i, data in enumerate((_chat("team-a"), _chat("team-b"))):
+        write_spec(tmp_path / "specs", data, f"s{i}.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["render", "--skip-promtool", "--quiet", "specs/s0.yaml"]) == 0
+    files = _files(tmp_path)
+    assert "rules/chat--team-a.rules.yaml" in files
+    assert not [f for f in files if "team-b" in f or "/chat." in f or "/chat/" in f]
+    for rel in ("rules/chat--team-a.rules.yaml", "helm/values-chat--team-a.yaml"):
+        assert (tmp_path / rel).read_bytes() == (two_chats / rel).read_bytes(), rel
+
+
 def test_a_name_no_other_spec_shares_keeps_its_files_and_uid(tmp_path: Path) -> None:
     """Existing single-namespace repositories: the names and uids of before (a contract)."""
     assert _render(tmp_path, _chat("team-a")) == 0
