@@ -175,8 +175,8 @@ def _qualify_shared_names(
 ) -> list[ServicePlan]:
     """``plans`` with each name that several specs share (in different namespaces) given
     :func:`naming.qualified_stem` as its stem; a stem that another spec's stem already is (a
-    service named ``chat--team-a`` beside ``chat`` in ``team-a``), or too long for a
-    Kubernetes name, is added to ``problems``."""
+    service named ``chat--team-a`` beside ``chat`` in ``team-a``), one too long for a
+    Kubernetes name, and a shared name without a namespace are added to ``problems``."""
     identities = {(p.name, p.namespace) for p in plans} | set(others)
     count = Counter(name for name, _ in identities)
     out = [
@@ -187,6 +187,16 @@ def _qualify_shared_names(
     ]
     seen: dict[str, str] = {}
     for plan in out:
+        if count[plan.name] > 1 and not plan.namespace:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "spec.selector.namespace",
+                    f"not set, and another spec's service is named {plan.name!r} too: without "
+                    "a namespace this service's records and alerts are told apart by name "
+                    "alone and would read the other's; set its namespace",
+                )
+            )
         if plan.stem != plan.name and len(plan.stem) > kube_names.LABEL_MAX:
             problems.append(
                 Diagnostic(

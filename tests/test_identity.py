@@ -247,6 +247,20 @@ def test_one_name_twice_in_one_namespace_is_refused(tmp_path: Path) -> None:
     assert "service 'chat' in namespace 'team-a' is already defined in" in str(err.value)
 
 
+def test_a_shared_name_without_a_namespace_is_refused(tmp_path: Path) -> None:
+    """Told apart by the ``service`` label alone, it would read the other's records."""
+    bare = _chat("team-b")
+    del bare["spec"]["selector"]["namespace"]
+    a = write_spec(tmp_path, _chat("team-a"), "a.yaml")
+    b = write_spec(tmp_path, bare, "b.yaml")
+    with pytest.raises(ObsgenError) as err:
+        load_plans([a, b], REPO)
+    assert f"{b}: spec.selector.namespace: not set, and another spec's service is named" in str(
+        err.value
+    )
+    assert str(a) not in str(err.value)
+
+
 def test_a_shared_name_too_long_with_its_namespace_is_refused(tmp_path: Path) -> None:
     """``<name>--<namespace>`` names Kubernetes objects and folders: at most 63 characters."""
     name, team = "c" * 40, "t" * 30
