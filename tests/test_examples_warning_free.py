@@ -20,7 +20,7 @@ SHIPPED = sorted((REPO / "specs").glob("*.yaml"))
 def readme_example() -> str:
     """The spec under "A minimal spec" in README.md."""
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"`specs/chat\.yaml`:\n\n```yaml\n(.*?)```", text, re.S)
+    found = re.search(r"## A minimal spec: `specs/chat\.yaml`\n\n```yaml\n(.*?)```", text, re.S)
     assert found, "README.md: the minimal spec block moved"
     return found.group(1)
 
