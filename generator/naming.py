@@ -174,6 +174,23 @@ SERVICE_OBJECT_LABEL = "obsgen/service"  # names the service on every object, ch
 ALL_SERVICES_VALUES = "helm/values-observability.yaml"
 
 
+# Identity is (namespace, service): one repository may hold two specs named ``chat`` in
+# namespaces ``team-a`` and ``team-b``. Every file, rule group, Mimir namespace and Kubernetes
+# object name below takes a service's *stem*: its name while no other spec of the render shares
+# it (so single-namespace repositories keep every name), else ``<name>--<namespace>``. Labels
+# (``service``) and dashboard uids (:func:`dashboard_uid`, which hash the namespace) keep the
+# name. A name with ``--`` cannot be a stem of another's: see :func:`qualified_stem`.
+STEM_SEPARATOR = "--"
+
+
+def qualified_stem(service: str, namespace: str | None) -> str:
+    """The stem of ``service`` when another spec shares its name: ``<service>--<namespace>``
+    (``chat--team-a``; a DNS-1123 label while both parts are and the total stays within 63
+    characters, which :func:`generator.render.load_plans` checks), or ``service`` when the
+    spec names no namespace."""
+    return f"{service}{STEM_SEPARATOR}{namespace}" if namespace else service
+
+
 def k8s_name(service: str, part: str = "") -> str:
     """Kubernetes object name ``obsgen-<service>[-<part>]`` (rules, monitors, ConfigMaps)."""
     return f"obsgen-{service}-{part}" if part else f"obsgen-{service}"

@@ -384,9 +384,20 @@ class ServicePlan:
     # spec.autoscaling (None: no ScaledObject); checked against the alerts by
     # generator.autoscaling.problems.
     autoscaling: Autoscaling | None = None
+    # The name of this service's files and objects when another spec of the render shares its
+    # name (naming.qualified_stem, set by generator.render.load_plans); "" means the name.
+    file_stem: str = ""
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
+
+    @property
+    def stem(self) -> str:
+        """What names this service's files, rule groups and Kubernetes objects: ``name``, or
+        ``<name>--<namespace>`` when the render holds another service of this name in another
+        namespace (:func:`generator.naming.qualified_stem`). The ``service`` label stays
+        ``name``."""
+        return self.file_stem or self.name
 
     def derive(self, key: str, build: Callable[[], T]) -> T:
         """``build()`` the first time ``key`` is asked for, the kept value after: for values
@@ -427,7 +438,7 @@ class ServicePlan:
         first), ``<base>/<service>/<Alert>.md`` with base ``metadata.runbookBaseUrl`` or
         ``docs/runbooks``."""
         base = self.runbook_base_url or naming.RUNBOOKS_DIR
-        return f"{base.rstrip('/')}/{self.name}/{alert}.md"
+        return f"{base.rstrip('/')}/{self.stem}/{alert}.md"
 
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
@@ -1494,6 +1505,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             "not set: alert runbook_url annotations are relative (docs/runbooks/<service>/<Alert>.md) "
             "and cannot be opened from a page; set it to where docs/runbooks is published, "
             "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
+        )
+    if spec.metadata.grafana_url is None:
+        p.warn(
+            "metadata.grafanaUrl",
+            "not set: alert dashboard_url annotations are relative (/d/<uid>/<service>) and "
+            "open nothing from a page or a chat message; set it to your Grafana's address, "
+            "e.g. https://grafana.example.com",
         )
     deployment = body.deployment
     namespace = body.selector.get("namespace")

@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from generator import kube_names, naming, regexes, targets
+from generator import kube_names, naming, near_keys, regexes, targets
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.promql import LEGACY_METRIC_NAME, label_name_problem, metric_name_problem
 from generator.units import (
@@ -1482,9 +1482,23 @@ def _message(error: Any) -> str:
     return text
 
 
-def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
+def _model_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """``loc`` without pydantic's validator steps (``function-after[...]``), as the walk of
+    :func:`generator.near_keys.known_keys` reads it."""
+    return tuple(
+        p
+        for p in loc
+        if not (isinstance(p, str) and p.startswith(("function-", "constrained-", "literal[")))
+    )
+
+
+def validation_diagnostics(
+    file: str, err: ValidationError, model: type[BaseModel] | None = None
+) -> list[Diagnostic]:
     """Turn a pydantic error into one diagnostic per problem, with the user's field path;
-    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest."""
+    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest. With ``model`` (the one
+    validated), an unknown key gets the near miss among the keys accepted there
+    (:func:`generator.near_keys.suggestion`)."""
     diagnostics = []
     errors = err.errors()
     for error in errors[:MAX_DIAGNOSTICS]:
@@ -1495,7 +1509,10 @@ def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
         )
         if error["type"] == KEYED_ERROR:
             loc = (*loc, str(error["ctx"]["key"]))
-        diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
+        message = _message(error)
+        if error["type"] == "extra_forbidden":
+            message += near_keys.suggestion(model, _model_loc(loc))
+        diagnostics.append(Diagnostic(file, _field_path(loc), message))
     if len(errors) > MAX_DIAGNOSTICS:
         more = len(errors) - MAX_DIAGNOSTICS
         diagnostics.append(Diagnostic(file, "", f"… and {more} more problems not listed"))
@@ -1526,7 +1543,7 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
     try:
         return ModelServiceSpec.model_validate(data)
     except ValidationError as err:
-        raise ObsgenError(validation_diagnostics(file, err)) from None
+        raise ObsgenError(validation_diagnostics(file, err, ModelServiceSpec)) from None
 
 
 # Bounds on a spec file as YAML (docs/limits.md): a real spec is a few KB, 6 levels deep.

@@ -32,8 +32,8 @@ END = "<!-- END GENERATED -->"
 # Units and meanings the types alone do not say, by field path.
 NOTES = {
     "metadata.name": "service name: DNS-1123 label, names every output file",
-    "metadata.runbookBaseUrl": "base of `runbook_url` annotations, `<base>/<service>/<Alert>.md` (relative `docs/runbooks` when unset: a warning)",
-    "metadata.grafanaUrl": "base of `dashboard_url` annotations",
+    "metadata.runbookBaseUrl": "base of `runbook_url` annotations, `<base>/<service>/<Alert>.md` (relative `docs/runbooks` when unset: a warning); `<service>` is the service's stem, `<name>--<namespace>` when another spec shares its name (docs/contracts.md)",
+    "metadata.grafanaUrl": "base of `dashboard_url` annotations (relative `/d/<uid>/<service>` when unset: a warning)",
     "spec.server": "metric preset (see Server presets below)",
     "spec.serverVersion": "the release the pods run, as published (`0.10.1.1`, `0.8.5.post1`, `v0.11.0`, `0.11.0rc1`; Triton `2.49.0` or `24.08`); picks the newest preset entry not after it, newest when unset; in quotes",
     "spec.serverVariant": "runtime variant: vLLM engine `v1` (default) or `v0` (0.8 ≤ release < 0.11; no HTTP metrics)",

@@ -143,9 +143,9 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
     """The promtool test documents for ``plan`` by repository path: the main file (1m) and one
     per coarser evaluation interval of the detection cases."""
     detection = detection_groups(plan)
-    rules_file = naming.rules_file(plan.name).split("/")[-1]
+    rules_file = naming.rules_file(plan.stem).split("/")[-1]
     out = {
-        naming.rule_tests_file(plan.name): {
+        naming.rule_tests_file(plan.stem): {
             "rule_files": [rules_file],
             "evaluation_interval": format_duration_ms(INTERVAL_MS),
             "tests": [
@@ -160,7 +160,7 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
         }
     }
     for e, groups in sorted(detection.items()):
-        out[naming.rule_tests_file(plan.name, format_duration_ms(e))] = {
+        out[naming.rule_tests_file(plan.stem, format_duration_ms(e))] = {
             "rule_files": [rules_file],
             "evaluation_interval": format_duration_ms(e),
             "tests": groups,

@@ -121,6 +121,7 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
     )
     return {
         "name": plan.name,
+        "stem": plan.stem,  # its page folder (docs/runbooks/<stem>/)
         "server": plan.server,
         "namespace": plan.namespace or "default",
         "deployment": plan.deployment_name,
@@ -253,7 +254,7 @@ def service_runbook_outputs(plan: ServicePlan) -> dict[str, str]:
         return match.group(0) if target in mine else f"](../{target}.md)"
 
     return {
-        naming.runbook_file(alert, plan.name): _PAGE_LINK.sub(
+        naming.runbook_file(alert, plan.stem): _PAGE_LINK.sub(
             link, service_runbook(alert, plan, routes[alert])
         )
         for alert in mine

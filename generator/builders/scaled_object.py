@@ -101,7 +101,7 @@ def scaled_object(plan: ServicePlan) -> Obj | None:
     auto = plan.autoscaling
     if auto is None:
         return None
-    meta: Obj = {"name": naming.k8s_name(plan.name)}
+    meta: Obj = {"name": naming.k8s_name(plan.stem)}
     if plan.namespace:
         meta["namespace"] = plan.namespace
     meta["labels"] = common_labels(plan)
