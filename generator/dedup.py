@@ -49,6 +49,8 @@ RULER_MADE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 """Series the ruler writes itself: one copy per ruler, nothing to collapse."""
 _NO_COPIES = frozenset({"absent", "absent_over_time"})
 """Functions whose answer is the same for one copy or several."""
+_SAME_FOR_COPIES = frozenset({"group", "max"})
+"""Aggregations whose answer is the same for one copy or several (``max`` is the collapse)."""
 
 
 def is_raw(node: q.Expr) -> bool:
@@ -88,6 +90,11 @@ def _join_collapse(node: P.BinaryExpr, copy: frozenset[str]) -> set[str]:
     return set()
 
 
+def _by_child(texts: list[str]) -> dict[printer.Path, str]:
+    """Replacements of a node's direct children (paths ``(i,)``) by their texts."""
+    return {(i,): text for i, text in enumerate(texts)}
+
+
 def _emit(node: q.Expr, copy: frozenset[str]) -> tuple[str, bool]:
     """``node`` as text with its copies collapsed below the top, and whether a raw series
     still reaches its top uncollapsed."""
@@ -102,13 +109,13 @@ def _emit(node: q.Expr, copy: frozenset[str]) -> tuple[str, bool]:
     if isinstance(node, P.AggregateExpr):
         kind, labels = q.grouping(node)
         drop = set(copy) - set(labels) if kind == "by" else set(copy)
-        if exposed[0] and drop:
+        if exposed[0] and drop and q.op(node) not in _SAME_FOR_COPIES:
             texts[0] = _wrap(texts[0], drop)
-        replace = {(i,): t for i, t in enumerate(texts)}
-        return printer.render(node, replace), False
+        return printer.render(node, _by_child(texts)), False
     if isinstance(node, P.BinaryExpr) and str(node.op) not in q.SET_OPS:
         drop = _join_collapse(node, copy)
         card = node.modifier.card if node.modifier is not None else None
+        sides: tuple[int, ...]
         if card == P.VectorMatchCardinality.ManyToOne:
             sides = (1,)
         elif card == P.VectorMatchCardinality.OneToMany:
@@ -121,8 +128,7 @@ def _emit(node: q.Expr, copy: frozenset[str]) -> tuple[str, bool]:
                 exposed[side] = False
     if isinstance(node, P.Call) and q.func_name(node) in _NO_COPIES:
         exposed = [False for _ in exposed]
-    replace = {(i,): t for i, t in enumerate(texts)}
-    return printer.render(node, replace), any(exposed)
+    return printer.render(node, _by_child(texts)), any(exposed)
 
 
 def collapse(expr: str, copy_labels: Sequence[str], replica_labels: Sequence[str]) -> str:
