@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from generator import verify
 from generator.builders.duplicate_cases import copies
 from generator.cli import main
 from generator.dedup import collapse
 from generator.project_config import RulerConfig
 from generator.render import build_outputs, load_plans
+from generator.verify import Status
 from tests import toolchain
 from tests.factories import good_spec, write_spec
 
@@ -252,3 +255,41 @@ def test_a_bad_ruler_section_is_refused_with_its_field(
 def test_copy_labels_are_the_replica_labels_and_the_target_labels() -> None:
     ruler = RulerConfig.model_validate({"deduplication": "rules", "replicaLabels": ["ha"]})
     assert ruler.copy_labels == ("endpoint", "ha", "instance", "job")
+
+
+# --- obsgen verify -------------------------------------------------------------------------------
+
+
+class _SeesCopies:
+    """A Prometheus API whose ``up`` has an HA pair: the replica query finds one group."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        self.asked.append(expr)
+        if expr.startswith("count without (prometheus_replica, replica) (up{"):
+            return [
+                {"metric": {"job": "chat", "namespace": "chat", "pod": "p1"}, "value": [0, "2"]}
+            ]
+        return []
+
+
+@pytest.mark.parametrize(("mode", "status"), [(None, Status.WRONG), ("rules", Status.OK)])
+def test_verify_reports_the_copies_it_sees(
+    mode: str | None, status: Status, tmp_path: Path
+) -> None:
+    if mode is not None:
+        (tmp_path / "obsgen.yaml").write_text(f"ruler:\n  deduplication: {mode}\n")
+    (plan,) = load_plans([SPEC], tmp_path)
+    api = _SeesCopies()
+    report = verify._Report(plan, api)  # type: ignore[arg-type]
+    verify._duplicates(report)
+    replicas, targets = report.rows
+    assert replicas.check == "duplicates" and replicas.status is status
+    assert "1 series seen more than once, differing only by an HA replica label" in replicas.detail
+    assert "pod=p1" in replicas.detail
+    assert targets.status is Status.OK and targets.detail == "no copies"
+    assert 'and on (namespace, pod) up{job="chat",namespace="chat"}' in api.asked[1]
+    # the copies of a second scrape configuration are looked for outside the job
+    assert 'up{namespace="chat",pod!=""}' in api.asked[1]
