@@ -33,6 +33,12 @@ be under-counted, which is the failure mode that matters for paging. For gauges 
 KV-cache usage, ``up``), ``max`` reads the larger of two nearly equal samples, never a mean of a
 fresh and a stale one, and a 0/1 series stays 0/1 (``avg`` of ``up`` gives 0.5 during a replica's
 restart). ``max`` over one copy is that copy, so the rewrite changes nothing on clean data.
+
+Native histograms are the exception: PromQL's ``max`` (and ``min``, ``topk``) ignore histogram
+samples, so where a native histogram's value (``rate(h[5m])``, not yet read by a
+``histogram_*`` function) is collapsed the copies are averaged, ``avg without (…)``. A copy with
+no sample in the window has no rate and is not averaged in; one whose rate rests on fewer samples
+is averaged with the complete one (the error is the copy's own extrapolation, not a halving).
 """
 
 from __future__ import annotations
@@ -51,6 +57,10 @@ _NO_COPIES = frozenset({"absent", "absent_over_time"})
 """Functions whose answer is the same for one copy or several."""
 _SAME_FOR_COPIES = frozenset({"group", "max"})
 """Aggregations whose answer is the same for one copy or several (``max`` is the collapse)."""
+_FLOAT_OF_ANY = frozenset(
+    {"count_over_time", "present_over_time", "timestamp", "absent", "absent_over_time"}
+)
+"""Functions that answer a float whatever the samples they read."""
 
 
 def is_raw(node: q.Expr) -> bool:
@@ -62,9 +72,10 @@ def is_raw(node: q.Expr) -> bool:
     return bool(name) and ":" not in name and name not in RULER_MADE
 
 
-def _wrap(text: str, labels: Iterable[str]) -> str:
+def _wrap(text: str, labels: Iterable[str], histogram: bool = False) -> str:
     names = sorted(set(labels))
-    return f"max without ({', '.join(label_name(n) for n in names)}) ({text})"
+    how = "avg" if histogram else "max"
+    return f"{how} without ({', '.join(label_name(n) for n in names)}) ({text})"
 
 
 def _matching(node: P.BinaryExpr) -> tuple[str, set[str], set[str]]:
@@ -95,55 +106,76 @@ def _by_child(texts: list[str]) -> dict[printer.Path, str]:
     return {(i,): text for i, text in enumerate(texts)}
 
 
-def _emit(node: q.Expr, copy: frozenset[str]) -> tuple[str, bool]:
-    """``node`` as text with its copies collapsed below the top, and whether a raw series
-    still reaches its top uncollapsed."""
-    if isinstance(node, P.VectorSelector | P.MatrixSelector):
-        return printer.render(node), is_raw(node)
-    kids = q.children(node)
-    if not kids:
-        return printer.render(node), False
-    done = [_emit(kid, copy) for kid in kids]
-    texts = [text for text, _ in done]
-    exposed = [raw for _, raw in done]
-    if isinstance(node, P.AggregateExpr):
-        kind, labels = q.grouping(node)
-        drop = set(copy) - set(labels) if kind == "by" else set(copy)
-        if exposed[0] and drop and q.op(node) not in _SAME_FOR_COPIES:
-            texts[0] = _wrap(texts[0], drop)
-        return printer.render(node, _by_child(texts)), False
-    if isinstance(node, P.BinaryExpr) and str(node.op) not in q.SET_OPS:
-        drop = _join_collapse(node, copy)
-        card = node.modifier.card if node.modifier is not None else None
-        sides: tuple[int, ...]
-        if card == P.VectorMatchCardinality.ManyToOne:
-            sides = (1,)
-        elif card == P.VectorMatchCardinality.OneToMany:
-            sides = (0,)
-        else:
-            sides = (0, 1) if drop else ()
-        for side in sides:
-            if exposed[side] and drop:
-                texts[side] = _wrap(texts[side], drop)
-                exposed[side] = False
-    if isinstance(node, P.Call) and q.func_name(node) in _NO_COPIES:
-        exposed = [False for _ in exposed]
-    return printer.render(node, _by_child(texts)), any(exposed)
+class _Emitter:
+    """Prints a tree with its copies collapsed; ``histograms``: the names of native histograms
+    (their values are histograms until a ``histogram_*`` function reads them)."""
+
+    def __init__(self, copy: frozenset[str], histograms: frozenset[str]) -> None:
+        self.copy = copy
+        self.histograms = histograms
+
+    def emit(self, node: q.Expr) -> tuple[str, bool, bool]:
+        """``node`` as text with its copies collapsed below the top, whether a raw series
+        still reaches its top uncollapsed, and whether its value is a native histogram."""
+        copy = self.copy
+        if isinstance(node, P.VectorSelector | P.MatrixSelector):
+            return printer.render(node), is_raw(node), q.selector_name(node) in self.histograms
+        kids = q.children(node)
+        if not kids:
+            return printer.render(node), False, False
+        done = [self.emit(kid) for kid in kids]
+        texts = [text for text, _, _ in done]
+        exposed = [raw for _, raw, _ in done]
+        histogram = any(h for _, _, h in done)
+        if isinstance(node, P.AggregateExpr):
+            kind, labels = q.grouping(node)
+            drop = set(copy) - set(labels) if kind == "by" else set(copy)
+            if exposed[0] and drop and q.op(node) not in _SAME_FOR_COPIES:
+                texts[0] = _wrap(texts[0], drop, done[0][2])
+            return printer.render(node, _by_child(texts)), False, histogram
+        if isinstance(node, P.BinaryExpr) and str(node.op) not in q.SET_OPS:
+            drop = _join_collapse(node, copy)
+            card = node.modifier.card if node.modifier is not None else None
+            sides: tuple[int, ...]
+            if card == P.VectorMatchCardinality.ManyToOne:
+                sides = (1,)
+            elif card == P.VectorMatchCardinality.OneToMany:
+                sides = (0,)
+            else:
+                sides = (0, 1) if drop else ()
+            for side in sides:
+                if exposed[side] and drop:
+                    texts[side] = _wrap(texts[side], drop, done[side][2])
+                    exposed[side] = False
+        if isinstance(node, P.Call):
+            name = q.func_name(node)
+            if name in _NO_COPIES:
+                exposed = [False for _ in exposed]
+            if name.startswith("histogram_") or name in _FLOAT_OF_ANY:
+                histogram = False
+        return printer.render(node, _by_child(texts)), any(exposed), histogram
 
 
-def collapse(expr: str, copy_labels: Sequence[str], replica_labels: Sequence[str]) -> str:
+def collapse(
+    expr: str,
+    copy_labels: Sequence[str],
+    replica_labels: Sequence[str],
+    histograms: Iterable[str] = (),
+) -> str:
     """``expr`` with every raw series read collapsed over ``copy_labels`` before it is
     aggregated or joined, and over ``replica_labels`` where it reaches the result uncollapsed
-    (module docstring). An expression that reads no raw series comes back unchanged, as
-    written.
+    (module docstring). ``histograms``: names of native histograms, whose copies are averaged
+    (``max`` ignores histogram samples). An expression that reads no raw series comes back
+    unchanged, as written.
 
     Raises:
         ValueError: ``expr`` does not parse.
     """
     tree = q.parse(expr)
-    text, exposed = _emit(tree, frozenset(copy_labels))
+    emitter = _Emitter(frozenset(copy_labels), frozenset(histograms))
+    text, exposed, histogram = emitter.emit(tree)
     if exposed:
-        text = _wrap(text, replica_labels)
+        text = _wrap(text, replica_labels, histogram)
     if text == printer.render(tree):
         return expr
     q.parse(text)  # the rewrite must still be PromQL

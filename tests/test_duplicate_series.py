@@ -293,3 +293,43 @@ def test_verify_reports_the_copies_it_sees(
     assert 'and on (namespace, pod) up{job="chat",namespace="chat"}' in api.asked[1]
     # the copies of a second scrape configuration are looked for outside the job
     assert 'up{namespace="chat",pod!=""}' in api.asked[1]
+
+
+_NATIVE = Path(__file__).parent / "fixtures" / "slo-native.yaml"
+_HIST = (
+    "'{{schema:-53 sum:0 count:0 custom_values:[0.1 1 10] buckets:[0 0 0 0]}}"
+    "+{{schema:-53 sum:300 count:6000 custom_values:[0.1 1 10] buckets:[6000 0 0 0]}}x10'"
+)
+_NATIVE_TEST = f"""
+rule_files: [native-lat.rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'http_request_duration_seconds{{job="nat",namespace="nat",prometheus_replica="replica-0"}}'
+        values: {_HIST}
+      - series: 'http_request_duration_seconds{{job="nat",namespace="nat",prometheus_replica="replica-1"}}'
+        values: {_HIST}
+    promql_expr_test:
+      - expr: count(service:model_latency_seconds:quantile_rate5m)
+        eval_time: 8m
+        exp_samples: [{{labels: '{{}}', value: 3}}]
+"""
+
+
+def test_native_histogram_copies_are_averaged_not_dropped(tmp_path: Path) -> None:
+    """``max`` ignores histogram samples: a native histogram's rate collapsed with it would
+    leave the p50/p90/p99 records empty. Its copies are averaged, and the records stay."""
+    (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
+    rules = build_outputs(load_plans([_NATIVE], tmp_path))["rules/native-lat.rules.yaml"]
+    assert "avg without (endpoint, instance, job, prometheus_replica, replica) (rate(" in rules
+    (tmp_path / "native-lat.rules.yaml").write_text(rules)
+    (tmp_path / "native.test.yaml").write_text(_NATIVE_TEST)
+    result = _promtool("test", "rules", "native.test.yaml", cwd=tmp_path)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    # the same record with max: no histogram sample survives it
+    (tmp_path / "native-lat.rules.yaml").write_text(
+        rules.replace("avg without (endpoint", "max without (endpoint")
+    )
+    result = _promtool("test", "rules", "native.test.yaml", cwd=tmp_path)
+    assert result.returncode != 0
