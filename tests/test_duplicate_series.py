@@ -333,3 +333,19 @@ def test_native_histogram_copies_are_averaged_not_dropped(tmp_path: Path) -> Non
     )
     result = _promtool("test", "rules", "native.test.yaml", cwd=tmp_path)
     assert result.returncode != 0
+
+
+def test_every_family_of_a_gpu_service_survives_the_copies(tmp_path: Path) -> None:
+    """The committed o1-preview spec (NVML sidecar GPU families, a queue scraped as a second
+    job, memory and target families) in ``rules`` mode: its whole generated suite, fed an HA
+    pair and a second target, passes the real promtool 3."""
+    (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
+    spec = write_spec(tmp_path / "specs", good_spec(), "o1.yaml")
+    outputs = build_outputs(load_plans([spec], tmp_path))
+    for rel, text in outputs.items():
+        if rel.startswith("rules/"):
+            (tmp_path / Path(rel).name).write_text(text)
+    tests = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".test.yaml"))
+    assert 'prometheus_replica="replica-1"' in (tmp_path / "o1-preview.test.yaml").read_text()
+    result = _promtool("test", "rules", *tests, cwd=tmp_path)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
