@@ -34,6 +34,14 @@ KV-cache usage, ``up``), ``max`` reads the larger of two nearly equal samples, n
 fresh and a stale one, and a 0/1 series stays 0/1 (``avg`` of ``up`` gives 0.5 during a replica's
 restart). ``max`` over one copy is that copy, so the rewrite changes nothing on clean data.
 
+The limit: a copy that resumes after a gap books the gap's events at its first evaluation
+after it (the bridged increments, docs/spec.md "Gaps in the samples"), while the other copy
+booked them minute by minute; ``max`` takes both, so the gap's events count twice — good and
+bad alike, so the error ratio stays near the truth, but the event counts of that stretch are
+high. Collapsing the counter *values* instead (``max(x) - max(x offset 1m)``) would be worse: when
+the fresher copy stops, the maximum drops and reads as a reset, booking the whole counter.
+A deduplicating querier or ingester (``querier``/``ingest``) has neither problem.
+
 Native histograms are the exception: PromQL's ``max`` (and ``min``, ``topk``) ignore histogram
 samples, so where a native histogram's value (``rate(h[5m])``, not yet read by a
 ``histogram_*`` function) is collapsed the copies are averaged, ``avg without (…)``. A copy with
