@@ -1,5 +1,5 @@
-"""Rules that survive duplicate series: ``ruler.deduplication: rules`` (docs/scale-out.md, "One
-copy of each series").
+"""Rules that survive duplicate series: ``ruler.deduplication: rules`` (docs/scale-out.md, "What
+the ruler must provide", point 3).
 
 A central ruler that no querier or ingester deduplicates sees each series of an HA Prometheus
 pair twice (differing only by a replica label, ``prometheus_replica``) and each series of a pod
@@ -12,41 +12,40 @@ whose name has no ``:``; obsgen's records always have one, and carry no copy lab
 *after* its per-copy computation and *before* anything that combines series:
 
 - the argument of every aggregation that reads raw series becomes
-  ``max without (<copy labels> − <its by labels>) (…)``;
-- the "one" side of a ``group_left``/``group_right`` join (either side of a one-to-one ``on``
-  join) becomes ``max without (<copy labels> − <matching labels> − <included labels>) (…)``,
-  so copies still pair with their own copy through the labels the join matches on;
+  ``avg without (<copy labels> − <its by labels>) (…)`` (``group`` and ``max`` need none);
+- a join matching ``on (…)`` also matches on the replica labels, so each copy pairs with its own
+  copy (the counter-birth check compares a copy's samples with *its* Prometheus' successful
+  scrapes of the target, never with the other replica's), and its "one" side (either side of a
+  one-to-one join) is collapsed over the copy labels it still does not match on (``endpoint``);
 - a raw read left at the top of an expression (an alert or record per series) drops only the
-  replica labels: ``max without (<replica labels>) (…)``; the target labels may be printed.
+  replica labels: ``avg without (<replica labels>) (…)``; the target labels may be printed.
 
 Per-copy first, then collapse: ``x - x offset 1m`` and ``rate(x[5m])`` are computed within each
 copy (one-to-one matching on all labels pairs a copy with itself), so a counter's increments
-stay exact per copy. The set operators (``and``, ``or``, ``unless``) and ``absent`` need no
-collapse: they accept many-to-many and any copy.
+stay exact per copy — collapsing the counter *values* first (``max(x) - max(x offset 1m)``)
+would read a drop, and so a reset booking the whole counter, whenever the fresher copy stops.
+The set operators (``and``, ``or``, ``unless``) and ``absent`` need no collapse: they accept
+many-to-many and any copy.
 
-Why ``max`` and not ``avg``: the copies of one series hold the same quantity sampled at
-slightly different times (up to one scrape interval apart). For counters the collapsed value is
-a per-copy increment or rate; when one copy misses samples (its Prometheus restarted, a gap in
-its remote write) its increment is low or absent, and ``max`` keeps the copy that saw the
-events where ``avg`` would halve them — the events that failed while a replica was down would
-be under-counted, which is the failure mode that matters for paging. For gauges (queue depth,
-KV-cache usage, ``up``), ``max`` reads the larger of two nearly equal samples, never a mean of a
-fresh and a stale one, and a 0/1 series stays 0/1 (``avg`` of ``up`` gives 0.5 during a replica's
-restart). ``max`` over one copy is that copy, so the rewrite changes nothing on clean data.
+Why ``avg`` and not ``max``: the copies hold one quantity sampled at different phases (two
+Prometheus scrape a target up to one scrape interval apart). Each copy's per-minute increments
+add up exactly over any window (they telescope), so their mean does too: ``avg`` books every
+event once. ``max`` does not: an error scraped by one replica before a minute's boundary and by
+the other after it is an increment of 1 in two consecutive minutes, and ``max`` books both —
+sparse failures, the ones an SLO pages on, would count up to twice (a quarter of them at a 15 s
+phase in a 1 m evaluation). ``avg`` is also the collapse PromQL defines for native histograms
+(``max`` ignores histogram samples: the p99 records would be empty). A copy with no sample (its
+Prometheus restarting) is absent, not zero, and is not averaged in. For gauges the copies are
+nearly equal and ``avg`` reads their mean; a 0/1 series whose replicas disagree (one Prometheus
+cut off from the target) reads 0.5 in a sum — alerts filter first (``up == 0`` per copy), so a
+target either replica sees down still pages. ``avg`` over one copy is that copy: the rewrite
+changes nothing on clean data.
 
-The limit: a copy that resumes after a gap books the gap's events at its first evaluation
-after it (the bridged increments, docs/spec.md "Gaps in the samples"), while the other copy
-booked them minute by minute; ``max`` takes both, so the gap's events count twice — good and
-bad alike, so the error ratio stays near the truth, but the event counts of that stretch are
-high. Collapsing the counter *values* instead (``max(x) - max(x offset 1m)``) would be worse: when
-the fresher copy stops, the maximum drops and reads as a reset, booking the whole counter.
-A deduplicating querier or ingester (``querier``/``ingest``) has neither problem.
-
-Native histograms are the exception: PromQL's ``max`` (and ``min``, ``topk``) ignore histogram
-samples, so where a native histogram's value (``rate(h[5m])``, not yet read by a
-``histogram_*`` function) is collapsed the copies are averaged, ``avg without (…)``. A copy with
-no sample in the window has no rate and is not averaged in; one whose rate rests on fewer samples
-is averaged with the complete one (the error is the copy's own extrapolation, not a halving).
+The limit: a copy that resumes after a gap books the gap's events at its first evaluation after
+it (the bridged increments, docs/spec.md "Gaps in the samples"), while the other copy booked them
+minute by minute; averaged, that stretch's events count one and a half times — good and bad
+alike, so the error ratio stays near the truth. A deduplicating querier or ingester
+(``querier``/``ingest``) has no such limit.
 """
 
 from __future__ import annotations
@@ -64,11 +63,7 @@ RULER_MADE = frozenset({"ALERTS", "ALERTS_FOR_STATE"})
 _NO_COPIES = frozenset({"absent", "absent_over_time"})
 """Functions whose answer is the same for one copy or several."""
 _SAME_FOR_COPIES = frozenset({"group", "max"})
-"""Aggregations whose answer is the same for one copy or several (``max`` is the collapse)."""
-_FLOAT_OF_ANY = frozenset(
-    {"count_over_time", "present_over_time", "timestamp", "absent", "absent_over_time"}
-)
-"""Functions that answer a float whatever the samples they read."""
+"""Aggregations whose answer is the same for one copy or several identical ones."""
 
 
 def is_raw(node: q.Expr) -> bool:
@@ -80,10 +75,9 @@ def is_raw(node: q.Expr) -> bool:
     return bool(name) and ":" not in name and name not in RULER_MADE
 
 
-def _wrap(text: str, labels: Iterable[str], histogram: bool = False) -> str:
+def _wrap(text: str, labels: Iterable[str]) -> str:
     names = sorted(set(labels))
-    how = "avg" if histogram else "max"
-    return f"{how} without ({', '.join(label_name(n) for n in names)}) ({text})"
+    return f"avg without ({', '.join(label_name(n) for n in names)}) ({text})"
 
 
 def _matching(node: P.BinaryExpr) -> tuple[str, set[str], set[str]]:
@@ -97,16 +91,25 @@ def _matching(node: P.BinaryExpr) -> tuple[str, set[str], set[str]]:
     return word, labels, included
 
 
-def _join_collapse(node: P.BinaryExpr, copy: frozenset[str]) -> set[str]:
-    """The copy labels a side of the join ``node`` must lose so that it has one series per
-    match group: those the matching ignores (``on``: every label not listed), never one it
-    copies over (``group_left (…)``)."""
+def _join(
+    node: P.BinaryExpr, copy: frozenset[str], replicas: frozenset[str], both: bool
+) -> tuple[str, set[str]]:
+    """The modifiers of the join ``node`` — with the replica labels added to its ``on (…)``
+    list when ``both`` sides read copies, so each copy pairs with its own — and the copy labels
+    a side must still lose to have one series per match group: those the matching ignores,
+    never one it copies over (``group_left (…)``)."""
     word, labels, included = _matching(node)
+    modifier = printer.bin_modifier(node)
     if word == "on":
-        return set(copy) - labels - included
+        matched = labels | replicas if both and labels else labels
+        if matched != labels and node.modifier is not None and node.modifier.matching:
+            written = ", ".join(str(n) for n in node.modifier.matching.labels)
+            extended = ", ".join(label_name(n) for n in sorted(matched))
+            modifier = modifier.replace(f" on ({written})", f" on ({extended})", 1)
+        return modifier, set(copy) - matched - included
     if word == "ignoring":
-        return (set(copy) & labels) - included
-    return set()
+        return modifier, (set(copy) & labels) - included
+    return modifier, set()
 
 
 def _by_child(texts: list[str]) -> dict[printer.Path, str]:
@@ -115,34 +118,40 @@ def _by_child(texts: list[str]) -> dict[printer.Path, str]:
 
 
 class _Emitter:
-    """Prints a tree with its copies collapsed; ``histograms``: the names of native histograms
-    (their values are histograms until a ``histogram_*`` function reads them)."""
+    """Prints a tree with its copies collapsed."""
 
-    def __init__(self, copy: frozenset[str], histograms: frozenset[str]) -> None:
+    def __init__(self, copy: frozenset[str], replicas: frozenset[str]) -> None:
         self.copy = copy
-        self.histograms = histograms
+        self.replicas = replicas
 
-    def emit(self, node: q.Expr) -> tuple[str, bool, bool]:
-        """``node`` as text with its copies collapsed below the top, whether a raw series
-        still reaches its top uncollapsed, and whether its value is a native histogram."""
+    def emit(self, node: q.Expr) -> tuple[str, bool]:
+        """``node`` as text with its copies collapsed below the top, and whether a raw series
+        still reaches its top uncollapsed."""
         copy = self.copy
         if isinstance(node, P.VectorSelector | P.MatrixSelector):
-            return printer.render(node), is_raw(node), q.selector_name(node) in self.histograms
+            return printer.render(node), is_raw(node)
         kids = q.children(node)
         if not kids:
-            return printer.render(node), False, False
+            return printer.render(node), False
         done = [self.emit(kid) for kid in kids]
-        texts = [text for text, _, _ in done]
-        exposed = [raw for _, raw, _ in done]
-        histogram = any(h for _, _, h in done)
+        texts = [text for text, _ in done]
+        exposed = [raw for _, raw in done]
         if isinstance(node, P.AggregateExpr):
             kind, labels = q.grouping(node)
             drop = set(copy) - set(labels) if kind == "by" else set(copy)
             if exposed[0] and drop and q.op(node) not in _SAME_FOR_COPIES:
-                texts[0] = _wrap(texts[0], drop, done[0][2])
-            return printer.render(node, _by_child(texts)), False, histogram
-        if isinstance(node, P.BinaryExpr) and str(node.op) not in q.SET_OPS:
-            drop = _join_collapse(node, copy)
+                texts[0] = _wrap(texts[0], drop)
+            return printer.render(node, _by_child(texts)), False
+        if (
+            isinstance(node, P.BinaryExpr)
+            and str(node.op) not in q.SET_OPS
+            and exposed
+            != [
+                False,
+                False,
+            ]
+        ):
+            modifier, drop = _join(node, copy, self.replicas, all(exposed))
             card = node.modifier.card if node.modifier is not None else None
             sides: tuple[int, ...]
             if card == P.VectorMatchCardinality.ManyToOne:
@@ -153,37 +162,28 @@ class _Emitter:
                 sides = (0, 1) if drop else ()
             for side in sides:
                 if exposed[side] and drop:
-                    texts[side] = _wrap(texts[side], drop, done[side][2])
+                    texts[side] = _wrap(texts[side], drop)
                     exposed[side] = False
-        if isinstance(node, P.Call):
-            name = q.func_name(node)
-            if name in _NO_COPIES:
-                exposed = [False for _ in exposed]
-            if name.startswith("histogram_") or name in _FLOAT_OF_ANY:
-                histogram = False
-        return printer.render(node, _by_child(texts)), any(exposed), histogram
+            return f"{texts[0]} {q.op(node)}{modifier} {texts[1]}", any(exposed)
+        if isinstance(node, P.Call) and q.func_name(node) in _NO_COPIES:
+            exposed = [False for _ in exposed]
+        return printer.render(node, _by_child(texts)), any(exposed)
 
 
-def collapse(
-    expr: str,
-    copy_labels: Sequence[str],
-    replica_labels: Sequence[str],
-    histograms: Iterable[str] = (),
-) -> str:
+def collapse(expr: str, copy_labels: Sequence[str], replica_labels: Sequence[str]) -> str:
     """``expr`` with every raw series read collapsed over ``copy_labels`` before it is
     aggregated or joined, and over ``replica_labels`` where it reaches the result uncollapsed
-    (module docstring). ``histograms``: names of native histograms, whose copies are averaged
-    (``max`` ignores histogram samples). An expression that reads no raw series comes back
-    unchanged, as written.
+    (module docstring). An expression that reads no raw series comes back unchanged, as
+    written.
 
     Raises:
         ValueError: ``expr`` does not parse.
     """
     tree = q.parse(expr)
-    emitter = _Emitter(frozenset(copy_labels), frozenset(histograms))
-    text, exposed, histogram = emitter.emit(tree)
+    emitter = _Emitter(frozenset(copy_labels), frozenset(replica_labels))
+    text, exposed = emitter.emit(tree)
     if exposed:
-        text = _wrap(text, replica_labels, histogram)
+        text = _wrap(text, replica_labels)
     if text == printer.render(tree):
         return expr
     q.parse(text)  # the rewrite must still be PromQL

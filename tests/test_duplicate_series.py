@@ -76,24 +76,36 @@ def modes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Path]
 
 def test_an_aggregation_reads_one_copy_per_series() -> None:
     assert collapse("sum by (namespace) (queue)", COPY, REPLICA) == (
-        "sum by (namespace) (max without (endpoint, instance, job, prometheus_replica, replica) "
+        "sum by (namespace) (avg without (endpoint, instance, job, prometheus_replica, replica) "
         "(queue))"
     )
     # copy labels the aggregation keeps are not collapsed
     assert collapse("sum by (instance) (rate(x[5m]))", COPY, REPLICA) == (
-        "sum by (instance) (max without (endpoint, job, prometheus_replica, replica) (rate(x[5m])))"
+        "sum by (instance) (avg without (endpoint, job, prometheus_replica, replica) (rate(x[5m])))"
     )
 
 
-def test_the_one_side_of_a_join_loses_the_copy_labels_it_does_not_match_on() -> None:
+def test_a_join_pairs_each_copy_with_its_own() -> None:
+    """The counter-birth check: a copy's samples against its own Prometheus' scrapes of the
+    target (the replica labels join the ``on`` list); the one side loses the copy labels it
+    still does not match on, so it has one series per match group."""
     out = collapse(
-        "count_over_time(x[5m]) < on (instance, job, namespace) group_left sum_over_time(up[5m])",
+        "count_over_time(x[5m]) < on (instance, job, namespace) group_left "
+        "sum_over_time(up[5m])",
         COPY,
         REPLICA,
     )
-    assert "group_left max without (endpoint, prometheus_replica, replica) (sum_over_time(" in out
-    # the many side stays per copy, then the top drops the replica labels only
-    assert out.startswith("max without (prometheus_replica, replica) (count_over_time(x[5m]) <")
+    assert (
+        "< on (instance, job, namespace, prometheus_replica, replica) group_left "
+        "avg without (endpoint) (sum_over_time(up[5m]))"
+    ) in out
+    # the top drops the replica labels only
+    assert out.startswith("avg without (prometheus_replica, replica) (count_over_time(x[5m]) <")
+    # against a record (no copies) the raw side is collapsed instead, the matching kept
+    assert collapse("r:x:y * on (namespace) group_left x", COPY, REPLICA) == (
+        "r:x:y * on (namespace) group_left "
+        "avg without (endpoint, instance, job, prometheus_replica, replica) (x)"
+    )
 
 
 def test_records_set_operators_and_absent_are_left_as_written() -> None:
@@ -124,7 +136,7 @@ def test_querier_and_ingest_leave_the_rules_as_written(
     assert modes["querier"]["rules/chat-dup.rules.yaml"].read_text() == default
     ingest = _render(tmp_path, "ingest")
     assert ingest["rules/chat-dup.rules.yaml"].read_text() == default
-    assert "max without" not in default
+    assert "avg without" not in default
     tests = modes["querier"]["rules/chat-dup.test.yaml"].read_text()
     assert "prometheus_replica" not in tests
 
@@ -133,7 +145,7 @@ def test_rules_mode_collapses_the_copy_labels(modes: dict[str, dict[str, Path]])
     rules = yaml.safe_load(modes["rules"]["rules/chat-dup.rules.yaml"].read_text())
     exprs = {r.get("record") or r["alert"]: r["expr"] for g in rules["groups"] for r in g["rules"]}
     assert exprs["service:model_queue_depth:sum"] == (
-        "sum by (namespace) (max without (endpoint, instance, job, prometheus_replica, replica) "
+        "sum by (namespace) (avg without (endpoint, instance, job, prometheus_replica, replica) "
         '(inference_queue_depth{job="chat",namespace="chat"}))'
     )
 
@@ -319,7 +331,7 @@ tests:
 
 def test_native_histogram_copies_are_averaged_not_dropped(tmp_path: Path) -> None:
     """``max`` ignores histogram samples: a native histogram's rate collapsed with it would
-    leave the p50/p90/p99 records empty. Its copies are averaged, and the records stay."""
+    leave the p50/p90/p99 records empty. ``avg`` keeps them."""
     (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
     rules = build_outputs(load_plans([_NATIVE], tmp_path))["rules/native-lat.rules.yaml"]
     assert "avg without (endpoint, instance, job, prometheus_replica, replica) (rate(" in rules

@@ -60,9 +60,8 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
 def _collapsed(group: Group, plan: ServicePlan) -> Group:
     """``group`` with every expression reading copies collapsed (``ruler.deduplication:
     rules``, :func:`generator.dedup.collapse`)."""
-    native = [n for h in plan.histograms.values() if h.native for n in (h.metric, *h.also)]
     rules = [
-        {**r, "expr": dedup.collapse(r["expr"], plan.copy_labels, plan.replica_labels, native)}
+        {**r, "expr": dedup.collapse(r["expr"], plan.copy_labels, plan.replica_labels)}
         for r in group["rules"]
     ]
     return {**group, "rules": rules}
