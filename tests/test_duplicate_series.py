@@ -90,8 +90,7 @@ def test_a_join_pairs_each_copy_with_its_own() -> None:
     target (the replica labels join the ``on`` list); the one side loses the copy labels it
     still does not match on, so it has one series per match group."""
     out = collapse(
-        "count_over_time(x[5m]) < on (instance, job, namespace) group_left "
-        "sum_over_time(up[5m])",
+        "count_over_time(x[5m]) < on (instance, job, namespace) group_left sum_over_time(up[5m])",
         COPY,
         REPLICA,
     )
