@@ -25,7 +25,10 @@ copy (one-to-one matching on all labels pairs a copy with itself), so a counter'
 stay exact per copy — collapsing the counter *values* first (``max(x) - max(x offset 1m)``)
 would read a drop, and so a reset booking the whole counter, whenever the fresher copy stops.
 The set operators (``and``, ``or``, ``unless``) and ``absent`` need no collapse: they accept
-many-to-many and any copy.
+many-to-many. An ``on (…)`` set operation between two copied reads also matches on the replica
+labels: "the target was up a minute ago" must be asked of the copy's own Prometheus, or a
+replica that joins the pair (or returns after more than the bridge) would book its counters'
+whole history as new events.
 
 Why ``avg`` and not ``max``: the copies hold one quantity sampled at different phases (two
 Prometheus scrape a target up to one scrape interval apart). Each copy's per-minute increments
@@ -165,6 +168,11 @@ class _Emitter:
                     texts[side] = _wrap(texts[side], drop)
                     exposed[side] = False
             return f"{texts[0]} {q.op(node)}{modifier} {texts[1]}", any(exposed)
+        if isinstance(node, P.BinaryExpr) and str(node.op) in q.SET_OPS and all(exposed):
+            # a set operation between two copied reads pairs each copy with its own too: the
+            # counter-birth check "its target was up a minute ago" asks the copy's own Prometheus
+            modifier, _ = _join(node, copy, self.replicas, True)
+            return f"{texts[0]} {q.op(node)}{modifier} {texts[1]}", True
         if isinstance(node, P.Call) and q.func_name(node) in _NO_COPIES:
             exposed = [False for _ in exposed]
         return printer.render(node, _by_child(texts)), any(exposed)

@@ -360,3 +360,55 @@ def test_every_family_of_a_gpu_service_survives_the_copies(tmp_path: Path) -> No
     assert 'prometheus_replica="replica-1"' in (tmp_path / "o1-preview.test.yaml").read_text()
     result = _promtool("test", "rules", *tests, cwd=tmp_path)
     assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+
+
+_JOINING_TEST = """
+rule_files: [chat-dup.rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'http_requests_total{job="chat",namespace="chat",status="200",prometheus_replica="replica-0"}'
+        values: '0+60x20'
+      - series: 'up{job="chat",namespace="chat",prometheus_replica="replica-0"}'
+        values: '1x20'
+      # replica-1 joins the pair at minute 10: its copy starts at the counter's value then
+      - series: 'http_requests_total{job="chat",namespace="chat",status="200",prometheus_replica="replica-1"}'
+        values: '_x10 600+60x10'
+      - series: 'up{job="chat",namespace="chat",prometheus_replica="replica-1"}'
+        values: '_x10 1x10'
+    promql_expr_test:
+      - expr: service:slo_outcomes:increase1m{events="total"}
+        eval_time: 10m
+        exp_samples:
+          - labels: 'service:slo_outcomes:increase1m{events="total",namespace="chat",service="chat-dup",slo="availability"}'
+            value: 60
+      - expr: service:slo_outcomes:increase1m{events="total"}
+        eval_time: 11m
+        exp_samples:
+          - labels: 'service:slo_outcomes:increase1m{events="total",namespace="chat",service="chat-dup",slo="availability"}'
+            value: 60
+"""
+
+
+def test_a_replica_joining_the_pair_books_no_history(
+    modes: dict[str, dict[str, Path]], tmp_path: Path
+) -> None:
+    """A new HA replica's copy of a counter has no sample before it: whether it is new events
+    ("its target was up a minute ago") is asked of that replica's own ``up``, so the counter's
+    600 requests so far are not booked again — each minute books the 60 requests served."""
+    rules = modes["rules"]["rules/chat-dup.rules.yaml"].read_text()
+    assert "and on (instance, job, namespace, prometheus_replica, replica) (up{" in rules
+    (tmp_path / "chat-dup.rules.yaml").write_text(rules)
+    (tmp_path / "joining.test.yaml").write_text(_JOINING_TEST)
+    result = _promtool("test", "rules", "joining.test.yaml", cwd=tmp_path)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    # matched on the target alone, replica-0's up vouches for replica-1's copy: 600 booked
+    (tmp_path / "chat-dup.rules.yaml").write_text(
+        rules.replace(
+            "on (instance, job, namespace, prometheus_replica, replica) (up{",
+            "on (instance, job, namespace) (up{",
+        )
+    )
+    result = _promtool("test", "rules", "joining.test.yaml", cwd=tmp_path)
+    assert result.returncode != 0
