@@ -35,6 +35,8 @@ EVENTS_TOTAL = "total"
 
 # Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
+# A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
+ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
@@ -59,6 +61,8 @@ ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
 ALERT_PREEMPTIONS = "ModelPreemptionsHigh"
 # The prefix cache's hit ratio stays below spec.alerts.prefixCache.min while requests flow.
 ALERT_PREFIX_CACHE = "ModelPrefixCacheHitRatioLow"
+# Speculative decoding's acceptance rate fell well below its own trailing day (spec.alerts.specDecode).
+ALERT_SPEC_DECODE = "ModelSpecDecodeAcceptanceLow"
 # An SLO has spent most of its error budget over its window (tickets, per level left).
 ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
 # Requests wait at the activator (spec.scaleToZero.activator) while no pod of the service is up.

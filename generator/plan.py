@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import naming, slo, targets
+from generator import autoscaling, naming, slo, targets
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
 from generator.presets import (
@@ -44,6 +44,7 @@ from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
     Activator,
+    Autoscaling,
     BurnRateTier,
     MetricOverride,
     Metrics,
@@ -181,11 +182,22 @@ class PrefixCachePlan:
 
 
 @dataclass(frozen=True)
+class GoodputTargetPlan:
+    """One target of a goodput SLO, resolved: a request is good for it when its ``histogram``
+    observation is no slower than ``bound`` (metric unit; ``threshold_seconds`` in seconds)."""
+
+    histogram: HistogramPlan
+    threshold_seconds: float
+    bound: float
+
+
+@dataclass(frozen=True)
 class SLOPlan:
     """One SLO, resolved.
 
     Attributes:
-        kind: ``availability`` or ``latency``.
+        kind: ``availability``, ``latency`` or ``goodput`` (``targets``: every latency target
+            a good request meets; :mod:`generator.builders.goodput_rules`).
         objective: percent (99.9); ``error_budget``: allowed bad ratio (0.001).
         histogram/threshold_bound: for latency SLOs, the histogram and the bound (metric unit)
             equal to the threshold.
@@ -210,6 +222,7 @@ class SLOPlan:
     description: str | None
     budget_levels: tuple[float, ...] = ()
     keep_firing_for_ms: int = 0
+    targets: tuple[GoodputTargetPlan, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,6 +351,15 @@ class ServicePlan:
     # dcgm-exporter's targets and dcgm_honor_labels is spec.gpu.dcgm.honorLabels.
     gpu_source: str = "none"
     dcgm_honor_labels: bool = False
+    # spec.slos[] with targets: goodput SLOs (generator.builders.goodput_rules), kept out of
+    # ``slos`` so the availability/latency builders never see them.
+    goodput: tuple[SLOPlan, ...] = ()
+    # Speculative decoding's (draft tokens, accepted tokens) counters, None where the preset
+    # has none (generator.families.spec_decode).
+    spec_decode: tuple[CounterPlan, CounterPlan] | None = None
+    # spec.autoscaling (None: no ScaledObject); checked against the alerts by
+    # generator.autoscaling.problems.
+    autoscaling: Autoscaling | None = None
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -441,6 +463,7 @@ _SPEC_PARAM = {
     "min_restarts": "min_restarts",
     "min": "min",
     "ignore": "ignore",
+    "max_drop": "max_drop",
 }
 
 
@@ -664,6 +687,7 @@ def _resolve_slos(
         histogram = None
         bound = None
         threshold_s = None
+        targets = _goodput_targets(item, path, histograms, body.server, p, releases)
         if item.indicator is not None:
             key = INDICATOR_ALIASES[item.indicator]
             histogram = histograms.get(key)
@@ -721,7 +745,11 @@ def _resolve_slos(
         plans.append(
             SLOPlan(
                 name=item.name,
-                kind="latency" if histogram is not None or item.indicator else "availability",
+                kind="goodput"
+                if item.targets
+                else "latency"
+                if histogram is not None or item.indicator
+                else "availability",
                 objective=item.objective,
                 error_budget=slo.error_budget(item.objective),
                 window_ms=item.window,
@@ -741,9 +769,35 @@ def _resolve_slos(
                 if item.alerting.enabled
                 else (),
                 keep_firing_for_ms=_keep_firing_for(item, body.prometheus.floor, path, p),
+                targets=targets,
             )
         )
     return tuple(plans)
+
+
+def _goodput_targets(
+    item: SLO,
+    path: str,
+    histograms: Mapping[str, HistogramPlan],
+    server: str,
+    p: _Problems,
+    releases: Releases | None,
+) -> tuple[GoodputTargetPlan, ...]:
+    """``spec.slos[].targets`` resolved: each signal's histogram and the bucket bound of its
+    threshold (refused, naming ``targets[j].threshold``, when it is not one)."""
+    found = []
+    for j, target in enumerate(item.targets or ()):
+        key = INDICATOR_ALIASES[target.signal]
+        histogram = histograms.get(key)
+        if histogram is None:
+            p.add(f"{path}.targets[{j}].signal", _no_histogram(server, key, histograms, releases))
+            continue
+        seconds = target.threshold / 1000
+        where = f"{path}.targets[{j}].threshold"
+        bound = _check_bound(histogram, seconds, where, p, releases, _SLI_EFFECT)
+        if bound is not None:
+            found.append(GoodputTargetPlan(histogram, seconds, bound))
+    return tuple(found)
 
 
 def _query_offset(prometheus: PrometheusSettings, p: _Problems) -> int:
@@ -1363,7 +1417,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         *(prefix_cache.names if prefix_cache else ()),
         *(activator.names if activator else ()),
     ]
-    return ServicePlan(
+    plan = ServicePlan(
         name=spec.metadata.name,
         team=spec.metadata.team,
         source=source,
@@ -1387,7 +1441,11 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preemptions=counters[2],
         prefix_cache=prefix_cache,
         model_label=preset.model_label,
-        slos=slos,
+        spec_decode=None
+        if preset.spec_decode is None
+        else (CounterPlan(preset.spec_decode[0], base), CounterPlan(preset.spec_decode[1], base)),
+        slos=tuple(s for s in slos if s.kind != "goodput"),
+        goodput=tuple(s for s in slos if s.kind == "goodput"),
         alerts=alerts,
         gpu_exporter=body.gpu.exporter != "none",
         gpu_visibility=body.gpu.visibility,
@@ -1440,4 +1498,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         warnings=tuple(p.warnings),
         gpu_source=body.gpu.exporter,
         dcgm_honor_labels=body.gpu.dcgm.honor_labels,
+        autoscaling=body.autoscaling,
     )
+    found = autoscaling.problems(plan)
+    if found:
+        raise ObsgenError(found)
+    return plan

@@ -753,18 +753,60 @@ class SLOAlerting(StrictModel):
     keep_firing_for: AlertFor | None = None
 
 
+# Goodput targets: the per-request latency histograms a goodput SLO may combine. Every share in
+# the union bound must be a share of *requests*; interTokenLatency counts token gaps (one
+# observation per generated token), so its share bounds nothing about requests.
+GOODPUT_SIGNALS = ("requestDuration", "timeToFirstToken", "requestQueueTime", "timePerOutputToken")
+MIN_GOODPUT_TARGETS, MAX_GOODPUT_TARGETS = 2, 4
+
+
+class GoodputTarget(StrictModel):
+    """``spec.slos[].targets[]``: one latency target a good request must meet: ``signal``
+    (a per-request latency histogram: ``ttft``, ``tpot``, ``e2e``, ``queue`` or their long
+    names) no slower than ``threshold`` (a bucket bound of it, as a duration)."""
+
+    signal: str
+    threshold: DurationMs
+
+    @field_validator("signal")
+    @classmethod
+    def _per_request(cls, value: str) -> str:
+        key = INDICATOR_ALIASES.get(value)
+        if key == "interTokenLatency":
+            raise ValueError(
+                f"{value!r} counts token gaps, not requests: a goodput bound needs the share "
+                "of requests over each target; use tpot (timePerOutputToken, the per-request "
+                "mean; declare spec.metrics.timePerOutputToken where the preset has none)"
+            )
+        if key is None:
+            names = ", ".join(k for k, v in INDICATOR_ALIASES.items() if v in GOODPUT_SIGNALS)
+            raise ValueError(
+                f"{value!r} is not a per-request latency signal; expected one of {names}"
+            )
+        return value
+
+
 class SLO(StrictModel):
     """``spec.slos[]``: one service-level objective.
 
     Without ``indicator`` it is an availability SLO (good = requests not matching
     ``metrics.requests.errorMatchers``); with ``indicator`` a latency SLO (good = requests
-    no slower than ``threshold``, which must be a bucket bound of that histogram).
+    no slower than ``threshold``, which must be a bucket bound of that histogram); with
+    ``targets`` a goodput SLO (good = requests meeting every target; recorded as the union
+    bound's lower bound, :mod:`generator.builders.goodput_rules`).
     ``objective`` is in percent, 0 < objective < 100.
     """
 
     name: Annotated[str, Field(max_length=63), _pattern(DNS1123_LABEL, "a DNS-1123 label")]
     indicator: str | None = None
     threshold: DurationMs | None = None
+    targets: (
+        Annotated[
+            list[GoodputTarget],
+            Field(min_length=MIN_GOODPUT_TARGETS, max_length=MAX_GOODPUT_TARGETS),
+        ]
+        | None
+    ) = None
     objective: float
     window: SLOWindow = 30 * 86_400_000
     alerting: SLOAlerting = SLOAlerting()
@@ -793,6 +835,20 @@ class SLO(StrictModel):
                 f"{value!r} is not a latency indicator; expected one of {', '.join(INDICATOR_ALIASES)}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _targets_alone(self) -> SLO:
+        if self.targets is None:
+            return self
+        if self.indicator is not None or self.threshold is not None:
+            raise ValueError(
+                "targets (a goodput SLO) replaces indicator and threshold; give either "
+                "targets or indicator with threshold"
+            )
+        keys = [INDICATOR_ALIASES[t.signal] for t in self.targets]
+        if len(set(keys)) != len(keys):
+            raise ValueError("each goodput target needs its own signal (ttft, tpot, e2e, queue)")
+        return self
 
     @model_validator(mode="after")
     def _threshold_iff_indicator(self) -> SLO:
@@ -863,6 +919,13 @@ class PrefixCacheAlert(AlertBase):
     flow."""
 
     min: AlertRatio | None = None
+
+
+class SpecDecodeAlert(AlertBase):
+    """``alerts.specDecode``: the speculative-decoding acceptance rate (accepted / draft tokens)
+    over 1h more than ``maxDrop`` (0–1, relative) below its own average over the last day."""
+
+    max_drop: AlertRatio | None = None
 
 
 class MemoryHeadroomAlert(AlertBase):
@@ -973,6 +1036,7 @@ class Alerts(StrictModel):
     kv_cache: KVCacheAlert | None = None
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
+    spec_decode: SpecDecodeAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None
@@ -1155,6 +1219,60 @@ class ScaleToZero(StrictModel):
     activator: Activator | None = None
 
 
+# KEDA's Prometheus scaler polls at most once a second; a page's `for` must outlast a poll.
+PollingInterval = Annotated[
+    DurationMs, _within(1_000, 3_600_000, "KEDA polls every second to every hour")
+]
+CooldownPeriod = Annotated[
+    DurationMs, _within(0, 86_400_000, "a scale-to-zero cooldown longer than a day never fires")
+]
+PerReplica = Annotated[float, Field(gt=0)]
+
+
+class Autoscaling(StrictModel):
+    """``spec.autoscaling``: a KEDA ScaledObject (Prometheus triggers) for the workload of
+    ``spec.deployment``, between ``replicas.min`` and ``replicas.max``, on obsgen's own
+    recorded series.
+
+    ``serverAddress``: the Prometheus (or Thanos/Mimir query) URL KEDA queries;
+    ``queuePerReplica``: waiting requests one replica should hold (``model_queue_depth``);
+    ``kvCachePerReplica``: KV-cache usage (0–1) one replica should run at; both are per-replica
+    targets (KEDA ``AverageValue``: desired = ceil(total / target)). ``activationThreshold``:
+    requests held by ``spec.scaleToZero.activator`` above which KEDA scales from zero;
+    ``cluster``: the value of ``spec.prometheus.clusterLabel`` of the cluster KEDA runs in.
+    ``check`` compares each target with its alert (docs/spec.md, "Autoscaling")."""
+
+    server_address: Annotated[
+        str,
+        _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
+    ]
+    queue_per_replica: PerReplica | None = None
+    kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
+    activation_threshold: Annotated[float, Field(ge=0)] = 0
+    polling_interval: PollingInterval = 30_000
+    cooldown_period: CooldownPeriod = 300_000
+    cluster: PlainText | None = None
+
+    @field_validator("polling_interval", "cooldown_period")
+    @classmethod
+    def _whole_seconds(cls, value: int) -> int:
+        if value % 1000:
+            raise ValueError(
+                f"{format_duration_ms(value)} is not a whole number of seconds; KEDA counts "
+                "this in seconds"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _a_target(self) -> Autoscaling:
+        if self.queue_per_replica is None and self.kv_cache_per_replica is None:
+            raise ValueError(
+                "expected queuePerReplica and/or kvCachePerReplica: the per-replica target "
+                "KEDA scales on, e.g. queuePerReplica: 8"
+            )
+        return self
+
+
 # groupBy labels that cannot work, and why.
 GROUP_BY_RESERVED = {
     **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
@@ -1204,6 +1322,7 @@ class ServiceSpec(StrictModel):
     gpu: GPU = GPU()
     deployment: Deployment
     scale_to_zero: ScaleToZero = ScaleToZero()
+    autoscaling: Autoscaling | None = None
 
     @field_validator("server_version")
     @classmethod

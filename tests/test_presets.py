@@ -375,7 +375,7 @@ _ALL = {
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
     "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUNVLinkErrors",
     "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
-    "ModelReplicasUnavailable", "ModelSignalMissing",
+    "ModelReplicasUnavailable", "ModelSignalMissing", "ModelSpecDecodeAcceptanceLow",
 }  # fmt: skip
 
 
@@ -385,12 +385,16 @@ _ALL = {
         pytest.param("llama3-70b-vllm", _ALL, id="vllm has every signal"),
         pytest.param(
             "mistral-7b-tgi",
-            _ALL - {"ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
+            _ALL
+            - {"ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"}
+            - {"ModelSpecDecodeAcceptanceLow"},
             id="tgi has every signal but KV cache and preemptions",
         ),
         pytest.param(
             "triton-trtllm",
-            _ALL - {"ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
+            _ALL
+            - {"ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"}
+            - {"ModelSpecDecodeAcceptanceLow"},
             id="triton with TensorRT-LLM has every signal but preemptions",
         ),
     ],

@@ -159,6 +159,10 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
         if s.histogram is not None and s.threshold_bound is not None:
             bound = s.threshold_bound
             users.setdefault(s.histogram.key, []).extend((r, bound) for r in _slo_readers(s))
+    for s in plan.goodput:  # a missing target leaves the union bound unrecorded: guard each
+        readers = [f"{naming.ALERT_GOODPUT_BURN} (SLO {s.name})"] if s.tiers else [f"SLO {s.name}"]
+        for t in s.targets:
+            users.setdefault(t.histogram.key, []).extend((r, t.bound) for r in readers)
     return users
 
 
@@ -418,6 +422,15 @@ def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
                 "may stay out of the request path while pods serve (docs/spec.md, Scale to zero)",
             )
             for name in plan.activator.names
+        )
+    if plan.spec_decode is not None and "spec_decode" in plan.alerts:
+        found.extend(
+            Unguarded(
+                Source(c.name, c.matchers),
+                "the server creates it only while speculative decoding is on "
+                "(docs/spec.md, Speculative decoding)",
+            )
+            for c in plan.spec_decode
         )
     return tuple(found)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import kube_names, naming
-from generator.builders import install_limits, kube
+from generator.builders import install_limits, kube, scaled_object
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
@@ -230,6 +230,15 @@ def kps_values(
     grafana = grafana_values(dashboards, via)
     if grafana:
         values["grafana"] = grafana
+    # KEDA ScaledObjects (spec.autoscaling), in the chart's extraManifests map: keyed by
+    # object, so the values files of several services merge (templates/extra-objects.yaml).
+    extra = {
+        f"{naming.k8s_name(p.name)}-scaledobject": obj
+        for p in plans
+        if (obj := scaled_object.scaled_object(p)) is not None
+    }
+    if extra:
+        values["extraManifests"] = extra
     return values
 
 
@@ -434,6 +443,9 @@ def _service_files(
         manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor)
     for own_dashboard in own:
         manifest(naming.manifest_file(plan.name, "dashboard"), own_dashboard.configmap())
+    scaler = scaled_object.scaled_object(plan)
+    if scaler is not None:
+        manifest(naming.manifest_file(plan.name, "scaledobject"), scaler)
     return files
 
 

@@ -17,6 +17,7 @@ from generator import naming
 from generator.builders.common import Group, Rule
 from generator.builders.detection_cases import detection_groups
 from generator.builders.duplicate_cases import with_copies
+from generator.builders.goodput_cases import goodput_groups
 from generator.builders.guard_cases import (
     expected_guards,
     guard_groups,
@@ -152,6 +153,7 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
                 zero_traffic_group(plan),
                 long_healthy_group(plan),
                 *slo_groups(plan),
+                *goodput_groups(plan),
                 *detection.pop(INTERVAL_MS, []),
                 *family_groups(plan),
                 *guard_groups(plan),

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         for warning in (*plan.warnings, *retention_warnings(plan)):
             print(warning, file=sys.stderr)
         print(
-            f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"
+            f"{plan.source}: ok ({plan.name}: {len(plan.slos) + len(plan.goodput)} SLOs, {len(plan.alerts)} alert families)"
         )
     if receivers is not None:
         print(f"{RECEIVERS_FILE}: ok ({len(receivers.teams)} teams)")

@@ -132,6 +132,9 @@ class Preset:
     since_aliases: tuple[str, ...] = ()
     variant: str | None = None
     other_requests: tuple[RequestsDef, ...] = ()
+    # Speculative decoding: (draft tokens, accepted tokens) counters, present only while the
+    # server runs with a draft model or method (generator.families.spec_decode).
+    spec_decode: tuple[str, str] | None = None
 
 
 def prefixed(preset: Preset, prefix: str) -> Preset:
@@ -177,6 +180,9 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
             tuple(prefix + n for n in preset.prefix_cache.queries),
             gauge(preset.prefix_cache.gauge),
         ),
+        spec_decode=None
+        if preset.spec_decode is None
+        else (prefix + preset.spec_decode[0], prefix + preset.spec_decode[1]),
         mean_latency={
             key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
             for key, m in preset.mean_latency.items()

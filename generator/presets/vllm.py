@@ -63,6 +63,14 @@ CACHE_OLD = PrefixCacheDef(
     ("vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries_total"),
 )
 CACHE_NEW = PrefixCacheDef(CACHE_OLD.hits[::-1], CACHE_OLD.queries[::-1])
+# Speculative decoding (V1): vllm/v1/spec_decode/metrics.py, SpecDecodingProm — counters
+# vllm:spec_decode_num_draft_tokens and vllm:spec_decode_num_accepted_tokens (exposed with
+# _total), labels [model_name, engine], created only with a speculative config. V0 has other
+# names (vllm:spec_decode_draft_acceptance_rate gauge …): not read.
+SPEC_DECODE = (
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+)
 
 # The newest release line the entries were checked against; newer ones get a warning.
 CHECKED_THROUGH = ("0.11",)
@@ -106,6 +114,7 @@ def _entry(
         preemptions="vllm:num_preemptions_total",
         prefix_cache=cache,
         model_label="model_name",
+        spec_decode=SPEC_DECODE if variant == "v1" else None,
     )
 
 
