@@ -365,6 +365,10 @@ class ServicePlan:
     metric_prefix: str = ""  # spec.metrics.prefix: already on every preset name above
     # spec.prometheus.queryOffset (0: none): every rule group's query_offset.
     query_offset_ms: int = 0
+    # obsgen.yaml ruler.deduplication: rules: the labels the rules collapse copies over, and
+    # the replica labels among them (generator.dedup); () leaves every expression as written.
+    copy_labels: tuple[str, ...] = ()
+    replica_labels: tuple[str, ...] = ()
     # spec.prometheus.maxGap (0: none): the longest hole in a counter's samples the SLO
     # increments bridge (generator.promql.increments).
     max_gap_ms: int = 0

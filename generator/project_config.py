@@ -15,7 +15,14 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from generator.errors import Diagnostic, ObsgenError
-from generator.spec import DnsLabel, StrictModel, parse_yaml, validation_diagnostics
+from generator.spec import (
+    DnsLabel,
+    DurationMs,
+    LabelName,
+    StrictModel,
+    parse_yaml,
+    validation_diagnostics,
+)
 
 CONFIG_FILE = "obsgen.yaml"
 # YAML reads sequences as lists; the frozen models hold tuples (strict mode converts nothing).
@@ -170,11 +177,74 @@ class InstallConfig(StrictModel):
     alertmanager: AlertmanagerValues = AlertmanagerValues()
 
 
+DEFAULT_REPLICA_LABELS: tuple[str, ...] = ("prometheus_replica", "replica")
+"""The replica labels of HA pairs: prometheus-operator's external label (``replicaExternalLabelName``
+default) and the one Thanos/Mimir examples use."""
+TARGET_COPY_LABELS: tuple[str, ...] = ("job", "endpoint", "instance")
+"""Labels in which two scrape configurations' copies of one pod's series differ."""
+
+
+class RulerConfig(StrictModel):
+    """``ruler``: what the engine that evaluates the rules already provides (docs/scale-out.md,
+    "What the ruler must provide").
+
+    Attributes:
+        deduplication: where copies of one series (HA replicas, a target scraped by two scrape
+            configurations) become one. ``querier`` (default: the ruler's querier
+            deduplicates, e.g. Thanos ``--query.replica-label``; rules unchanged), ``ingest``
+            (Mimir's HA tracker, VictoriaMetrics ``-dedup.minScrapeInterval``: rules unchanged)
+            or ``rules`` (obsgen's rules collapse the copies themselves:
+            :mod:`generator.dedup`).
+        replica_labels: the labels that tell HA replicas apart (``rules`` mode collapses them
+            and :data:`TARGET_COPY_LABELS`).
+        evaluation_delay: the ruler reads remote-written data this late: every rule group gets
+            ``query_offset`` (Prometheus 2.53+, Mimir's ruler) unless a spec sets
+            ``spec.prometheus.queryOffset`` itself. Whole minutes, 1m to 1h.
+    """
+
+    deduplication: Literal["querier", "ingest", "rules"] = "querier"
+    replica_labels: Annotated[tuple[LabelName, ...], _AS_TUPLE] = DEFAULT_REPLICA_LABELS
+    evaluation_delay: DurationMs | None = None
+
+    @field_validator("replica_labels")
+    @classmethod
+    def _replica_labels(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("expected at least one label (default: prometheus_replica, replica)")
+        twice = sorted({v for v in value if value.count(v) > 1})
+        if twice:
+            raise ValueError(f"lists {', '.join(twice)} twice")
+        taken = sorted(set(value) & {"namespace", "pod", "container", "le", "__name__"})
+        if taken:
+            raise ValueError(
+                f"{', '.join(taken)} name what a series is, not which copy it is; list only "
+                "the labels in which HA replicas differ (e.g. prometheus_replica)"
+            )
+        return value
+
+    @field_validator("evaluation_delay")
+    @classmethod
+    def _whole_minutes(cls, ms: int | None) -> int | None:
+        if ms is not None and (ms <= 0 or ms % 60_000 or ms > 3_600_000):
+            raise ValueError(
+                "expected whole minutes from 1m to 1h (e.g. 1m, 2m): the generated tests step "
+                "every minute"
+            )
+        return ms
+
+    @property
+    def copy_labels(self) -> tuple[str, ...]:
+        """The labels ``rules`` mode collapses: the replica labels and the target labels of a
+        second scrape configuration, sorted."""
+        return tuple(sorted({*self.replica_labels, *TARGET_COPY_LABELS}))
+
+
 class ProjectConfig(StrictModel):
     """The whole ``obsgen.yaml``; every section optional."""
 
     render: RenderConfig = RenderConfig()
     install: InstallConfig = InstallConfig()
+    ruler: RulerConfig = RulerConfig()
 
 
 def config_path(root: Path) -> Path:

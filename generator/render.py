@@ -9,6 +9,7 @@ Nothing is written unless every spec loaded and every file passed promtool and a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,9 +41,10 @@ from generator.engines import Built, Core, Engine, Fleet
 from generator.errors import Diagnostic, Level, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
-from generator.project_config import load_project_config
+from generator.project_config import RulerConfig, config_path, load_project_config
 from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
+from generator.ruler import apply_ruler
 from generator.spec import find_spec_files, load_spec, parse_yaml
 from generator.yamlio import dump_yaml, generated_header
 
@@ -84,11 +86,36 @@ def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
     shown = display_path(path, root)
     try:
         with processing(shown):
-            plan = resolve(load_spec(path, shown), shown)
+            spec = load_spec(path, shown)
+            plan = resolve(spec, shown)
+        ruled = apply_ruler(plan, spec, _ruler(root))
     except ObsgenError as err:
         return list(err.diagnostics)
+    if isinstance(ruled, list):
+        return ruled
+    plan = ruled
     plan_digest(plan)
     return plan
+
+
+def _ruler(root: Path) -> RulerConfig:
+    """``obsgen.yaml``'s ``ruler`` section at ``root``, read once per process while the file
+    stays as it is.
+
+    Raises:
+        ObsgenError: the file is invalid.
+    """
+    try:
+        stat = config_path(root).stat()
+        stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = None
+    return _ruler_at(root.resolve(), stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _ruler_at(root: Path, stamp: tuple[int, int] | None) -> RulerConfig:
+    return load_project_config(root).ruler
 
 
 def _load_in_worker(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic] | None:

@@ -20,6 +20,7 @@ from generator.builders import pods
 from generator.errors import printable
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
+from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS
 from generator.prometheus_api import PrometheusAPI
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, parse_duration_ms, unit_of
@@ -576,6 +577,57 @@ def _histograms(r: _Report) -> None:
 
 
 Check = Callable[[_Report], None]
+
+
+def _duplicates(r: _Report) -> None:
+    """Copies of the service's targets the rules would read twice: ``up`` series that differ
+    only by a replica label (an HA pair nobody deduplicates before the ruler), and pods of the
+    service scraped under several ``job``/``endpoint``/``instance`` (a second scrape
+    configuration). Seen with ``ruler.deduplication: rules`` they are reported ``ok`` (the rules
+    collapse them); otherwise the joins of the rules fail ("found duplicate series") and sums
+    double: ``wrong``. docs/scale-out.md, "What the ruler must provide"."""
+    plan = r.plan
+    replicas = plan.replica_labels or DEFAULT_REPLICA_LABELS
+    up = selector("up", plan.matchers)
+    pods_matchers = [m for m in plan.matchers if m.label not in TARGET_COPY_LABELS]
+    pod_up = selector("up", [*pods_matchers, Matcher("pod", "!=", "")])
+    asks = (
+        ("replicas", f"count without ({', '.join(replicas)}) ({up}) > 1", "an HA replica label"),
+        (
+            "targets",
+            f"count without ({', '.join(sorted({*TARGET_COPY_LABELS, *replicas}))}) "
+            f"({pod_up} and on (namespace, pod) {up}) > 1",
+            "job/endpoint/instance (a second scrape configuration)",
+        ),
+    )
+    for _, expr, how in asks:
+        found = r.api.query(expr)
+        if not found:
+            r.add("duplicates", expr, Status.OK, "no copies")
+            continue
+        example = ", ".join(
+            f"{k}={v}" for k, v in sorted(found[0].get("metric", {}).items()) if k != "__name__"
+        )
+        detail = f"{len(found)} series seen more than once, differing only by {how} ({example})"
+        if plan.copy_labels:
+            r.add(
+                "duplicates",
+                expr,
+                Status.OK,
+                f"{detail}; ruler.deduplication: rules collapses them",
+            )
+        else:
+            r.add(
+                "duplicates",
+                expr,
+                Status.WRONG,
+                f"{detail}: the rules' joins fail (found duplicate series) and their sums double; "
+                "deduplicate before the ruler (Thanos --query.replica-label, Mimir's HA tracker, "
+                "one scrape configuration per pod) or set ruler.deduplication: rules in "
+                "obsgen.yaml",
+            )
+
+
 CHECKS: tuple[Check, ...] = (
     _target,
     _scrape_interval,
@@ -585,6 +637,7 @@ CHECKS: tuple[Check, ...] = (
     _pods,
     _kubernetes,
     _gpu,
+    _duplicates,
 )
 """The checks, in report order; each adds its rows to the report (``_pods`` before
 ``_kubernetes``, which reads only the attributed pods)."""

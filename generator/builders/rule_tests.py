@@ -16,6 +16,7 @@ from typing import Any
 from generator import naming
 from generator.builders.common import Group, Rule
 from generator.builders.detection_cases import detection_groups
+from generator.builders.duplicate_cases import with_copies
 from generator.builders.goodput_cases import goodput_groups
 from generator.builders.guard_cases import (
     expected_guards,
@@ -165,6 +166,10 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
             "evaluation_interval": format_duration_ms(e),
             "tests": groups,
         }
+    if plan.copy_labels:
+        for doc in out.values():
+            plain: list[dict[str, Any]] = doc["tests"]  # type: ignore[assignment]
+            doc["tests"] = [with_copies(group, plan) for group in plain]
     if plan.query_offset_ms:
         for doc in out.values():
             groups_of: list[dict[str, Any]] = doc["tests"]  # type: ignore[assignment]

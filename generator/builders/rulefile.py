@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generator import dedup
 from generator.builders import (
     efficiency_rules,
     fleet_rules,
@@ -53,7 +54,20 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         *goodput_rules.goodput_groups(plan),
         group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]
-    return [g for g in groups if g["rules"]]
+    kept = [g for g in groups if g["rules"]]
+    if plan.copy_labels:
+        kept = [_collapsed(g, plan) for g in kept]
+    return kept
+
+
+def _collapsed(group: Group, plan: ServicePlan) -> Group:
+    """``group`` with every expression reading copies collapsed (``ruler.deduplication:
+    rules``, :func:`generator.dedup.collapse`)."""
+    rules = [
+        {**r, "expr": dedup.collapse(r["expr"], plan.copy_labels, plan.replica_labels)}
+        for r in group["rules"]
+    ]
+    return {**group, "rules": rules}
 
 
 def rule_file(plan: ServicePlan) -> dict[str, Any]:

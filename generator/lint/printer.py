@@ -123,7 +123,9 @@ def _labels(labels: object) -> str:
     return ", ".join(str(label) for label in labels or [])  # type: ignore[attr-defined]
 
 
-def _bin_modifier(node: P.BinaryExpr) -> str:
+def bin_modifier(node: P.BinaryExpr) -> str:
+    """The modifiers of a binary expression as written after its operator (`` bool on (a)
+    group_left (b)``), ``""`` when it has none."""
     modifier = node.modifier
     if modifier is None:
         return ""
@@ -192,7 +194,7 @@ def render(
         inner = ", ".join(sub(i) for i in range(len(kids))[::-1]) if len(kids) == 2 else sub(0)
         return f"{q.op(node)}{grouping}({inner})"
     if isinstance(node, P.BinaryExpr):
-        return f"{sub(0)} {q.op(node)}{_bin_modifier(node)} {sub(1)}"
+        return f"{sub(0)} {q.op(node)}{bin_modifier(node)} {sub(1)}"
     raise ValueError(f"cannot print {type(node).__name__}")
 
 

@@ -1,0 +1,60 @@
+"""``obsgen.yaml``'s ``ruler`` section applied to each service's plan.
+
+The section says what the engine evaluating the rules provides (docs/config.md, "ruler";
+docs/scale-out.md, "What the ruler must provide"):
+
+- ``deduplication: rules`` sets the plan's copy and replica labels, so the rule builder
+  collapses copies of each raw series (:mod:`generator.dedup`); ``querier`` and ``ingest`` leave
+  the rules as written (the deduplication happens before the rules read).
+- ``evaluationDelay`` becomes every rule group's ``query_offset`` of the services whose spec
+  sets no ``spec.prometheus.queryOffset`` of its own, refused (with the service's file and the
+  field) where the spec's declared Prometheus cannot load ``query_offset`` (before 2.53,
+  :mod:`generator.targets`) or where it does not tile the SLO evaluation interval.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from generator import targets
+from generator.errors import Diagnostic
+from generator.plan import ServicePlan
+from generator.project_config import CONFIG_FILE, RulerConfig
+from generator.spec import ModelServiceSpec
+from generator.units import format_duration_ms
+
+
+def apply_ruler(
+    plan: ServicePlan, spec: ModelServiceSpec, ruler: RulerConfig
+) -> ServicePlan | list[Diagnostic]:
+    """``plan`` as the ruler of ``ruler`` evaluates it, or why the spec cannot be evaluated
+    there (one diagnostic per problem, naming ``obsgen.yaml``'s field and the spec's)."""
+    changes: dict[str, object] = {}
+    if ruler.deduplication == "rules":
+        changes["copy_labels"] = ruler.copy_labels
+        changes["replica_labels"] = tuple(sorted(ruler.replica_labels))
+    delay = ruler.evaluation_delay
+    prometheus = spec.spec.prometheus
+    if delay and prometheus.query_offset is None:
+        why = targets.missing(targets.QUERY_OFFSET, prometheus.floor)
+        if why is not None:
+            return [
+                Diagnostic(
+                    plan.source,
+                    "spec.prometheus.version",
+                    f"{CONFIG_FILE} ruler.evaluationDelay asks for rule groups' {why}",
+                )
+            ]
+        if delay % prometheus.evaluation_interval:
+            return [
+                Diagnostic(
+                    plan.source,
+                    "spec.prometheus.evaluationInterval",
+                    f"{CONFIG_FILE} ruler.evaluationDelay {format_duration_ms(delay)} is not a "
+                    "multiple of spec.prometheus.evaluationInterval "
+                    f"{format_duration_ms(prometheus.evaluation_interval)}: the SLO increments "
+                    "would no longer tile the window",
+                )
+            ]
+        changes["query_offset_ms"] = delay
+    return dataclasses.replace(plan, **changes) if changes else plan  # type: ignore[arg-type]
