@@ -88,9 +88,16 @@ def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
         with processing(shown):
             spec = load_spec(path, shown)
             plan = resolve(spec, shown)
-        ruled = apply_ruler(plan, spec, _ruler(root))
     except ObsgenError as err:
         return list(err.diagnostics)
+    try:
+        ruler = _ruler(root)
+    except ObsgenError:
+        # A bad obsgen.yaml is reported once, beside every spec's problems, by the caller
+        # (load_project_config in check and render); each spec does not repeat it.
+        plan_digest(plan)
+        return plan
+    ruled = apply_ruler(plan, spec, ruler)
     if isinstance(ruled, list):
         return ruled
     plan = ruled
