@@ -1,0 +1,124 @@
+"""PromQL of a latency histogram in each form ``spec.metrics.<key>.histogram`` names.
+
+- ``classic``: ``<name>_bucket{le}``, ``<name>_count`` (the rules' historic form).
+- ``native`` and ``nhcb``: the one native series ``<name>`` (no suffix), read with
+  ``histogram_count`` and ``histogram_fraction(0, bound, …)``; an NHCB series (Prometheus 3's
+  ``convert_classic_histograms_to_nhcb``, schema -53) has the classic bounds, so a threshold
+  on a bound is exact; an exponential one interpolates (docs/spec.md, "Histogram forms").
+- ``both`` (a migration, Prometheus 3 scraping both forms, ``always_scrape_classic_histograms``):
+  **per series** the native form where it exists, else the classic one, so no request is
+  counted twice. Counter increments prefer native only where the native series has a
+  sample now *and* before (``native_core``), so a native series that appears on a running
+  target (native ingestion switched on) never counts its whole history: the classic series
+  books that minute. Classic series are matched to native ones without their ``le`` label.
+
+Each function returns an expression of floats per the caller's ``group`` labels; units are
+the histogram's own (requests, requests per second, or the metric's time unit for bounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from generator.plan import HistogramPlan
+from generator.promql import Target, by, increments, le_matcher, selector
+from generator.units import decimal_str
+
+Wrap = Callable[[str], str]
+At = Callable[[Wrap], str]
+
+
+def native_good(series: str, bound: float) -> str:
+    """Observations no larger than ``bound`` (metric unit) in native histogram ``series`` (a
+    float per series); an empty histogram's fraction is NaN, so it counts 0 instead."""
+    count = f"histogram_count({series})"
+    return f"(histogram_fraction(0, {decimal_str(bound)}, {series}) * {count} >= 0 or 0 * {count})"
+
+
+def _native_value(series: str, bound: float | None) -> str:
+    return f"histogram_count({series})" if bound is None else native_good(series, bound)
+
+
+def _classic_selector(h: HistogramPlan, name: str, bound: float | None, le_version: str) -> str:
+    if bound is None:
+        return selector(name + "_count", h.matchers)
+    return selector(name + "_bucket", (*h.matchers, le_matcher(bound, le_version)))
+
+
+def _classic_value(series: str, bound: float | None) -> str:
+    # Without ``le``, so a classic series matches its native twin in ``or``.
+    return series if bound is None else f"max without (le) ({series})"
+
+
+def both_events(
+    h: HistogramPlan,
+    bound: float | None,
+    le_version: str,
+    interval: str,
+    group: tuple[str, ...],
+    target: Target,
+    bridge: str | None,
+) -> str:
+    """``sum by (group)`` of the per-evaluation increments of a ``both`` histogram's count
+    (``bound`` None) or of its observations no larger than ``bound``: per series
+    ``native_core or classic or native_born`` (module docstring), each exactly
+    :func:`generator.promql.increments`. Requests per ``interval``."""
+    natives: list[At] = [
+        lambda w, n=name: _native_value(w(selector(n, h.matchers)), bound) for name in h.names
+    ]
+    classics: list[At] = [
+        lambda w, n=name: _classic_value(w(_classic_selector(h, n, bound, le_version)), bound)
+        for name in h.names
+    ]
+    parts = [increments(at, interval, None, bridge) for at in natives]
+    parts += [increments(at, interval, target, bridge) for at in classics]
+    parts += [increments(at, interval, target, bridge) for at in natives]
+    return f"sum{by(group)} ({' or '.join(f'({x})' for x in parts)})"
+
+
+def _native_rates(h: HistogramPlan, window: str) -> list[str]:
+    return [f"rate({selector(name, h.matchers)}[{window}])" for name in h.names]
+
+
+def both_count_rate(h: HistogramPlan, window: str, group: tuple[str, ...]) -> str:
+    """All observations per second, per series native where it exists, else classic."""
+    parts = [f"histogram_count({r})" for r in _native_rates(h, window)]
+    parts += [f"rate({selector(name + '_count', h.matchers)}[{window}])" for name in h.names]
+    return f"sum{by(group)} ({' or '.join(parts)})"
+
+
+def both_bucket_rate(
+    h: HistogramPlan, bound: float, le_version: str, window: str, group: tuple[str, ...]
+) -> str:
+    """Observations no larger than ``bound`` per second, per series native where it exists,
+    else classic (its ``le`` dropped to match)."""
+    parts = [native_good(r, bound) for r in _native_rates(h, window)]
+    le = le_matcher(bound, le_version)
+    parts += [
+        f"max without (le) (rate({selector(name + '_bucket', (*h.matchers, le))}[{window}]))"
+        for name in h.names
+    ]
+    return f"sum{by(group)} ({' or '.join(parts)})"
+
+
+def both_quantile(h: HistogramPlan, q: float, window: str, group: tuple[str, ...]) -> str:
+    """``histogram_quantile`` per group: of the native series where the group has any, else of
+    the classic buckets. A quantile cannot mix forms, so during a migration a group whose
+    pods expose different forms reports its native pods' quantile (docs/spec.md)."""
+    native = " or ".join(_native_rates(h, window))
+    classic = " or ".join(
+        f"rate({selector(name + '_bucket', h.matchers)}[{window}])" for name in h.names
+    )
+    return (
+        f"(histogram_quantile({decimal_str(q)}, sum{by(group)} ({native})) or "
+        f"histogram_quantile({decimal_str(q)}, sum{by(('le', *group))} ({classic})))"
+    )
+
+
+__all__ = [
+    "both_bucket_rate",
+    "both_count_rate",
+    "both_events",
+    "both_quantile",
+    "native_good",
+]
