@@ -63,13 +63,15 @@ def both_events(
     (``bound`` None) or of its observations no larger than ``bound``: per series
     ``native_core or classic or native_born`` (module docstring), each exactly
     :func:`generator.promql.increments`. Requests per ``interval``."""
-    natives: list[At] = [
-        lambda w, n=name: _native_value(w(selector(n, h.matchers)), bound) for name in h.names
-    ]
-    classics: list[At] = [
-        lambda w, n=name: _classic_value(w(_classic_selector(h, n, bound, le_version)), bound)
-        for name in h.names
-    ]
+
+    def native_at(name: str) -> At:
+        return lambda w: _native_value(w(selector(name, h.matchers)), bound)
+
+    def classic_at(name: str) -> At:
+        return lambda w: _classic_value(w(_classic_selector(h, name, bound, le_version)), bound)
+
+    natives = [native_at(name) for name in h.names]
+    classics = [classic_at(name) for name in h.names]
     parts = [increments(at, interval, None, bridge) for at in natives]
     parts += [increments(at, interval, target, bridge) for at in classics]
     parts += [increments(at, interval, target, bridge) for at in natives]
