@@ -37,6 +37,7 @@ from tests import toolchain
 
 ROOT = Path(__file__).resolve().parents[1]
 HOLE_MIN = 7  # past the 5m lookback
+LONG_HOLE_MIN = 15  # past the 10m/15m windows of the event families
 LATE_MIN = 25  # the page may come this long after samples resume (for + windows refill)
 
 # Families whose alerts read a counter (increase, rate, max − min of a counter over a window).
@@ -136,13 +137,15 @@ def _extend(tokens: list[str], steps: int) -> list[str]:
     return tokens + [repr(values[-1] + step * (i + 1)) for i in range(steps)]  # type: ignore[operator]
 
 
-def with_hole(group: dict[str, Any], alert: str) -> tuple[dict[str, Any], bool, int]:
+def with_hole(
+    group: dict[str, Any], alert: str, hole: int = HOLE_MIN
+) -> tuple[dict[str, Any], bool, int]:
     """``group`` with a :data:`HOLE_MIN`-minute hole over its failure, its series run on
     :data:`LATE_MIN` minutes after it; (the group, whether it fires, where the hole ends, min)."""
     names = [s["series"] for s in group["input_series"]]
     tokens = [expand(s["values"]) for s in group["input_series"]]
     start = max(1, _onset(tokens) - 2)
-    end = start + HOLE_MIN
+    end = start + hole
     length = max(len(t) for t in tokens)
     total = max(length, end) + LATE_MIN + 1
     holed = []
@@ -171,7 +174,7 @@ def with_hole(group: dict[str, Any], alert: str) -> tuple[dict[str, Any], bool, 
             "exp_samples": [],
         }
     out = {
-        "name": f"{group['name']} — {HOLE_MIN}m hole from {start}m",
+        "name": f"{group['name']} — {hole}m hole from {start}m",
         "interval": group["interval"],
         "input_series": holed,
         "promql_expr_test": [check],
@@ -218,9 +221,24 @@ def test_every_counter_family_has_generated_gap_cases() -> None:
         assert kinds == {True, False}, f"{key}: gap cases {kinds} (want a firing and a quiet)"
 
 
-@pytest.mark.parametrize("key", sorted(COUNTER_FAMILIES))
+# Event families whose window (10m, 15m) a longer hole spans: bridged by
+# generator.gap_bridge (spec.prometheus.maxGap). ModelContainerOOMKilled is not yet: across a
+# 15m hole its process-kill case is lost and a stale-reason control pages.
+BRIDGED = (
+    "crash_loop",
+    "gpu_ecc_errors",
+    "gpu_xid_application",
+    "gpu_xid_errors",
+    "gpu_xid_reboot",
+    "gpu_xid_reset",
+)
+CASES = [pytest.param(key, HOLE_MIN, id=f"{key}-{HOLE_MIN}m") for key in sorted(COUNTER_FAMILIES)]
+CASES += [pytest.param(key, LONG_HOLE_MIN, id=f"{key}-{LONG_HOLE_MIN}m") for key in BRIDGED]
+
+
+@pytest.mark.parametrize(("key", "hole"), CASES)
 def test_a_hole_past_the_lookback_still_pages_and_the_control_stays_silent(
-    key: str, tmp_path: Path
+    key: str, hole: int, tmp_path: Path
 ) -> None:
     plan = _plan_for(key)
     assert plan is not None
@@ -234,7 +252,7 @@ def test_a_hole_past_the_lookback_still_pages_and_the_control_stays_silent(
             continue
         for alert in family.alerts:
             if any(t["alertname"] == alert for t in group.get("alert_rule_test", [])):
-                groups.append(with_hole(group, alert)[0])
+                groups.append(with_hole(group, alert, hole)[0])
     assert groups
     doc = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     path = tmp_path / "gap.test.yaml"
