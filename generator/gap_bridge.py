@@ -1,18 +1,10 @@
-"""Event counters read over a window, bridged across a hole in the samples longer than it.
+"""Event counters read over a window (an Xid, an uncorrectable ECC error, a container restart),
+bridged across a hole in the samples longer than the window: per series also the rise since
+the last sample before the window within ``spec.prometheus.maxGap``
+(``x - last_over_time(x[maxGap] offset window)``), so an event inside the hole pages once
+samples resume, for one window. Without a hole it equals the window's own rise.
 
-An alert that asks "did this counter rise within the last ``window``" (an Xid, an uncorrectable
-ECC error, a container restart) reads ``increase(x[window])`` or ``max_over_time − min_over_time``
-of ``x[window]``: both compare samples *inside* the window. When no sample was taken for longer
-than the window (Prometheus down, a remote-write backlog, the exporter's scrapes timing out),
-the first samples after the hole hold the event but nothing before it does, so it is never
-seen: a single Xid 79 inside a 15-minute hole never pages a 10-minute window.
-
-The bridge adds, per series, the rise since the last sample before the window within
-``spec.prometheus.maxGap`` (``x − last_over_time(x[maxGap] offset window)``, which skips
-staleness markers), as :func:`generator.promql.increments` bridges the SLO counters. With no
-hole it is the rise over the window itself; after a hole it books the hole's events for one
-window after samples resume: the page comes late, never not at all. docs/spec.md, "Gaps in the
-samples". Every function returns PromQL text; values are event counts of the counter.
+Functions return PromQL text; values are event counts. docs/spec.md, "Gaps in the samples (`spec.prometheus.maxGap`)".
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """Every counter-based alert family across a hole in the samples longer than the 5m lookback
-(issue 43: "gaps past the lookback for every counter family"; the SLO counters' own proof:
-tests/test_gap_accounting.py).
+(docs/spec.md, "Gaps in the samples"; the SLO counters' own proof: tests/test_gap_accounting.py).
 
 The gap cases are generated from each family's own promtool cases (``Family.cases``), so a
 new family gets them without writing any: every series of a case loses the samples of

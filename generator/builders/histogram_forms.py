@@ -1,19 +1,11 @@
-"""PromQL of a latency histogram in each form ``spec.metrics.<key>.histogram`` names.
+"""PromQL of a latency histogram in each form ``spec.metrics.<key>.histogram`` names: classic
+(``_bucket``/``_count``), native and nhcb (the one native series, read with
+``histogram_count``/``histogram_fraction``) and both (a migration: per series the native form
+where it exists, else the classic, so no request counts twice).
 
-- ``classic``: ``<name>_bucket{le}``, ``<name>_count`` (the rules' historic form).
-- ``native`` and ``nhcb``: the one native series ``<name>`` (no suffix), read with
-  ``histogram_count`` and ``histogram_fraction(0, bound, …)``; an NHCB series (Prometheus 3's
-  ``convert_classic_histograms_to_nhcb``, schema -53) has the classic bounds, so a threshold
-  on a bound is exact; an exponential one interpolates (docs/spec.md, "Histogram forms").
-- ``both`` (a migration, Prometheus 3 scraping both forms, ``always_scrape_classic_histograms``):
-  **per series** the native form where it exists, else the classic one, so no request is
-  counted twice. Counter increments prefer native only where the native series has a
-  sample now *and* before (``native_core``), so a native series that appears on a running
-  target (native ingestion switched on) never counts its whole history: the classic series
-  books that minute. Classic series are matched to native ones without their ``le`` label.
-
-Each function returns an expression of floats per the caller's ``group`` labels; units are
-the histogram's own (requests, requests per second, or the metric's time unit for bounds).
+Functions return floats per the caller's ``group`` labels (requests, or requests per second);
+bounds are in the histogram's own unit. Why ``both`` never double-counts, and the interpolation
+error of exponential buckets: docs/spec.md, "Histogram forms".
 """
 
 from __future__ import annotations
