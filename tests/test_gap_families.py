@@ -221,8 +221,10 @@ def test_every_counter_family_has_generated_gap_cases() -> None:
 
 
 # Event families whose window (10m, 15m) a longer hole spans: bridged by
-# generator.gap_bridge (spec.prometheus.maxGap). ModelContainerOOMKilled is not yet: across a
-# 15m hole its process-kill case is lost and a stale-reason control pages.
+# generator.gap_bridge (spec.prometheus.maxGap). ModelContainerOOMKilled is not yet: bridging
+# its restarts alone, across a 15m hole a process kill inside the hole is unseen, and a SIGKILL
+# after an old OOM kill pages (its "older kill" exception reads the OOM counter's window, which
+# after the hole holds only the new container's series).
 BRIDGED = (
     "crash_loop",
     "gpu_ecc_errors",
