@@ -76,9 +76,9 @@ def clone_specs(folder: Path, count: int, distinct: bool = False) -> list[Path]:
     for index in range(count):
         example = examples[index % len(examples)]
         text = example.read_text(encoding="utf-8")
-        found = re.search(r"metadata: \{name: ([a-z0-9-]+)", text)
+        found = re.search(r"^metadata:\s*\{?\s*name: ([a-z0-9-]+)", text, re.M)
         if found is None:
-            raise RuntimeError(f"{example}: no `metadata: {{name: …}}` line to clone")
+            raise RuntimeError(f"{example}: no `metadata: name` to clone")
         name = found.group(1)
         text = re.sub(rf"\b{re.escape(name)}\b", f"{name}-{index:04d}", text)
         if distinct:

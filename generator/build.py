@@ -164,16 +164,16 @@ def service_outputs(
     alert_rules(plan, groups)  # kept on the plan: the tests, runbooks and routes read them
     text = YamlText.of(groups) if groups else None
     header = generated_header(plan.source)
-    rules = naming.rules_file(plan.name)
+    rules = naming.rules_file(plan.stem)
     out: Outputs = {rules: dump_yaml({"groups": text or []}, header=header)}
     if mimir:
-        out[naming.mimir_file(plan.name)] = mimir_rule_file(plan, out[rules])
+        out[naming.mimir_file(plan.stem)] = mimir_rule_file(plan, out[rules])
     if tests:
         out.update(service_rule_tests(plan, groups))
     out.update(service_runbook_outputs(plan))
     out.update(service_dashboard_output(plan))
     uid = naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label)
-    dashboard = Dashboard(plan.name, out[naming.dashboard_file(plan.name)], plan.namespace, uid)
+    dashboard = Dashboard(plan.stem, out[naming.dashboard_file(plan.stem)], plan.namespace, uid)
     out.update(service_overlay(plan, dashboard, dashboards_via, text or groups, warn))
     return out
 
@@ -262,9 +262,9 @@ def fleet_outputs(
         {}
         if dashboards_via == "configmaps"
         else {
-            p.name: Dashboard(
-                p.name,
-                services[p.name][naming.dashboard_file(p.name)],
+            p.stem: Dashboard(
+                p.stem,
+                services[p.stem][naming.dashboard_file(p.stem)],
                 p.namespace,
                 naming.dashboard_uid(p.name, p.namespace, p.cluster_label),
             )
@@ -273,7 +273,7 @@ def fleet_outputs(
     )
     shared = [Dashboard(FLEET_NAME, fleet_text, None, fleet_uid)]
     groups = {
-        p.name: rule_groups_text(services[p.name][naming.rules_file(p.name)], p.source)
+        p.stem: rule_groups_text(services[p.stem][naming.rules_file(p.stem)], p.source)
         for p in plans
     }
     out.update(fleet_overlay(plans, per_service, shared, dashboards_via, groups, warn))
@@ -309,12 +309,12 @@ def _build_one(
     via, mimir, tests = options.dashboards_via, options.mimir, options.tests
     outputs = service_outputs(plan, via, mimir, warnings.append, tests)
     if spool_to is None:
-        return plan.name, outputs, warnings
+        return plan.stem, outputs, warnings
     # Only the paths travel back to the parent.
     if beside is None:
-        return plan.name, spool(spool_to, outputs), warnings
+        return plan.stem, spool(spool_to, outputs), warnings
     parts = spool_changes(spool_to, beside, outputs)
-    return plan.name, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings
+    return plan.stem, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings
 
 
 def worker_count(jobs: int | None) -> int:
@@ -416,7 +416,8 @@ def build_services(
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
 ) -> tuple[ServiceFiles, dict[str, list[Diagnostic]]]:
-    """Each plan's own files by service name, and each service's size warnings by name.
+    """Each plan's own files by stem (:attr:`generator.plan.ServicePlan.stem`), and their
+    size warnings.
 
     A plan the ``fleet.cache`` recorded unchanged gives the files in the repository
     (:class:`FileBacked`, read when asked for) and the warnings recorded with them; the others
@@ -437,10 +438,10 @@ def build_services(
     cache = fleet.cache
     for plan in plans:
         if cache is not None:
-            found = cache.get(plan.name, cache.key(plan, options.variant()))
+            found = cache.get(plan.stem, cache.key(plan, options.variant()))
             if found is not None:
-                done[plan.name] = found
-                found_warnings[plan.name] = cache.warnings(plan.name)
+                done[plan.stem] = found
+                found_warnings[plan.stem] = cache.warnings(plan.stem)
                 continue
         todo.append(plan)
     if progress is not None and done:
@@ -511,8 +512,8 @@ def build_outputs(
     )
     outputs: Outputs = {}
     for plan in plans:
-        outputs.update(services[plan.name])
-        for warning in warnings.get(plan.name, []):
+        outputs.update(services[plan.stem])
+        for warning in warnings.get(plan.stem, []):
             if warn is not None:
                 warn(warning)
     if fleet:

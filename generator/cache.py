@@ -131,7 +131,7 @@ class OutputCache:
     ) -> None:
         """Record each service's key with its files as now on disk (call after writing).
 
-        ``keys``: key by service name; ``outputs``: each service's own files by name;
+        ``keys``: key by service stem; ``outputs``: each service's own files by stem;
         ``warnings``: each service's warnings, given again when it is reused. A service whose
         files are not all on disk with the rendered content is forgotten.
         """

@@ -43,10 +43,11 @@ class Built:
     """What a build produced, before anything is chosen, proved or written.
 
     Attributes:
-        services: each service's own files by service name, in the order of the plans.
+        services: each service's own files by stem (:attr:`generator.plan.ServicePlan.stem`),
+            in the order of the plans.
         fleet: the fleet-wide files (empty but for the Alertmanager files when the build was
             asked for no fleet-wide files).
-        warnings: each service's size warnings by name.
+        warnings: each service's size warnings by stem.
         fleet_warnings: the fleet-wide files' size warnings.
         keys: each service's cache key (:meth:`OutputCache.key`), when built with a cache.
     """
@@ -102,9 +103,9 @@ class Core:
     ) -> Built:
         """See :meth:`Engine.build`."""
         via, mimir, tests = self.options.dashboards_via, self.options.mimir, self.options.tests
-        warnings: dict[str, list[Diagnostic]] = {p.name: [] for p in plans}
+        warnings: dict[str, list[Diagnostic]] = {p.stem: [] for p in plans}
         services: dict[str, Mapping[str, str]] = {
-            p.name: service_outputs(p, via, mimir, warnings[p.name].append, tests) for p in plans
+            p.stem: service_outputs(p, via, mimir, warnings[p.stem].append, tests) for p in plans
         }
         built = Built(services, {}, warnings)
         if fleet and plans:
@@ -181,7 +182,7 @@ class Fleet:
             built.fleet.update(alertmanager_files())
         cache = means.cache
         if cache is not None:
-            built.keys = {p.name: cache.key(p, options.variant()) for p in plans}
+            built.keys = {p.stem: cache.key(p, options.variant()) for p in plans}
         return built
 
     def prove(

@@ -35,6 +35,8 @@ EVENTS_TOTAL = "total"
 
 # Alert names: a contract (docs/contracts.md, Alerts).
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
+# A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
+ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
@@ -59,6 +61,8 @@ ALERT_GPU_SLOWDOWN = "GPUHardwareSlowdown"
 ALERT_PREEMPTIONS = "ModelPreemptionsHigh"
 # The prefix cache's hit ratio stays below spec.alerts.prefixCache.min while requests flow.
 ALERT_PREFIX_CACHE = "ModelPrefixCacheHitRatioLow"
+# Speculative decoding's acceptance rate fell well below its own trailing day (spec.alerts.specDecode).
+ALERT_SPEC_DECODE = "ModelSpecDecodeAcceptanceLow"
 # An SLO has spent most of its error budget over its window (tickets, per level left).
 ALERT_ERROR_BUDGET_LOW = "ErrorBudgetLow"
 # Requests wait at the activator (spec.scaleToZero.activator) while no pod of the service is up.
@@ -168,6 +172,23 @@ DASHBOARD_PROVIDER = "obsgen"  # grafana.dashboards provider (--dashboards-via v
 PART_OF = "obsgen"  # app.kubernetes.io/part-of on every plain manifest
 SERVICE_OBJECT_LABEL = "obsgen/service"  # names the service on every object, chart ones too
 ALL_SERVICES_VALUES = "helm/values-observability.yaml"
+
+
+# Identity is (namespace, service): one repository may hold two specs named ``chat`` in
+# namespaces ``team-a`` and ``team-b``. Every file, rule group, Mimir namespace and Kubernetes
+# object name below takes a service's *stem*: its name while no other spec of the render shares
+# it (so single-namespace repositories keep every name), else ``<name>--<namespace>``. Labels
+# (``service``) and dashboard uids (:func:`dashboard_uid`, which hash the namespace) keep the
+# name. A name with ``--`` cannot be a stem of another's: see :func:`qualified_stem`.
+STEM_SEPARATOR = "--"
+
+
+def qualified_stem(service: str, namespace: str | None) -> str:
+    """The stem of ``service`` when another spec shares its name: ``<service>--<namespace>``
+    (``chat--team-a``; a DNS-1123 label while both parts are and the total stays within 63
+    characters, which :func:`generator.render.load_plans` checks), or ``service`` when the
+    spec names no namespace."""
+    return f"{service}{STEM_SEPARATOR}{namespace}" if namespace else service
 
 
 def k8s_name(service: str, part: str = "") -> str:

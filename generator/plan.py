@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import naming, slo, targets
+from generator import autoscaling, naming, slo, targets
+from generator import failures as failures_mod
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
 from generator.presets import (
@@ -44,7 +45,9 @@ from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
     Activator,
+    Autoscaling,
     BurnRateTier,
+    FailureDefinition,
     MetricOverride,
     Metrics,
     ModelServiceSpec,
@@ -127,13 +130,39 @@ class HistogramPlan:
 
 
 @dataclass(frozen=True)
+class FailureSourcePlan:
+    """One more failure source beside the request counter: ``name{matchers, error_matchers,
+    exclude_matchers}`` counts failed requests (``exclude_matchers`` are ``!~``); ``field``
+    the spec path it comes from (``spec.failure.engine``, ``spec.failure.sources[0]``)."""
+
+    name: str
+    matchers: tuple[Matcher, ...]
+    error_matchers: tuple[Matcher, ...]
+    exclude_matchers: tuple[Matcher, ...]
+    field: str
+
+    @property
+    def failures(self) -> tuple[Matcher, ...]:
+        """Every matcher of the failed requests' series."""
+        return (*self.matchers, *self.error_matchers, *self.exclude_matchers)
+
+
+@dataclass(frozen=True)
 class RequestsPlan:
-    """Request counters: one counter with ``error_matchers``, or success + ``failure_name``."""
+    """Request counters: one counter with ``error_matchers``, or success + ``failure_name``.
+
+    ``exclude_matchers`` (``!~``) drop failures that are not the service's from the failed
+    requests (of ``failure_name`` where set); ``sources`` are further failure sources,
+    combined with the counter's failures as ``combine`` says (``max`` or ``sum``):
+    docs/spec.md, "What a failure is"."""
 
     name: str
     matchers: tuple[Matcher, ...]
     error_matchers: tuple[Matcher, ...]
     failure_name: str | None = None
+    exclude_matchers: tuple[Matcher, ...] = ()
+    sources: tuple[FailureSourcePlan, ...] = ()
+    combine: str = "max"
 
 
 @dataclass(frozen=True)
@@ -193,11 +222,22 @@ class PrefixCachePlan:
 
 
 @dataclass(frozen=True)
+class GoodputTargetPlan:
+    """One target of a goodput SLO, resolved: a request is good for it when its ``histogram``
+    observation is no slower than ``bound`` (metric unit; ``threshold_seconds`` in seconds)."""
+
+    histogram: HistogramPlan
+    threshold_seconds: float
+    bound: float
+
+
+@dataclass(frozen=True)
 class SLOPlan:
     """One SLO, resolved.
 
     Attributes:
-        kind: ``availability`` or ``latency``.
+        kind: ``availability``, ``latency`` or ``goodput`` (``targets``: every latency target
+            a good request meets; :mod:`generator.builders.goodput_rules`).
         objective: percent (99.9); ``error_budget``: allowed bad ratio (0.001).
         histogram/threshold_bound: for latency SLOs, the histogram and the bound (metric unit)
             equal to the threshold.
@@ -222,6 +262,7 @@ class SLOPlan:
     description: str | None
     budget_levels: tuple[float, ...] = ()
     keep_firing_for_ms: int = 0
+    targets: tuple[GoodputTargetPlan, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -346,9 +387,29 @@ class ServicePlan:
     # dcgm-exporter's targets and dcgm_honor_labels is spec.gpu.dcgm.honorLabels.
     gpu_source: str = "none"
     dcgm_honor_labels: bool = False
+    # spec.slos[] with targets: goodput SLOs (generator.builders.goodput_rules), kept out of
+    # ``slos`` so the availability/latency builders never see them.
+    goodput: tuple[SLOPlan, ...] = ()
+    # Speculative decoding's (draft tokens, accepted tokens) counters, None where the preset
+    # has none (generator.families.spec_decode).
+    spec_decode: tuple[CounterPlan, CounterPlan] | None = None
+    # spec.autoscaling (None: no ScaledObject); checked against the alerts by
+    # generator.autoscaling.problems.
+    autoscaling: Autoscaling | None = None
+    # The name of this service's files and objects when another spec of the render shares its
+    # name (naming.qualified_stem, set by generator.render.load_plans); "" means the name.
+    file_stem: str = ""
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
+
+    @property
+    def stem(self) -> str:
+        """What names this service's files, rule groups and Kubernetes objects: ``name``, or
+        ``<name>--<namespace>`` when the render holds another service of this name in another
+        namespace (:func:`generator.naming.qualified_stem`). The ``service`` label stays
+        ``name``."""
+        return self.file_stem or self.name
 
     def derive(self, key: str, build: Callable[[], T]) -> T:
         """``build()`` the first time ``key`` is asked for, the kept value after: for values
@@ -389,7 +450,7 @@ class ServicePlan:
         first), ``<base>/<service>/<Alert>.md`` with base ``metadata.runbookBaseUrl`` or
         ``docs/runbooks``."""
         base = self.runbook_base_url or naming.RUNBOOKS_DIR
-        return f"{base.rstrip('/')}/{self.name}/{alert}.md"
+        return f"{base.rstrip('/')}/{self.stem}/{alert}.md"
 
     def dashboard_url(self) -> str:
         """``dashboard_url`` annotation: the service dashboard (relative to Grafana if no URL);
@@ -449,6 +510,7 @@ _SPEC_PARAM = {
     "min_restarts": "min_restarts",
     "min": "min",
     "ignore": "ignore",
+    "max_drop": "max_drop",
 }
 
 
@@ -591,7 +653,11 @@ def _prefix_cache(preset: Preset, base: tuple[Matcher, ...]) -> PrefixCachePlan 
 
 
 def _requests(
-    preset: Preset, metrics: Metrics, base: tuple[Matcher, ...], p: _Problems
+    preset: Preset,
+    metrics: Metrics,
+    base: tuple[Matcher, ...],
+    p: _Problems,
+    failure_spec: FailureDefinition | None = None,
 ) -> RequestsPlan:
     """The request counters: the preset's, or the override's name.
 
@@ -604,6 +670,7 @@ def _requests(
     errors naming the fix.
     """
     override, failures = metrics.requests, metrics.failures
+    definition = failure_spec or FailureDefinition()
     known = {r.name: r for r in (preset.requests, *preset.other_requests)}
     name = override.name if override and override.name else preset.requests.name
     default = known.get(name)
@@ -624,6 +691,12 @@ def _requests(
                 "spec.metrics.requests.errorMatchers",
                 "with spec.metrics.failures, failed requests are that counter's: remove "
                 "errorMatchers (or metrics.failures)",
+            )
+        if override is not None and override.exclude_matchers is not None:
+            p.add(
+                "spec.metrics.requests.excludeMatchers",
+                "with spec.metrics.failures, failed requests are that counter's: move "
+                "excludeMatchers to spec.metrics.failures.excludeMatchers",
             )
     if default is None and not stated and failures is None:
         written = preset.requests.failure_name or ", ".join(
@@ -656,7 +729,90 @@ def _requests(
     merged = _merge(base, override.selector if override else None)
     kept = {m.label: m for m in own}
     kept.update({m.label: m for m in merged})
-    return RequestsPlan(name, tuple(sorted(kept.values())), errors, failure)
+    matchers = tuple(sorted(kept.values()))
+    # Exclusions: the spec's (on its failure counter where it names one), else the counter's
+    # own unless the spec restated its errorMatchers (which then say all there is).
+    own_excludes = default.exclude_matchers if default is not None else ()
+    excluded: tuple[tuple[str, str], ...]
+    if failures is not None:
+        given = failures.exclude_matchers
+        same = default is not None and failures.name == default.failure_name
+        excluded = tuple(given.items()) if given is not None else own_excludes if same else ()
+    elif override is not None and override.exclude_matchers is not None:
+        excluded = tuple(override.exclude_matchers.items())
+    else:
+        excluded = () if stated else own_excludes
+    if definition.statuses and not any(m.label in failures_mod.STATUS_LABELS for m in errors):
+        p.add(
+            "spec.failure.statuses",
+            f"{failure or name} tells failures by no HTTP status label "
+            f"({', '.join(failures_mod.STATUS_LABELS)}), so the statuses would change nothing; "
+            "remove them, or read a counter by status in spec.metrics.requests",
+        )
+    errors, excludes = _apply_statuses(errors, excluded, definition, stated)
+    sources = _failure_sources(preset, name, base, definition)
+    return RequestsPlan(name, matchers, errors, failure, excludes, sources, definition.combine)
+
+
+def _apply_statuses(
+    errors: tuple[Matcher, ...],
+    excluded: tuple[tuple[str, str], ...],
+    definition: FailureDefinition,
+    stated: bool,
+) -> tuple[tuple[Matcher, ...], tuple[Matcher, ...]]:
+    """Error and exclusion matchers with the status table applied to a status label
+    (:func:`generator.failures.status_regexes`): the defaults with ``spec.failure.statuses``
+    over them; error matchers the spec states are taken as written unless it states
+    ``statuses`` too."""
+    table = {
+        **({} if stated else failures_mod.DEFAULT_STATUSES),
+        **(definition.statuses or {}),
+    }
+    out, drop = [], dict(excluded)
+    for m in errors:
+        if m.label in failures_mod.STATUS_LABELS:
+            regex, gone = failures_mod.status_regexes(m.value, table)
+            out.append(Matcher(m.label, "=~", regex))
+            if gone is not None:
+                drop[m.label] = "|".join(x for x in (drop.get(m.label), gone) if x)
+        else:
+            out.append(m)
+    return tuple(sorted(out)), tuple(sorted(Matcher(k, "!~", v) for k, v in drop.items()))
+
+
+def _failure_sources(
+    preset: Preset,
+    name: str,
+    base: tuple[Matcher, ...],
+    definition: FailureDefinition,
+) -> tuple[FailureSourcePlan, ...]:
+    """The preset's engine failure sources, beside the preset's own request counter only
+    (unless ``spec.failure.engine`` is false), and the spec's ``spec.failure.sources``."""
+    out = []
+    if definition.engine and name == preset.requests.name:
+        for src in preset.failure_sources:
+            out.append(
+                FailureSourcePlan(
+                    src.name,
+                    _merge(base, None),
+                    tuple(sorted(Matcher(k, "=~", v) for k, v in src.error_matchers)),
+                    tuple(sorted(Matcher(k, "!~", v) for k, v in src.exclude_matchers)),
+                    "spec.failure.engine",
+                )
+            )
+    for i, item in enumerate(definition.sources):
+        out.append(
+            FailureSourcePlan(
+                item.name,
+                _merge(base, item.selector),
+                tuple(sorted(Matcher(k, "=~", v) for k, v in item.error_matchers.items())),
+                tuple(
+                    sorted(Matcher(k, "!~", v) for k, v in (item.exclude_matchers or {}).items())
+                ),
+                f"spec.failure.sources[{i}]",
+            )
+        )
+    return tuple(out)
 
 
 def _resolve_slos(
@@ -672,6 +828,7 @@ def _resolve_slos(
         histogram = None
         bound = None
         threshold_s = None
+        targets = _goodput_targets(item, path, histograms, body.server, p, releases)
         if item.indicator is not None:
             key = INDICATOR_ALIASES[item.indicator]
             histogram = histograms.get(key)
@@ -729,7 +886,11 @@ def _resolve_slos(
         plans.append(
             SLOPlan(
                 name=item.name,
-                kind="latency" if histogram is not None or item.indicator else "availability",
+                kind="goodput"
+                if item.targets
+                else "latency"
+                if histogram is not None or item.indicator
+                else "availability",
                 objective=item.objective,
                 error_budget=slo.error_budget(item.objective),
                 window_ms=item.window,
@@ -749,9 +910,35 @@ def _resolve_slos(
                 if item.alerting.enabled
                 else (),
                 keep_firing_for_ms=_keep_firing_for(item, body.prometheus.floor, path, p),
+                targets=targets,
             )
         )
     return tuple(plans)
+
+
+def _goodput_targets(
+    item: SLO,
+    path: str,
+    histograms: Mapping[str, HistogramPlan],
+    server: str,
+    p: _Problems,
+    releases: Releases | None,
+) -> tuple[GoodputTargetPlan, ...]:
+    """``spec.slos[].targets`` resolved: each signal's histogram and the bucket bound of its
+    threshold (refused, naming ``targets[j].threshold``, when it is not one)."""
+    found = []
+    for j, target in enumerate(item.targets or ()):
+        key = INDICATOR_ALIASES[target.signal]
+        histogram = histograms.get(key)
+        if histogram is None:
+            p.add(f"{path}.targets[{j}].signal", _no_histogram(server, key, histograms, releases))
+            continue
+        seconds = target.threshold / 1000
+        where = f"{path}.targets[{j}].threshold"
+        bound = _check_bound(histogram, seconds, where, p, releases, _SLI_EFFECT)
+        if bound is not None:
+            found.append(GoodputTargetPlan(histogram, seconds, bound))
+    return tuple(found)
 
 
 def _query_offset(prometheus: PrometheusSettings, p: _Problems) -> int:
@@ -1307,7 +1494,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     )
     slos = _resolve_slos(spec, histograms, p, releases)
     alerts = _resolve_alerts(spec, histograms, preset, p, releases)
-    requests = _requests(preset, metrics, base, p)
+    requests = _requests(preset, metrics, base, p, body.failure)
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",
@@ -1330,6 +1517,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             "not set: alert runbook_url annotations are relative (docs/runbooks/<service>/<Alert>.md) "
             "and cannot be opened from a page; set it to where docs/runbooks is published, "
             "e.g. https://git.example.com/obs/-/blob/main/docs/runbooks",
+        )
+    if spec.metadata.grafana_url is None:
+        p.warn(
+            "metadata.grafanaUrl",
+            "not set: alert dashboard_url annotations are relative (/d/<uid>/<service>) and "
+            "open nothing from a page or a chat message; set it to your Grafana's address, "
+            "e.g. https://grafana.example.com",
         )
     deployment = body.deployment
     namespace = body.selector.get("namespace")
@@ -1371,7 +1565,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         *(prefix_cache.names if prefix_cache else ()),
         *(activator.names if activator else ()),
     ]
-    return ServicePlan(
+    plan = ServicePlan(
         name=spec.metadata.name,
         team=spec.metadata.team,
         source=source,
@@ -1395,7 +1589,11 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preemptions=counters[2],
         prefix_cache=prefix_cache,
         model_label=preset.model_label,
-        slos=slos,
+        spec_decode=None
+        if preset.spec_decode is None
+        else (CounterPlan(preset.spec_decode[0], base), CounterPlan(preset.spec_decode[1], base)),
+        slos=tuple(s for s in slos if s.kind != "goodput"),
+        goodput=tuple(s for s in slos if s.kind == "goodput"),
         alerts=alerts,
         gpu_exporter=body.gpu.exporter != "none",
         gpu_visibility=body.gpu.visibility,
@@ -1448,4 +1646,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         warnings=tuple(p.warnings),
         gpu_source=body.gpu.exporter,
         dcgm_honor_labels=body.gpu.dcgm.honor_labels,
+        autoscaling=body.autoscaling,
     )
+    found = autoscaling.problems(plan)
+    if found:
+        raise ObsgenError(found)
+    return plan

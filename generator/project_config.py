@@ -208,7 +208,7 @@ def load_project_config(root: Path) -> ProjectConfig:
     try:
         return ProjectConfig.model_validate(data)
     except ValidationError as err:
-        raise ObsgenError(validation_diagnostics(shown, err)) from None
+        raise ObsgenError(validation_diagnostics(shown, err, ProjectConfig)) from None
 
 
 def recorded_text(render: RenderConfig) -> str:

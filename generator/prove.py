@@ -42,7 +42,7 @@ def promtool_problems(
     those on disk under ``root`` (they passed when that render wrote them; the test suite
     re-runs every committed test file), or when ``cache`` holds a passed proof of exactly
     these files (:func:`generator.cache.proof_key`); proofs that pass are recorded there.
-    ``services`` (each service's own files by name) saves finding them in ``outputs``.
+    ``services`` (each service's own files by stem) saves finding them in ``outputs``.
     ``promtool check rules`` runs over every rule file but those of services whose proof the
     cache records for these very files and this promtool (that proof checked them: at 1,000
     services reused from the cache, 22 s of checking saved). Each test file runs split by the
@@ -236,4 +236,4 @@ def promtool3_unproved(
         if warn is not None:
             where = "spec.prometheus.version" if plan.utf8_names else "spec.metrics"
             warn(Diagnostic(plan.source, where, message, Level.WARNING))
-    return {p.name for p in needing}
+    return {p.stem for p in needing}

@@ -432,7 +432,7 @@ def parse_receivers(data: Any, file: str = RECEIVERS_FILE) -> ReceiversConfig:
     try:
         config = ReceiversConfig.model_validate(data)
     except ValidationError as err:
-        raise ObsgenError(validation_diagnostics(file, err)) from None
+        raise ObsgenError(validation_diagnostics(file, err, ReceiversConfig)) from None
     problems = _duplicates(config, file)
     if problems:
         raise ObsgenError(problems)

@@ -10,11 +10,12 @@ Nothing is written unless every spec loaded and every file passed promtool and a
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator import naming, writer
+from generator import kube_names, naming, writer
 from generator.build import (
     BuildOptions,
     BundleFiles,
@@ -36,13 +37,13 @@ from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
 from generator.cache import OutputCache, plan_digest
 from generator.engines import Built, Core, Engine, Fleet
-from generator.errors import Diagnostic, ObsgenError, processing
+from generator.errors import Diagnostic, Level, ObsgenError, processing
 from generator.plan import ServicePlan, resolve
 from generator.progress import Progress
 from generator.project_config import load_project_config
 from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
-from generator.spec import find_spec_files, load_spec
+from generator.spec import find_spec_files, load_spec, parse_yaml
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -105,8 +106,12 @@ def load_plans(
     progress: Callable[[int], None] | None = None,
     jobs: int | None = None,
     parallel_from: int | None = None,
+    others: Iterable[tuple[str, str | None]] = (),
 ) -> list[ServicePlan]:
     """Load and resolve every spec, collecting all errors before failing.
+
+    ``others``: the (name, namespace) of specs of the repository not loaded here
+    (:func:`spec_identities`): a name one of them shares is qualified as in a full render.
 
     ``progress`` is called with 1 after each spec. From ``parallel_from`` specs on (default
     :data:`generator.build.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
@@ -127,7 +132,7 @@ def load_plans(
         loaded = map(_load_one, jobs_args)
     problems: list[Diagnostic] = []
     plans: list[ServicePlan] = []
-    owners: dict[str, str] = {}
+    owners: dict[tuple[str, str | None], str] = {}
     try:
         for job, found in zip(jobs_args, loaded, strict=True):
             if found is None:
@@ -136,32 +141,91 @@ def load_plans(
                 problems.extend(found)
                 continue
             plan = found
-            if plan.name in owners:
+            identity = (plan.name, plan.namespace)
+            if identity in owners:
+                where = f" in namespace {plan.namespace!r}" if plan.namespace else ""
                 problems.append(
                     Diagnostic(
                         plan.source,
                         "metadata.name",
-                        f"service {plan.name!r} is already defined in {owners[plan.name]}",
+                        f"service {plan.name!r}{where} is already defined in {owners[identity]}"
+                        + (
+                            "" if plan.namespace else "; give each spec its spec.selector.namespace"
+                        ),
                     )
                 )
                 continue
-            owners[plan.name] = plan.source
+            owners[identity] = plan.source
             plans.append(plan)
             if progress is not None:
                 progress(1)
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    plans = _qualify_shared_names(plans, problems, others)
     if problems:
         raise ObsgenError(problems)
-    return sorted(plans, key=lambda p: p.name)
+    return sorted(plans, key=lambda p: (p.name, p.stem))
+
+
+def _qualify_shared_names(
+    plans: list[ServicePlan],
+    problems: list[Diagnostic],
+    others: Iterable[tuple[str, str | None]] = (),
+) -> list[ServicePlan]:
+    """``plans`` with each name that several specs share (in different namespaces) given
+    :func:`naming.qualified_stem` as its stem; a stem that another spec's stem already is (a
+    service named ``chat--team-a`` beside ``chat`` in ``team-a``), one too long for a
+    Kubernetes name, and a shared name without a namespace are added to ``problems``."""
+    identities = {(p.name, p.namespace) for p in plans} | set(others)
+    count = Counter(name for name, _ in identities)
+    out = [
+        replace(p, file_stem=naming.qualified_stem(p.name, p.namespace))
+        if count[p.name] > 1 and p.namespace
+        else p
+        for p in plans
+    ]
+    seen: dict[str, str] = {}
+    for plan in out:
+        if count[plan.name] > 1 and not plan.namespace:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "spec.selector.namespace",
+                    f"not set, and another spec's service is named {plan.name!r} too: without "
+                    "a namespace this service's records and alerts are told apart by name "
+                    "alone and would read the other's; set its namespace",
+                )
+            )
+        if plan.stem != plan.name and len(plan.stem) > kube_names.LABEL_MAX:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "metadata.name",
+                    f"{plan.name!r} is also the name of another spec's service, so its files "
+                    f"are named {plan.stem!r}, longer than {kube_names.LABEL_MAX} characters; "
+                    "shorten metadata.name or spec.selector.namespace",
+                )
+            )
+        if plan.stem in seen:
+            problems.append(
+                Diagnostic(
+                    plan.source,
+                    "metadata.name",
+                    f"files named {plan.stem!r} are already those of {seen[plan.stem]}; rename "
+                    "one service (a name shared across namespaces is written "
+                    f"<name>{naming.STEM_SEPARATOR}<namespace>)",
+                )
+            )
+        seen.setdefault(plan.stem, plan.source)
+    return out
 
 
 def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
     """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
     of each service's files, :func:`generator.build.service_outputs`)."""
     return {
-        naming.rules_file(p.name): dump_yaml(rule_file(p), header=generated_header(p.source))
+        naming.rules_file(p.stem): dump_yaml(rule_file(p), header=generated_header(p.source))
         for p in plans
     }
 
@@ -174,10 +238,11 @@ class Bundle:
         outputs: every rendered file by repository path, sorted (services reused or spooled
             are read from their files when asked for).
         stale: generated files on disk that no spec produces any more.
-        services: each service's own files by service name (a subset of ``outputs``).
+        services: each service's own files by stem (:attr:`ServicePlan.stem`; a subset of
+            ``outputs``).
         keys: each service's :meth:`OutputCache.key`, when rendered with a cache.
         partial: only named spec files were rendered (no fleet-wide files, nothing stale).
-        warnings: each service's size warnings by name (recorded with it in the cache).
+        warnings: each service's size warnings by stem (recorded with it in the cache).
     """
 
     outputs: BundleFiles
@@ -204,8 +269,8 @@ def linked_runbooks(
     """
     linked: set[str] = set()
     for plan in plans:
-        own = services[plan.name]
-        prefix = f"{naming.RUNBOOKS_DIR}/{plan.name}/"
+        own = services[plan.stem]
+        prefix = f"{naming.RUNBOOKS_DIR}/{plan.stem}/"
         for rel in own:
             if rel.startswith(prefix) and rel.endswith(".md"):
                 linked.update(
@@ -303,13 +368,19 @@ def render_bundle(
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
-    plans = _plans(root, spec_args, options, progress)
+    try:
+        plans = _plans(root, spec_args, options, progress)
+    except ObsgenError as err:  # with the receivers' problems: every input's in one pass
+        raise ObsgenError([*err.diagnostics, *receivers_problems(root)]) from None
+    if warn is not None:
+        for warning in outside_specs(spec_args, root):
+            warn(warning)
     receivers = load_receivers(root)
     _check_plans(root, plans, receivers, options, partial, warn)
     runs = engine(options, root, cache, progress, spool_to)
     built = runs.build(plans, receivers, fleet=not partial)
     if warn is not None:
-        for warning in [w for p in plans for w in built.warnings.get(p.name, [])]:
+        for warning in [w for p in plans for w in built.warnings.get(p.stem, [])]:
             warn(warning)
         for warning in built.fleet_warnings:
             warn(warning)
@@ -323,6 +394,39 @@ def render_bundle(
     return _bundle(root, plans, built, options, partial)
 
 
+def receivers_problems(root: Path) -> list[Diagnostic]:
+    """The problems of ``<root>/alertmanager/receivers.yaml`` (none when it loads or is
+    absent), to report with the specs' own."""
+    try:
+        load_receivers(root)
+    except ObsgenError as err:
+        return list(err.diagnostics)
+    return []
+
+
+def outside_specs(spec_args: Sequence[str], root: Path) -> list[Diagnostic]:
+    """A warning for each named spec file or folder outside ``<root>/specs/``: the next
+    render of the repository (``obsgen render``, ``make render``: specs/ alone) finds no spec
+    for the files this one writes from it and removes them as stale."""
+    specs = (root / "specs").resolve()
+    out = []
+    for arg in spec_args:
+        where = Path(arg).resolve()
+        if where == specs or specs in where.parents:
+            continue
+        out.append(
+            Diagnostic(
+                arg,
+                "",
+                f"outside {(root / 'specs').as_posix()}/: the next `obsgen render` "
+                "reads specs/ alone and removes the files rendered from it as stale; move the "
+                "spec into specs/",
+                Level.WARNING,
+            )
+        )
+    return out
+
+
 def _plans(
     root: Path, spec_args: Sequence[str], options: RenderOptions, progress: Progress | None
 ) -> list[ServicePlan]:
@@ -330,7 +434,37 @@ def _plans(
     if progress is not None:
         progress.phase("loading specs", len(paths))
     advance = progress.advance if progress is not None else None
-    return load_plans(paths, root, advance, options.jobs, options.parallel_from)
+    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
+    others = spec_identities(paths) if partial else ()
+    return load_plans(paths, root, advance, options.jobs, options.parallel_from, others)
+
+
+def spec_identities(rendered: Sequence[Path]) -> list[tuple[str, str | None]]:
+    """``(metadata.name, spec.selector.namespace)`` of each spec in ``specs/`` that is not in
+    ``rendered``, read without resolving it (a broken one is skipped): a render of named spec
+    files names their files as the full render does, which qualifies a name that another spec
+    shares (:func:`_qualify_shared_names`)."""
+    try:
+        every = find_specs([], Path("."))
+    except ObsgenError:
+        return []
+    named = {p.resolve() for p in rendered}
+    out = []
+    for path in every:
+        if path.resolve() in named:
+            continue
+        try:
+            data = parse_yaml(path.read_text(encoding="utf-8"), str(path))
+        except (ObsgenError, OSError, UnicodeDecodeError):
+            continue
+        meta = data.get("metadata") if isinstance(data, dict) else None
+        spec = data.get("spec") if isinstance(data, dict) else None
+        selector = spec.get("selector") if isinstance(spec, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        namespace = selector.get("namespace") if isinstance(selector, dict) else None
+        if isinstance(name, str):
+            out.append((name, namespace if isinstance(namespace, str) else None))
+    return out
 
 
 def _check_plans(
@@ -369,7 +503,7 @@ def _own_fleet_files(built: Built, plans: Sequence[ServicePlan], root: Path) -> 
     kept = {
         path: text
         for path, text in built.fleet.items()
-        if any(naming.owned_by(path, plan.name) for plan in plans)
+        if any(naming.owned_by(path, plan.stem) for plan in plans)
     }
     built.fleet = {**linked_runbooks(plans, built.services, root), **kept}
 
@@ -390,7 +524,7 @@ def _bundle(
         fleet = dict(only(fleet, wanted))
         if not options.build_options().tests:
             keys = {}  # neither written nor proved: nothing to show it was proved
-    files = BundleFiles([*(services[plan.name] for plan in plans), fleet])
+    files = BundleFiles([*(services[plan.stem] for plan in plans), fleet])
     stale = [] if partial else writer.stale_outputs(root, files, naming.OUTPUT_DIRS)
     return Bundle(files, stale, services, keys, partial, built.warnings)
 

@@ -37,7 +37,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
-from generator import kube_names, naming, regexes, targets
+from generator import kube_names, naming, near_keys, regexes, targets
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.promql import LEGACY_METRIC_NAME, label_name_problem, metric_name_problem
 from generator.units import (
@@ -647,6 +647,9 @@ class MetricOverride(StrictModel):
     that contradicts the name is an error.
     ``selector`` is merged over ``spec.selector`` for this metric only.
     ``errorMatchers`` (request counters) are RE2 regexes matched with ``=~``.
+    ``excludeMatchers`` (request and failure counters) mark failures that are not the
+    service's, read as ``label!~"regex"``: a series without the label is not excluded
+    (docs/spec.md, "What a failure is").
     """
 
     name: MetricName | None = None
@@ -657,6 +660,19 @@ class MetricOverride(StrictModel):
     histogram: Literal["classic", "native", "nhcb", "both"] | None = None
     selector: MetricMatchers | None = None
     error_matchers: RegexMatchers | None = None
+    exclude_matchers: RegexMatchers | None = None
+
+    @field_validator("exclude_matchers")
+    @classmethod
+    def _excludes_something(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        for label, pattern in (matchers or {}).items():
+            if regexes.fullmatch(pattern, ""):
+                raise ValueError(
+                    f"{label}!~{pattern!r} also drops series without a {label} label, so a "
+                    f"release without {label} would count no failure at all; match the "
+                    'excluded values only (e.g. "CANCELED")'
+                )
+        return matchers
 
     @field_validator("buckets")
     @classmethod
@@ -753,18 +769,60 @@ class SLOAlerting(StrictModel):
     keep_firing_for: AlertFor | None = None
 
 
+# Goodput targets: the per-request latency histograms a goodput SLO may combine. Every share in
+# the union bound must be a share of *requests*; interTokenLatency counts token gaps (one
+# observation per generated token), so its share bounds nothing about requests.
+GOODPUT_SIGNALS = ("requestDuration", "timeToFirstToken", "requestQueueTime", "timePerOutputToken")
+MIN_GOODPUT_TARGETS, MAX_GOODPUT_TARGETS = 2, 4
+
+
+class GoodputTarget(StrictModel):
+    """``spec.slos[].targets[]``: one latency target a good request must meet: ``signal``
+    (a per-request latency histogram: ``ttft``, ``tpot``, ``e2e``, ``queue`` or their long
+    names) no slower than ``threshold`` (a bucket bound of it, as a duration)."""
+
+    signal: str
+    threshold: DurationMs
+
+    @field_validator("signal")
+    @classmethod
+    def _per_request(cls, value: str) -> str:
+        key = INDICATOR_ALIASES.get(value)
+        if key == "interTokenLatency":
+            raise ValueError(
+                f"{value!r} counts token gaps, not requests: a goodput bound needs the share "
+                "of requests over each target; use tpot (timePerOutputToken, the per-request "
+                "mean; declare spec.metrics.timePerOutputToken where the preset has none)"
+            )
+        if key is None:
+            names = ", ".join(k for k, v in INDICATOR_ALIASES.items() if v in GOODPUT_SIGNALS)
+            raise ValueError(
+                f"{value!r} is not a per-request latency signal; expected one of {names}"
+            )
+        return value
+
+
 class SLO(StrictModel):
     """``spec.slos[]``: one service-level objective.
 
     Without ``indicator`` it is an availability SLO (good = requests not matching
     ``metrics.requests.errorMatchers``); with ``indicator`` a latency SLO (good = requests
-    no slower than ``threshold``, which must be a bucket bound of that histogram).
+    no slower than ``threshold``, which must be a bucket bound of that histogram); with
+    ``targets`` a goodput SLO (good = requests meeting every target; recorded as the union
+    bound's lower bound, :mod:`generator.builders.goodput_rules`).
     ``objective`` is in percent, 0 < objective < 100.
     """
 
     name: Annotated[str, Field(max_length=63), _pattern(DNS1123_LABEL, "a DNS-1123 label")]
     indicator: str | None = None
     threshold: DurationMs | None = None
+    targets: (
+        Annotated[
+            list[GoodputTarget],
+            Field(min_length=MIN_GOODPUT_TARGETS, max_length=MAX_GOODPUT_TARGETS),
+        ]
+        | None
+    ) = None
     objective: float
     window: SLOWindow = 30 * 86_400_000
     alerting: SLOAlerting = SLOAlerting()
@@ -793,6 +851,20 @@ class SLO(StrictModel):
                 f"{value!r} is not a latency indicator; expected one of {', '.join(INDICATOR_ALIASES)}"
             )
         return value
+
+    @model_validator(mode="after")
+    def _targets_alone(self) -> SLO:
+        if self.targets is None:
+            return self
+        if self.indicator is not None or self.threshold is not None:
+            raise ValueError(
+                "targets (a goodput SLO) replaces indicator and threshold; give either "
+                "targets or indicator with threshold"
+            )
+        keys = [INDICATOR_ALIASES[t.signal] for t in self.targets]
+        if len(set(keys)) != len(keys):
+            raise ValueError("each goodput target needs its own signal (ttft, tpot, e2e, queue)")
+        return self
 
     @model_validator(mode="after")
     def _threshold_iff_indicator(self) -> SLO:
@@ -865,6 +937,13 @@ class PrefixCacheAlert(AlertBase):
     min: AlertRatio | None = None
 
 
+class SpecDecodeAlert(AlertBase):
+    """``alerts.specDecode``: the speculative-decoding acceptance rate (accepted / draft tokens)
+    over 1h more than ``maxDrop`` (0–1, relative) below its own average over the last day."""
+
+    max_drop: AlertRatio | None = None
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -918,6 +997,7 @@ class GPUTemperatureAlert(AlertBase):
 Signal = Literal[
     "requests",
     "requestErrors",
+    "failureSources",
     "requestDuration",
     "timeToFirstToken",
     "interTokenLatency",
@@ -973,6 +1053,7 @@ class Alerts(StrictModel):
     kv_cache: KVCacheAlert | None = None
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
+    spec_decode: SpecDecodeAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None
@@ -1155,6 +1236,60 @@ class ScaleToZero(StrictModel):
     activator: Activator | None = None
 
 
+# KEDA's Prometheus scaler polls at most once a second; a page's `for` must outlast a poll.
+PollingInterval = Annotated[
+    DurationMs, _within(1_000, 3_600_000, "KEDA polls every second to every hour")
+]
+CooldownPeriod = Annotated[
+    DurationMs, _within(0, 86_400_000, "a scale-to-zero cooldown longer than a day never fires")
+]
+PerReplica = Annotated[float, Field(gt=0)]
+
+
+class Autoscaling(StrictModel):
+    """``spec.autoscaling``: a KEDA ScaledObject (Prometheus triggers) for the workload of
+    ``spec.deployment``, between ``replicas.min`` and ``replicas.max``, on obsgen's own
+    recorded series.
+
+    ``serverAddress``: the Prometheus (or Thanos/Mimir query) URL KEDA queries;
+    ``queuePerReplica``: waiting requests one replica should hold (``model_queue_depth``);
+    ``kvCachePerReplica``: KV-cache usage (0–1) one replica should run at; both are per-replica
+    targets (KEDA ``AverageValue``: desired = ceil(total / target)). ``activationThreshold``:
+    requests held by ``spec.scaleToZero.activator`` above which KEDA scales from zero;
+    ``cluster``: the value of ``spec.prometheus.clusterLabel`` of the cluster KEDA runs in.
+    ``check`` compares each target with its alert (docs/spec.md, "Autoscaling")."""
+
+    server_address: Annotated[
+        str,
+        _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
+    ]
+    queue_per_replica: PerReplica | None = None
+    kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
+    activation_threshold: Annotated[float, Field(ge=0)] = 0
+    polling_interval: PollingInterval = 30_000
+    cooldown_period: CooldownPeriod = 300_000
+    cluster: PlainText | None = None
+
+    @field_validator("polling_interval", "cooldown_period")
+    @classmethod
+    def _whole_seconds(cls, value: int) -> int:
+        if value % 1000:
+            raise ValueError(
+                f"{format_duration_ms(value)} is not a whole number of seconds; KEDA counts "
+                "this in seconds"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _a_target(self) -> Autoscaling:
+        if self.queue_per_replica is None and self.kv_cache_per_replica is None:
+            raise ValueError(
+                "expected queuePerReplica and/or kvCachePerReplica: the per-replica target "
+                "KEDA scales on, e.g. queuePerReplica: 8"
+            )
+        return self
+
+
 # groupBy labels that cannot work, and why.
 GROUP_BY_RESERVED = {
     **{label: "obsgen sets it on its own series and alerts" for label in OWN_LABELS},
@@ -1175,6 +1310,50 @@ def _version_text(value: Any) -> Any:
             "unquoted version as a number (0.10 becomes 0.1)"
         )
     return value
+
+
+class FailureSource(StrictModel):
+    """``spec.failure.sources[]``: one more counter whose series count failed requests
+    (``errorMatchers``, required), minus ``excludeMatchers``; read with ``spec.selector``
+    and its own ``selector``; only its failures are read (the total stays the request
+    counter's)."""
+
+    name: MetricName
+    error_matchers: RegexMatchers
+    exclude_matchers: RegexMatchers | None = None
+    selector: MetricMatchers | None = None
+
+    @field_validator("error_matchers")
+    @classmethod
+    def _some_failure(cls, matchers: dict[str, str]) -> dict[str, str]:
+        return MetricOverride._not_everything(matchers) or {}
+
+    @field_validator("exclude_matchers")
+    @classmethod
+    def _excludes_something(cls, matchers: dict[str, str] | None) -> dict[str, str] | None:
+        return MetricOverride._excludes_something(matchers)
+
+
+StatusCode = Annotated[str, _pattern(re.compile(r"^[1-5][0-9][0-9]$"), "an HTTP status code")]
+
+
+class FailureDefinition(StrictModel):
+    """``spec.failure``: what a failed request is (docs/spec.md, "What a failure is").
+
+    ``combine``: how the sources add up per evaluation, ``max`` (the larger: a lower bound
+    on the true failures) or ``sum`` (an upper bound), capped at the total. ``engine``: read
+    the preset's engine failure source beside the request counter (vLLM's finish reasons;
+    default true). ``sources``: further failure counters. ``statuses``: the meaning of an
+    HTTP status (``failure`` or ``excluded``) over the preset's table (429, 503, 504 failures,
+    499 excluded), applied to a ``status``/``code`` error matcher.
+    """
+
+    combine: Literal["max", "sum"] = "max"
+    engine: bool = True
+    sources: Annotated[list[FailureSource], Field(max_length=4)] = []
+    statuses: (
+        Annotated[dict[StatusCode, Literal["failure", "excluded"]], Field(max_length=32)] | None
+    ) = None
 
 
 class ServiceSpec(StrictModel):
@@ -1199,11 +1378,13 @@ class ServiceSpec(StrictModel):
     group_by: Annotated[list[LabelName], Field(max_length=MAX_GROUP_BY)] = []
     prometheus: PrometheusSettings = PrometheusSettings()
     metrics: Metrics = Metrics()
+    failure: FailureDefinition = FailureDefinition()
     slos: Annotated[list[SLO], Field(max_length=MAX_SLOS)] = []
     alerts: Alerts = Alerts()
     gpu: GPU = GPU()
     deployment: Deployment
     scale_to_zero: ScaleToZero = ScaleToZero()
+    autoscaling: Autoscaling | None = None
 
     @field_validator("server_version")
     @classmethod
@@ -1301,9 +1482,23 @@ def _message(error: Any) -> str:
     return text
 
 
-def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
+def _model_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """``loc`` without pydantic's validator steps (``function-after[...]``), as the walk of
+    :func:`generator.near_keys.known_keys` reads it."""
+    return tuple(
+        p
+        for p in loc
+        if not (isinstance(p, str) and p.startswith(("function-", "constrained-", "literal[")))
+    )
+
+
+def validation_diagnostics(
+    file: str, err: ValidationError, model: type[BaseModel] | None = None
+) -> list[Diagnostic]:
     """Turn a pydantic error into one diagnostic per problem, with the user's field path;
-    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest."""
+    beyond :data:`MAX_DIAGNOSTICS` one last line counts the rest. With ``model`` (the one
+    validated), an unknown key gets the near miss among the keys accepted there
+    (:func:`generator.near_keys.suggestion`)."""
     diagnostics = []
     errors = err.errors()
     for error in errors[:MAX_DIAGNOSTICS]:
@@ -1314,7 +1509,10 @@ def validation_diagnostics(file: str, err: ValidationError) -> list[Diagnostic]:
         )
         if error["type"] == KEYED_ERROR:
             loc = (*loc, str(error["ctx"]["key"]))
-        diagnostics.append(Diagnostic(file, _field_path(loc), _message(error)))
+        message = _message(error)
+        if error["type"] == "extra_forbidden":
+            message += near_keys.suggestion(model, _model_loc(loc))
+        diagnostics.append(Diagnostic(file, _field_path(loc), message))
     if len(errors) > MAX_DIAGNOSTICS:
         more = len(errors) - MAX_DIAGNOSTICS
         diagnostics.append(Diagnostic(file, "", f"… and {more} more problems not listed"))
@@ -1345,7 +1543,7 @@ def parse_spec(data: Any, file: str) -> ModelServiceSpec:
     try:
         return ModelServiceSpec.model_validate(data)
     except ValidationError as err:
-        raise ObsgenError(validation_diagnostics(file, err)) from None
+        raise ObsgenError(validation_diagnostics(file, err, ModelServiceSpec)) from None
 
 
 # Bounds on a spec file as YAML (docs/limits.md): a real spec is a few KB, 6 levels deep.

@@ -185,8 +185,8 @@ def _groups(api: PrometheusAPI) -> list[dict[str, Any]]:
 
 def _install_hint(plan: ServicePlan) -> str:
     return (
-        f"install {naming.values_file(plan.name)} (helm upgrade … -f) or "
-        f"{naming.manifest_file(plan.name, 'prometheusrule')} (kubectl apply)"
+        f"install {naming.values_file(plan.stem)} (helm upgrade … -f) or "
+        f"{naming.manifest_file(plan.stem, 'prometheusrule')} (kubectl apply)"
     )
 
 
@@ -198,7 +198,7 @@ def check_rules(plan: ServicePlan, api: PrometheusAPI) -> list[Row]:
     def add(subject: str, status: Status, detail: str) -> None:
         rows.append(Row(plan.name, "rules", subject, status, detail))
 
-    prefix = naming.group_name(plan.name, "")
+    prefix = naming.group_name(plan.stem, "")
     try:
         served = _groups(api)
     except PrometheusUnreachable:

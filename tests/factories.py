@@ -12,8 +12,17 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def good_spec() -> dict[str, Any]:
-    """The committed o1-preview spec, parsed (a fresh deep copy each call)."""
+    """The committed o1-preview spec, parsed (a fresh deep copy each call), without what makes
+    the shipped example warning-free — its links (``metadata.runbookBaseUrl``,
+    ``metadata.grafanaUrl``) and its declared ``spec.prometheus.retention`` — so that tests
+    see the bare spec: relative links, retention undeclared."""
     data = yaml.safe_load((REPO / "specs" / "o1-preview.yaml").read_text())
+    data["metadata"].pop("runbookBaseUrl", None)
+    data["metadata"].pop("grafanaUrl", None)
+    prometheus = data["spec"].get("prometheus", {})
+    prometheus.pop("retention", None)
+    if not prometheus:
+        data["spec"].pop("prometheus", None)
     return copy.deepcopy(data)
 
 

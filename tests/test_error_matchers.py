@@ -155,7 +155,11 @@ def test_renaming_the_request_counter_never_keeps_the_presets_matchers(
 def test_a_known_counter_of_the_server_keeps_its_own_matchers() -> None:
     plan = _plan(_with_requests("vllm", name="vllm:request_success_total"))
     assert [(m.label, m.value) for m in plan.requests.error_matchers] == [
-        ("finished_reason", "abort|error")
+        ("finished_reason", "error")
+    ]
+    # "abort" is the client's (vllm/v1/engine/__init__.py FinishReason): excluded, not failed.
+    assert [(m.label, m.op, m.value) for m in plan.requests.exclude_matchers] == [
+        ("finished_reason", "!~", "abort")
     ]
 
 

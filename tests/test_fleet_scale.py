@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 def _clone_specs(folder: Path, count: int, example: str = "triton-trtllm") -> list[Path]:
     """``count`` copies of an example spec, each with its own service, job and deployment."""
     text = (REPO / "specs" / f"{example}.yaml").read_text(encoding="utf-8")
-    name = re.search(r"metadata: \{name: ([a-z0-9-]+)", text)
+    name = re.search(r"^metadata:\s*\{?\s*name: ([a-z0-9-]+)", text, re.M)
     assert name is not None
     folder.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -17,7 +17,9 @@ import promql_parser as P
 import pytest
 import yaml
 
+from generator import naming
 from generator.builders.alertmanager_routing import alert_labels
+from generator.cli import main
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.render import build_outputs, load_plans
@@ -140,12 +142,149 @@ def test_the_fleet_overview_keeps_two_services_of_one_name_apart(
     assert "count by (namespace, service)" in table["targets"][-1]["expr"]
 
 
-def test_one_render_refuses_two_services_of_one_name(tmp_path: Path) -> None:
+def _render(root: Path, *specs: dict[str, Any]) -> int:
+    """``obsgen render --skip-promtool`` of ``specs`` as ``specs/<i>.yaml`` in ``root``."""
+    for i, data in enumerate(specs):
+        write_spec(root / "specs", data, f"s{i}.yaml")
+    return main(["render", "--skip-promtool", "--quiet", "--out", str(root), str(root / "specs")])
+
+
+def _files(root: Path) -> set[str]:
+    return {
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if p.is_file() and not p.relative_to(root).as_posix().startswith(("specs/", "."))
+    }
+
+
+@pytest.fixture(scope="module")
+def two_chats(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One repository holding ``chat`` of team-a and ``chat`` of team-b, rendered."""
+    root = tmp_path_factory.mktemp("two-chats")
+    assert _render(root, _chat("team-a"), _chat("team-b")) == 0
+    return root
+
+
+def test_one_render_holds_two_services_of_one_name(two_chats: Path) -> None:
+    files = _files(two_chats)
+    for stem in ("chat--team-a", "chat--team-b"):
+        assert f"rules/{stem}.rules.yaml" in files
+        assert f"dashboards/{stem}.json" in files
+        assert f"helm/values-{stem}.yaml" in files
+        assert f"manifests/{stem}/prometheusrule.yaml" in files
+        assert f"docs/runbooks/{stem}/ModelLatencyP99High.md" in files
+    assert not [f for f in files if "/chat." in f or "/chat/" in f or f.endswith("-chat.yaml")]
+    uids, titles, groups, objects = set(), set(), set(), set()
+    for team in ("team-a", "team-b"):
+        stem = f"chat--{team}"
+        board = json.loads((two_chats / f"dashboards/{stem}.json").read_text())
+        assert board["uid"] == naming.dashboard_uid("chat", team)
+        assert len(board["uid"]) <= naming.UID_MAX
+        uids.add(board["uid"])
+        titles.add(board["title"])
+        rules = yaml.safe_load((two_chats / f"rules/{stem}.rules.yaml").read_text())
+        groups.update(g["name"] for g in rules["groups"])
+        for rule in (r for g in rules["groups"] for r in g["rules"] if "alert" in r):
+            assert rule["labels"]["service"] == "chat"
+            assert rule["labels"]["namespace"] == team
+            page = rule["annotations"]["runbook_url"]
+            assert page.startswith(f"docs/runbooks/{stem}/"), page
+            assert (two_chats / page).is_file(), page
+            assert board["uid"] in rule["annotations"]["dashboard_url"]
+        for kind in ("prometheusrule", "dashboard", "alertmanagerconfig"):
+            obj = yaml.safe_load((two_chats / f"manifests/{stem}/{kind}.yaml").read_text())
+            assert obj["metadata"]["namespace"] == team
+            objects.add((obj["kind"], obj["metadata"]["name"]))
+        values = yaml.safe_load((two_chats / f"helm/values-{stem}.yaml").read_text())
+        assert list(values["additionalPrometheusRulesMap"]) == [naming.k8s_name(stem)]
+    assert len(uids) == 2 and len(titles) == 2
+    assert len(groups) == 2 * len(rules["groups"])
+    assert len(objects) == 6
+    # The page of every service links each to its own folder.
+    shared = (two_chats / "docs/runbooks/ModelLatencyP99High.md").read_text()
+    assert "(chat--team-a/ModelLatencyP99High.md)" in shared
+    assert "(chat--team-b/ModelLatencyP99High.md)" in shared
+    # Each team's alerts route to its own receivers.
+    cases = yaml.safe_load((two_chats / "alertmanager/routes.test.yaml").read_text())["cases"]
+    for case in cases:
+        assert case["receiver"].startswith(case["labels"]["namespace"] + "-"), case
+
+
+def test_rendering_one_spec_file_names_its_files_as_the_full_render(
+    two_chats: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``obsgen render specs/s0.yaml`` reads the names in specs/: it writes chat--team-a's
+    files, byte for byte the full render's, never a ``chat`` the next full render removes."""
+    for i, data in enumerate((_chat("team-a"), _chat("team-b"))):
+        write_spec(tmp_path / "specs", data, f"s{i}.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["render", "--skip-promtool", "--quiet", "specs/s0.yaml"]) == 0
+    files = _files(tmp_path)
+    assert "rules/chat--team-a.rules.yaml" in files
+    assert not [f for f in files if "team-b" in f or "/chat." in f or "/chat/" in f]
+    for rel in ("rules/chat--team-a.rules.yaml", "helm/values-chat--team-a.yaml"):
+        assert (tmp_path / rel).read_bytes() == (two_chats / rel).read_bytes(), rel
+
+
+def test_a_name_no_other_spec_shares_keeps_its_files_and_uid(tmp_path: Path) -> None:
+    """Existing single-namespace repositories: the names and uids of before (a contract)."""
+    assert _render(tmp_path, _chat("team-a")) == 0
+    files = _files(tmp_path)
+    assert {"rules/chat.rules.yaml", "dashboards/chat.json", "helm/values-chat.yaml"} <= files
+    assert "manifests/chat/prometheusrule.yaml" in files
+    assert not [f for f in files if "--" in f]
+    board = json.loads((tmp_path / "dashboards/chat.json").read_text())
+    assert board["uid"] == "obsgen-chat-team-a-ad6d0a74"
+    rules = yaml.safe_load((tmp_path / "rules/chat.rules.yaml").read_text())
+    assert rules["groups"][0]["name"].startswith("obsgen.chat.")
+
+
+def test_one_name_twice_in_one_namespace_is_refused(tmp_path: Path) -> None:
     a = write_spec(tmp_path, _chat("team-a"), "a.yaml")
-    b = write_spec(tmp_path, _chat("team-b"), "b.yaml")
+    b = write_spec(tmp_path, _chat("team-a"), "b.yaml")
     with pytest.raises(ObsgenError) as err:
         load_plans([a, b], REPO)
-    assert "service 'chat' is already defined in" in str(err.value)
+    assert "service 'chat' in namespace 'team-a' is already defined in" in str(err.value)
+
+
+def test_a_shared_name_without_a_namespace_is_refused(tmp_path: Path) -> None:
+    """Told apart by the ``service`` label alone, it would read the other's records."""
+    bare = _chat("team-b")
+    del bare["spec"]["selector"]["namespace"]
+    a = write_spec(tmp_path, _chat("team-a"), "a.yaml")
+    b = write_spec(tmp_path, bare, "b.yaml")
+    with pytest.raises(ObsgenError) as err:
+        load_plans([a, b], REPO)
+    assert f"{b}: spec.selector.namespace: not set, and another spec's service is named" in str(
+        err.value
+    )
+    assert str(a) not in str(err.value)
+
+
+def test_a_shared_name_too_long_with_its_namespace_is_refused(tmp_path: Path) -> None:
+    """``<name>--<namespace>`` names Kubernetes objects and folders: at most 63 characters."""
+    name, team = "c" * 40, "t" * 30
+    paths = [
+        write_spec(tmp_path, set_path(_chat(ns), "metadata.name", name), f"{ns}.yaml")
+        for ns in (team, "team-b")
+    ]
+    with pytest.raises(ObsgenError) as err:
+        load_plans(paths, REPO)
+    assert f"{tmp_path / (team + '.yaml')}: metadata.name:" in str(err.value)
+    assert "longer than 63 characters" in str(err.value)
+
+
+def test_a_name_that_is_another_services_stem_is_refused(tmp_path: Path) -> None:
+    other = set_path(_chat("team-a"), "metadata.name", "chat--team-a")
+    other["spec"]["selector"]["namespace"] = "team-c"
+    paths = [
+        write_spec(tmp_path, data, f"{i}.yaml")
+        for i, data in enumerate([_chat("team-a"), _chat("team-b"), other])
+    ]
+    with pytest.raises(ObsgenError) as err:
+        load_plans(paths, REPO)
+    assert "files named 'chat--team-a' are already those of" in str(err.value)
+    assert "metadata.name" in str(err.value)
 
 
 def _rules_of(data: dict[str, Any], out: Path) -> Path:
@@ -177,9 +316,11 @@ def _alert_series(alert: str, labels: dict[str, str]) -> str:
     return "ALERTS{" + ",".join(f'{k}="{v}"' for k, v in sorted(inner.items())) + "}"
 
 
-def test_two_renders_of_one_name_fire_once_for_the_right_team(tmp_path: Path) -> None:
-    a = _rules_of(_chat("team-a"), tmp_path / "a")
-    b = _rules_of(_chat("team-b"), tmp_path / "b")
+def test_one_render_of_one_name_fires_once_for_the_right_team(
+    two_chats: Path, tmp_path: Path
+) -> None:
+    a = two_chats / "rules/chat--team-a.rules.yaml"
+    b = two_chats / "rules/chat--team-b.rules.yaml"
     labels = {
         "indicator": "e2e",
         "quantile": "0.99",

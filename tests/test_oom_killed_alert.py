@@ -78,7 +78,7 @@ def test_two_rules_tell_a_killed_container_from_a_killed_process() -> None:
     assert "increase(" not in container + process, (
         "a late-born series would count on VictoriaMetrics"
     )
-    assert "{{ $value }} process(es)" in rules[1]["annotations"]["description"]
+    assert "{{ $value | humanize }} process(es)" in rules[1]["annotations"]["description"]
 
 
 def test_the_counter_is_guarded_and_the_exit_code_read_beside_the_restarts() -> None:

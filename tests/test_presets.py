@@ -150,8 +150,8 @@ def test_sglang_before_the_abort_counter_is_refused_naming_the_first_release() -
 @pytest.mark.parametrize(
     ("version", "first", "error_matcher"),
     [
-        pytest.param("1.1", "e2e_request_latency_seconds", 'finished_reason=~"cancelled|timeout"', id="1.1 unprefixed"),
-        pytest.param("1.2", "trtllm_e2e_request_latency_seconds", 'finished_reason=~"cancelled|timeout"', id="1.2 trtllm_"),
+        pytest.param("1.1", "e2e_request_latency_seconds", 'finished_reason=~"timeout"', id="1.1 unprefixed"),
+        pytest.param("1.2", "trtllm_e2e_request_latency_seconds", 'finished_reason=~"timeout"', id="1.2 trtllm_"),
     ],
 )  # fmt: skip
 def test_trtllm_reads_every_spelling_of_its_histograms(
@@ -375,7 +375,7 @@ _ALL = {
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
     "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUNVLinkErrors",
     "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
-    "ModelReplicasUnavailable", "ModelSignalMissing",
+    "ModelReplicasUnavailable", "ModelSignalMissing", "ModelSpecDecodeAcceptanceLow",
 }  # fmt: skip
 
 
@@ -385,12 +385,16 @@ _ALL = {
         pytest.param("llama3-70b-vllm", _ALL, id="vllm has every signal"),
         pytest.param(
             "mistral-7b-tgi",
-            _ALL - {"ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
+            _ALL
+            - {"ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"}
+            - {"ModelSpecDecodeAcceptanceLow"},
             id="tgi has every signal but KV cache and preemptions",
         ),
         pytest.param(
             "triton-trtllm",
-            _ALL - {"ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"},
+            _ALL
+            - {"ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow"}
+            - {"ModelSpecDecodeAcceptanceLow"},
             id="triton with TensorRT-LLM has every signal but preemptions",
         ),
     ],
@@ -449,7 +453,13 @@ def test_vllm_errors_come_from_http_5xx_on_v1_handlers_only() -> None:
         for r in g["rules"]
         if r.get("record") == "service:model_request_errors:rate5m"
     ]
-    assert 'http_requests_total{handler=~"/v1/.*",job="svc",namespace="ns",status=~"5.."}' in errors
+    # 5xx and the overload rejection 429 (generator/failures.py DEFAULT_STATUSES).
+    assert (
+        'http_requests_total{handler=~"/v1/.*",job="svc",namespace="ns",status=~"5..|429"}'
+        in errors
+    )
+    # Streamed failures after the 200: the engine's finish reason, aborts excluded.
+    assert 'finished_reason!~"abort",finished_reason=~"error"' in errors
 
 
 def test_trtllm_kv_usage_is_used_over_max_blocks() -> None:

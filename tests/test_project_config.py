@@ -25,6 +25,7 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
+from tests.factories import good_spec, write_spec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -174,7 +175,7 @@ def _linked_runbooks(rules_text: str) -> set[str]:
 
 
 def test_rendering_one_spec_file_writes_the_runbooks_its_alerts_link_to(tmp_path: Path) -> None:
-    spec = REPO / "specs" / "o1-preview.yaml"
+    spec = write_spec(tmp_path / "specs", good_spec(), "o1-preview.yaml")  # relative links
     assert main(["render", "--skip-promtool", "--out", str(tmp_path), str(spec)]) == 0
     linked = _linked_runbooks((tmp_path / naming.rules_file("o1-preview")).read_text())
     assert len(linked) >= 10

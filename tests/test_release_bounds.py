@@ -70,7 +70,7 @@ def warnings_of(data: dict[str, Any]) -> list[str]:
     return [
         f"{w.path}: {w.message}"
         for w in plan_of(data).warnings
-        if w.path != "metadata.runbookBaseUrl"
+        if w.path not in ("metadata.runbookBaseUrl", "metadata.grafanaUrl")
     ]
 
 

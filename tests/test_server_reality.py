@@ -242,9 +242,9 @@ def test_inter_token_latency_reads_the_renamed_histogram(tmp_path: Path) -> None
 # --- case 2: an engine variant without the HTTP counter ------------------------------------
 
 
-def _v0_traffic(abort_per_min: int) -> list[dict[str, str]]:
+def _v0_traffic(abort_per_min: int, reason: str = "error") -> list[dict[str, str]]:
     """The V0 engine's counters (no ``engine`` label, no http_requests_total): 10 requests/s
-    finished by stop or length, plus ``abort_per_min`` aborted ones."""
+    finished by stop or length, plus ``abort_per_min`` finished by ``reason``."""
     out = [
         series("vllm:request_success_total", "0+540x60", finished_reason="stop", model_name="m"),
         series("vllm:request_success_total", "0+60x60", finished_reason="length", model_name="m"),
@@ -256,7 +256,7 @@ def _v0_traffic(abort_per_min: int) -> list[dict[str, str]]:
             series(
                 "vllm:request_success_total",
                 f"0+{abort_per_min}x60",
-                finished_reason="abort",
+                finished_reason=reason,
                 model_name="m",
             )
         )
@@ -293,7 +293,8 @@ def test_v0_engine_traffic_is_seen_and_healthy_stays_silent(
 def test_v0_engine_errors_fire_the_error_ratio_and_the_slo(
     tmp_path: Path, version: dict[str, str]
 ) -> None:
-    """120 aborted a minute on top of 600 finished: 2/12 = 16.7 % errors."""
+    """120 engine errors a minute on top of 600 finished: 2/12 = 16.7 % errors (client
+    aborts are not failures: tests/test_failure_definition.py)."""
     plan = plan_of(spec_data("vllm", slos=SLOS, **version))
     ratio = 'service:model_request_errors:ratio_rate5m{service="svc"}'
     promtool_passes(
@@ -319,7 +320,9 @@ def test_the_engine_counter_named_in_the_spec_keeps_its_matchers() -> None:
             metrics={"requests": {"name": "vllm:request_success_total"}},
         )
     )
-    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason=~"abort|error"']
+    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason=~"error"']
+    assert [m.render() for m in plan.requests.exclude_matchers] == ['finished_reason!~"abort"']
+    assert plan.requests.sources == ()
     assert all(m.label != "handler" for m in plan.requests.matchers)
 
 

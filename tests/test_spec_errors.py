@@ -456,7 +456,7 @@ def test_two_specs_for_one_service_are_refused(
     write_spec(specs, good_spec(), "b.yaml")
     assert main(["render", "--out", str(tmp_path), str(specs)]) == 2
     assert (
-        "b.yaml: metadata.name: service 'o1-preview' is already defined in"
+        "b.yaml: metadata.name: service 'o1-preview' in namespace 'ai-inference' is already defined in"
         in capsys.readouterr().err
     )
 
@@ -475,6 +475,12 @@ def test_cli_process_prints_no_traceback(tmp_path: Path) -> None:
 
 
 BASE_TEXT = (Path(__file__).resolve().parent.parent / "specs" / "o1-preview.yaml").read_text()
+BASE_LINES = len(BASE_TEXT.splitlines())
+
+
+def _line(fragment: str) -> int:
+    """The line of BASE_TEXT holding ``fragment`` (1-based): the cases follow the example."""
+    return next(i for i, line in enumerate(BASE_TEXT.splitlines(), 1) if fragment in line)
 
 
 def _laughs(levels: int) -> str:
@@ -492,7 +498,8 @@ TEXT_CASES = [
     ),
     pytest.param(
         BASE_TEXT.replace("{minFree: 0.10,", "{minFree: 0.10, minFree: 0.5,"),
-        "x.yaml: line 27: invalid YAML: duplicate key 'minFree' (first on line 27)",
+        f"x.yaml: line {_line('{minFree: 0.10,')}: invalid YAML: duplicate key 'minFree' "
+        f"(first on line {_line('{minFree: 0.10,')})",
         id="a duplicate key inside a flow mapping is refused",
     ),
     pytest.param(
@@ -502,28 +509,32 @@ TEXT_CASES = [
     ),
     pytest.param(
         BASE_TEXT + "---\napiVersion: obsgen/v1alpha1\n",
-        "x.yaml: line 30: expected one YAML document, found a second one (---)",
+        f"x.yaml: line {BASE_LINES + 1}: expected one YAML document, found a second one (---)",
         id="a second YAML document is refused",
     ),
     pytest.param(
         BASE_TEXT.replace("replicas: 3", "replicas: !!int three"),
-        "x.yaml: line 29: invalid YAML: 'three' is not a valid !!int value; write a valid one "
+        f"x.yaml: line {_line('replicas: 3')}: invalid YAML: 'three' is not a valid !!int value; "
+        "write a valid one "
         "or a quoted string",
         id="an explicit tag that does not fit its value is named, not an internal error",
     ),
     pytest.param(
         BASE_TEXT.replace("team: ml-platform", "team: 2024-13-45"),
-        "x.yaml: line 5: invalid YAML: '2024-13-45' is not a valid !!timestamp value",
+        f"x.yaml: line {_line('team: ml-platform')}: invalid YAML: '2024-13-45' is not a valid "
+        "!!timestamp value",
         id="an impossible date is named, not an internal error",
     ),
     pytest.param(
         BASE_TEXT + "x: &a 1\ny: &a 2\n",
-        "x.yaml: line 31: invalid YAML: duplicate anchor 'a' (first on line 30)",
+        f"x.yaml: line {BASE_LINES + 2}: invalid YAML: duplicate anchor 'a' (first on line "
+        f"{BASE_LINES + 1})",
         id="a duplicate anchor names both lines",
     ),
     pytest.param(
         BASE_TEXT.replace("  server:", "\tserver:"),
-        "x.yaml: line 7: invalid YAML: found character '\\t' that cannot start any token",
+        f"x.yaml: line {_line('  server:')}: invalid YAML: found character '\\t' that cannot "
+        "start any token",
         id="a tab indenting a key is named",
     ),
     pytest.param(
@@ -662,6 +673,7 @@ def test_no_warning_for_a_spec_that_sets_everything(
 ) -> None:
     data = set_path(good_spec(), "metadata.runbookBaseUrl", "https://git.example.com/runbooks")
     data = set_path(data, "spec.prometheus.retention", "45d")
+    data = set_path(data, "metadata.grafanaUrl", "https://grafana.example.com")
     assert main(["check", str(write_spec(tmp_path, data))]) == 0
     assert capsys.readouterr().err == ""
 

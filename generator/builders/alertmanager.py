@@ -321,7 +321,7 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
         "apiVersion": API_ALERTMANAGER_CONFIG,
         "kind": "AlertmanagerConfig",
         "metadata": {
-            "name": naming.k8s_name(plan.name),
+            "name": naming.k8s_name(plan.stem),
             "namespace": plan.namespace,
             "labels": {**common_labels(plan), "release": install(plan).release},
         },
@@ -383,6 +383,6 @@ def alertmanager_outputs(
     }
     for plan in plans:
         if plan.namespace:
-            path = naming.manifest_file(plan.name, "alertmanagerconfig")
+            path = naming.manifest_file(plan.stem, "alertmanagerconfig")
             files[path] = alertmanager_config_text(plan, chosen)
     return dict(sorted(files.items()))

@@ -28,6 +28,7 @@ from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timin
 
 _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
+    naming.ALERT_GOODPUT_BURN: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
 }

@@ -66,14 +66,14 @@ def collisions(release: Release, plans: Sequence[ServicePlan]) -> dict[str, list
     """``{PrometheusRule name: [the services whose entries get it]}``, two or more each."""
     by_name: dict[str, list[ServicePlan]] = {}
     for plan in plans:
-        by_name.setdefault(prometheus_rule_name(release, naming.k8s_name(plan.name)), []).append(
+        by_name.setdefault(prometheus_rule_name(release, naming.k8s_name(plan.stem)), []).append(
             plan
         )
     return {name: found for name, found in sorted(by_name.items()) if len(found) > 1}
 
 
 def _problem(release: Release, name: str, plans: Sequence[ServicePlan], level: Level) -> Diagnostic:
-    keys = ", ".join(f"additionalPrometheusRulesMap.{naming.k8s_name(p.name)}" for p in plans)
+    keys = ", ".join(f"additionalPrometheusRulesMap.{naming.k8s_name(p.stem)}" for p in plans)
     room = 63 - len(fullname(release)) - 1
     return Diagnostic(
         plans[0].source,

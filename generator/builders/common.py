@@ -122,7 +122,7 @@ def group(plan: ServicePlan, part: str, rules: list[Rule], interval_ms: int | No
     """A rule group named ``obsgen.<service>.<part>`` (no group-level labels: 2.42-safe), with
     its own ``interval`` when ``interval_ms`` is given (else Prometheus' global one) and the
     spec's ``query_offset`` (Prometheus 2.53+: the plan checked the declared target)."""
-    out: Group = {"name": naming.group_name(plan.name, part)}
+    out: Group = {"name": naming.group_name(plan.stem, part)}
     if interval_ms is not None:
         out["interval"] = format_duration_ms(interval_ms)
     if plan.query_offset_ms:

@@ -169,7 +169,7 @@ def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
 
 def service_dashboard_output(plan: ServicePlan) -> dict[str, str]:
     """``{dashboards/<service>.json: text}`` of one plan."""
-    return {naming.dashboard_file(plan.name): dump_json(service_dashboard(plan))}
+    return {naming.dashboard_file(plan.stem): dump_json(service_dashboard(plan))}
 
 
 def fleet_dashboard_output(

@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import identity_matchers
+from generator.builders.goodput_panels import goodput_panels
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.panel_parts import (
     GREEN,
@@ -199,6 +200,7 @@ def slo_row(plan: ServicePlan) -> RowDef:
                     width=12,
                 )
             )
+    panels += goodput_panels(plan)
     alerts = selector(
         naming.ALERTS_SERIES,
         (

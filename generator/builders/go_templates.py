@@ -7,6 +7,7 @@ and raises on anything else, so an expectation can never silently differ from Pr
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 
@@ -22,6 +23,25 @@ def go_g4(value: float) -> str:
         digits = exponent[1:].lstrip("0").rjust(2, "0")
         text = f"{mantissa}e{sign}{digits}"
     return text
+
+
+def humanize(value: float) -> str:
+    """Prometheus ``humanize`` (template/template.go, v3.16.0): SI prefixes, 4 significant
+    digits: ``150`` → ``150``, ``1234567`` → ``1.235M``, ``0.0123`` → ``12.3m``."""
+    if value == 0 or math.isnan(value) or math.isinf(value):
+        return go_g4(value)
+    prefix = ""
+    if abs(value) >= 1:
+        for p in ("k", "M", "G", "T", "P", "E", "Z", "Y"):
+            if abs(value) < 1000:
+                break
+            prefix, value = p, value / 1000
+        return f"{go_g4(value)}{prefix}"
+    for p in ("m", "u", "n", "p", "f", "a", "z", "y"):
+        if abs(value) >= 1:
+            break
+        prefix, value = p, value * 1000
+    return f"{go_g4(value)}{prefix}"
 
 
 def humanize_percentage(value: float) -> str:
@@ -59,7 +79,7 @@ def render_template(text: str, labels: Mapping[str, str], value: float | None) -
 
     Raises:
         ValueError: a construct other than ``$labels.x``, ``$value`` (optionally piped to
-            ``humanizePercentage`` or ``humanizeDuration``), ``{{ if $labels.x }}…{{ else
+            ``humanize``, ``humanizePercentage`` or ``humanizeDuration``), ``{{ if $labels.x }}…{{ else
             }}…{{ end }}``, or ``$value`` without a value.
     """
     text = _IF_LABEL.sub(lambda m: m.group(2) if labels.get(m.group(1)) else m.group(3) or "", text)
@@ -73,6 +93,8 @@ def render_template(text: str, labels: Mapping[str, str], value: float | None) -
             raise ValueError(f"cannot render template {{{{ {expr} }}}} in a generated test")
         if len(parts) == 1:
             return go_float(value)
+        if parts[1] == "humanize":
+            return humanize(value)
         if parts[1] == "humanizePercentage":
             return humanize_percentage(value)
         if parts[1] == "humanizeDuration":

@@ -78,9 +78,12 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
     if not readers:
         return
     req = plan.requests
-    covers = [Source(req.name, (*req.matchers, *req.error_matchers))] if req.error_matchers else []
+    failed = (*req.matchers, *req.error_matchers, *req.exclude_matchers)
+    covers = [Source(req.name, failed)] if req.error_matchers else []
     if req.failure_name is not None:
         covers.append(Source(req.failure_name, req.matchers))
+        if req.exclude_matchers:
+            covers.append(Source(req.failure_name, (*req.matchers, *req.exclude_matchers)))
     out.add(
         SignalInput(
             "requests",
@@ -94,6 +97,33 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
         )
     )
     _error_label_inputs(plan, tuple(readers), out)
+    _failure_source_inputs(plan, tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS), out)
+
+
+def _failure_source_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
+    """A guard per further failure source (``spec.failure``: the engine's finish reasons):
+    requests flow, but the source's counter has no series, so failures only it sees (a stream
+    that fails after its 200) are never counted. Its failure series (absent while healthy)
+    are read beside it."""
+    if not readers:
+        return
+    req = plan.requests
+    for src in plan.requests.sources:
+        out.add(
+            SignalInput(
+                "failureSources",
+                src.name,
+                SERVICE_KEYS,
+                ((Source(src.name, src.matchers),),),
+                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
+                readers,
+                covers=(Source(src.name, src.failures),),
+                remedy=f"Requests are counted, but {src.name} ({src.field}) has no series: "
+                "failures only it sees (a streamed response that fails after its HTTP 200) "
+                "are not counted. Check that the server exposes it (obsgen verify), or set "
+                f"{src.field}: false / remove the source if the server has none.",
+            )
+        )
 
 
 CARRIES = ".+"
@@ -113,7 +143,7 @@ def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Input
     readers = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
     if not readers:
         return
-    errors = Source(req.name, (*req.matchers, *req.error_matchers))
+    errors = Source(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
     for m in req.error_matchers:
         if regexes.fullmatch(m.value, "x") and regexes.fullmatch(m.value, "200"):
             continue  # matches any value: a label of failures only
@@ -159,6 +189,10 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
         if s.histogram is not None and s.threshold_bound is not None:
             bound = s.threshold_bound
             users.setdefault(s.histogram.key, []).extend((r, bound) for r in _slo_readers(s))
+    for s in plan.goodput:  # a missing target leaves the union bound unrecorded: guard each
+        readers = [f"{naming.ALERT_GOODPUT_BURN} (SLO {s.name})"] if s.tiers else [f"SLO {s.name}"]
+        for t in s.targets:
+            users.setdefault(t.histogram.key, []).extend((r, t.bound) for r in readers)
     return users
 
 
@@ -441,6 +475,15 @@ def unguarded_reads(plan: ServicePlan) -> tuple[Unguarded, ...]:
                 "may stay out of the request path while pods serve (docs/spec.md, Scale to zero)",
             )
             for name in plan.activator.names
+        )
+    if plan.spec_decode is not None and "spec_decode" in plan.alerts:
+        found.extend(
+            Unguarded(
+                Source(c.name, c.matchers),
+                "the server creates it only while speculative decoding is on "
+                "(docs/spec.md, Speculative decoding)",
+            )
+            for c in plan.spec_decode
         )
     return tuple(found)
 

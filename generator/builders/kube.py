@@ -65,7 +65,7 @@ def prometheus_rule(plan: ServicePlan, groups: Any = None) -> Obj:
     return {
         "apiVersion": API_MONITORING,
         "kind": "PrometheusRule",
-        "metadata": _metadata(plan, naming.k8s_name(plan.name), labels),
+        "metadata": _metadata(plan, naming.k8s_name(plan.stem), labels),
         "spec": {"groups": rule_groups(plan) if groups is None else groups},
     }
 
@@ -94,7 +94,7 @@ def _pod_monitor(plan: ServicePlan, part: str, endpoint: Obj, matchers: tuple[Ma
         "kind": "PodMonitor",
         "metadata": _metadata(
             plan,
-            naming.k8s_name(plan.name, part),
+            naming.k8s_name(plan.stem, part),
             {**common_labels(plan), "release": settings.release},
         ),
         "spec": {

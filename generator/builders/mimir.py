@@ -30,8 +30,8 @@ def mimir_rule_file(plan: ServicePlan, rules_text: str) -> str:
         lines.pop(0)
     body = "".join(lines)
     if not body.startswith("groups:"):
-        raise ValueError(f"{naming.rules_file(plan.name)} does not start with groups:")
-    namespace = dump_yaml({"namespace": naming.mimir_namespace(plan.name)})
+        raise ValueError(f"{naming.rules_file(plan.stem)} does not start with groups:")
+    namespace = dump_yaml({"namespace": naming.mimir_namespace(plan.stem)})
     header = generated_header(plan.source)
     return "".join(f"# {line}\n" for line in header.splitlines()) + namespace + body
 
@@ -39,6 +39,6 @@ def mimir_rule_file(plan: ServicePlan, rules_text: str) -> str:
 def mimir_outputs(plans: Sequence[ServicePlan], outputs: Mapping[str, str]) -> dict[str, str]:
     """``mimir/<service>.yaml`` for each plan, from the rule files already in ``outputs``."""
     return {
-        naming.mimir_file(p.name): mimir_rule_file(p, outputs[naming.rules_file(p.name)])
+        naming.mimir_file(p.stem): mimir_rule_file(p, outputs[naming.rules_file(p.stem)])
         for p in plans
     }

@@ -197,14 +197,14 @@ def selected_objects(
     if "manifests" in outputs:
         rule = kube.prometheus_rule(plan, [])
         yield Selected(
-            naming.manifest_file(plan.name, "prometheusrule"), "metadata.labels",
+            naming.manifest_file(plan.stem, "prometheusrule"), "metadata.labels",
             "PrometheusRule", rule["metadata"]["labels"], plan.namespace, rules, rules_key,
             _or_every(spec.rule_namespace_selector), rules_ns, plan.source,
         )  # fmt: skip
         for monitor in kube.pod_monitors(plan):
-            part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
+            part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.stem) + "-")
             yield Selected(
-                naming.manifest_file(plan.name, f"podmonitor-{part}"), "metadata.labels",
+                naming.manifest_file(plan.stem, f"podmonitor-{part}"), "metadata.labels",
                 "PodMonitor", monitor["metadata"]["labels"], plan.namespace, monitors,
                 monitors_key, _or_every(spec.pod_monitor_namespace_selector), monitors_ns,
                 plan.source,
@@ -212,7 +212,7 @@ def selected_objects(
     if "manifests" in outputs and plan.namespace:
         config = alertmanager.alertmanager_config(plan, EMPTY)
         yield Selected(
-            naming.manifest_file(plan.name, "alertmanagerconfig"), "metadata.labels",
+            naming.manifest_file(plan.stem, "alertmanagerconfig"), "metadata.labels",
             "AlertmanagerConfig", config["metadata"]["labels"], plan.namespace,
             _or_every(am.alertmanager_config_selector),
             f"{ALERTMANAGER_SPEC}.alertmanagerConfigSelector",
@@ -223,14 +223,14 @@ def selected_objects(
         f
         for kind, f in (
             ("helm", naming.ALL_SERVICES_VALUES),
-            ("helm-per-service", naming.values_file(plan.name)),
+            ("helm-per-service", naming.values_file(plan.stem)),
         )
         if kind in outputs
     ]
     if not chart_files:
         return
     base = {**chart_labels(install, release), **install.common_labels}
-    key = naming.k8s_name(plan.name)
+    key = naming.k8s_name(plan.stem)
     entry = overlay.rules_entry(plan, [])
     yield Selected(
         chart_files[0], f"additionalPrometheusRulesMap.{key}.additionalLabels", "PrometheusRule",
@@ -356,7 +356,7 @@ def strategy_problems(
         return []
     strategy = install.alertmanager.alertmanager_spec.alertmanager_config_matcher_strategy.type
     key = f"{ALERTMANAGER_SPEC}.alertmanagerConfigMatcherStrategy.type"
-    path = naming.manifest_file(plan.name, "alertmanagerconfig")
+    path = naming.manifest_file(plan.stem, "alertmanagerconfig")
     scoped = strategy == "OnNamespace" or (
         strategy == "OnNamespaceExceptForAlertmanagerNamespace"
         and install.namespace != plan.namespace
@@ -416,7 +416,7 @@ def check_selection(
         if "manifests" in outputs and plan.namespace:
             found += strategy_problems(plan, install, list(alert_labels(plan)))
             # its name and labels, against the API server's limits like every other manifest
-            path = naming.manifest_file(plan.name, "alertmanagerconfig")
+            path = naming.manifest_file(plan.stem, "alertmanagerconfig")
             found += overlay.name_problems(path, alertmanager.alertmanager_config(plan, EMPTY))
         for problem in found:
             if (problem.file, problem.path, problem.message) in seen:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import kube_names, naming
-from generator.builders import install_limits, kube
+from generator.builders import install_limits, kube, scaled_object
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
@@ -126,7 +126,7 @@ def find_dashboards(
     Raises:
         ValueError: a dashboard without a uid (a builder bug).
     """
-    by_name = {p.name: p for p in plans}
+    by_name = {p.stem: p for p in plans}
     per_service: dict[str, Dashboard] = {}
     shared: list[Dashboard] = []
     for path in sorted(outputs):
@@ -219,7 +219,7 @@ def kps_values(
     groups = groups or {}
     values: Obj = {
         "additionalPrometheusRulesMap": {
-            naming.k8s_name(p.name): rules_entry(p, groups.get(p.name)) for p in plans
+            naming.k8s_name(p.stem): rules_entry(p, groups.get(p.stem)) for p in plans
         },
         "prometheus": {
             "additionalPodMonitors": [
@@ -230,6 +230,15 @@ def kps_values(
     grafana = grafana_values(dashboards, via)
     if grafana:
         values["grafana"] = grafana
+    # KEDA ScaledObjects (spec.autoscaling), in the chart's extraManifests map: keyed by
+    # object, so the values files of several services merge (templates/extra-objects.yaml).
+    extra = {
+        f"{naming.k8s_name(p.stem)}-scaledobject": obj
+        for p in plans
+        if (obj := scaled_object.scaled_object(p)) is not None
+    }
+    if extra:
+        values["extraManifests"] = extra
     return values
 
 
@@ -248,7 +257,7 @@ SIDECAR_USAGE = (
 
 def _check_names(plans: Sequence[ServicePlan]) -> None:
     reserved = naming.ALL_SERVICES_VALUES
-    clash = [p for p in plans if naming.values_file(p.name) == reserved]
+    clash = [p for p in plans if naming.values_file(p.stem) == reserved]
     if clash:
         raise ObsgenError(
             Diagnostic(
@@ -411,14 +420,14 @@ def _service_files(
     groups = rule_groups(plan) if groups is None else groups
     own = [dashboard] if dashboard is not None else []
     files: dict[str, str] = {}
-    path = naming.values_file(plan.name)
-    values = kps_values([plan], own, dashboards_via, {plan.name: groups})
+    path = naming.values_file(plan.stem)
+    values = kps_values([plan], own, dashboards_via, {plan.stem: groups})
     problems.extend(_check_values(path, values, own, dashboards_via, warn))
     files[path] = dump_yaml(
         values, header=_header([plan.source], KPS_USAGE.format(file=shell_word(path)))
     )
     if plan.gpu_source == "sidecar":
-        path = naming.sidecar_values_file(plan.name)
+        path = naming.sidecar_values_file(plan.stem)
         files[path] = dump_yaml(
             kube.sidecar_values(plan),
             header=_header([plan.source], SIDECAR_USAGE.format(file=shell_word(path))),
@@ -428,12 +437,15 @@ def _service_files(
         files[path], found = _manifest(path, obj, [plan.source], warn)
         problems.extend(found)
 
-    manifest(naming.manifest_file(plan.name, "prometheusrule"), kube.prometheus_rule(plan, groups))
+    manifest(naming.manifest_file(plan.stem, "prometheusrule"), kube.prometheus_rule(plan, groups))
     for monitor in kube.pod_monitors(plan):
-        part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.name) + "-")
-        manifest(naming.manifest_file(plan.name, f"podmonitor-{part}"), monitor)
+        part = monitor["metadata"]["name"].removeprefix(naming.k8s_name(plan.stem) + "-")
+        manifest(naming.manifest_file(plan.stem, f"podmonitor-{part}"), monitor)
     for own_dashboard in own:
-        manifest(naming.manifest_file(plan.name, "dashboard"), own_dashboard.configmap())
+        manifest(naming.manifest_file(plan.stem, "dashboard"), own_dashboard.configmap())
+    scaler = scaled_object.scaled_object(plan)
+    if scaler is not None:
+        manifest(naming.manifest_file(plan.stem, "scaledobject"), scaler)
     return files
 
 
@@ -453,7 +465,7 @@ def _fleet_files(
         files[path], found = _manifest(path, dashboard.configmap(), sources, warn)
         problems.extend(found)
     path = naming.ALL_SERVICES_VALUES
-    everything = [*(per_service[p.name] for p in plans if p.name in per_service), *shared]
+    everything = [*(per_service[p.stem] for p in plans if p.stem in per_service), *shared]
     values = kps_values(plans, everything, dashboards_via, groups)
     problems.extend(_check_values(path, values, everything, dashboards_via, warn))
     files[path] = dump_yaml(
@@ -557,7 +569,7 @@ def overlay_outputs(
     problems: list[Diagnostic] = []
     for plan in plans:
         files.update(
-            _service_files(plan, per_service.get(plan.name), dashboards_via, None, warn, problems)
+            _service_files(plan, per_service.get(plan.stem), dashboards_via, None, warn, problems)
         )
     files.update(_fleet_files(plans, per_service, shared, dashboards_via, None, warn, problems))
     if problems:

@@ -35,7 +35,7 @@ from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.plan import HistogramPlan, ServicePlan
+    from generator.plan import FailureSourcePlan, HistogramPlan, ServicePlan
 
 INTERVAL_MS = 60_000  # series step and evaluation interval of every group
 BASE_PER_MIN = 6000  # events per minute of ordinary traffic: large enough for integer ratios
@@ -190,7 +190,12 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
         return counter, per_histogram
 
     counters = s.counters
+    # Further failure sources (the engine's finish reasons): every request finishes there
+    # unfailed (a failed class is one the HTTP status or failure counter already tells).
+    finished = [key(src.name, _source_ok_labels(plan, src)) for src in req.sources]
     for k in classes:
+        for f in finished:
+            counters[f] = counters.get(f, 0.0) + k.per_min
         if k.error not in keys:
             keys[k.error] = keys_of(k.error)
         counter, per_histogram = keys[k.error]
@@ -205,6 +210,16 @@ def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None
         for h in native:
             _observe_native(plan, h, k, counters)
     return s
+
+
+def _source_ok_labels(plan: ServicePlan, src: FailureSourcePlan) -> dict[str, str]:
+    """Labels of a failure source's series for a request it finished unfailed (``stop``)."""
+    labels: dict[str, str] = {}
+    for m in src.error_matchers:
+        ok = _non_matching(m, ("stop", "length", *_OK_EXAMPLES))
+        if ok is not None:
+            labels[m.label] = ok
+    return labels_of(plan, src.matchers, **labels)
 
 
 def _observe_native(

@@ -16,6 +16,7 @@ from typing import Any
 from generator import naming
 from generator.builders.common import Group, Rule
 from generator.builders.detection_cases import detection_groups
+from generator.builders.goodput_cases import goodput_groups
 from generator.builders.guard_cases import (
     expected_guards,
     guard_groups,
@@ -142,15 +143,16 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
     """The promtool test documents for ``plan`` by repository path: the main file (1m) and one
     per coarser evaluation interval of the detection cases."""
     detection = detection_groups(plan)
-    rules_file = naming.rules_file(plan.name).split("/")[-1]
+    rules_file = naming.rules_file(plan.stem).split("/")[-1]
     out = {
-        naming.rule_tests_file(plan.name): {
+        naming.rule_tests_file(plan.stem): {
             "rule_files": [rules_file],
             "evaluation_interval": format_duration_ms(INTERVAL_MS),
             "tests": [
                 zero_traffic_group(plan),
                 long_healthy_group(plan),
                 *slo_groups(plan),
+                *goodput_groups(plan),
                 *detection.pop(INTERVAL_MS, []),
                 *family_groups(plan),
                 *guard_groups(plan),
@@ -158,7 +160,7 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
         }
     }
     for e, groups in sorted(detection.items()):
-        out[naming.rule_tests_file(plan.name, format_duration_ms(e))] = {
+        out[naming.rule_tests_file(plan.stem, format_duration_ms(e))] = {
             "rule_files": [rules_file],
             "evaluation_interval": format_duration_ms(e),
             "tests": groups,

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator.builders import (
+    efficiency_rules,
     fleet_rules,
+    goodput_rules,
     gpu_rules,
     guard_rules,
     service_rules,
@@ -45,9 +47,10 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         group(
             plan, "targets", [r for f in FAMILIES if f.group == "targets" for r in f.rules(plan)]
         ),
-        group(plan, "gpu", gpu_rules.gpu_alerts(plan)),
+        group(plan, "gpu", [*gpu_rules.gpu_alerts(plan), *efficiency_rules.records(plan)]),
         group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),
+        *goodput_rules.goodput_groups(plan),
         group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]
     return [g for g in groups if g["rules"]]

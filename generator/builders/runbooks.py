@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator import naming
+from generator.builders import goodput_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
@@ -30,9 +31,11 @@ from generator.text import render
 # Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
 # (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
 SLO_BUDGET = "slo_budget"
+GOODPUT = "goodput"  # rendered per goodput SLO tier
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
+    naming.ALERT_GOODPUT_BURN: GOODPUT,
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 ALERTS: dict[str, str | None] = {
@@ -65,6 +68,8 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
         return any(s.tiers for s in plan.slos)
     if key == SLO_BUDGET:
         return any(s.budget_levels for s in plan.slos)
+    if key == GOODPUT:
+        return any(s.tiers for s in plan.goodput)
     return key in plan.alerts
 
 
@@ -106,6 +111,9 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
         else ((DEFAULT_POD_LABEL, plan.deployment_name),)
     )
     burn_window = min((t.long_window_ms for s in plan.slos for t in s.tiers), default=3_600_000)
+    goodput_window = min(
+        (t.long_window_ms for s in plan.goodput for t in s.tiers), default=3_600_000
+    )
     desired, available, workload_label = replica_metrics(plan)
     workload = (
         *((Matcher("namespace", "=", plan.namespace),) if plan.namespace else ()),
@@ -113,6 +121,7 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
     )
     return {
         "name": plan.name,
+        "stem": plan.stem,  # its page folder (docs/runbooks/<stem>/)
         "server": plan.server,
         "namespace": plan.namespace or "default",
         "deployment": plan.deployment_name,
@@ -145,6 +154,8 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
                 naming.record(g, naming.SLO_BURN_RATE, f"ratio_rate{naming.window(burn_window)}")
             ),
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
+            "goodput_shares": rec(goodput_rules.violations_record(plan, goodput_window)),
+            "goodput_bound": rec(goodput_rules.bound_record(plan, goodput_window)),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
             "replicas_desired": selector(desired, (*workload, *cluster)),
@@ -243,7 +254,7 @@ def service_runbook_outputs(plan: ServicePlan) -> dict[str, str]:
         return match.group(0) if target in mine else f"](../{target}.md)"
 
     return {
-        naming.runbook_file(alert, plan.name): _PAGE_LINK.sub(
+        naming.runbook_file(alert, plan.stem): _PAGE_LINK.sub(
             link, service_runbook(alert, plan, routes[alert])
         )
         for alert in mine

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator import naming
+from generator import failures, naming
 from generator.builders import histogram_forms
 from generator.builders.common import (
     Rule,
@@ -67,16 +67,28 @@ def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
 def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
     """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
     flow without errors."""
-    return f"{failures_sum(plan, summed)} or 0 * {requests_sum(plan, summed)}"
+    # Parenthesised: a two-counter total is a sum, and `+` binds tighter than `or`.
+    return f"{failures_sum(plan, summed)} or 0 * ({requests_sum(plan, summed)})"
 
 
 def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
     """Failed requests as :func:`requests_sum` counts them; absent while no failure has been
-    counted (the failure series is created on the first one)."""
+    counted (the failure series is created on the first one).
+
+    The counter's failures less its exclusions (``!~``, which keep series without the label),
+    and with further failure sources (the engine's finish reasons) their combination per
+    ``plan.requests.combine``, capped at the total (:func:`generator.failures.combine`)."""
     req = plan.requests
     if req.failure_name is not None:
-        return summed(selector(req.failure_name, req.matchers))
-    return summed(selector(req.name, (*req.matchers, *req.error_matchers)))
+        own = summed(selector(req.failure_name, (*req.matchers, *req.exclude_matchers)))
+    else:
+        own = summed(
+            selector(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
+        )
+    if not req.sources:
+        return own
+    parts = [own, *(summed(selector(src.name, src.failures)) for src in req.sources)]
+    return failures.combine(parts, requests_sum(plan, summed), req.combine, plan.agg_labels)
 
 
 def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.plan import ServicePlan
+from generator.project_config import load_project_config
 from generator.receivers import RECEIVERS_FILE, load_receivers
 from generator.render import load_plans
 from generator.spec import find_spec_files
@@ -50,12 +51,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when every spec and ``alertmanager/receivers.yaml`` (when there is one) are
-    valid (warnings, on stderr, do not fail), 2 (via ObsgenError) otherwise, with the problems
-    of both."""
+    """Exit 0 when ``obsgen.yaml``, every spec and ``alertmanager/receivers.yaml`` (when
+    there are) are valid (warnings, on stderr, do not fail), 2 (via ObsgenError) otherwise,
+    with the problems of all of them in one pass."""
     problems: list[Diagnostic] = []
     plans: list[ServicePlan] = []
     receivers = None
+    try:
+        load_project_config(Path("."))
+    except ObsgenError as err:
+        problems.extend(err.diagnostics)
     try:
         plans = load_plans(find_spec_files(args.specs, Path(".")), Path("."))
     except ObsgenError as err:
@@ -70,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         for warning in (*plan.warnings, *retention_warnings(plan)):
             print(warning, file=sys.stderr)
         print(
-            f"{plan.source}: ok ({plan.name}: {len(plan.slos)} SLOs, {len(plan.alerts)} alert families)"
+            f"{plan.source}: ok ({plan.name}: {len(plan.slos) + len(plan.goodput)} SLOs, {len(plan.alerts)} alert families)"
         )
     if receivers is not None:
         print(f"{RECEIVERS_FILE}: ok ({len(receivers.teams)} teams)")

@@ -26,7 +26,14 @@ from generator.project_config import (
     load_project_config,
     recorded_text,
 )
-from generator.render import Bundle, RenderOptions, render_bundle
+from generator.render import (
+    Bundle,
+    RenderOptions,
+    load_plans,
+    receivers_problems,
+    render_bundle,
+)
+from generator.spec import find_spec_files
 from generator.writer import (
     SPOOL_PREFIX,
     differences,
@@ -151,8 +158,21 @@ def _without_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
+def _spec_problems(specs: list[str], root: Path) -> list[Diagnostic]:
+    """The problems of the spec files ``specs`` names and of the receivers (none when they
+    load), so that a bad obsgen.yaml is reported with them in one pass."""
+    try:
+        load_plans(find_spec_files(specs, Path(".")), root)
+    except ObsgenError as err:
+        return [*err.diagnostics, *receivers_problems(root)]
+    return receivers_problems(root)
+
+
 def _render(args: argparse.Namespace, root: Path) -> int:
-    settings, record = _settings(root, args.dashboards_via, args.check)
+    try:
+        settings, record = _settings(root, args.dashboards_via, args.check)
+    except ObsgenError as err:
+        raise ObsgenError([*err.diagnostics, *_spec_problems(args.specs, root)]) from None
     progress = Progress(enabled=False if args.quiet else None)
     cache = None if args.no_cache else OutputCache(root)
     warnings: list[Diagnostic] = []

@@ -35,6 +35,7 @@ from generator.families import (
     queue_depth,
     replicas_unavailable,
     slow_requests,
+    spec_decode,
     target_down,
 )
 from generator.families.base import Family
@@ -47,6 +48,7 @@ FAMILIES: tuple[Family, ...] = (
     kv_cache.FAMILY,
     preemptions.FAMILY,
     prefix_cache.FAMILY,
+    spec_decode.FAMILY,
     memory_headroom.FAMILY,
     memory_exhaustion.FAMILY,
     oom_killed.FAMILY,

@@ -29,7 +29,9 @@ from generator.builders.promtool_series import (
     in_cluster,
     mixed,
 )
+from generator.builders.series_parts import ERROR_EXAMPLES, example_value, labels_of
 from generator.families.base import Family, Role
+from generator.promql import Matcher
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -96,6 +98,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     fire = healthy(plan, mixed(busy, high, Klass(0, True)))
     quiet = healthy(plan, mixed(busy, low, Klass(0, True)))
     groups = fire_and_quiet(plan, KEY, ALERT, fire, quiet, expected)
+    groups += _source_cases(plan, busy, high, expected)
     if plan.cluster_label is not None:
         # Two clusters run the same service in the same namespace; one fails.
         second = in_cluster(healthy(plan, [Klass(BASE_PER_MIN)]), plan.cluster_label, OTHER_CLUSTER)
@@ -103,6 +106,41 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         name = f"{ALERT} pages for the failing cluster only"
         at = after_for(plan, KEY)
         groups.append(family_case(plan, name, failing.merged(second), ALERT, expected, at))
+    return groups
+
+
+def _source_cases(
+    plan: ServicePlan, busy: int, high: Fraction, expected: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per further failure source (docs/spec.md, "What a failure is"): requests all succeed
+    by their HTTP status, but the source fails ``high`` of them after the 200 — it fires;
+    the same share finished by an excluded reason (client aborts) stays quiet."""
+    at = after_for(plan, KEY)
+    groups = []
+    req = plan.requests
+    # The request counter's own exclusions (Triton CANCELED, TensorRT-LLM cancelled): as many
+    # excluded failures as would fire stay quiet.
+    counter = req.failure_name or req.name
+    for m in req.exclude_matchers:
+        excluded = {e.label: example_value(e, ERROR_EXAMPLES) for e in req.error_matchers}
+        excluded[m.label] = example_value(Matcher(m.label, "=~", m.value), ())
+        quiet = healthy(plan, [Klass(busy)])
+        quiet.add(counter, labels_of(plan, req.matchers, **excluded), float(high * busy))
+        name = f"{ALERT} stays quiet on {counter}'s excluded {m.label}"
+        groups.append(family_case(plan, name, quiet, ALERT, [], at))
+    for src in plan.requests.sources:
+        base = {m.label: example_value(m, ERROR_EXAMPLES) for m in src.error_matchers}
+        failed = labels_of(plan, src.matchers, **base)
+        fire = healthy(plan, [Klass(busy)])
+        fire.add(src.name, failed, float(high * busy))
+        name = f"{ALERT} fires on failures {src.name} counts after an HTTP success"
+        groups.append(family_case(plan, name, fire, ALERT, expected, at))
+        for m in src.exclude_matchers:
+            excluded = {**base, m.label: example_value(Matcher(m.label, "=~", m.value), ())}
+            quiet = healthy(plan, [Klass(busy)])
+            quiet.add(src.name, labels_of(plan, src.matchers, **excluded), float(high * busy))
+            name = f"{ALERT} stays quiet on {src.name}'s excluded {m.label}"
+            groups.append(family_case(plan, name, quiet, ALERT, [], at))
     return groups
 
 

@@ -34,6 +34,11 @@ class RequestsDef:
     total is their sum). ``matchers`` (label, regex) narrow both counters to the requests that
     count (e.g. vLLM's HTTP counter to ``handler=~"/v1/.*"``, leaving out probes). ``source``
     says in words where the counter comes from (quoted by ``obsgen verify``).
+    ``exclude_matchers`` (label, regex) mark failures that are not the service's (client
+    aborts, ``CANCELED``): read as ``label!~"regex"`` on the failures (the failure counter's
+    with ``failure_name``), which also matches series without the label (a release without
+    it still counts its failures). An excluded request stays in the total as not failed.
+    As an engine failure source (``Preset.failure_sources``) only the failures are read.
     """
 
     name: str
@@ -41,6 +46,7 @@ class RequestsDef:
     failure_name: str | None = None
     matchers: tuple[tuple[str, str], ...] = ()
     source: str = ""
+    exclude_matchers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,12 @@ class Preset:
     since_aliases: tuple[str, ...] = ()
     variant: str | None = None
     other_requests: tuple[RequestsDef, ...] = ()
+    # Speculative decoding: (draft tokens, accepted tokens) counters, present only while the
+    # server runs with a draft model or method (generator.families.spec_decode).
+    spec_decode: tuple[str, str] | None = None
+    # Further failure sources beside ``requests`` (the engine's finish reasons where the
+    # HTTP status is sent before a streamed response fails): docs/spec.md, "What a failure is".
+    failure_sources: tuple[RequestsDef, ...] = ()
 
 
 def prefixed(preset: Preset, prefix: str) -> Preset:
@@ -164,6 +176,7 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
         latency={key: histogram(h) for key, h in preset.latency.items()},
         requests=requests(preset.requests),
         other_requests=tuple(requests(r) for r in preset.other_requests),
+        failure_sources=tuple(requests(r) for r in preset.failure_sources),
         queue_depth=gauge(preset.queue_depth),
         running_requests=gauge(preset.running_requests),
         kv_cache_usage=gauge(preset.kv_cache_usage),
@@ -177,6 +190,9 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
             tuple(prefix + n for n in preset.prefix_cache.queries),
             gauge(preset.prefix_cache.gauge),
         ),
+        spec_decode=None
+        if preset.spec_decode is None
+        else (prefix + preset.spec_decode[0], prefix + preset.spec_decode[1]),
         mean_latency={
             key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
             for key, m in preset.mean_latency.items()

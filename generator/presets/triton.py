@@ -23,6 +23,12 @@ NO_FIRST_RESPONSE = (
     "nv_inference_first_response_histogram_ms came with the histogram support of core r24.11"
 )
 
+# nv_inference_request_failure{reason}: core src/metric_model_reporter.{h,cc} on r24.08 (core
+# commit a07169e): REJECTED (queue full or timed out: the user gets no answer, a failure),
+# CANCELED (the client cancelled: excluded), BACKEND, OTHER. Before r24.08 the counter has no
+# reason label; reason!~"CANCELED" matches those series too, so every failure still counts.
+CANCELED = (("reason", "CANCELED"),)
+
 # The newest release the entries were checked against, in both numberings.
 CHECKED_THROUGH = ("25.06", "2.59")
 
@@ -41,7 +47,9 @@ def _entry(since: str, alias: str, first_response: bool) -> Preset:
             ),
         },
         requests=RequestsDef(
-            name="nv_inference_request_success", failure_name="nv_inference_request_failure"
+            name="nv_inference_request_success",
+            failure_name="nv_inference_request_failure",
+            exclude_matchers=CANCELED,
         ),
         queue_depth=GaugeDef("nv_inference_pending_request_count"),
         running_requests=GaugeDef(

@@ -13,7 +13,11 @@ from generator.presets.vllm import E2E_BUCKETS, ITL_BUCKETS, TTFT_BUCKETS
 # Bounds: vLLM's lists from 0.8.4 on, in every stored version of tensorrt_llm/metrics/
 # collector.py (unprefixed and trtllm_ names); not read at the 1.1 and 1.2 tags themselves
 # (docs/presets.md, "Bucket bounds per release").
-ERRORS = (("finished_reason", "cancelled|timeout"),)
+# tensorrt_llm/executor/result.py finish reasons: stop, length, timeout, cancelled. "cancelled"
+# is a request cancelled through the API (the client's abort): excluded; "timeout"
+# is the server giving up: a failure.
+ERRORS = (("finished_reason", "timeout"),)
+EXCLUDED = (("finished_reason", "cancelled"),)
 PREFIXES = ("", "trtllm_", "trtllm:")
 
 # The newest release line the entries were checked against; newer ones get a warning.
@@ -24,6 +28,7 @@ def _requests(prefix: str) -> RequestsDef:
     return RequestsDef(
         name=f"{prefix}request_success_total",
         error_matchers=ERRORS,
+        exclude_matchers=EXCLUDED,
         source="trtllm-serve's finished-request counter, by finished_reason",
     )
 

@@ -48,10 +48,27 @@ HTTP_REQUESTS = RequestsDef(
     matchers=(("handler", "/v1/.*"),),
     source="vLLM's OpenAI server HTTP counter (prometheus-fastapi-instrumentator, vLLM ≥ 0.8.3, V1 engine)",
 )
+# Finish reasons: vllm/v1/engine/__init__.py FINISH_REASON_STRINGS / FinishReason — "stop",
+# "length", "abort" at v0.8.0 … v0.11.x, plus "error" ("retryable request-level internal error
+# … always converted to 500") and "repetition" in later releases; FinishReason's docstring
+# reads "abort - aborted by client" (the OpenAI server aborts a request whose client
+# disconnected). So "error" is a failure, "abort" the client's doing and excluded; "stop",
+# "length" and "repetition" are answers.
+ENGINE_ERRORS = (("finished_reason", "error"),)
+ENGINE_EXCLUDED = (("finished_reason", "abort"),)
 ENGINE_REQUESTS = RequestsDef(
     name="vllm:request_success_total",
-    error_matchers=(("finished_reason", "abort|error"),),
+    error_matchers=ENGINE_ERRORS,
+    exclude_matchers=ENGINE_EXCLUDED,
     source="the engine's finished-request counter (every release and engine)",
+)
+# Streamed responses send HTTP 200 before generating: an engine error mid-stream reaches the
+# HTTP counter as a 200. The engine's finish reasons are read beside the status (V1 with HTTP).
+ENGINE_FAILURES = RequestsDef(
+    name="vllm:request_success_total",
+    error_matchers=ENGINE_ERRORS,
+    exclude_matchers=ENGINE_EXCLUDED,
+    source='the engine\'s finish reasons (finished_reason="error"; streamed failures after the 200)',
 )
 
 KV_OLD, KV_NEW = "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"
@@ -63,6 +80,14 @@ CACHE_OLD = PrefixCacheDef(
     ("vllm:gpu_prefix_cache_queries_total", "vllm:prefix_cache_queries_total"),
 )
 CACHE_NEW = PrefixCacheDef(CACHE_OLD.hits[::-1], CACHE_OLD.queries[::-1])
+# Speculative decoding (V1): vllm/v1/spec_decode/metrics.py, SpecDecodingProm — counters
+# vllm:spec_decode_num_draft_tokens and vllm:spec_decode_num_accepted_tokens (exposed with
+# _total), labels [model_name, engine], created only with a speculative config. V0 has other
+# names (vllm:spec_decode_draft_acceptance_rate gauge …): not read.
+SPEC_DECODE = (
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+)
 
 # The newest release line the entries were checked against; newer ones get a warning.
 CHECKED_THROUGH = ("0.11",)
@@ -97,6 +122,7 @@ def _entry(
         },
         requests=requests,
         other_requests=tuple(r for r in (HTTP_REQUESTS, ENGINE_REQUESTS) if r != requests),
+        failure_sources=(ENGINE_FAILURES,) if requests == HTTP_REQUESTS else (),
         queue_depth=GaugeDef("vllm:num_requests_waiting"),
         running_requests=GaugeDef("vllm:num_requests_running"),
         # already a 0–1 fraction despite "perc"
@@ -106,6 +132,7 @@ def _entry(
         preemptions="vllm:num_preemptions_total",
         prefix_cache=cache,
         model_label="model_name",
+        spec_decode=SPEC_DECODE if variant == "v1" else None,
     )
 
 

@@ -1,0 +1,111 @@
+"""Generated promtool cases of the goodput SLOs (:mod:`generator.builders.goodput_rules`).
+
+Per goodput SLO two groups, each request class slow on one target only: *within target*
+(each target's share ``0.8 × budget / N``: the bound itself, not only the truth, meets the
+objective; every tier silent) and *pages on the sum* (each share ``1.25 × T / N``, ``T`` the
+highest page threshold, so no share alone reaches it but the bound does). Expected alerts of
+every goodput SLO follow from the same classes in exact arithmetic (:func:`expected_burns`).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from generator import naming
+from generator.builders import goodput_rules
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    INTERVAL_MS,
+    Klass,
+    agg_of,
+    alert_test,
+    expected_alert,
+    healthy,
+    promtool_group,
+    steps_until,
+)
+from generator.plan import GoodputTargetPlan, HistogramPlan, ServicePlan, SLOPlan
+
+CHECK_MS = 30 * INTERVAL_MS  # constant shares from the first sample: every window reads them
+WITHIN = Fraction(8, 10)  # healthy: the bound's bad share at 80 % of the error budget
+OVER = Fraction(5, 4)  # failing: the bound's bad share 25 % above the highest page threshold
+
+
+def _slow_seconds(t: GoodputTargetPlan) -> float:
+    """A duration (s) over ``t``'s threshold: the next bucket bound, or twice the bound."""
+    h = t.histogram
+    above = [b for b in h.buckets if b > t.bound]
+    return (above[0] if above else t.bound * 2) * h.seconds_per_unit
+
+
+def _is_slow(k: Klass, h: HistogramPlan, bound: float) -> bool:
+    return k.duration(h) > bound * h.seconds_per_unit
+
+
+def _per_min(plan: ServicePlan) -> int:
+    """Requests a minute: enough that every SLO's long window counts ``min_events`` by
+    :data:`CHECK_MS` (25 minutes of increments, with room to spare)."""
+    most = max((s.min_events for s in plan.goodput), default=0)
+    return max(BASE_PER_MIN, -(-most // 25))
+
+
+def _classes(s: SLOPlan, per_min: int, bound_share: Fraction) -> list[Klass]:
+    """Requests a minute: each target's share ``bound_share / N`` slow on that target alone,
+    the rest fast everywhere."""
+    share = bound_share / len(s.targets)
+    slow = [
+        Klass(float(per_min * share), durations=((t.histogram.key, _slow_seconds(t)),))
+        for t in s.targets
+    ]
+    rest = per_min - sum(Fraction(k.per_min) for k in slow)
+    return [Klass(float(rest)), *slow]
+
+
+def expected_burns(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, Any]]:
+    """The ``GoodputBudgetBurn`` alerts of every goodput SLO of ``plan`` on constant traffic
+    ``classes`` at :data:`CHECK_MS`: a tier fires when the sum of the targets' slow shares
+    exceeds its threshold (both windows read the same share) and enough requests counted."""
+    total = sum(Fraction(k.per_min) for k in classes)
+    labels = {**agg_of(plan, plan.goodput[0].targets[0].histogram.matchers)} if plan.goodput else {}
+    labels[naming.SERVICE] = plan.name
+    out = []
+    for s in plan.goodput:
+        bound = sum(
+            (
+                sum(Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound))
+                / total
+                for t in s.targets
+            ),
+            Fraction(0),
+        )
+        bound = min(bound, Fraction(1))
+        events = total * (CHECK_MS // INTERVAL_MS - 1)
+        rules = goodput_rules.burn_alerts(plan, s)
+        for tier, rule in zip(s.tiers, rules, strict=True):
+            if bound > tier.threshold and events >= s.min_events:
+                out.append(expected_alert(rule, labels, None))
+    return out
+
+
+def goodput_groups(plan: ServicePlan) -> list[dict[str, Any]]:
+    """The two groups of each goodput SLO with tiers (module docstring)."""
+    groups = []
+    per_min = _per_min(plan)
+    steps = steps_until(CHECK_MS)
+    for s in plan.goodput:
+        if not s.tiers:
+            continue
+        pages = [t.threshold for t in s.tiers if t.severity == "critical"] or [
+            max(t.threshold for t in s.tiers)
+        ]
+        over = min(OVER * max(pages), (1 + max(pages)) / 2)
+        for name, share in (
+            ("within target, silent", WITHIN * s.error_budget),
+            ("each target under the page threshold, the sum over it: pages", over),
+        ):
+            classes = _classes(s, per_min, share)
+            series = healthy(plan, classes, steps).render(steps)
+            test = alert_test(CHECK_MS, goodput_rules.ALERT, expected_burns(plan, classes))
+            groups.append(promtool_group(f"{goodput_rules.ALERT} {s.name}: {name}", series, [test]))
+    return groups

@@ -1,0 +1,205 @@
+"""Goodput SLOs (``spec.slos[].targets``): records of the union bound and its burn-rate alerts.
+
+A request is good when it meets every target; servers export one histogram per signal, so
+obsgen records the lower bound (union bound) ``goodput ≥ 1 − Σ_i violations_i / requests_i``
+(each share from histogram ``i`` at its threshold's bucket bound) and pages on it with the
+SLO's burn-rate tiers (``GoodputBudgetBurn``). Records, soundness and why a missing target
+records nothing: docs/architecture.md, "Goodput SLOs (union bound)"; users' view:
+docs/spec.md, "Goodput SLOs".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+from generator import naming
+from generator.builders import slo_rules
+from generator.builders.common import Group, Rule, alert_rule, group, keep_firing, record_rule
+from generator.builders.common import recorded as recorded_selector
+from generator.plan import GoodputTargetPlan, ServicePlan, SLOPlan
+from generator.promql import Matcher
+from generator.units import decimal_str, format_duration_ms
+
+ALERT = naming.ALERT_GOODPUT_BURN
+OUTCOMES = "slo_goodput_outcomes"
+VIOLATIONS = "slo_goodput_violations"
+BOUND = "slo_goodput_violation_bound"
+LOWER_BOUND = "slo_goodput_lower_bound"
+BOUND_NAME = "lower bound (union bound)"
+
+
+def _as_latency(s: SLOPlan, target: GoodputTargetPlan) -> SLOPlan:
+    """``s`` as a latency SLO of one target, to reuse the latency SLO's event expressions."""
+    return replace(
+        s,
+        kind="latency",
+        histogram=target.histogram,
+        threshold_seconds=target.threshold_seconds,
+        threshold_bound=target.bound,
+        targets=(),
+    )
+
+
+def outcomes_record(plan: ServicePlan) -> str:
+    """Record name of the per-target bad and total increments."""
+    return naming.record(plan.group_by, OUTCOMES, naming.increase(plan.evaluation_interval_ms))
+
+
+def violations_record(plan: ServicePlan, window_ms: int) -> str:
+    """Record name of one target's violation share (0–1) over ``window_ms``."""
+    return naming.record(plan.group_by, VIOLATIONS, naming.ratio_rate(window_ms))
+
+
+def bound_record(plan: ServicePlan, window_ms: int) -> str:
+    """Record name of the union bound of the bad share (0–1) over ``window_ms``."""
+    return naming.record(plan.group_by, BOUND, naming.ratio_rate(window_ms))
+
+
+def lower_bound_record(plan: ServicePlan, window_ms: int) -> str:
+    """Record name of the goodput lower bound (0–1) over the SLO window ``window_ms``."""
+    return naming.record(plan.group_by, LOWER_BOUND, naming.ratio_rate(window_ms))
+
+
+def _slo(s: SLOPlan) -> Matcher:
+    return Matcher(naming.SLO, "=", s.name)
+
+
+def _target(t: GoodputTargetPlan) -> Matcher:
+    return Matcher(naming.INDICATOR, "=", t.histogram.indicator)
+
+
+def _range(plan: ServicePlan, window_ms: int) -> str:
+    """Range of a window: half an evaluation short (as every SLO's, see :mod:`slo_rules`)."""
+    return naming.window(window_ms - plan.evaluation_interval_ms // 2)
+
+
+def records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
+    """The recording rules of goodput SLO ``s`` (module docstring), in evaluation order."""
+    rules = []
+    for t in s.targets:
+        labels = {naming.SLO: s.name, naming.INDICATOR: t.histogram.indicator}
+        expr = slo_rules.events_expr(plan, _as_latency(s, t))
+        rules.append(record_rule(plan, outcomes_record(plan), expr, labels))
+    for window_ms in slo_rules.windows(s):
+        r = _range(plan, window_ms)
+        for t in s.targets:
+            bad, total = (
+                f"sum without ({naming.EVENTS}) (sum_over_time("
+                + recorded_selector(
+                    plan, outcomes_record(plan), _slo(s), _target(t), Matcher(naming.EVENTS, "=", e)
+                )
+                + f"[{r}]))"
+                for e in (naming.EVENTS_BAD, naming.EVENTS_TOTAL)
+            )
+            # As the SLO ratios: + 1e-300 makes 0 of 0 a 0, clamp_max a bad increment read
+            # before its total no more than all bad.
+            labels = {naming.SLO: s.name, naming.INDICATOR: t.histogram.indicator}
+            expr = f"clamp_max({bad} / ({total} + 1e-300), 1)"
+            rules.append(record_rule(plan, violations_record(plan, window_ms), expr, labels))
+        shares = [
+            recorded_selector(plan, violations_record(plan, window_ms), _slo(s), _target(t))
+            for t in s.targets
+        ]
+        # One-to-one sums ignoring the target: absent while any target's share is.
+        total_share = f" + ignoring ({naming.INDICATOR}) ".join(shares)
+        rules.append(
+            record_rule(
+                plan,
+                bound_record(plan, window_ms),
+                f"clamp_max({total_share}, 1)",
+                {naming.SLO: s.name},
+            )
+        )
+    bound = recorded_selector(plan, bound_record(plan, s.window_ms), _slo(s))
+    rules += [
+        record_rule(
+            plan, lower_bound_record(plan, s.window_ms), f"1 - {bound}", {naming.SLO: s.name}
+        ),
+        record_rule(
+            plan,
+            naming.record(plan.group_by, naming.SLO_OBJECTIVE, "ratio"),
+            f"vector({decimal_str(Fraction(str(s.objective)) / 100)})",
+            {naming.SLO: s.name},
+        ),
+    ]
+    return rules
+
+
+def _describe(s: SLOPlan) -> str:
+    """The targets as users read them, in seconds: ``ttft ≤ 2.5s, e2e ≤ 30s``."""
+    return ", ".join(
+        f"{t.histogram.indicator} ≤ {decimal_str(t.threshold_seconds)}s" for t in s.targets
+    )
+
+
+def burn_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
+    """One ``GoodputBudgetBurn`` per tier of ``s``: the union bound over both windows above the
+    tier's threshold, with at least ``min_events`` requests of the first target in the long
+    window."""
+    on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
+    first = s.targets[0]
+    total = recorded_selector(
+        plan,
+        outcomes_record(plan),
+        _slo(s),
+        _target(first),
+        Matcher(naming.EVENTS, "=", naming.EVENTS_TOTAL),
+    )
+    rules = []
+    for tier in s.tiers:
+        long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
+        threshold = decimal_str(tier.threshold)
+        long_b = recorded_selector(plan, bound_record(plan, tier.long_window_ms), _slo(s))
+        short_b = recorded_selector(plan, bound_record(plan, tier.short_window_ms), _slo(s))
+        events = f"sum without ({naming.INDICATOR}) (sum_over_time({total}[{_range(plan, tier.long_window_ms)}]))"
+        expr = (
+            f"{long_b} > {threshold}\n"
+            f"and on ({on}) {short_b} > {threshold}\n"
+            f"and on ({on}) {events} >= {s.min_events}"
+        )
+        exhaustion = Fraction(s.window_ms, 1000) / tier.factor
+        rules.append(
+            keep_firing(
+                alert_rule(
+                    plan,
+                    ALERT,
+                    expr,
+                    0,
+                    tier.severity,
+                    {
+                        naming.SLO: s.name,
+                        naming.LONG_WINDOW: long_w,
+                        naming.SHORT_WINDOW: short_w,
+                        naming.BURN_RATE: decimal_str(tier.factor),
+                    },
+                    slo=s.name,
+                    objective=decimal_str(s.objective),
+                    window=naming.window(s.window_ms),
+                    long_window=long_w,
+                    short_window=short_w,
+                    burn_rate=decimal_str(tier.factor),
+                    threshold=threshold,
+                    budget_percent=decimal_str(tier.budget * 100),
+                    exhaustion=format_duration_ms(int(exhaustion * 1000)),
+                    targets_text=_describe(s),
+                    bound_name=BOUND_NAME,
+                ),
+                s.keep_firing_for_ms,
+            )
+        )
+    return rules
+
+
+def goodput_groups(plan: ServicePlan) -> list[Group]:
+    """One ``slo.<name>`` group per goodput SLO, at the SLO groups' interval (the increments'
+    ``offset`` must equal it): its records, then its alerts (same evaluation)."""
+    return [
+        group(
+            plan,
+            f"slo.{s.name}",
+            [*records(plan, s), *burn_alerts(plan, s)],
+            interval_ms=plan.evaluation_interval_ms,
+        )
+        for s in plan.goodput
+    ]
