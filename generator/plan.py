@@ -66,7 +66,13 @@ class HistogramPlan:
         key: spec metric key (``requestDuration``); ``indicator``: label value (``e2e``).
         metric: base metric name; series are ``<metric>_bucket`` etc.
         buckets: upper bounds in the metric's unit; ``seconds_per_unit`` converts to seconds.
-        native: native histogram (query with ``histogram_*`` functions, no ``_bucket``).
+        native: the rules read only the native series (``histogram_*`` functions, no
+            ``_bucket``): ``form`` native or nhcb.
+        form: ``spec.metrics.<key>.histogram``: ``classic`` (``_bucket``/``_count`` series),
+            ``native`` (exponential buckets: thresholds need no bound), ``nhcb`` (native with
+            the classic bounds, Prometheus 3's ``convert_classic_histograms_to_nhcb``: thresholds
+            must be bounds) or ``both`` (a migration: per series the native form where it
+            exists, else the classic; thresholds must be bounds). docs/spec.md, "Histogram forms".
         matchers: the series selector.
         also: the histogram's names in other releases (a preset rename); the rules read
             ``metric`` and, per series where it is absent, these.
@@ -80,6 +86,12 @@ class HistogramPlan:
     native: bool
     matchers: tuple[Matcher, ...]
     also: tuple[str, ...] = ()
+    form: str = "classic"
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a threshold must be one of ``buckets`` (every form but exponential native)."""
+        return self.form != "native"
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -589,20 +601,20 @@ def _histogram(
         buckets = tuple(float(decimal_str(b * factor)) for b in default.buckets)
         if factor == 1:
             buckets = default.buckets
-    native = (
-        (override.histogram == "native")
-        if override and override.histogram
-        else bool(default and default.native)
-    )
+    if override and override.histogram:
+        form = override.histogram
+    else:
+        form = "native" if default and default.native else "classic"
     return HistogramPlan(
         key=key,
         indicator=naming.INDICATOR_LABEL[key],
         metric=name,
         buckets=buckets,
         seconds_per_unit=scale,
-        native=native,
+        native=form in ("native", "nhcb"),
         matchers=_merge(base, override.selector if override else None),
         also=() if custom or default is None else default.also,
+        form=form,
     )
 
 
@@ -1113,7 +1125,7 @@ def _check_bound(
     releases: Releases | None = None,
     effect: str = _SLI_EFFECT,
 ) -> float | None:
-    if histogram.native:
+    if not histogram.bounded:
         return seconds / histogram.seconds_per_unit
     bound = histogram.bound_for(seconds)
     per_release = releases is not None and histogram.key in releases.preset_keys
@@ -1235,7 +1247,7 @@ def _resolve_alerts(
                     continue  # no threshold to test against: disabled unless configured
                 if (
                     given is None
-                    and not histogram.native
+                    and histogram.bounded
                     and histogram.bound_for(merged["threshold_seconds"]) is None
                 ):
                     continue  # inherited from a latency SLO, whose own check reports it
@@ -1248,7 +1260,7 @@ def _resolve_alerts(
                     releases if given is not None else None,
                     _SLOW_EFFECT,
                 )
-            elif not histogram.native:
+            elif histogram.bounded:
                 top = histogram.buckets[-1] * histogram.seconds_per_unit
                 seconds = float(merged["threshold_seconds"])
                 test = Test(_below_top(seconds), "below the largest bucket bound", _P99_EFFECT)

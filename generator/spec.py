@@ -657,7 +657,7 @@ class MetricOverride(StrictModel):
         Annotated[list[Annotated[float, Field(gt=0)]], Field(max_length=MAX_BUCKETS)] | None
     ) = None
     unit: Literal["seconds", "milliseconds", "microseconds", "nanoseconds"] | None = None
-    histogram: Literal["classic", "native"] | None = None
+    histogram: Literal["classic", "native", "nhcb", "both"] | None = None
     selector: MetricMatchers | None = None
     error_matchers: RegexMatchers | None = None
     exclude_matchers: RegexMatchers | None = None

@@ -64,7 +64,7 @@ NOTES = {
     "spec.failure.sources[].selector": "matchers merged over `spec.selector` for this counter",
     "spec.metrics.*.name": 'metric name replacing the preset\'s, taken as written (no `prefix`); a name outside `[a-zA-Z_:][a-zA-Z0-9_:]*` (`gen_ai.server.request.duration_seconds`) needs `prometheus.version: "3"`',
     "spec.metrics.prefix": "prepended to every metric name the preset supplies (`ray_` for Ray Serve: `ray_vllm:…`); not to names set in `<signal>.name`, nor to Kubernetes, cAdvisor, kube-state-metrics or GPU exporter series; see *Prefixed metrics*",
-    "spec.metrics.*.histogram": "native histograms are queried with `histogram_*` functions",
+    "spec.metrics.*.histogram": "the form Prometheus stores the histogram in: `classic` (`_bucket`/`_count`), `native` (exponential; a threshold needs no bucket bound), `nhcb` (native with the classic bounds, `convert_classic_histograms_to_nhcb`; thresholds on bounds) or `both` (a migration: per series native, else classic, counted once); see *Histogram forms*",
     "spec.metrics": "keys: `prefix`, `requestDuration`, `timeToFirstToken`, `interTokenLatency`, `requests`, `failures`, `queueDepth`, `runningRequests`, `kvCacheUsage`, `promptTokens`, `generationTokens`, `preemptions`",
     "spec.metrics.requests": "the request counter; a `name` other than the preset's needs `errorMatchers` or `failures` (see Error matchers below)",
     "spec.metrics.failures": "`name` of a separate failure counter: `requests` then counts successes, the total is their sum (read with `requests`' selector)",

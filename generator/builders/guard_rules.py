@@ -196,36 +196,59 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
     return users
 
 
+def _native_remedy(h: HistogramPlan) -> str:
+    """Which form is missing, and the Prometheus 3 setting that makes it (scrape config
+    names at v3.14.0, unchanged since: ``config/config.go``)."""
+    how = (
+        "convert_classic_histograms_to_nhcb: true in its scrape config"
+        if h.form == "nhcb"
+        else "scrape_native_histograms: true (a protobuf scrape of a client exposing native "
+        "histograms)"
+    )
+    return (
+        f"The {h.form} form of {h.metric} (a native series, no _bucket suffix) is missing: "
+        f"Prometheus needs {how}; if {h.metric}_bucket exists instead, the histogram is "
+        f"classic (spec.metrics.{h.key}.histogram: classic, or both during a migration)."
+    )
+
+
 def _histogram_inputs(
     plan: ServicePlan, h: HistogramPlan, users: list[tuple[str, float | None]], out: _Inputs
 ) -> None:
     readers = tuple(dict.fromkeys(r for r, _ in users))
     remedy = server_remedy(h.key)
+    native = tuple(Source(name, h.matchers) for name in h.names)
     if h.native:
         out.add(
             SignalInput(
                 h.key,
                 h.metric,
                 SERVICE_KEYS,
-                (tuple(Source(name, h.matchers) for name in h.names),),
+                (native,),
                 (targets_up(plan),),
                 readers,
-                remedy=remedy,
+                remedy=_native_remedy(h) + " " + remedy,
             )
         )
         return
     # A renamed histogram is read under each of its names: any of them will do.
     count = tuple(Source(name + "_count", h.matchers) for name in h.names)
     family = tuple(Source(name + "_bucket", h.matchers) for name in h.names)
+    both = h.form == "both"
     out.add(
         SignalInput(
             h.key,
-            count[0].metric,
+            h.metric if both else count[0].metric,
             SERVICE_KEYS,
-            (count,),
+            ((*native, *count),) if both else (count,),
             (targets_up(plan),),
             readers,
-            remedy=remedy,
+            remedy=(
+                f"Neither form of {h.metric} exists: no native series {h.metric} and no "
+                f"classic {h.metric}_count. " + remedy
+                if both
+                else remedy
+            ),
         )
     )
     # Buckets exist beside their _count: missing while the count is there, they are wrong.

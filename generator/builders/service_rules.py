@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator import failures, naming
+from generator.builders import histogram_forms
 from generator.builders.common import (
     Rule,
     counter_target,
@@ -95,7 +96,9 @@ def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
 
 
 def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
-    """Requests per second no slower than ``bound`` (metric unit), from a classic or native histogram."""
+    """Requests per second no slower than ``bound`` (metric unit), from a histogram of any form."""
+    if h.form == "both":
+        return histogram_forms.both_bucket_rate(h, bound, version, RATE_WINDOW, group)
     if h.native:
         hist = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
         frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
@@ -107,12 +110,20 @@ def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, 
 
 def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
     """All observations per second of a histogram."""
+    if h.form == "both":
+        return histogram_forms.both_count_rate(h, RATE_WINDOW, group)
     if h.native:
         return f"histogram_count({sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)})"
     return sum_rate_any(_suffixed(h, "_count"), h.matchers, RATE_WINDOW, group)
 
 
 def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
+    if h.form == "both":
+        expr = histogram_forms.both_quantile(h, q, RATE_WINDOW, group)
+        if h.seconds_per_unit != 1:
+            expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
+        on = ", ".join(group)
+        return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
     if h.native:
         inner = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
     else:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming
+from generator.builders import histogram_forms
 from generator.builders.common import (
     Group,
     Rule,
@@ -53,6 +54,16 @@ def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *ext
     return sum_increments(ats, interval, plan.agg_labels, target, _bridge(plan))
 
 
+def _both(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
+    """Summed increments of a histogram in both forms (a migration): per series native where
+    it exists, else classic (:func:`generator.builders.histogram_forms.both_events`)."""
+    interval = naming.window(plan.evaluation_interval_ms)
+    target = counter_target(plan, h.matchers)
+    return histogram_forms.both_events(
+        h, bound, plan.le_version, interval, plan.agg_labels, target, _bridge(plan)
+    )
+
+
 def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
     """Summed increments of a native histogram's count (all, or no slower than ``bound``),
     per series as a float: ``histogram_count`` and ``histogram_fraction`` of the series."""
@@ -60,12 +71,9 @@ def _native(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
 
     def at(name: str, wrap: Callable[[str], str]) -> str:
         series = wrap(selector(name, h.matchers))
-        count = f"histogram_count({series})"
         if bound is None:
-            return count
-        # An empty histogram's fraction is NaN: count 0 events instead.
-        frac = f"histogram_fraction(0, {decimal_str(bound)}, {series}) * {count}"
-        return f"({frac} >= 0 or 0 * {count})"
+            return f"histogram_count({series})"
+        return histogram_forms.native_good(series, bound)
 
     ats = [lambda wrap, name=name: at(name, wrap) for name in h.names]
     target = counter_target(plan, h.matchers)
@@ -81,6 +89,8 @@ def good_events(plan: ServicePlan, s: SLOPlan) -> str:
     (the e2e suite's healthy scenario on VictoriaMetrics)."""
     if s.histogram is not None and s.threshold_bound is not None:
         h = s.histogram
+        if h.form == "both":
+            return _both(plan, h, s.threshold_bound)
         if h.native:
             return _native(plan, h, s.threshold_bound)
         le = le_matcher(s.threshold_bound, plan.le_version)
@@ -103,6 +113,8 @@ def total_events(plan: ServicePlan, s: SLOPlan) -> str:
     """All events of the SLO's SLI since the previous evaluation."""
     if s.histogram is not None:
         h = s.histogram
+        if h.form == "both":
+            return _both(plan, h, None)
         if h.native:
             return _native(plan, h, None)
         return _histogram_increments(plan, h, "_count")

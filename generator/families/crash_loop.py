@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import gap_bridge, naming
 from generator.builders import replicas
 from generator.builders.common import alert_rule
 from generator.builders.grafana_json import PanelDef, Query, Step
@@ -71,8 +71,11 @@ def rules(plan: ServicePlan) -> list[Rule]:
     window = format_duration_ms(int(alert.params["window_ms"]))
     keys = by(plan.keeping(*memory.POD_LABELS))
     restarts = selector(naming.KSM_RESTARTS, plan.container_matchers)
-    # max − min, not increase(): see the OOM rule (generator.families.oom_killed).
-    rose = f"max{keys} {owned(plan, f'max_over_time({restarts}[{window}]) - min_over_time({restarts}[{window}])')}"
+    # max − min, not increase(): see the OOM rule (generator.families.oom_killed); bridged
+    # across a hole in the samples longer than the window (generator.gap_bridge).
+    in_window = f"max_over_time({restarts}[{window}]) - min_over_time({restarts}[{window}])"
+    span = gap_bridge.bridge(plan.max_gap_ms)
+    rose = f"max{keys} {owned(plan, gap_bridge.widest(in_window, restarts, window, span))}"
     waiting = selector(naming.KSM_WAITING_REASON, (*plan.container_matchers, _WAITING))
     backoff = f"max{keys} {owned(plan, f'max_over_time({waiting}[{window}])')}"
     on = ", ".join(plan.keeping(*memory.POD_LABELS))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import gap_bridge, naming
 from generator.builders import gpu_series
 from generator.builders.common import counter_target, identity_matchers
 from generator.builders.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
@@ -83,7 +83,11 @@ def xid_events(plan: ServicePlan, codes: tuple[int, ...] = ()) -> str:
     m = plan.gpu_matchers
     xid = selector(naming.GPU_XID_ERRORS, (*m, *extra))
     first = born(xid, "10m", counter_target(plan, m, target_labels_only=False))
-    return f"sum{labels} (increase({xid}[10m])) > 0 or sum{labels} ({first}) > 0"
+    out = f"sum{labels} (increase({xid}[10m])) > 0 or sum{labels} ({first}) > 0"
+    span = gap_bridge.bridge(plan.max_gap_ms)
+    if span is not None:  # a hole in the samples longer than 10m (generator.gap_bridge)
+        out += f" or sum{labels} ({gap_bridge.rose(xid, '10m', span)}) > 0"
+    return out
 
 
 def unsupported(plan: ServicePlan, *readings: str) -> Source:

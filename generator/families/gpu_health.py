@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from generator import gap_bridge
 from generator.builders import gpu_series
 from generator.builders.guard_inputs import Source
 from generator.builders.promtool_series import (
@@ -37,11 +38,18 @@ Fault = tuple[str, str, str | None]
 
 
 def rose(plan: ServicePlan, reads: tuple[tuple[str, tuple[Matcher, ...]], ...]) -> str:
-    """Any of the counters ``reads`` ((metric, matchers)) rose within :data:`WINDOW`, per GPU."""
+    """Any of the counters ``reads`` ((metric, matchers)) rose within :data:`WINDOW`, per GPU,
+    or since their last sample before it when a hole in the samples spans it
+    (:mod:`generator.gap_bridge`)."""
     labels = by(plan.keeping(*gpu.GPU_LABELS))
-    return " or ".join(
-        f"sum{labels} (increase({gpu.read(plan, metric, *m)}[{WINDOW}])) > 0" for metric, m in reads
-    )
+    span = gap_bridge.bridge(plan.max_gap_ms)
+    out = []
+    for metric, m in reads:
+        series = gpu.read(plan, metric, *m)
+        out.append(f"sum{labels} (increase({series}[{WINDOW}])) > 0")
+        if span is not None:
+            out.append(f"sum{labels} ({gap_bridge.rose(series, WINDOW, span)}) > 0")
+    return " or ".join(out)
 
 
 def flagged(plan: ServicePlan, metric: str) -> str:
