@@ -23,9 +23,20 @@ import yaml
 from generator import dcgm_fields as f
 from generator import naming
 from generator.builders import gpu_series
+from generator.builders.gpu_rules import gpu_alerts
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.promtool_series import BASE_PER_MIN, Klass, healthy
+from generator.builders.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+    after_for,
+    expected_alert,
+    family_case,
+    healthy,
+)
+from generator.builders.rulefile import rule_file
+from generator.families import xid_catalog
 from generator.render import load_plans
+from generator.yamlio import dump_yaml
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import ROOT, render_to
 from tests.test_dcgm_source import HEALTH, TAGS, counters
@@ -174,6 +185,48 @@ def test_disabling_the_alert_drops_it_and_its_guard(tmp_path: Path, exporter: st
     data = set_path(_data(exporter, {}), "spec.alerts.gpuUncorrectableRemaps", {"enabled": False})
     plan = _plan(tmp_path, data)
     assert all(ALERT not in i.readers for i in signal_inputs(plan))
-    from generator.builders.gpu_rules import gpu_alerts
-
     assert ALERT not in {r.get("alert") for r in gpu_alerts(plan)}
+
+
+@pytest.mark.parametrize("tier", xid_catalog.TIERS, ids=lambda t: t.alert)
+def test_a_repeated_xid_is_seen_through_the_count_field_where_enabled(
+    tmp_path: Path, tier: xid_catalog.Tier
+) -> None:
+    """dcgm-exporter's default Xid field holds the last Xid: a second Xid of the same code
+    leaves it unchanged and no tier can see it (the quiet case). Where the counters file
+    enables ``DCGM_EXP_XID_ERRORS_COUNT`` (Xids per code within its window, 5m by default),
+    the repeat fires the tier's alert with its ``xid``."""
+    plan = _plan(tmp_path, _data("dcgm", {}))
+    rule = next(r for r in gpu_alerts(plan) if r.get("alert") == tier.alert)
+    at = after_for(plan, tier.key)
+    step = at // 60_000
+
+    def series(counted: bool) -> Any:
+        s = healthy(plan, [Klass(BASE_PER_MIN)])
+        gpu_series.xid(plan, s, tier.example, "1x60")  # the last Xid since before the window
+        if counted:
+            labels = {
+                **gpu_series.device_labels(plan),
+                f.XID_LABEL: str(tier.example),
+                f.WINDOW_LABEL: "300000",
+            }
+            s.gauge(f.XID_COUNT.name, labels, f"0x{step - 2} 1x5 0x{60 - step - 3}")
+        return s
+
+    labels = gpu_series.alert_labels(plan) | {"xid": str(tier.example)}
+    groups = [
+        family_case(
+            plan,
+            "repeat counted",
+            series(True),
+            tier.alert,
+            [expected_alert(rule, labels, None)],
+            at,
+        ),
+        family_case(plan, "repeat uncounted", series(False), tier.alert, [], at),
+    ]
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "xid.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
+    run = _promtool(tmp_path / "xid.test.yaml")
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
