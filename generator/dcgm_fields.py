@@ -117,6 +117,19 @@ ECC_DBE_AGGREGATE = _f(
 ROW_REMAP_FAILURE = _f(
     "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "bool", "Whether remapping of rows has failed"
 )
+# Lifetime counts of rows the row remapper replaced (Ampere and later; no series before it).
+UNCORRECTABLE_REMAPPED_ROWS = _f(
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "counter",
+    "count",
+    "Number of remapped rows for uncorrectable errors",
+)
+CORRECTABLE_REMAPPED_ROWS = _f(
+    "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+    "counter",
+    "count",
+    "Number of remapped rows for correctable errors",
+)
 # go-dcgm field 396 at the commits 4.2.3-4.2.0 and later pin (and 3.3.9-3.6.1's); no default file.
 ROW_REMAP_PENDING = _f(
     "DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge", "bool", "Whether remapping of rows is pending", False
@@ -169,6 +182,8 @@ FIELDS: tuple[Field, ...] = (
     ECC_DBE_AGGREGATE,
     ROW_REMAP_FAILURE,
     ROW_REMAP_PENDING,
+    UNCORRECTABLE_REMAPPED_ROWS,
+    CORRECTABLE_REMAPPED_ROWS,
     NVLINK_REPLAY,
     NVLINK_RECOVERY,
     NVLINK_CRC_FLIT,

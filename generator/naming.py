@@ -146,6 +146,8 @@ GPU_ECC_ERRORS = "gpu_ecc_errors_total"  # aggregate (lifetime) counts
 GPU_ECC_VOLATILE_ERRORS = "gpu_ecc_volatile_errors_total"  # since the driver loaded
 GPU_ROW_REMAP_FAILURE = "gpu_row_remap_failure"
 GPU_ROW_REMAP_PENDING = "gpu_row_remap_pending"
+# Rows remapped over the GPU's lifetime, label cause (correctable|uncorrectable).
+GPU_REMAPPED_ROWS = "gpu_remapped_rows_total"
 GPU_NVLINK_ERRORS = "gpu_nvlink_errors_total"
 GPU_PCIE_REPLAYS = "gpu_pcie_replay_errors_total"
 # Not a sidecar metric: the dcgm source's record of recent Xids (1 per GPU and xid).
@@ -153,6 +155,7 @@ GPU_XID_RECENT = "gpu_xid_recent"
 ALERT_GPU_ECC = "GPUUncorrectableECCErrors"
 ALERT_GPU_REMAP_FAILED = "GPURowRemapFailed"
 ALERT_GPU_REMAP_PENDING = "GPURowRemapPending"
+ALERT_GPU_UNCORRECTABLE_REMAP = "GPUUncorrectableRowsRemapped"
 ALERT_GPU_NVLINK = "GPUNVLinkErrors"
 ALERT_GPU_PCIE = "GPUPCIeReplays"
 ALERT_GPU_XID_REBOOT = "GPUXidNodeRebootRequired"

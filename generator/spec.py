@@ -1068,6 +1068,7 @@ class Alerts(StrictModel):
     gpu_ecc_errors: AlertBase | None = None
     gpu_row_remap_failure: AlertBase | None = None
     gpu_row_remap_pending: AlertBase | None = None
+    gpu_uncorrectable_remaps: AlertBase | None = None
     gpu_nv_link_errors: GPUErrorRateAlert | None = None
     gpu_pcie_replays: GPUErrorRateAlert | None = None
     gpu_xid_reboot: AlertBase | None = None

@@ -33,6 +33,7 @@ HEALTH = (
     "GPUUncorrectableECCErrors",
     "GPURowRemapFailed",
     "GPURowRemapPending",
+    "GPUUncorrectableRowsRemapped",
     "GPUNVLinkErrors",
     "GPUPCIeReplays",
     "GPUXidNodeRebootRequired",

@@ -373,7 +373,7 @@ _ALL = {
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
-    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUNVLinkErrors",
+    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUUncorrectableRowsRemapped", "GPUNVLinkErrors",
     "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
     "ModelReplicasUnavailable", "ModelSignalMissing", "ModelSpecDecodeAcceptanceLow",
 }  # fmt: skip

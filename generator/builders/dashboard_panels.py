@@ -15,6 +15,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders.common import identity_matchers
+from generator.builders.efficiency_panels import efficiency_row
 from generator.builders.goodput_panels import goodput_panels
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.panel_parts import (
@@ -611,5 +612,6 @@ def service_rows(plan: ServicePlan) -> list[RowDef]:
         saturation_row(plan),
         memory_row(plan),
         gpu_row(plan),
+        efficiency_row(plan),
     ]
     return [rate_floor(plan, row) for row in rows]

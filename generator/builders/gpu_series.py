@@ -182,6 +182,8 @@ _SAME: dict[str, tuple[f.Field, float]] = {
 _LABELLED: dict[tuple[str, str], f.Field] = {
     (naming.GPU_ECC_ERRORS, "uncorrected"): f.ECC_DBE_AGGREGATE,
     (naming.GPU_ECC_VOLATILE_ERRORS, "uncorrected"): f.ECC_DBE_VOLATILE,
+    (naming.GPU_REMAPPED_ROWS, "uncorrectable"): f.UNCORRECTABLE_REMAPPED_ROWS,
+    (naming.GPU_REMAPPED_ROWS, "correctable"): f.CORRECTABLE_REMAPPED_ROWS,
     (naming.GPU_NVLINK_ERRORS, "replay"): f.NVLINK_REPLAY,
     (naming.GPU_NVLINK_ERRORS, "recovery"): f.NVLINK_RECOVERY,
     (naming.GPU_NVLINK_ERRORS, "crc_flit"): f.NVLINK_CRC_FLIT,
@@ -191,6 +193,7 @@ _LABEL = {
     naming.GPU_ECC_ERRORS: "error_type",
     naming.GPU_ECC_VOLATILE_ERRORS: "error_type",
     naming.GPU_NVLINK_ERRORS: "counter",
+    naming.GPU_REMAPPED_ROWS: "cause",
 }
 
 
@@ -293,6 +296,8 @@ def healthy_gpu(plan: ServicePlan, s: Series, length: int, free: int, celsius: s
         ("gpu_row_remap_failure", naming.GPU_ROW_REMAP_FAILURE, None),
         ("gpu_row_remap_pending", naming.GPU_ROW_REMAP_PENDING, None),
         ("gpu_pcie_replays", naming.GPU_PCIE_REPLAYS, None),
+        ("gpu_uncorrectable_remaps", naming.GPU_REMAPPED_ROWS, "uncorrectable"),
+        ("gpu_uncorrectable_remaps", naming.GPU_REMAPPED_ROWS, "correctable"),
     ]
     for key, metric, label in health:
         if key in plan.alerts:

@@ -90,7 +90,14 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
             ("ecc_volatile_uncorrected", (naming.GPU_ECC_VOLATILE_ERRORS,)),
         ),
         "gpuRowRemap": (
-            ("remapped_rows", (naming.GPU_ROW_REMAP_FAILURE, naming.GPU_ROW_REMAP_PENDING)),
+            (
+                "remapped_rows",
+                (
+                    naming.GPU_ROW_REMAP_FAILURE,
+                    naming.GPU_ROW_REMAP_PENDING,
+                    naming.GPU_REMAPPED_ROWS,
+                ),
+            ),
         ),
         "gpuNvLink": (("nvlink", (naming.GPU_NVLINK_ERRORS,)),),
         "gpuPcieReplays": (("pcie_replays", (naming.GPU_PCIE_REPLAYS,)),),

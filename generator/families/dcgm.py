@@ -204,6 +204,10 @@ def records(plan: ServicePlan) -> list[Rule]:
     health = {
         "uncorrected": f.ECC_DBE_AGGREGATE,
     }
+    remapped = {
+        "uncorrectable": f.UNCORRECTABLE_REMAPPED_ROWS,
+        "correctable": f.CORRECTABLE_REMAPPED_ROWS,
+    }
     nvlink = {
         "replay": f.NVLINK_REPLAY,
         "recovery": f.NVLINK_RECOVERY,
@@ -226,6 +230,7 @@ def records(plan: ServicePlan) -> list[Rule]:
         ),
         _scaled(plan, naming.GPU_ROW_REMAP_FAILURE, f.ROW_REMAP_FAILURE, ""),
         _scaled(plan, naming.GPU_ROW_REMAP_PENDING, f.ROW_REMAP_PENDING, ""),
+        _labelled(plan, naming.GPU_REMAPPED_ROWS, remapped, "cause"),
         _labelled(plan, naming.GPU_NVLINK_ERRORS, nvlink, "counter"),
         _scaled(plan, naming.GPU_PCIE_REPLAYS, f.PCIE_REPLAY, ""),
         _present(plan),
