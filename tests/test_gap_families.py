@@ -54,6 +54,7 @@ COUNTER_FAMILIES = {
     "gpu_ecc_errors": "ECC error counters",
     "gpu_nv_link_errors": "NVLink error counters",
     "gpu_pcie_replays": "PCIe replay counter",
+    "gpu_uncorrectable_remaps": "remapped-row counter (uncorrectable cause)",
     "spec_decode": "accepted and draft token counters",
 }
 # Counter families without a case of their own that stays quiet (the healthy control shares the
@@ -233,6 +234,7 @@ def test_every_counter_family_has_generated_gap_cases() -> None:
 BRIDGED = (
     "crash_loop",
     "gpu_ecc_errors",
+    "gpu_uncorrectable_remaps",
     "gpu_xid_application",
     "gpu_xid_errors",
     "gpu_xid_reboot",
