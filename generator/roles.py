@@ -87,8 +87,12 @@ class RolePlan:
 
     def matchers(self, owner: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
         """``base`` with the owner's role matcher (replacing any matcher of the role label)."""
+        return self.matchers_for(self.value_of(owner), base)
+
+    def matchers_for(self, value: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
+        """``base`` with the matcher of the role whose label value is ``value``."""
         kept = [m for m in base if m.label != self.label]
-        return tuple(sorted((*kept, Matcher(self.label, "=", self.value_of(owner)))))
+        return tuple(sorted((*kept, Matcher(self.label, "=", value))))
 
     @property
     def named(self) -> tuple[tuple[str, str], ...]:

@@ -21,9 +21,11 @@ from typing import Any
 import pytest
 
 from generator import naming, roles
+from generator.builders.kube import pod_monitors
 from generator.builders.rule_tests import rule_test_files
 from generator.builders.rulefile import rule_file
 from generator.cli import main
+from generator.families import target_down
 from generator.plan import ServicePlan
 from generator.yamlio import dump_yaml
 from tests.factories import write_spec
@@ -134,7 +136,9 @@ def _groups(plan: ServicePlan) -> list[dict[str, Any]]:
         # A page text that prints the series selector prints the role's matcher too: those
         # (the input guards') are proved by the disaggregated plan's own generated cases.
         assert set(printed) <= {"ModelSignalMissing"}, printed
-        if not printed:
+        # ModelTargetDown reads up, which a disaggregated service has per role: its role
+        # cases are the disaggregated plan's own (test_a_role_without_targets_pages).
+        if not printed and "ModelTargetDown" not in g["name"]:
             kept.append(g)
     return kept
     return groups
@@ -248,3 +252,48 @@ def test_selector_may_not_fix_the_role(
     monkeypatch.chdir(tmp_path)
     assert main(["check", "specs/x.yaml"]) == 2
     assert "spec.selector" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spec_roles", [ROLES, {"prefill": "p", "decode": "d", "router": "r"}])
+def test_a_role_without_targets_pages(spec_roles: dict[str, str], tmp_path: Path) -> None:
+    """Every role up stays quiet; the first role's targets down, or gone, page for it while
+    the others are up. The rules without roles miss both pages."""
+    plan = plan_of(spec_data("vllm", slos=SLOS, roles=spec_roles))
+    assert plan.roles is not None
+    names = [f"{n} " for n, _ in plan.roles.named]
+    groups = [
+        g
+        for g in target_down.cases(plan)
+        if "every role" in g["name"] or any(f"{n}target" in g["name"] for n in names)
+    ]
+    outcomes = [bool(t["exp_alerts"]) for g in groups for t in g["alert_rule_test"]]
+    assert outcomes == [False, True, True], [g["name"] for g in groups]
+    fired = groups[1]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]
+    assert fired["role"] == "prefill" and fired["severity"] == "critical", fired
+    result = _promtool(tmp_path, rule_file(plan), groups)
+    assert result.startswith("PASS"), result[-4000:]
+    aggregated = plan_of(spec_data("vllm", slos=SLOS))
+    for group in groups[1:]:
+        missed = _promtool(tmp_path, rule_file(aggregated), [group])
+        assert missed.startswith("FAIL"), group["name"]
+
+
+def test_the_pod_monitor_copies_the_role_label() -> None:
+    _, plan = _plans()
+    (model, *_) = pod_monitors(plan)
+    assert model["spec"]["podTargetLabels"] == ["llm-d.ai/role"]
+    assert roles.series_label(parse_roles({"decode": "d", "prefill": "p"})) == LABEL
+
+
+def parse_roles(data: dict[str, str]) -> roles.Roles:
+    return roles.Roles.model_validate(data, strict=False)
+
+
+def test_the_disaggregated_plans_own_cases_pass(tmp_path: Path) -> None:
+    """Every generated case of the disaggregated plan (its main test file, role cases
+    included) passes: what ``obsgen render`` proves for such a spec."""
+    _, plan = _plans()
+    groups = rule_test_files(plan)[naming.rule_tests_file(plan.stem)]["tests"]
+    assert any("every role" in g["name"] for g in groups)
+    result = _promtool(tmp_path, rule_file(plan), groups)
+    assert result.startswith("PASS"), result[-4000:]
