@@ -37,6 +37,12 @@ SLOS = [
     {"name": "availability", "objective": 99.0, "window": "28d"},
     {"name": "e2e", "indicator": "e2e", "threshold": "20s", "objective": 99.0, "window": "28d"},
     {"name": "ttft", "indicator": "ttft", "threshold": "1s", "objective": 99.0, "window": "28d"},
+    {
+        "name": "goodput",
+        "objective": 99.0,
+        "window": "28d",
+        "targets": [{"signal": "ttft", "threshold": "1s"}, {"signal": "e2e", "threshold": "20s"}],
+    },
 ]
 ROLES = {"prefill": "prefill", "decode": "decode"}
 SERIES = re.compile(r"^([^{]+)\{(.*)\}$")
@@ -161,15 +167,15 @@ def _promtool(tmp_path: Path, rules: dict[str, Any], groups: list[dict[str, Any]
 
 # Ratio alerts, which the other role's healthy half dilutes (a p99 over all-slow traffic
 # stays above its threshold with half the requests fast, so it is not among them).
-DILUTED = ("ErrorBudgetBurn", "ModelErrorRatioHigh")
+DILUTED = ("ErrorBudgetBurn", "GoodputBudgetBurn", "ModelErrorRatioHigh")
 
 
 def _burning(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cases where an SLO burn or the error ratio fires."""
+    """The cases where an SLO or goodput burn or the error ratio fires."""
     return [
         g
         for g in groups
-        if " fires" in g["name"]
+        if (" fires" in g["name"] or "pages" in g["name"])
         and any(t["alertname"] in DILUTED and t["exp_alerts"] for t in g["alert_rule_test"])
     ]
 
@@ -213,6 +219,7 @@ def test_disaggregated_gives_the_aggregated_numbers(tmp_path: Path) -> None:
     assert result.startswith("PASS"), result[-4000:]
     burning = _burning(groups)
     assert len(burning) >= 3, [g["name"] for g in groups]
+    assert any("GoodputBudgetBurn" in str(g["alert_rule_test"]) for g in burning)
     for group in burning:
         # Each alone: every one of them is missed when both roles are counted.
         diluted = _promtool(tmp_path, rule_file(aggregated), [group])
