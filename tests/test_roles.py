@@ -49,9 +49,12 @@ SERIES = re.compile(r"^([^{]+)\{(.*)\}$")
 PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
-def _plans(**extra: Any) -> tuple[ServicePlan, ServicePlan]:
-    aggregated = plan_of(spec_data("vllm", slos=SLOS, **extra))
-    disaggregated = plan_of(spec_data("vllm", slos=SLOS, roles=ROLES, **extra))
+ROUTED = {"prefill": "p", "decode": "d", "router": "r"}
+
+
+def _plans(spec_roles: dict[str, str] = ROLES) -> tuple[ServicePlan, ServicePlan]:
+    aggregated = plan_of(spec_data("vllm", slos=SLOS))
+    disaggregated = plan_of(spec_data("vllm", slos=SLOS, roles=spec_roles))
     return aggregated, disaggregated
 
 
@@ -95,13 +98,14 @@ def _is_failure(plan: ServicePlan, name: str, labels: dict[str, str]) -> bool:
     )
 
 
-def disaggregate(plan: ServicePlan, series: list[dict[str, str]]) -> list[dict[str, str]]:
+def disaggregate(
+    plan: ServicePlan, series: list[dict[str, str]], plan_roles: roles.RolePlan
+) -> list[dict[str, str]]:
     """``series`` of an aggregated service as prefill and decode pods export them: the owner
     of each signal carries it unchanged; the other role a healthy copy (no failures, every
     request in the lowest bucket: the share it would dilute the SLI with). Other series (up,
     gauges, kube-state-metrics) are left as they are."""
     owners = _owners(plan)
-    plan_roles = roles.RolePlan(LABEL, "llm-d.ai/role", ROLES)
     by_series = {s["series"]: s["values"] for s in series}
     out = []
     for s in series:
@@ -124,7 +128,7 @@ def disaggregate(plan: ServicePlan, series: list[dict[str, str]]) -> list[dict[s
     return out
 
 
-def _groups(plan: ServicePlan) -> list[dict[str, Any]]:
+def _groups(plan: ServicePlan, plan_roles: roles.RolePlan) -> list[dict[str, Any]]:
     """The main promtool test file's groups of ``plan``, re-labelled by :func:`disaggregate`
     (but those whose page text prints a selector)."""
     files = rule_test_files(plan)
@@ -132,7 +136,7 @@ def _groups(plan: ServicePlan) -> list[dict[str, Any]]:
     owned = tuple(f"{name}{{" for name in _owners(plan))
     kept = []
     for g in groups:
-        g["input_series"] = disaggregate(plan, g["input_series"])
+        g["input_series"] = disaggregate(plan, g["input_series"], plan_roles)
         printed = [
             t["alertname"]
             for t in g["alert_rule_test"]
@@ -209,12 +213,16 @@ def test_router_owns_the_outcome() -> None:
     )
 
 
-def test_disaggregated_gives_the_aggregated_numbers(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spec_roles", [ROLES, ROUTED], ids=["prefill-decode", "with-router"])
+def test_disaggregated_gives_the_aggregated_numbers(
+    spec_roles: dict[str, str], tmp_path: Path
+) -> None:
     """Every generated case of the aggregated plan (SLO burn tiers, latency and error-ratio
     alerts, healthy and zero-traffic controls) passes on the disaggregated rules with the
     traffic split over two roles; the aggregated rules fail the burn cases on it."""
-    aggregated, disaggregated = _plans()
-    groups = _groups(aggregated)
+    aggregated, disaggregated = _plans(spec_roles)
+    assert disaggregated.roles is not None
+    groups = _groups(aggregated, disaggregated.roles)
     result = _promtool(tmp_path, rule_file(disaggregated), groups)
     assert result.startswith("PASS"), result[-4000:]
     burning = _burning(groups)
@@ -261,7 +269,7 @@ def test_selector_may_not_fix_the_role(
     assert "spec.selector" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("spec_roles", [ROLES, {"prefill": "p", "decode": "d", "router": "r"}])
+@pytest.mark.parametrize("spec_roles", [ROLES, ROUTED])
 def test_a_role_without_targets_pages(spec_roles: dict[str, str], tmp_path: Path) -> None:
     """Every role up stays quiet; the first role's targets down, or gone, page for it while
     the others are up. The rules without roles miss both pages."""
