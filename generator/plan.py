@@ -1434,6 +1434,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     why = None if role is None else roles.selector_problem(role, body.selector)
     if why is not None:
         p.add("spec.selector", why)
+    why = None if role is None else roles.group_by_problem(role, body.group_by)
+    if why is not None:
+        p.add("spec.groupBy", why)
     metrics = body.metrics
     for key in (*naming.INDICATOR_LABEL, *_NOT_HISTOGRAMS):
         given = getattr(metrics, to_snake(key))

@@ -128,6 +128,18 @@ def selector_problem(role: RolePlan, selector: Mapping[str, str]) -> str | None:
     return None
 
 
+def group_by_problem(role: RolePlan, group_by: list[str]) -> str | None:
+    """Why ``spec.groupBy`` cannot be combined with roles, or None: grouping by the role label
+    would split every service aggregation by role, and the per-role ``ModelTargetDown`` rule
+    compares roles within one group."""
+    if role.label in group_by:
+        return (
+            f"cannot group by {role.label!r}: it is spec.roles' series label; each SLI reads "
+            "one role already, and the role alerts compare the roles of one service"
+        )
+    return None
+
+
 def scoped(role: RolePlan | None, owner: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
     """``base`` restricted to ``owner``'s role, or ``base`` without roles."""
     return base if role is None else role.matchers(owner, base)

@@ -312,3 +312,13 @@ def test_the_disaggregated_plans_own_cases_pass(tmp_path: Path) -> None:
     assert any("every role" in g["name"] for g in groups)
     result = _promtool(tmp_path, rule_file(plan), groups)
     assert result.startswith("PASS"), result[-4000:]
+
+
+def test_group_by_may_not_name_the_role(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_spec(tmp_path / "specs", spec_data("vllm", roles=ROLES, groupBy=[LABEL]))
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "specs/x.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "spec.groupBy" in err and LABEL in err, err
