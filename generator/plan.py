@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import autoscaling, naming, slo, targets
+from generator import autoscaling, naming, roles, slo, targets
 from generator import failures as failures_mod
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
@@ -41,6 +41,7 @@ from generator.promql import (
     metric_name_problem,
 )
 from generator.release_bounds import Releases, Test
+from generator.roles import RolePlan
 from generator.spec import (
     INDICATOR_ALIASES,
     SLO,
@@ -403,6 +404,8 @@ class ServicePlan:
     # The name of this service's files and objects when another spec of the render shares its
     # name (naming.qualified_stem, set by generator.render.load_plans); "" means the name.
     file_stem: str = ""
+    # spec.roles (None: one role): each SLI's series read from its owning role only.
+    roles: RolePlan | None = None
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -1443,6 +1446,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         preset = prefixed(preset, body.metrics.prefix)
         _check_prefixed(preset, body.metrics.prefix, body.prometheus.major, p)
     base = equals(body.selector)
+    role = roles.resolve(body.roles)
+    why = None if role is None else roles.selector_problem(role, body.selector)
+    if why is not None:
+        p.add("spec.selector", why)
+    why = None if role is None else roles.group_by_problem(role, body.group_by)
+    if why is not None:
+        p.add("spec.groupBy", why)
     metrics = body.metrics
     for key in (*naming.INDICATOR_LABEL, *_NOT_HISTOGRAMS):
         given = getattr(metrics, to_snake(key))
@@ -1472,7 +1482,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 f"server {body.server} has no {key} histogram; give both name and buckets",
             )
         if hist is not None:
-            histograms[key] = hist
+            histograms[key] = roles.scope_histogram(role, key, hist)
     for key in _NOT_HISTOGRAMS:
         override = getattr(metrics, to_snake(key))
         for attr in ("buckets", "unit", "histogram"):
@@ -1498,7 +1508,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     )
     slos = _resolve_slos(spec, histograms, p, releases)
     alerts = _resolve_alerts(spec, histograms, preset, p, releases)
-    requests = _requests(preset, metrics, base, p, body.failure)
+    requests = _requests(preset, metrics, roles.scoped(role, roles.OUTCOME, base), p, body.failure)
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",
@@ -1552,9 +1562,10 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         _gauge(preset.running_requests, metrics.running_requests, base),
         _gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
     )
+    decode_base = roles.scoped(role, roles.DECODE, base)
     counters = (
-        _counter(preset.prompt_tokens, metrics.prompt_tokens, base),
-        _counter(preset.generation_tokens, metrics.generation_tokens, base),
+        _counter(preset.prompt_tokens, metrics.prompt_tokens, decode_base),
+        _counter(preset.generation_tokens, metrics.generation_tokens, decode_base),
         _counter(preset.preemptions, metrics.preemptions, base),
     )
     prefix_cache = _prefix_cache(preset, base)
@@ -1595,7 +1606,10 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         model_label=preset.model_label,
         spec_decode=None
         if preset.spec_decode is None
-        else (CounterPlan(preset.spec_decode[0], base), CounterPlan(preset.spec_decode[1], base)),
+        else (
+            CounterPlan(preset.spec_decode[0], decode_base),
+            CounterPlan(preset.spec_decode[1], decode_base),
+        ),
         slos=tuple(s for s in slos if s.kind != "goodput"),
         goodput=tuple(s for s in slos if s.kind == "goodput"),
         alerts=alerts,
@@ -1626,7 +1640,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 sum_name=m.sum_name,
                 count_name=m.count_name,
                 seconds_per_unit=m.seconds_per_unit,
-                matchers=base,
+                matchers=roles.scoped(role, roles.HISTOGRAM_OWNER.get(key, roles.OUTCOME), base),
             )
             for key, m in sorted(preset.mean_latency.items())
             if key not in histograms
@@ -1651,6 +1665,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         gpu_source=body.gpu.exporter,
         dcgm_honor_labels=body.gpu.dcgm.honor_labels,
         autoscaling=body.autoscaling,
+        roles=role,
     )
     found = autoscaling.problems(plan)
     if found:

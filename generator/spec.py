@@ -1357,6 +1357,57 @@ class FailureDefinition(StrictModel):
     ) = None
 
 
+class Roles(StrictModel):
+    """``spec.roles``: prefill/decode disaggregation (vLLM disaggregated serving, llm-d).
+
+    ``label`` is the pod label that names each pod's role (llm-d's ``llm-d.ai/role``);
+    ``seriesLabel`` the label it becomes on the scraped series (default: ``label`` with every
+    character outside ``[a-zA-Z0-9_]`` replaced by ``_``, as the Prometheus Operator's
+    ``podTargetLabels`` writes it: ``llm_d_ai_role``). ``prefill``, ``decode`` and ``router``
+    are the label's values of each role; ``decode`` is required. Which role owns which SLI:
+    :mod:`generator.roles`, docs/spec.md "Roles".
+    """
+
+    label: Annotated[str, Field(max_length=MAX_SHOWN)] = "llm-d.ai/role"
+    series_label: LabelName | None = None
+    prefill: Annotated[str, Field(min_length=1, max_length=63)] | None = None
+    decode: Annotated[str, Field(min_length=1, max_length=63)]
+    router: Annotated[str, Field(min_length=1, max_length=63)] | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _pod_label_key(cls, value: str) -> str:
+        why = kube_names.label_key(value)
+        if why is not None:
+            raise ValueError(
+                f"{_shown(value)} is not a Kubernetes label key ({why}); expected "
+                f"{kube_names.LABEL_KEY_EXPECTED}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _distinct(self) -> Roles:
+        values = [v for v in (self.prefill, self.decode, self.router) if v is not None]
+        for v in values:
+            why = kube_names.label_value(v)
+            if why is not None:
+                raise ValueError(
+                    f"role value {_shown(v)} is not a Kubernetes label value ({why}); expected "
+                    f"{kube_names.LABEL_VALUE_EXPECTED}"
+                )
+        if len(set(values)) != len(values):
+            raise ValueError(
+                "prefill, decode and router need distinct values of the role label: two roles "
+                "with one value would read the same pods"
+            )
+        if len(values) < 2:
+            raise ValueError(
+                "declare prefill or router beside decode: a service of one role is not "
+                "disaggregated; leave spec.roles out"
+            )
+        return self
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts.
 
@@ -1386,6 +1437,7 @@ class ServiceSpec(StrictModel):
     deployment: Deployment
     scale_to_zero: ScaleToZero = ScaleToZero()
     autoscaling: Autoscaling | None = None
+    roles: Roles | None = None  # generator.roles
 
     @field_validator("server_version")
     @classmethod

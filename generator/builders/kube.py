@@ -109,7 +109,8 @@ def pod_monitors(plan: ServicePlan) -> list[Obj]:
     """``PodMonitor``s of ``plan``: the model server's metrics port, then (with
     ``gpu.exporter: sidecar``) the NVML sidecar's port.
 
-    Both select the model's pods by ``spec.deployment.podLabels`` in the service namespace
+    With ``spec.roles`` the model's PodMonitor copies the role's pod label onto its targets
+    (``podTargetLabels``). Both select the model's pods by ``spec.deployment.podLabels`` in the service namespace
     (``any: true`` when the selector names no namespace); each scrapes only its own port.
     A numeric ``metricsPort`` becomes ``targetPort``, not ``portNumber``: operators before
     v0.79 do not know ``portNumber`` and reject (strict validation) or prune it — and a pruned
@@ -121,6 +122,10 @@ def pod_monitors(plan: ServicePlan) -> list[Obj]:
     model: Obj = {"port": port} if isinstance(port, str) else {"targetPort": port}
     model["path"] = settings.metrics_path
     monitors = [_pod_monitor(plan, "model", model, plan.matchers)]
+    if plan.roles is not None:
+        # The role's pod label onto every target (and so every series), sanitised by the
+        # operator as generator.roles.series_label writes it: llm-d.ai/role -> llm_d_ai_role.
+        monitors[0]["spec"]["podTargetLabels"] = [plan.roles.pod_label]
     if plan.gpu_source == "sidecar":  # dcgm-exporter comes with its own ServiceMonitor
         gpu = {"port": naming.GPU_EXPORTER_PORT_NAME, "path": "/metrics"}
         monitors.append(_pod_monitor(plan, "gpu", gpu, plan.gpu_matchers))

@@ -128,6 +128,9 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
         "workload": f"{plan.workload_kind.lower()}/{plan.deployment_name}",
         "workload_kind": plan.workload_kind,
         "container": plan.container,
+        # spec.roles: the pod label and (role, value) pairs; None for a service of one role.
+        "role_pod_label": plan.roles.pod_label if plan.roles else None,
+        "roles": [list(r) for r in plan.roles.named] if plan.roles else [],
         "metrics_port": plan.install.metrics_port if plan.install is not None else "metrics",
         "metrics_path": plan.install.metrics_path if plan.install is not None else "/metrics",
         "group_by": list(g),

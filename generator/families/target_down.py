@@ -49,7 +49,7 @@ from generator.builders.windowed_series import (
     without,
 )
 from generator.families.base import Family, Role
-from generator.promql import quote, selector
+from generator.promql import Matcher, quote, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -147,6 +147,109 @@ def rules(plan: ServicePlan) -> list[Rule]:
             **text,
         ),
         alert_rule(plan, ALERT, some_down, 0, "warning", windowed, scope="some", **text),
+        *role_rules(plan, counted, keys, alert.severity, windowed, text),
+    ]
+
+
+def role_rules(
+    plan: ServicePlan,
+    counted: Callable[[str], str],
+    keys: str,
+    severity: str,
+    windowed: Mapping[str, str],
+    text: Mapping[str, str],
+) -> list[Rule]:
+    """With ``spec.roles`` (:mod:`generator.roles`): one ``ModelTargetDown`` per role (label
+    ``role``: ``prefill``, ``decode``, ``router``) while some target of the service is up but
+    no target of that role is, down or gone (some target with a role label up: without the
+    label on any target, nothing), for ``for`` in total within the window; at the
+    alert's severity (a page by default): a disaggregated service without its prefill or
+    decode pods fails every request. Nothing while no target of the service is up (``scope:
+    all`` says that) nor while it is scaled to zero. ``up`` carries the role through the
+    PodMonitor's ``podTargetLabels`` (:mod:`generator.builders.kube`). Value: seconds within
+    the window."""
+    if plan.roles is None:
+        return []
+    # Some target carrying a role up: a PodMonitor that does not copy the role label (every
+    # role-scoped SLI input missing: ModelSignalMissing) raises no role alert.
+    up = selector("up", (*plan.matchers, Matcher(plan.roles.label, "=~", ".+")))
+    out = []
+    for name, value in plan.roles.named:
+        role_up = selector("up", plan.roles.matchers_for(value, plan.matchers))
+        expr = (
+            f"group by ({keys}) ({up} == 1)\nunless on ({keys}) group by ({keys}) ({role_up} == 1)"
+        )
+        out.append(
+            alert_rule(
+                plan,
+                ALERT,
+                counted(expr),
+                0,
+                severity,
+                {**windowed, "role": name},
+                scope="role",
+                role=name,
+                role_label=plan.roles.label,
+                role_value=value,
+                **text,
+            )
+        )
+    return out
+
+
+def role_cases(plan: ServicePlan, at: int, length: int, window: int) -> list[dict[str, Any]]:
+    """With ``spec.roles``: every role's target up stays quiet; the first role's targets down
+    pages for it (and no other role; the target itself tickets as any down target does); its
+    targets gone pages for it too."""
+    if plan.roles is None:
+        return []
+    alert = plan.alerts[KEY]
+    least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
+    some, role_rules_ = rules(plan)[2], rules(plan)[3:]
+    up = up_labels(plan)
+    keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
+    named = plan.roles.named
+    role_label = plan.roles.label
+
+    def series(down: str | None, gone: bool) -> Series:
+        s = healthy(plan, [Klass(BASE_PER_MIN)], length)
+        without(s, "up", lambda labels: all(selected(m, labels) for m in plan.matchers))
+        for name, value in named:
+            labels = target(name, value)
+            if name == down and gone:
+                continue
+            s.gauge("up", labels, values_text([0.0 if name == down else 1.0] * length))
+        return s
+
+    def target(name: str, value: str) -> dict[str, str]:
+        return {**up, role_label: value, "instance": f"{name}.example:8000"}
+
+    first = named[0][0]
+    value = held_seconds(plan, lambda _: True, at, window)
+    if value < least:
+        raise ValueError(f"{ALERT} role case would not fire at {at} ms")
+    fired = [expected_alert(role_rules_[0], keys, value)]
+    # The down target also tickets on its own (scope some); a gone one has no up series.
+    down = [*fired, expected_alert(some, target(first, named[0][1]), value)]
+    return [
+        gauge_group(
+            f"{ALERT}: every role ({', '.join(n for n, _ in named)}) with a target up stays quiet",
+            series(None, False),
+            length,
+            [alert_test(at, ALERT, [])],
+        ),
+        gauge_group(
+            f"{ALERT}: every {first} target down while the other roles are up pages for {first}",
+            series(first, False),
+            length,
+            [alert_test(at, ALERT, down)],
+        ),
+        gauge_group(
+            f"{ALERT}: no {first} target at all while the other roles are up pages for {first}",
+            series(first, True),
+            length,
+            [alert_test(at, ALERT, fired)],
+        ),
     ]
 
 
@@ -161,7 +264,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         return []
     window = int(alert.params["window_ms"])
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
-    every, absent_rule, some = rules(plan)  # all, absent, some
+    every, absent_rule, some = rules(plan)[:3]  # all, absent, some (then one per role)
     up = up_labels(plan)
     keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
     # absent() carries the selector's equality labels only: no cluster label.
@@ -290,7 +393,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
                 [check(at, None, {}, None)],
             )
         )
-    return groups + zero_cases(plan)
+    return groups + zero_cases(plan) + role_cases(plan, at, length, window)
 
 
 def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -302,7 +405,7 @@ def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts[KEY]
     window = int(alert.params["window_ms"])
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
-    every, no_target_rule, _ = rules(plan)
+    every, no_target_rule, _ = rules(plan)[:3]
     up = up_labels(plan)
     keys = {k: up[k] for k in plan.keeping(*(m.label for m in plan.matchers))}
     n = healthy_replicas(plan)

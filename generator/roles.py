@@ -1,0 +1,154 @@
+"""``spec.roles``: which role of a disaggregated service owns each signal, so that a request
+served by two pods (a prefill pod, then a decode pod) counts once.
+
+With prefill/decode disaggregation (vLLM's disaggregated prefilling through a KV connector,
+llm-d) both pods run the same server and export the same request counters and latency
+histograms for every request: the prefill pod sees it succeed after one token, the decode pod
+returns it. Summing both counts each request twice and dilutes every ratio with the prefill
+pod's healthy half (an error ratio of 2 % reads 1 %; a slow end-to-end latency is averaged
+with prefill's short one). Each signal is therefore read from its owner only:
+
+============================================  =============================================
+signal                                        owner
+============================================  =============================================
+requests (availability, error ratio),         ``router`` when declared, else ``decode``: the
+``requestDuration`` (end to end)              role that returns the response
+``timeToFirstToken``, ``requestQueueTime``    ``prefill`` when declared, else the outcome
+                                              owner (the first token is prefill's work; its
+                                              queue wait is part of it)
+``interTokenLatency``, ``timePerOutputToken``,  ``decode``
+token counters, speculative decoding
+============================================  =============================================
+
+Gauges of pod saturation (queue depth, running requests, KV-cache usage) stay on every role:
+each pod's saturation is its own, and nothing is counted twice in them.
+
+A role is selected by one series label (``Roles.series_label``: the pod label the
+PodMonitor's ``podTargetLabels`` copies onto each target), added as an equality matcher to
+the owner's series. A router must export the preset's request counter and end-to-end
+histogram under the same names (or ``spec.metrics`` must name its own), since it is read
+with the service's metric names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from generator.promql import Matcher
+from generator.spec import Roles
+
+if TYPE_CHECKING:
+    from generator.plan import HistogramPlan
+
+OUTCOME = "outcome"
+FIRST_TOKEN = "first-token"
+DECODE = "decode"
+
+# spec.metrics histogram key -> which owner reads it (module docstring).
+HISTOGRAM_OWNER = {
+    "requestDuration": OUTCOME,
+    "timeToFirstToken": FIRST_TOKEN,
+    "requestQueueTime": FIRST_TOKEN,
+    "interTokenLatency": DECODE,
+    "timePerOutputToken": DECODE,
+}
+
+_NOT_LABEL_CHAR = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def series_label(roles: Roles) -> str:
+    """The series label naming the role: ``seriesLabel``, else the pod label sanitised as the
+    Prometheus Operator's ``podTargetLabels`` writes it (``llm-d.ai/role`` → ``llm_d_ai_role``)."""
+    return roles.series_label or _NOT_LABEL_CHAR.sub("_", roles.label)
+
+
+@dataclass(frozen=True)
+class RolePlan:
+    """``spec.roles``, resolved: ``label`` the series label; ``values`` role name → its value
+    (``prefill``, ``decode``, ``router``; only those declared); ``pod_label`` the Kubernetes
+    pod label it comes from."""
+
+    label: str
+    pod_label: str
+    values: Mapping[str, str]
+
+    def value_of(self, owner: str) -> str:
+        """The role label's value of ``owner`` (:data:`OUTCOME`, :data:`FIRST_TOKEN`,
+        :data:`DECODE`)."""
+        if owner == OUTCOME:
+            return self.values.get("router") or self.values["decode"]
+        if owner == FIRST_TOKEN:
+            return self.values.get("prefill") or self.value_of(OUTCOME)
+        return self.values["decode"]
+
+    def matchers(self, owner: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
+        """``base`` with the owner's role matcher (replacing any matcher of the role label)."""
+        return self.matchers_for(self.value_of(owner), base)
+
+    def matchers_for(self, value: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
+        """``base`` with the matcher of the role whose label value is ``value``."""
+        kept = [m for m in base if m.label != self.label]
+        return tuple(sorted((*kept, Matcher(self.label, "=", value))))
+
+    @property
+    def named(self) -> tuple[tuple[str, str], ...]:
+        """(role name, value) of every declared role, in the order prefill, decode, router."""
+        return tuple(
+            (n, self.values[n]) for n in ("prefill", "decode", "router") if n in self.values
+        )
+
+
+def resolve(roles: Roles | None) -> RolePlan | None:
+    """The plan of ``spec.roles``; None for a service of one role."""
+    if roles is None:
+        return None
+    values = {
+        name: value
+        for name, value in (
+            ("prefill", roles.prefill),
+            ("decode", roles.decode),
+            ("router", roles.router),
+        )
+        if value is not None
+    }
+    return RolePlan(series_label(roles), roles.label, values)
+
+
+def selector_problem(role: RolePlan, selector: Mapping[str, str]) -> str | None:
+    """Why the service's selector cannot be combined with roles, or None."""
+    if role.label in selector:
+        return (
+            f"label {role.label!r} is spec.roles' series label: the selector must match every "
+            "role's pods; remove it from the selector"
+        )
+    return None
+
+
+def group_by_problem(role: RolePlan, group_by: list[str]) -> str | None:
+    """Why ``spec.groupBy`` cannot be combined with roles, or None: grouping by the role label
+    would split every service aggregation by role, and the per-role ``ModelTargetDown`` rule
+    compares roles within one group."""
+    if role.label in group_by:
+        return (
+            f"cannot group by {role.label!r}: it is spec.roles' series label; each SLI reads "
+            "one role already, and the role alerts compare the roles of one service"
+        )
+    return None
+
+
+def scoped(role: RolePlan | None, owner: str, base: tuple[Matcher, ...]) -> tuple[Matcher, ...]:
+    """``base`` restricted to ``owner``'s role, or ``base`` without roles."""
+    return base if role is None else role.matchers(owner, base)
+
+
+def scope_histogram(role: RolePlan | None, key: str, histogram: HistogramPlan) -> HistogramPlan:
+    """A :class:`generator.plan.HistogramPlan` with its matchers restricted to the owner of
+    ``key`` (:data:`HISTOGRAM_OWNER`)."""
+    if role is None:
+        return histogram
+    owner = HISTOGRAM_OWNER.get(key, OUTCOME)
+    return dataclasses.replace(histogram, matchers=role.matchers(owner, histogram.matchers))
