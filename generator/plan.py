@@ -717,12 +717,12 @@ def _requests(
             '{status: "5.."}), or name its failure counter in spec.metrics.failures.name',
         )
     if stated_matchers is not None:
-        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in stated_matchers.items()))
+        errors = tuple(sorted(Matcher.regex(k, v) for k, v in stated_matchers.items()))
     elif failures is not None:
         errors = ()
     else:
         source = default or preset.requests
-        errors = tuple(sorted(Matcher(k, "=~", v) for k, v in source.error_matchers))
+        errors = tuple(sorted(Matcher.regex(k, v) for k, v in source.error_matchers))
     failure = default.failure_name if default else None
     if failures is not None:
         failure = failures.name
@@ -779,12 +779,14 @@ def _apply_statuses(
     for m in errors:
         if m.label in failures_mod.STATUS_LABELS:
             regex, gone = failures_mod.status_regexes(m.value, table)
-            out.append(Matcher(m.label, "=~", regex))
+            out.append(Matcher.regex(m.label, regex))
             if gone is not None:
                 drop[m.label] = "|".join(x for x in (drop.get(m.label), gone) if x)
         else:
             out.append(m)
-    return tuple(sorted(out)), tuple(sorted(Matcher(k, "!~", v) for k, v in drop.items()))
+    return tuple(sorted(out)), tuple(
+        sorted(Matcher.regex(k, v, negate=True) for k, v in drop.items())
+    )
 
 
 def _failure_sources(
@@ -802,8 +804,10 @@ def _failure_sources(
                 FailureSourcePlan(
                     src.name,
                     _merge(base, None),
-                    tuple(sorted(Matcher(k, "=~", v) for k, v in src.error_matchers)),
-                    tuple(sorted(Matcher(k, "!~", v) for k, v in src.exclude_matchers)),
+                    tuple(sorted(Matcher.regex(k, v) for k, v in src.error_matchers)),
+                    tuple(
+                        sorted(Matcher.regex(k, v, negate=True) for k, v in src.exclude_matchers)
+                    ),
                     "spec.failure.engine",
                 )
             )
@@ -812,9 +816,12 @@ def _failure_sources(
             FailureSourcePlan(
                 item.name,
                 _merge(base, item.selector),
-                tuple(sorted(Matcher(k, "=~", v) for k, v in item.error_matchers.items())),
+                tuple(sorted(Matcher.regex(k, v) for k, v in item.error_matchers.items())),
                 tuple(
-                    sorted(Matcher(k, "!~", v) for k, v in (item.exclude_matchers or {}).items())
+                    sorted(
+                        Matcher.regex(k, v, negate=True)
+                        for k, v in (item.exclude_matchers or {}).items()
+                    )
                 ),
                 f"spec.failure.sources[{i}]",
             )

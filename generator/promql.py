@@ -100,6 +100,10 @@ def regex_escape(text: str) -> str:
     return _RE2_META.sub(r"\\\1", text)
 
 
+# RE2 metacharacters: a pattern without any matches exactly its text.
+_REGEX_META = frozenset(".^$*+?()[]{}|\\")
+
+
 @dataclass(frozen=True, order=True)
 class Matcher:
     """One label matcher; ``op`` is ``=``, ``!=``, ``=~`` or ``!~``; ``value`` is unescaped."""
@@ -112,6 +116,15 @@ class Matcher:
         """``label<op>"escaped value"``; a label name outside the legacy set quoted
         (``"gen_ai.system"="openai"``, Prometheus 3 only)."""
         return f"{label_name(self.label)}{self.op}{quote(self.value)}"
+
+    @classmethod
+    def regex(cls, label: str, pattern: str, *, negate: bool = False) -> Matcher:
+        """``label=~pattern`` (``!~`` with ``negate``), or ``=`` / ``!=`` when ``pattern`` has
+        no regex metacharacter: the same series (Prometheus anchors regexes fully), said
+        plainly as pint's and ``obsgen lint``'s regex-plain-string check asks."""
+        if _REGEX_META.isdisjoint(pattern):
+            return cls(label, "!=" if negate else "=", pattern)
+        return cls(label, "!~" if negate else "=~", pattern)
 
 
 def equals(labels: Mapping[str, str]) -> tuple[Matcher, ...]:

@@ -159,7 +159,7 @@ def test_a_known_counter_of_the_server_keeps_its_own_matchers() -> None:
     ]
     # "abort" is the client's (vllm/v1/engine/__init__.py FinishReason): excluded, not failed.
     assert [(m.label, m.op, m.value) for m in plan.requests.exclude_matchers] == [
-        ("finished_reason", "!~", "abort")
+        ("finished_reason", "!=", "abort")
     ]
 
 
