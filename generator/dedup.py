@@ -1,54 +1,10 @@
 """Rules that survive duplicate series: ``ruler.deduplication: rules`` (docs/scale-out.md, "What
-the ruler must provide", point 3).
+the ruler must provide", point 3). Every raw series read is computed per copy, then collapsed
+with ``avg without (<copy labels>)`` before it is summed or joined; joins of two copied reads
+also match on the replica labels.
 
-A central ruler that no querier or ingester deduplicates sees each series of an HA Prometheus
-pair twice (differing only by a replica label, ``prometheus_replica``) and each series of a pod
-selected by two scrape configurations twice (differing by ``job``, ``endpoint``, ``instance``).
-Summed, every gauge and counter doubles; joined with ``group_left``/``group_right`` or ``on``,
-the query fails with "found duplicate series for the match group".
-
-In ``rules`` mode every rule expression is rewritten so that each raw series read (a selector
-whose name has no ``:``; obsgen's records always have one, and carry no copy label) is collapsed
-*after* its per-copy computation and *before* anything that combines series:
-
-- the argument of every aggregation that reads raw series becomes
-  ``avg without (<copy labels> − <its by labels>) (…)`` (``group`` and ``max`` need none);
-- a join matching ``on (…)`` also matches on the replica labels, so each copy pairs with its own
-  copy (the counter-birth check compares a copy's samples with *its* Prometheus' successful
-  scrapes of the target, never with the other replica's), and its "one" side (either side of a
-  one-to-one join) is collapsed over the copy labels it still does not match on (``endpoint``);
-- a raw read left at the top of an expression (an alert or record per series) drops only the
-  replica labels: ``avg without (<replica labels>) (…)``; the target labels may be printed.
-
-Per-copy first, then collapse: ``x - x offset 1m`` and ``rate(x[5m])`` are computed within each
-copy (one-to-one matching on all labels pairs a copy with itself), so a counter's increments
-stay exact per copy — collapsing the counter *values* first (``max(x) - max(x offset 1m)``)
-would read a drop, and so a reset booking the whole counter, whenever the fresher copy stops.
-The set operators (``and``, ``or``, ``unless``) and ``absent`` need no collapse: they accept
-many-to-many. An ``on (…)`` set operation between two copied reads also matches on the replica
-labels: "the target was up a minute ago" must be asked of the copy's own Prometheus, or a
-replica that joins the pair (or returns after more than the bridge) would book its counters'
-whole history as new events.
-
-Why ``avg`` and not ``max``: the copies hold one quantity sampled at different phases (two
-Prometheus scrape a target up to one scrape interval apart). Each copy's per-minute increments
-add up exactly over any window (they telescope), so their mean does too: ``avg`` books every
-event once. ``max`` does not: an error scraped by one replica before a minute's boundary and by
-the other after it is an increment of 1 in two consecutive minutes, and ``max`` books both —
-sparse failures, the ones an SLO pages on, would count up to twice (a quarter of them at a 15 s
-phase in a 1 m evaluation). ``avg`` is also the collapse PromQL defines for native histograms
-(``max`` ignores histogram samples: the p99 records would be empty). A copy with no sample (its
-Prometheus restarting) is absent, not zero, and is not averaged in. For gauges the copies are
-nearly equal and ``avg`` reads their mean; a 0/1 series whose replicas disagree (one Prometheus
-cut off from the target) reads 0.5 in a sum — alerts filter first (``up == 0`` per copy), so a
-target either replica sees down still pages. ``avg`` over one copy is that copy: the rewrite
-changes nothing on clean data.
-
-The limit: a copy that resumes after a gap books the gap's events at its first evaluation after
-it (the bridged increments, docs/spec.md "Gaps in the samples"), while the other copy booked them
-minute by minute; averaged, that stretch's events count one and a half times — good and bad
-alike, so the error ratio stays near the truth. A deduplicating querier or ingester
-(``querier``/``ingest``) has no such limit.
+Why ``avg`` and not ``max``, and the limit after a gap: docs/architecture.md, "Rules that
+survive duplicate series".
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """What a failure is: the meaning of rejection and gateway statuses, exclusions, and how the
-failure sources of one availability SLO combine.
+failure sources of one availability SLO combine (``spec.failure.combine``: ``max``, a lower
+bound, or ``sum``, an upper bound; both capped at the total of requests).
 
-A request can be seen to fail in more than one place: its HTTP status (sent before a
-streamed response's first token, so a stream that breaks later still reads ``200``), the
-engine's finish reason (vLLM ``vllm:request_success_total{finished_reason="error"}``) and a
-separate failure counter (Triton ``nv_inference_request_failure{reason}``). No per-request key
-joins them, so obsgen cannot tell a request counted by two sources from two requests. The
-sources therefore combine per evaluation interval (each interval's increments, or each 5m
-rate) as ``spec.failure.combine`` says:
-
-- ``max`` (default): the larger of the sources. Each source counts a subset of the true
-  failures, so the larger one is a **lower bound** on them: a request counted twice is
-  counted once, and failures only one source sees are still seen when that source leads.
-- ``sum``: their sum, an **upper bound** (a request two sources count is counted twice).
-
-Both are capped at the total of requests, so the error ratio never exceeds 1.
-
-More: docs/spec.md, "What a failure is".
+More: docs/spec.md, "What a failure is"; docs/architecture.md, "What a failure is: how
+sources combine".
 """
 
 from __future__ import annotations

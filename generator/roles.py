@@ -1,33 +1,9 @@
 """``spec.roles``: which role of a disaggregated service owns each signal, so that a request
-served by two pods (a prefill pod, then a decode pod) counts once.
+served by two pods (a prefill pod, then a decode pod) counts once: the outcome and end-to-end
+latency from the router or decode, TTFT and queue time from prefill, per-token signals from
+decode; saturation gauges stay on every role.
 
-With prefill/decode disaggregation (vLLM's disaggregated prefilling through a KV connector,
-llm-d) both pods run the same server and export the same request counters and latency
-histograms for every request: the prefill pod sees it succeed after one token, the decode pod
-returns it. Summing both counts each request twice and dilutes every ratio with the prefill
-pod's healthy half (an error ratio of 2 % reads 1 %; a slow end-to-end latency is averaged
-with prefill's short one). Each signal is therefore read from its owner only:
-
-============================================  =============================================
-signal                                        owner
-============================================  =============================================
-requests (availability, error ratio),         ``router`` when declared, else ``decode``: the
-``requestDuration`` (end to end)              role that returns the response
-``timeToFirstToken``, ``requestQueueTime``    ``prefill`` when declared, else the outcome
-                                              owner (the first token is prefill's work; its
-                                              queue wait is part of it)
-``interTokenLatency``, ``timePerOutputToken``,  ``decode``
-token counters, speculative decoding
-============================================  =============================================
-
-Gauges of pod saturation (queue depth, running requests, KV-cache usage) stay on every role:
-each pod's saturation is its own, and nothing is counted twice in them.
-
-A role is selected by one series label (``Roles.series_label``: the pod label the
-PodMonitor's ``podTargetLabels`` copies onto each target), added as an equality matcher to
-the owner's series. A router must export the preset's request counter and end-to-end
-histogram under the same names (or ``spec.metrics`` must name its own), since it is read
-with the service's metric names.
+The ownership table: docs/architecture.md, "Roles: who owns each signal".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""``obsgen.yaml``'s ``ruler`` section applied to each service's plan.
+"""``obsgen.yaml``'s ``ruler`` section applied to each service's plan: ``deduplication: rules``
+sets the copy and replica labels (:mod:`generator.dedup`); ``evaluationDelay`` becomes every
+rule group's ``query_offset``, refused where the declared Prometheus cannot load it.
 
-The section says what the engine evaluating the rules provides (docs/config.md, "ruler";
-docs/scale-out.md, "What the ruler must provide"):
-
-- ``deduplication: rules`` sets the plan's copy and replica labels, so the rule builder
-  collapses copies of each raw series (:mod:`generator.dedup`); ``querier`` and ``ingest`` leave
-  the rules as written (the deduplication happens before the rules read).
-- ``evaluationDelay`` becomes every rule group's ``query_offset`` of the services whose spec
-  sets no ``spec.prometheus.queryOffset`` of its own, refused (with the service's file and the
-  field) where the spec's declared Prometheus cannot load ``query_offset`` (before 2.53,
-  :mod:`generator.targets`) or where it does not tile the SLO evaluation interval.
+More: docs/architecture.md, "The ruler section applied to a plan"; docs/scale-out.md, "What
+the ruler must provide".
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
-"""Generated promtool cases fed duplicate series (``ruler.deduplication: rules``).
+"""Generated promtool cases fed duplicate series (``ruler.deduplication: rules``): an HA pair
+and a duplicated target under every case, the expected alerts unchanged but for a per-target
+alert expected for the second target too.
 
-With ``rules`` deduplication obsgen's rules themselves must survive copies of every scraped
-series (:mod:`generator.dedup`), so every generated case of such a plan — each failure that must
-page and each healthy control that must stay silent — is fed its input as a ruler without a
-deduplicating querier sees it:
-
-- an **HA pair**: every scraped series twice, labelled ``<replica label>="replica-0"`` and
-  ``"replica-1"`` (the external label each Prometheus of the pair adds; the same samples);
-- a **duplicated target**: every series that names its target (has a ``job`` or ``instance``
-  label) a third time, as a second scrape configuration of the same job selecting the same pod
-  writes it — ``instance`` and ``endpoint`` changed (``<value>-copy``), through replica-0. (A
-  second configuration under another ``job`` is not selected by a spec whose selector names
-  the job; one of the same job is.)
-
-The expected alerts stay as they are, except that an alert about one scrape target (its labels
-name the ``instance``: ModelTargetDown) is expected for the second target too — it is a
-target, and it is down. A rule that doubles a gauge or a counter, or fails its join ("found
-duplicate series"), fails the case. Records (a ``:`` in the name) and ``ALERTS``
-are the ruler's own and are not copied.
+More: docs/architecture.md, "Generated cases fed duplicate series".
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""``spec.alerts.gpuUncorrectableRemaps``: ``GPUUncorrectableRowsRemapped``, the row remapper
-of a GPU replaced a memory row after an uncorrectable error within 10m: the lifetime count of
-rows remapped for uncorrectable errors rose (sidecar ``gpu_remapped_rows_total{cause=
-"uncorrectable"}``, ``nvmlDeviceGetRemappedRows``; dcgm-exporter
-``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``, counter, rows).
-
-Why beside ``GPUUncorrectableECCErrors`` and ``GPURowRemapPending``: dcgm-exporter's default
-counters file (every tag read: 2.4.7-2.6.11, 3.3.9-3.6.1, 4.5.2-4.8.1) enables this field but
-neither the double-bit ECC fields nor the pending flag, so on a GPU Operator cluster with its
-default ConfigMap this is the one series that shows an uncorrectable memory error on Ampere and
-later GPUs (the remap takes effect at the next GPU reset: NVIDIA A100 memory error management,
-"Row Remapping"). Rows remapped for correctable errors (``cause="correctable"``) do not fire.
-Before Ampere there is no row remapper and no series (the sidecar reports ``remapped_rows``
-unsupported; dcgm-exporter skips the blank field). Page text in
+"""``spec.alerts.gpuUncorrectableRemaps``: ``GPUUncorrectableRowsRemapped``, the count of a GPU's
+rows remapped for uncorrectable errors rose within 10m (sidecar
+``gpu_remapped_rows_total{cause="uncorrectable"}``; dcgm-exporter
+``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``; counters, rows). Page text in
 ``templates/runbooks/GPUUncorrectableRowsRemapped.md.j2``.
+
+Why beside the ECC and pending-remap alerts: docs/architecture.md, "GPU rows remapped after
+uncorrectable errors".
 """
 
 from __future__ import annotations
