@@ -7,10 +7,17 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from generator.builders.rulefile import rule_file
 from generator.render import build_outputs, load_plans
+from generator.yamlio import dump_yaml
+from tests.toolchain import binary
+
+if TYPE_CHECKING:
+    from generator.plan import ServicePlan
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,3 +71,23 @@ def run_promtool(*args: str | Path, cwd: Path | None = None) -> subprocess.Compl
 def assert_ok(result: subprocess.CompletedProcess[str], what: Sequence[str] = ()) -> None:
     """Fail with promtool's output unless it succeeded."""
     assert result.returncode == 0, f"{' '.join(what)}\n{result.stdout}\n{result.stderr}"
+
+
+def promtool_groups(
+    line: str, tmp_path: Path, plan: ServicePlan, groups: list[dict[str, Any]]
+) -> str:
+    """Run the test ``groups`` on ``plan``'s rule file in the promtool of ``line``
+    (``prometheus3`` or ``prometheus2``, :func:`tests.toolchain.binary`): ``PASS`` or ``FAIL``
+    on the first line, then promtool's output."""
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "cases.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
+    proc = subprocess.run(
+        [binary(line, "promtool"), "test", "rules", "cases.test.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr

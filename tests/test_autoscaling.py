@@ -20,7 +20,6 @@ import dataclasses
 import functools
 import math
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +49,9 @@ from generator.units import format_duration_ms
 from generator.yamlio import dump_yaml
 from tests.data_dir import data_path
 from tests.factories import good_spec, set_path, write_spec
+from tests.helpers_promtool import promtool_groups
 from tests.test_overlay import _strict
 from tests.test_server_reality import plan_of, spec_data
-from tests.toolchain import binary
 
 LINES = ("prometheus3", "prometheus2")
 ADDRESS = "http://prometheus-operated.monitoring.svc:9090"
@@ -502,21 +501,6 @@ def _cases(plan: ServicePlan) -> list[dict[str, Any]]:
     return groups
 
 
-def _promtool(line: str, tmp_path: Path, plan: ServicePlan, groups: list[dict[str, Any]]) -> str:
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "auto.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary(line, "promtool"), "test", "rules", "auto.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
-
-
 PROVED = [s for s in SPECS if s != "from zero through a gateway, cluster label"]
 
 
@@ -536,7 +520,7 @@ def test_the_page_waits_for_the_autoscaler_and_still_fires_at_max_replicas(
         )
         if target is not None and key in plan.alerts
     )
-    result = _promtool(line, tmp_path, plan, groups)
+    result = promtool_groups(line, tmp_path, plan, groups)
     assert result.startswith("PASS"), result
 
 
@@ -548,7 +532,7 @@ def test_the_cases_catch_a_target_the_page_would_fire_before(tmp_path: Path) -> 
     auto = plan.autoscaling.model_copy(update={"kv_cache_per_replica": 0.9})
     unchecked = dataclasses.replace(plan, autoscaling=auto)  # bypasses check
     assert autoscaling.problems(unchecked)
-    result = _promtool("prometheus3", tmp_path, unchecked, _cases(unchecked))
+    result = promtool_groups("prometheus3", tmp_path, unchecked, _cases(unchecked))
     assert result.startswith("FAIL") and "stays quiet at maxReplicas" in result, result
     assert math.isclose(autoscaling.saturation(0.9, 4), 3.96)
 
@@ -608,7 +592,7 @@ def test_at_zero_every_alert_of_the_rule_file_is_silent_and_a_lost_start_pages(
             }
         ],
     }
-    result = _promtool(line, tmp_path, plan, [at_zero, lost])
+    result = promtool_groups(line, tmp_path, plan, [at_zero, lost])
     assert result.startswith("PASS"), result
 
 

@@ -7,7 +7,6 @@ arithmetic's value; an idle service (no token generated) has no sample, never +I
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,10 @@ import pytest
 from generator import naming
 from generator.builders import efficiency_rules, gpu_series
 from generator.builders.promtool_series import BASE_PER_MIN, Klass, healthy, labels_of
-from generator.builders.rulefile import rule_file
 from generator.plan import ServicePlan
 from generator.promql import go_float
-from generator.yamlio import dump_yaml
+from tests.helpers_promtool import promtool_groups
 from tests.test_server_reality import plan_of, spec_data
-from tests.toolchain import binary
 
 LINES = ("prometheus3", "prometheus2")
 WATTS = 350.0  # the example GPU of generator.builders.gpu_series.healthy_gpu
@@ -73,21 +70,6 @@ def _group(plan: ServicePlan, name: str, tokens_per_s: float | None) -> dict[str
     }
 
 
-def _promtool(line: str, tmp_path: Path, plan: ServicePlan, groups: list[dict[str, Any]]) -> str:
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "eff.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary(line, "promtool"), "test", "rules", "eff.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
-
-
 @pytest.mark.parametrize("line", LINES)
 @pytest.mark.parametrize("spec", list(SPECS), ids=list(SPECS))
 def test_the_records_hold_the_arithmetics_values(tmp_path: Path, line: str, spec: str) -> None:
@@ -98,7 +80,7 @@ def test_the_records_hold_the_arithmetics_values(tmp_path: Path, line: str, spec
         _group(plan, "50 tokens a second", 50.0),
         _group(plan, "idle: no token generated", None),
     ]
-    result = _promtool(line, tmp_path, plan, groups)
+    result = promtool_groups(line, tmp_path, plan, groups)
     assert result.startswith("PASS"), result
 
 
@@ -108,7 +90,7 @@ def test_a_wrong_value_fails() -> None:
     group = _group(plan, "1,000 tokens a second", 1000.0)
     group["promql_expr_test"][0]["exp_samples"][0]["value"] = 1000 * WATTS  # mJ not converted
     with tempfile.TemporaryDirectory() as tmp:
-        result = _promtool("prometheus3", Path(tmp), plan, [group])
+        result = promtool_groups("prometheus3", Path(tmp), plan, [group])
     assert result.startswith("FAIL"), result
 
 

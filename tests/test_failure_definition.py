@@ -12,16 +12,14 @@ combine. Every outcome runs on the service's real rules in the real promtool.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
 from generator.families import error_ratio
-from generator.yamlio import dump_yaml
+from tests.helpers_promtool import promtool_groups
 from tests.test_server_reality import (
     firing,
     paging_budget_burn,
@@ -31,7 +29,6 @@ from tests.test_server_reality import (
     series,
     spec_data,
 )
-from tests.toolchain import binary
 
 SLOS = [{"name": "availability", "objective": 99.9}]
 RATIO = 'service:model_request_errors:ratio_rate5m{service="svc"}'
@@ -336,22 +333,6 @@ def test_bad_failure_definitions_are_refused_naming_the_field(
 # --- the generated cases and the guard, in both promtool lines --------------------------------
 
 
-def _promtool_groups(line: str, tmp_path: Path, plan: Any, groups: list[dict[str, Any]]) -> str:
-    """Run ``groups`` on ``plan``'s rules in promtool of ``line``: PASS/FAIL, then its output."""
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "cases.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary(line, "promtool"), "test", "rules", "cases.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
-
-
 @pytest.mark.parametrize("line", ["prometheus3", "prometheus2"])
 @pytest.mark.parametrize("combine", ["max", "sum"])
 def test_generated_cases_fire_on_streamed_failures_and_stay_quiet_on_aborts(
@@ -368,14 +349,14 @@ def test_generated_cases_fire_on_streamed_failures_and_stay_quiet_on_aborts(
         "ModelErrorRatioHigh stays quiet on vllm:request_success_total's excluded finished_reason"
         in names
     )
-    out = _promtool_groups(line, tmp_path, plan, groups)
+    out = promtool_groups(line, tmp_path, plan, groups)
     assert out.startswith("PASS"), out
 
 
 def test_generated_cases_catch_an_engine_source_left_out(tmp_path: Path) -> None:
     """The rules of a plan without the engine source fail the streamed-failure case."""
     groups = error_ratio.cases(_vllm())
-    out = _promtool_groups("prometheus3", tmp_path, _vllm(engine=False), groups)
+    out = promtool_groups("prometheus3", tmp_path, _vllm(engine=False), groups)
     assert out.startswith("FAIL") and "after an HTTP success" in out, out
 
 
@@ -444,5 +425,5 @@ def test_generated_cases_keep_excluded_failures_quiet(
     plan = plan_of(spec_data(server, serverVersion=version))
     groups = error_ratio.cases(plan)
     assert f"ModelErrorRatioHigh stays quiet on {quiet}" in [g["name"] for g in groups]
-    out = _promtool_groups("prometheus3", tmp_path, plan, groups)
+    out = promtool_groups("prometheus3", tmp_path, plan, groups)
     assert out.startswith("PASS"), out

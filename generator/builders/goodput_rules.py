@@ -15,11 +15,11 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders import slo_rules
-from generator.builders.common import Group, Rule, alert_rule, group, keep_firing, record_rule
+from generator.builders.common import Group, Rule, group, record_rule
 from generator.builders.common import recorded as recorded_selector
 from generator.plan import GoodputTargetPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher
-from generator.units import decimal_str, format_duration_ms
+from generator.units import decimal_str
 
 ALERT = naming.ALERT_GOODPUT_BURN
 OUTCOMES = "slo_goodput_outcomes"
@@ -148,7 +148,6 @@ def burn_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     )
     rules = []
     for tier in s.tiers:
-        long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
         threshold = decimal_str(tier.threshold)
         long_b = recorded_selector(plan, bound_record(plan, tier.long_window_ms), _slo(s))
         short_b = recorded_selector(plan, bound_record(plan, tier.short_window_ms), _slo(s))
@@ -158,34 +157,9 @@ def burn_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
             f"and on ({on}) {short_b} > {threshold}\n"
             f"and on ({on}) {events} >= {s.min_events}"
         )
-        exhaustion = Fraction(s.window_ms, 1000) / tier.factor
         rules.append(
-            keep_firing(
-                alert_rule(
-                    plan,
-                    ALERT,
-                    expr,
-                    0,
-                    tier.severity,
-                    {
-                        naming.SLO: s.name,
-                        naming.LONG_WINDOW: long_w,
-                        naming.SHORT_WINDOW: short_w,
-                        naming.BURN_RATE: decimal_str(tier.factor),
-                    },
-                    slo=s.name,
-                    objective=decimal_str(s.objective),
-                    window=naming.window(s.window_ms),
-                    long_window=long_w,
-                    short_window=short_w,
-                    burn_rate=decimal_str(tier.factor),
-                    threshold=threshold,
-                    budget_percent=decimal_str(tier.budget * 100),
-                    exhaustion=format_duration_ms(int(exhaustion * 1000)),
-                    targets_text=_describe(s),
-                    bound_name=BOUND_NAME,
-                ),
-                s.keep_firing_for_ms,
+            slo_rules.burn_alert(
+                plan, ALERT, s, tier, expr, targets_text=_describe(s), bound_name=BOUND_NAME
             )
         )
     return rules

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from generator import naming
+from generator import naming, slo
 from generator.builders import histogram_forms
 from generator.builders.common import (
     Group,
@@ -285,7 +285,6 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
     total = events_selector(plan, s, naming.EVENTS_TOTAL)
     for tier in s.tiers:
-        long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
         threshold = decimal_str(tier.threshold)
         long_ratio = recorded(plan, error_ratio_record(plan, tier.long_window_ms), _slo(s))
         short_ratio = recorded(plan, error_ratio_record(plan, tier.short_window_ms), _slo(s))
@@ -296,34 +295,7 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
             f"and on ({on}) {short_ratio} > {threshold}\n"
             f"and on ({on}) {events} >= {s.min_events}"
         )
-        exhaustion = Fraction(s.window_ms, 1000) / tier.factor
-        rules.append(
-            keep_firing(
-                alert_rule(
-                    plan,
-                    naming.ALERT_ERROR_BUDGET_BURN,
-                    expr,
-                    0,
-                    tier.severity,
-                    {
-                        naming.SLO: s.name,
-                        naming.LONG_WINDOW: long_w,
-                        naming.SHORT_WINDOW: short_w,
-                        naming.BURN_RATE: decimal_str(tier.factor),
-                    },
-                    slo=s.name,
-                    objective=decimal_str(s.objective),
-                    window=naming.window(s.window_ms),
-                    long_window=long_w,
-                    short_window=short_w,
-                    burn_rate=decimal_str(tier.factor),
-                    threshold=threshold,
-                    budget_percent=decimal_str(tier.budget * 100),
-                    exhaustion=format_duration_ms(int(exhaustion * 1000)),
-                ),
-                s.keep_firing_for_ms,
-            )
-        )
+        rules.append(burn_alert(plan, naming.ALERT_ERROR_BUDGET_BURN, s, tier, expr))
     return rules
 
 
@@ -344,3 +316,40 @@ def slo_groups(plan: ServicePlan) -> list[Group]:
         )
         for s in plan.slos
     ]
+
+
+def burn_alert(
+    plan: ServicePlan, alert: str, s: SLOPlan, tier: slo.Tier, expr: str, **extra: str
+) -> Rule:
+    """One burn-rate tier's alert rule for ``s``: the tier's labels (SLO, windows, burn rate)
+    and the annotation values every burn template reads (objective, windows, threshold, the
+    share of the budget the tier spends, the time to exhaust it at that rate), plus ``extra``.
+    Shared by ``ErrorBudgetBurn`` and ``GoodputBudgetBurn``."""
+    long_w, short_w = naming.window(tier.long_window_ms), naming.window(tier.short_window_ms)
+    exhaustion = Fraction(s.window_ms, 1000) / tier.factor
+    return keep_firing(
+        alert_rule(
+            plan,
+            alert,
+            expr,
+            0,
+            tier.severity,
+            {
+                naming.SLO: s.name,
+                naming.LONG_WINDOW: long_w,
+                naming.SHORT_WINDOW: short_w,
+                naming.BURN_RATE: decimal_str(tier.factor),
+            },
+            slo=s.name,
+            objective=decimal_str(s.objective),
+            window=naming.window(s.window_ms),
+            long_window=long_w,
+            short_window=short_w,
+            burn_rate=decimal_str(tier.factor),
+            threshold=decimal_str(tier.threshold),
+            budget_percent=decimal_str(tier.budget * 100),
+            exhaustion=format_duration_ms(int(exhaustion * 1000)),
+            **extra,
+        ),
+        s.keep_firing_for_ms,
+    )
