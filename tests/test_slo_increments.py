@@ -277,8 +277,12 @@ def test_events_stay_apart_per_model_and_cluster(tmp_path: Path) -> None:
     merges nothing else — model m healthy in cluster x and 10 % failing in y, an idle model at
     0, and a model whose requests all fail (no success series at all) at 1."""
     text = (ROOT / "specs" / "triton-trtllm.yaml").read_text()
+    # The example's prometheus block goes on after scrapeInterval (its retention): insert the
+    # cluster label right after it, and fail loudly rather than render without it.
+    anchor = "scrapeInterval: 15s"
+    assert text.count(anchor) == 1, anchor
     spec = tmp_path / "triton.yaml"
-    spec.write_text(text.replace("scrapeInterval: 15s}", "scrapeInterval: 15s, clusterLabel: c}"))
+    spec.write_text(text.replace(anchor, f"{anchor}, clusterLabel: c"))
     rules = render_to(spec, tmp_path)["rules/triton-trtllm.rules.yaml"]
     sel = 'job="triton-trtllm",namespace="llm-serving",version="1"'
     counts = {  # (cluster, model): (successes, failures) a minute, None: no such series

@@ -12,6 +12,9 @@ from tests.helpers_promtool import ROOT
 
 BASE = (ROOT / "specs" / "o1-preview.yaml").read_text()
 LATENCY = "{name: latency, indicator: requestDuration, threshold: 30s, objective: 99, window: 30d}"
+# The shipped example declares its server's retention (warning-free examples); the cases below
+# rewrite that one block rather than add a second ``prometheus:`` key (a duplicate-key error).
+PROMETHEUS = "prometheus: {retention: 45d}"
 
 
 def _refused(tmp_path: Path, old: str, new: str) -> str:
@@ -64,20 +67,20 @@ def _refused(tmp_path: Path, old: str, new: str) -> str:
             id="objective one hundred",
         ),
         pytest.param(
-            "  gpu: {exporter: sidecar}",
-            "  prometheus: {retention: 15d}\n  gpu: {exporter: sidecar}",
+            PROMETHEUS,
+            "prometheus: {retention: 15d}",
             ["spec.slos[0].window", "SLO window 30d is longer than spec.prometheus.retention 15d"],
             id="SLO window longer than retention",
         ),
         pytest.param(
-            "  gpu: {exporter: sidecar}",
-            "  prometheus: {evaluationInterval: 45s}\n  gpu: {exporter: sidecar}",
+            PROMETHEUS,
+            "prometheus: {retention: 45d, evaluationInterval: 45s}",
             ["spec.prometheus.evaluationInterval", "divides 5m"],
             id="evaluation interval that does not divide 5m",
         ),
         pytest.param(
-            "  gpu: {exporter: sidecar}",
-            "  prometheus: {evaluationInterval: 10m}\n  gpu: {exporter: sidecar}",
+            PROMETHEUS,
+            "prometheus: {retention: 45d, evaluationInterval: 10m}",
             ["spec.prometheus.evaluationInterval", "divides 5m"],
             id="evaluation interval longer than 5m",
         ),
