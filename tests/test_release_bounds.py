@@ -310,7 +310,7 @@ def test_without_a_version_the_newest_bounds_hold_and_older_releases_warn() -> N
 @pytest.mark.parametrize(
     ("server", "variant", "expected"),
     [
-        pytest.param("vllm", None, [("0.8", "0.8.3"), ("0.8.3", "0.8.4"), ("0.8.4", "0.9.2"), ("0.9.2", "0.11"), ("0.11", None)], id="vllm V1 entries"),
+        pytest.param("vllm", None, [("0.8", "0.8.3"), ("0.8.3", "0.8.4"), ("0.8.4", "0.9.2"), ("0.9.2", "0.11"), ("0.11", "0.13"), ("0.13", None)], id="vllm V1 entries"),
         pytest.param("vllm", "v0", [("0.8", "0.8.4"), ("0.8.4", "0.11")], id="vllm V0 ends where 0.11 removed it"),
         pytest.param("sglang", None, [("0.4.7", "0.5.2"), ("0.5.2", "0.5.3"), ("0.5.3", "0.5.12"), ("0.5.12", None)], id="sglang"),
         pytest.param("triton", None, [("23.04", "24.11"), ("24.11", None)], id="triton"),

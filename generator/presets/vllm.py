@@ -1,7 +1,7 @@
 """Preset ``vllm``: vLLM 0.8 and later, V1 engine (default) and V0 engine, keyed by release.
 
 Source: ``vllm/v1/metrics/loggers.py`` (``PrometheusStatLogger``) and the V0 engine's
-``vllm/engine/metrics.py``, 0.8 to 0.11 (the release or wheel of each name: docs/presets.md,
+``vllm/engine/metrics.py``, 0.8 to 0.13 (the release or wheel of each name: docs/presets.md,
 "vllm", with the renames, preemptions, prefix cache and request counters); bounds per release:
 docs/presets.md, "Bucket bounds per release". Checked against ``tests/fixtures/metrics/vllm-*.prom``
 by ``tests/test_preset_fixtures.py``.
@@ -48,27 +48,45 @@ HTTP_REQUESTS = RequestsDef(
     matchers=(("handler", "/v1/.*"),),
     source="vLLM's OpenAI server HTTP counter (prometheus-fastapi-instrumentator, vLLM ≥ 0.8.3, V1 engine)",
 )
-# Finish reasons: vllm/v1/engine/__init__.py FINISH_REASON_STRINGS / FinishReason — "stop",
-# "length", "abort" at v0.8.0 … v0.11.x, plus "error" ("retryable request-level internal error
-# … always converted to 500") and "repetition" in later releases; FinishReason's docstring
-# reads "abort - aborted by client" (the OpenAI server aborts a request whose client
-# disconnected). So "error" is a failure, "abort" the client's doing and excluded; "stop",
-# "length" and "repetition" are answers.
+# Finish reasons (vllm/v1/engine/__init__.py FINISH_REASON_STRINGS / FinishReason; vLLM
+# pre-creates one vllm:request_success_total child per FinishReason, so a reason's series
+# exists exactly from the release that adds it):
+# - v0.8.0 … v0.12.0: "stop", "length", "abort"; "abort - aborted for another reason". A
+#   request that fails mid-generation is aborted and counted nowhere: V1 (read at v0.11.1)
+#   AsyncLLM.generate() catches the exception, calls abort() and raises EngineGenerateError;
+#   OutputProcessor.abort_requests() records no stats and Scheduler.finish_requests() emits no
+#   EngineCoreOutput, so no finished_reason child increments (the same path drops a client
+#   disconnect). V0 (read at v0.10.2: LLMEngine._get_stats counts scheduled groups only;
+#   abort_seq_group removes the group first; an engine-loop error kills the engine) likewise.
+#   So no engine counter of these releases sees a failure after the HTTP 200, and the abort
+#   exclusion below hides none: there is nothing to read.
+# - v0.13.0: adds "error" ("retryable request-level internal error (e.g., KV load failure).
+#   Invariant: always converted to 500 Internal Server Error"), set by the scheduler when a KV
+#   load fails under kv_load_failure_policy "fail"; "abort" becomes "aborted by client". Other
+#   errors mid-generation still take the abort path above and stay uncounted.
+# So "error" is a failure, "abort" the client's doing and excluded; "stop", "length" (and a
+# later "repetition") are answers. Only entries from 0.13 read the engine as a failure source.
 ENGINE_ERRORS = (("finished_reason", "error"),)
 ENGINE_EXCLUDED = (("finished_reason", "abort"),)
+# First release whose FinishReason has ERROR (the pip sdist of vllm 0.13.0; 0.11.1, 0.11.2 and
+# 0.12.0 still end at ABORT).
+ENGINE_ERROR_SINCE = "0.13"
 ENGINE_REQUESTS = RequestsDef(
     name="vllm:request_success_total",
     error_matchers=ENGINE_ERRORS,
     exclude_matchers=ENGINE_EXCLUDED,
-    source="the engine's finished-request counter (every release and engine)",
+    source="the engine's finished-request counter (every release and engine; "
+    'finished_reason="error" from 0.13: before it the counter counts no failure)',
 )
 # Streamed responses send HTTP 200 before generating: an engine error mid-stream reaches the
-# HTTP counter as a 200. The engine's finish reasons are read beside the status (V1 with HTTP).
+# HTTP counter as a 200. From 0.13 the engine's finish reasons are read beside the status (V1
+# with HTTP); before 0.13 such a failure is visible nowhere (above).
 ENGINE_FAILURES = RequestsDef(
     name="vllm:request_success_total",
     error_matchers=ENGINE_ERRORS,
     exclude_matchers=ENGINE_EXCLUDED,
-    source='the engine\'s finish reasons (finished_reason="error"; streamed failures after the 200)',
+    source='the engine\'s finish reasons (finished_reason="error", vLLM ≥ 0.13; streamed '
+    "failures after the 200)",
 )
 
 KV_OLD, KV_NEW = "vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"
@@ -89,8 +107,10 @@ SPEC_DECODE = (
     "vllm:spec_decode_num_accepted_tokens_total",
 )
 
-# The newest release line the entries were checked against; newer ones get a warning.
-CHECKED_THROUGH = ("0.11",)
+# The newest release line the entries were checked against; newer ones get a warning. 0.13:
+# the metric names and bucket lists of vllm/v1/metrics/loggers.py and FinishReason in the
+# 0.13.0 sdist are those of the 0.11 entry, plus finished_reason="error".
+CHECKED_THROUGH = ("0.13",)
 # Runtime variants (spec.serverVariant): the first is the default.
 VARIANTS = {
     "v1": "V1 engine behind vLLM's OpenAI server (the default from 0.8)",
@@ -108,7 +128,10 @@ def _entry(
     itl: str,
     cache: PrefixCacheDef | None,
     bounds: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]],
+    engine_failures: bool = False,
 ) -> Preset:
+    """One release's entry; ``engine_failures``: the release has finished_reason="error" and
+    reads it beside the HTTP status (V1 with HTTP metrics only)."""
     e2e, ttft, itl_bounds = bounds
     return Preset(
         server="vllm",
@@ -122,7 +145,7 @@ def _entry(
         },
         requests=requests,
         other_requests=tuple(r for r in (HTTP_REQUESTS, ENGINE_REQUESTS) if r != requests),
-        failure_sources=(ENGINE_FAILURES,) if requests == HTTP_REQUESTS else (),
+        failure_sources=(ENGINE_FAILURES,) if engine_failures and requests == HTTP_REQUESTS else (),
         queue_depth=GaugeDef("vllm:num_requests_waiting"),
         running_requests=GaugeDef("vllm:num_requests_running"),
         # already a 0–1 fraction despite "perc"
@@ -142,6 +165,7 @@ PRESETS: list[Preset] = [
     _entry("0.8.4", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, LONG),
     _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD, CACHE_NEW, LONG),
     _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG),
+    _entry(ENGINE_ERROR_SINCE, "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG, True),
     # V0 keeps vllm/engine/metrics.py's names (same buckets as V1 in each release).
     _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, SHORT),
     _entry("0.8.4", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, LONG),
