@@ -19,7 +19,8 @@ from generator.builders.dashboard import service_dashboard
 from generator.builders.rulefile import rule_file
 from generator.dashboard_lint import lint_dashboards
 from generator.plan import ServicePlan
-from tests.test_efficiency import SPECS, _group, _promtool
+from tests.helpers_promtool import promtool_groups
+from tests.test_efficiency import SPECS, _group
 from tests.test_server_reality import plan_of, spec_data
 
 CASES = ["vLLM, sidecar", "vLLM, dcgm-exporter", "SGLang, sidecar, cluster label"]
@@ -76,7 +77,7 @@ def test_the_panel_query_holds_the_records_value(tmp_path: Path, spec: str) -> N
     group = _group(plan, "1,000 tokens a second", 1000.0)
     for test, panel in zip(group["promql_expr_test"], _row(plan), strict=True):
         test["expr"] = f"round({_all(panel['targets'][0]['expr'])}, 0.001)"
-    result = _promtool("prometheus3", tmp_path, plan, [group])
+    result = promtool_groups("prometheus3", tmp_path, plan, [group])
     assert result.startswith("PASS"), result
 
 

@@ -202,7 +202,7 @@ def _many_slos(count: int) -> ServicePlan:
 
 # Latency SLOs that make the vLLM dashboard about the 236 KB: over what client-side
 # `kubectl apply` can store, under a ConfigMap's 1 MiB (each SLO adds about 11.6 KB of panels).
-MANY_SLOS = 11
+MANY_SLOS = 10
 
 
 @pytest.fixture(scope="module")

@@ -55,8 +55,8 @@ def test_ray_serve_rules_read_ray_vllm_names_and_pass_promtool(
 def test_an_explicit_name_is_taken_as_written_and_keeps_its_counters_matchers() -> None:
     plan = resolve(load_spec(RAY), str(RAY))
     assert plan.requests.name == "ray_vllm:request_success_total"
-    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason=~"error"']
-    assert [m.render() for m in plan.requests.exclude_matchers] == ['finished_reason!~"abort"']
+    assert [m.render() for m in plan.requests.error_matchers] == ['finished_reason="error"']
+    assert [m.render() for m in plan.requests.exclude_matchers] == ['finished_reason!="abort"']
     assert plan.requests.sources == (), "the engine counter is the request counter itself"
     assert plan.metric_prefix == "ray_"
 
@@ -120,6 +120,6 @@ def test_a_dotted_prefix_on_prometheus_3_gives_quoted_selectors(tmp_path: Path) 
     rules = (out / "rules" / "ray-llm.rules.yaml").read_text(encoding="utf-8")
     assert '{"otel.vllm:num_requests_waiting",job="ray-llm",namespace="ray"}' in rules
     assert (
-        '{"otel.vllm:request_success_total",finished_reason!~"abort",finished_reason=~"error"'
+        '{"otel.vllm:request_success_total",finished_reason!="abort",finished_reason="error"'
         in rules
     )
