@@ -43,9 +43,10 @@ def logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
-def render_to(spec: Path, out: Path) -> dict[str, Path]:
-    """Render ``spec`` in memory and write its rules/ outputs under ``out``; {repo path: file}."""
-    outputs = build_outputs(load_plans([spec], ROOT))
+def render_to(spec: Path, out: Path, root: Path = ROOT) -> dict[str, Path]:
+    """Render ``spec`` in memory (with the obsgen.yaml of ``root``) and write its rules/
+    outputs under ``out``; {repo path: file}."""
+    outputs = build_outputs(load_plans([spec], root))
     written = {}
     for rel, content in outputs.items():
         if rel.startswith("rules/"):
@@ -73,13 +74,17 @@ def assert_ok(result: subprocess.CompletedProcess[str], what: Sequence[str] = ()
     assert result.returncode == 0, f"{' '.join(what)}\n{result.stdout}\n{result.stderr}"
 
 
-def promtool_groups(
-    line: str, tmp_path: Path, plan: ServicePlan, groups: list[dict[str, Any]]
+def promtool_rules(
+    line: str,
+    tmp_path: Path,
+    rules: dict[str, Any],
+    groups: list[dict[str, Any]],
+    timeout: int = 300,
 ) -> str:
-    """Run the test ``groups`` on ``plan``'s rule file in the promtool of ``line``
+    """Run the test ``groups`` on the rule file ``rules`` in the promtool of ``line``
     (``prometheus3`` or ``prometheus2``, :func:`tests.toolchain.binary`): ``PASS`` or ``FAIL``
     on the first line, then promtool's output."""
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rules), encoding="utf-8")
     suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "cases.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
     proc = subprocess.run(
@@ -87,7 +92,14 @@ def promtool_groups(
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
     )
     return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
+
+
+def promtool_groups(
+    line: str, tmp_path: Path, plan: ServicePlan, groups: list[dict[str, Any]]
+) -> str:
+    """:func:`promtool_rules` on ``plan``'s rule file."""
+    return promtool_rules(line, tmp_path, rule_file(plan), groups)

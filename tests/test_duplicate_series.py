@@ -27,6 +27,7 @@ from generator.render import build_outputs, load_plans
 from generator.verify import Status
 from tests import toolchain
 from tests.factories import good_spec, write_spec
+from tests.helpers_promtool import render_to
 
 SPEC = Path(__file__).parent / "fixtures" / "slo-duplicates.yaml"
 COPY = ("endpoint", "instance", "job", "prometheus_replica", "replica")
@@ -39,15 +40,7 @@ def _render(root: Path, mode: str | None) -> dict[str, Path]:
     root.mkdir(parents=True, exist_ok=True)
     if mode is not None:
         (root / "obsgen.yaml").write_text(f"ruler:\n  deduplication: {mode}\n")
-    outputs = build_outputs(load_plans([SPEC], root))
-    written = {}
-    for rel, text in outputs.items():
-        if rel.startswith("rules/"):
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            written[rel] = path
-    return written
+    return render_to(SPEC, root, root)
 
 
 def _promtool(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -24,34 +23,14 @@ from generator.builders.guard_cases import guard_groups
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import rule_file
 from generator.families import oom_killed
-from generator.yamlio import dump_yaml
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
+from tests.helpers_promtool import promtool_rules
 from tests.test_server_reality import POD, plan_of, spec_data
-from tests.toolchain import binary
 
 ALERT = naming.ALERT_OOM_KILLED
 LINES = ("prometheus3", "prometheus2")
 PLAN = plan_of(spec_data("vllm"))
 CONTAINER = {"namespace": "ns", "pod": POD, "container": "server"}
-
-
-def _promtool(
-    line: str, tmp_path: Path, rules: dict[str, Any], groups: list[dict[str, Any]]
-) -> str:
-    """Run promtool of ``line`` (``prometheus3``, ``prometheus2``) on ``rules`` with the test
-    ``groups``: ``PASS`` or ``FAIL`` on the first line, then promtool's output."""
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rules), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "oom.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary(line, "promtool"), "test", "rules", "oom.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
 
 
 def _outcomes(groups: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -124,7 +103,7 @@ def test_generated_cases_fire_and_stay_quiet_as_designed(
     plan = plan_of(spec_data("vllm", alerts=alerts))
     groups = oom_killed.cases(plan)
     assert _outcomes(groups) == EXPECTED
-    result = _promtool(line, tmp_path, rule_file(plan), groups)
+    result = promtool_rules(line, tmp_path, rule_file(plan), groups)
     assert result.startswith("PASS"), result
 
 
@@ -139,7 +118,7 @@ def test_the_missing_counter_fires_its_guard_naming_the_series(tmp_path: Path, l
     guard = signals["oomEvents"]
     assert guard["exp_labels"][naming.METRIC] == "container_oom_events_total"
     assert "no container_oom_events_total series" in guard["exp_annotations"]["summary"]
-    result = _promtool(line, tmp_path, rule_file(PLAN), groups)
+    result = promtool_rules(line, tmp_path, rule_file(PLAN), groups)
     assert result.startswith("PASS"), result
 
 
@@ -207,7 +186,7 @@ def test_the_generated_cases_catch_a_broken_rule(
 ) -> None:
     broken = _broken(edit)
     assert broken != rule_file(PLAN)
-    result = _promtool("prometheus3", tmp_path, broken, oom_killed.cases(PLAN))
+    result = promtool_rules("prometheus3", tmp_path, broken, oom_killed.cases(PLAN))
     assert result.startswith("FAIL"), result
     failed = {name for name in EXPECTED if f"{ALERT}: {name}" in result}
     assert failed == caught, result
@@ -352,7 +331,7 @@ def test_counter_scenarios(
     up = _series("up", "1x40", namespace="ns", job="svc", pod=POD, instance="10.0.0.1:8000")
     tests = [_count("container", "16m", containers), _count("process", "16m", processes)]
     group = {"interval": "1m", "input_series": [up, *inputs], "promql_expr_test": tests}
-    result = _promtool(line, tmp_path, rule_file(PLAN), [group])
+    result = promtool_rules(line, tmp_path, rule_file(PLAN), [group])
     assert result.startswith("PASS"), result
 
 
@@ -387,7 +366,7 @@ def test_a_standalone_cadvisors_labels_fire_the_guard_and_the_fallback_still_pag
     ]
     inputs = [up, other, working_set, *_terminated("OOMKilled", 137)]
     group = {"interval": "1m", "input_series": inputs, "promql_expr_test": tests}
-    result = _promtool(line, tmp_path, rule_file(PLAN), [group])
+    result = promtool_rules(line, tmp_path, rule_file(PLAN), [group])
     assert result.startswith("PASS"), result
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +26,9 @@ from generator.builders.rulefile import rule_file
 from generator.cli import main
 from generator.families import target_down
 from generator.plan import ServicePlan
-from generator.yamlio import dump_yaml
 from tests.factories import write_spec
+from tests.helpers_promtool import promtool_rules
 from tests.test_server_reality import plan_of, spec_data
-from tests.toolchain import binary
 
 LABEL = "llm_d_ai_role"
 SLOS = [
@@ -154,21 +152,6 @@ def _groups(plan: ServicePlan, plan_roles: roles.RolePlan) -> list[dict[str, Any
     return groups
 
 
-def _promtool(tmp_path: Path, rules: dict[str, Any], groups: list[dict[str, Any]]) -> str:
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rules), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "roles.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary("prometheus3", "promtool"), "test", "rules", "roles.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
-
-
 # Ratio alerts, which the other role's healthy half dilutes (a p99 over all-slow traffic
 # stays above its threshold with half the requests fast, so it is not among them).
 DILUTED = ("ErrorBudgetBurn", "GoodputBudgetBurn", "ModelErrorRatioHigh")
@@ -228,7 +211,7 @@ def test_disaggregated_gives_the_aggregated_numbers(
     aggregated, disaggregated = _plans(spec_roles)
     assert disaggregated.roles is not None
     groups = _groups(aggregated, disaggregated.roles)
-    result = _promtool(tmp_path, rule_file(disaggregated), groups)
+    result = promtool_rules("prometheus3", tmp_path, rule_file(disaggregated), groups, timeout=600)
     assert result.startswith("PASS"), result[-4000:]
     burning = _burning(groups)
     assert len(burning) >= 3, [g["name"] for g in groups]
@@ -236,7 +219,9 @@ def test_disaggregated_gives_the_aggregated_numbers(
     missed = []
     for group in burning:
         # Each alone on the rules without roles, the prefill role's healthy copy counted too.
-        if _promtool(tmp_path, rule_file(aggregated), [group]).startswith("FAIL"):
+        if promtool_rules(
+            "prometheus3", tmp_path, rule_file(aggregated), [group], timeout=600
+        ).startswith("FAIL"):
             missed.append(group)
     # Every burn-rate case (tuned just past its tier) is missed when both roles are counted;
     # an error-ratio case far above its threshold may still fire at half its ratio, but the
@@ -297,11 +282,13 @@ def test_a_role_without_targets_pages(spec_roles: dict[str, str], tmp_path: Path
     assert outcomes == [False, True, True], [g["name"] for g in groups]
     fired = groups[1]["alert_rule_test"][0]["exp_alerts"][0]["exp_labels"]
     assert fired["role"] == "prefill" and fired["severity"] == "critical", fired
-    result = _promtool(tmp_path, rule_file(plan), groups)
+    result = promtool_rules("prometheus3", tmp_path, rule_file(plan), groups, timeout=600)
     assert result.startswith("PASS"), result[-4000:]
     aggregated = plan_of(spec_data("vllm", slos=SLOS))
     for group in groups[1:]:
-        missed = _promtool(tmp_path, rule_file(aggregated), [group])
+        missed = promtool_rules(
+            "prometheus3", tmp_path, rule_file(aggregated), [group], timeout=600
+        )
         assert missed.startswith("FAIL"), group["name"]
 
 
@@ -322,7 +309,7 @@ def test_the_disaggregated_plans_own_cases_pass(tmp_path: Path) -> None:
     _, plan = _plans()
     groups = rule_test_files(plan)[naming.rule_tests_file(plan.stem)]["tests"]
     assert any("every role" in g["name"] for g in groups)
-    result = _promtool(tmp_path, rule_file(plan), groups)
+    result = promtool_rules("prometheus3", tmp_path, rule_file(plan), groups, timeout=600)
     assert result.startswith("PASS"), result[-4000:]
 
 

@@ -10,7 +10,6 @@ recorded series, and broken rules the generated cases must catch.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,12 @@ from generator.builders.rulefile import rule_file
 from generator.cli import main
 from generator.families import cold_start, crash_loop, replicas_unavailable, target_down
 from generator.plan import ServicePlan
-from generator.yamlio import dump_yaml
 from tests.factories import good_spec, set_path, write_spec
+from tests.helpers_promtool import promtool_rules
 from tests.test_guards import (
     test_every_series_an_alert_reads_is_guarded_or_known_unguarded as every_series_guarded,
 )
 from tests.test_server_reality import plan_of, spec_data
-from tests.toolchain import binary
 
 LINES = ("prometheus3", "prometheus2")
 KEDA = {"source": "keda-http", "selector": {"route_namespace": "ns", "route_name": "svc"}}
@@ -64,24 +62,6 @@ PLANS = {
     ),
     "default spec (one replica), no namespace in the selector": _spec(selector={"job": "svc"}),
 }
-
-
-def _promtool(
-    line: str, tmp_path: Path, rules: dict[str, Any], groups: list[dict[str, Any]]
-) -> str:
-    """promtool of ``line`` on ``rules`` with test ``groups``: ``PASS``/``FAIL``, then output."""
-    (tmp_path / "rules.yaml").write_text(dump_yaml(rules), encoding="utf-8")
-    suite = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
-    (tmp_path / "zero.test.yaml").write_text(dump_yaml(suite), encoding="utf-8")
-    proc = subprocess.run(
-        [binary(line, "promtool"), "test", "rules", "zero.test.yaml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    return ("PASS\n" if proc.returncode == 0 else "FAIL\n") + proc.stdout + proc.stderr
 
 
 def _failed_groups(output: str) -> set[str]:
@@ -320,7 +300,7 @@ def test_generated_cases_fire_and_stay_quiet_as_designed(
         found = _named(groups, prefix)
         assert found, prefix
         assert {_outcome(g) for g in found} == {outcome}, prefix
-    result = _promtool(line, tmp_path, rule_file(plan), groups)
+    result = promtool_rules(line, tmp_path, rule_file(plan), groups)
     assert result.startswith("PASS"), result
 
 
@@ -377,7 +357,7 @@ def test_the_cases_catch_rules_that_ignore_the_desired_count(
     plan = plan_of(PLANS["range from 0, KEDA"])
     groups = _cases(plan)  # expectations from the correct rules
     monkeypatch.setattr(replicas, "unless_scaled_to_zero", broken)
-    result = _promtool(line, tmp_path, rule_file(plan), groups)
+    result = promtool_rules(line, tmp_path, rule_file(plan), groups)
     assert result.startswith("FAIL"), result
     failed = _failed_groups(result)
     for prefix in caught:
@@ -392,7 +372,7 @@ def test_the_cases_catch_a_cold_start_rule_blind_to_zero_desired(
     groups = cold_start.cases(plan)
     # "Serving" as any target up, whatever the desired count.
     monkeypatch.setattr(replicas, "serving", lambda p: 'group (up{job="svc",namespace="ns"} == 1)')
-    result = _promtool(line, tmp_path, rule_file(plan), groups)
+    result = promtool_rules(line, tmp_path, rule_file(plan), groups)
     assert result.startswith("FAIL"), result
     assert any("desired at 0 replicas, its last pod still up" in n for n in _failed_groups(result))
 
@@ -445,5 +425,5 @@ def test_the_clause_silences_another_alerts_recorded_series_only_at_zero(
             {"expr": expr, "eval_time": "10m", "exp_samples": kept("b")},
         ],
     }
-    result = _promtool(line, tmp_path, {"groups": []}, [group])
+    result = promtool_rules(line, tmp_path, {"groups": []}, [group])
     assert result.startswith("PASS"), result
