@@ -12,7 +12,7 @@ problem collector and the preset; the alert families' own parts live in generato
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, TypeVar
@@ -133,7 +133,7 @@ class HistogramPlan:
 @dataclass(frozen=True)
 class FailureSourcePlan:
     """One more failure source beside the request counter: ``name{matchers, error_matchers,
-    exclude_matchers}`` counts failed requests (``exclude_matchers`` are ``!~``); ``field``
+    exclude_matchers}`` counts failed requests (``exclude_matchers`` negated); ``field``
     the spec path it comes from (``spec.failure.engine``, ``spec.failure.sources[0]``)."""
 
     name: str
@@ -152,7 +152,7 @@ class FailureSourcePlan:
 class RequestsPlan:
     """Request counters: one counter with ``error_matchers``, or success + ``failure_name``.
 
-    ``exclude_matchers`` (``!~``) drop failures that are not the service's from the failed
+    ``exclude_matchers`` (negated) drop failures that are not the service's from the failed
     requests (of ``failure_name`` where set); ``sources`` are further failure sources,
     combined with the counter's failures as ``combine`` says (``max`` or ``sum``):
     docs/spec.md, "What a failure is"."""
@@ -717,12 +717,12 @@ def _requests(
             '{status: "5.."}), or name its failure counter in spec.metrics.failures.name',
         )
     if stated_matchers is not None:
-        errors = tuple(sorted(Matcher.regex(k, v) for k, v in stated_matchers.items()))
+        errors = _regex_matchers(stated_matchers.items())
     elif failures is not None:
         errors = ()
     else:
         source = default or preset.requests
-        errors = tuple(sorted(Matcher.regex(k, v) for k, v in source.error_matchers))
+        errors = _regex_matchers(source.error_matchers)
     failure = default.failure_name if default else None
     if failures is not None:
         failure = failures.name
@@ -761,6 +761,14 @@ def _requests(
     return RequestsPlan(name, matchers, errors, failure, excludes, sources, definition.combine)
 
 
+def _regex_matchers(
+    pairs: Iterable[tuple[str, str]], *, negate: bool = False
+) -> tuple[Matcher, ...]:
+    """``label → regex`` pairs as sorted matchers (:meth:`Matcher.regex`: ``=~``/``!~``, or
+    ``=``/``!=`` for a plain value)."""
+    return tuple(sorted(Matcher.regex(k, v, negate=negate) for k, v in pairs))
+
+
 def _apply_statuses(
     errors: tuple[Matcher, ...],
     excluded: tuple[tuple[str, str], ...],
@@ -784,9 +792,7 @@ def _apply_statuses(
                 drop[m.label] = "|".join(x for x in (drop.get(m.label), gone) if x)
         else:
             out.append(m)
-    return tuple(sorted(out)), tuple(
-        sorted(Matcher.regex(k, v, negate=True) for k, v in drop.items())
-    )
+    return tuple(sorted(out)), _regex_matchers(drop.items(), negate=True)
 
 
 def _failure_sources(
@@ -804,10 +810,8 @@ def _failure_sources(
                 FailureSourcePlan(
                     src.name,
                     _merge(base, None),
-                    tuple(sorted(Matcher.regex(k, v) for k, v in src.error_matchers)),
-                    tuple(
-                        sorted(Matcher.regex(k, v, negate=True) for k, v in src.exclude_matchers)
-                    ),
+                    _regex_matchers(src.error_matchers),
+                    _regex_matchers(src.exclude_matchers, negate=True),
                     "spec.failure.engine",
                 )
             )
@@ -816,13 +820,8 @@ def _failure_sources(
             FailureSourcePlan(
                 item.name,
                 _merge(base, item.selector),
-                tuple(sorted(Matcher.regex(k, v) for k, v in item.error_matchers.items())),
-                tuple(
-                    sorted(
-                        Matcher.regex(k, v, negate=True)
-                        for k, v in (item.exclude_matchers or {}).items()
-                    )
-                ),
+                _regex_matchers(item.error_matchers.items()),
+                _regex_matchers((item.exclude_matchers or {}).items(), negate=True),
                 f"spec.failure.sources[{i}]",
             )
         )

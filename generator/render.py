@@ -91,13 +91,11 @@ def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
     except ObsgenError as err:
         return list(err.diagnostics)
     try:
-        ruler = _ruler(root)
+        ruled = apply_ruler(plan, spec, _ruler(root))
     except ObsgenError:
         # A bad obsgen.yaml is reported once, beside every spec's problems, by the caller
         # (load_project_config in check and render); each spec does not repeat it.
-        plan_digest(plan)
-        return plan
-    ruled = apply_ruler(plan, spec, ruler)
+        ruled = plan
     if isinstance(ruled, list):
         return ruled
     plan = ruled
