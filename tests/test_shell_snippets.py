@@ -80,12 +80,15 @@ def _hostile(plan: ServicePlan, payload: str) -> ServicePlan:
 
 
 def _stubs(folder: Path, log: Path) -> dict[str, str]:
-    """An environment whose kubectl, curl and amtool only record their arguments."""
+    """An environment whose kubectl, curl and amtool only record their arguments, each call
+    in a file of its own under ``log`` (commands of one pipeline run at once: appends to one
+    file could interleave)."""
     folder.mkdir()
+    log.mkdir()
     for name in STUBBED:
         stub = folder / name
         stub.write_text(
-            f'#!/bin/sh\nprintf "%s\\0" {name} "$@" >> "{log}"\nprintf "\\n" >> "{log}"\n'
+            f'#!/bin/sh\nprintf "%s\\0" {name} "$@" > "$(mktemp "{log}/call.XXXXXX")"\n'
         )
         stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
     return {"PATH": f"{folder}:{os.environ['PATH']}", "USER": "tester", "HOME": str(folder)}
@@ -139,7 +142,7 @@ def test_no_snippet_runs_a_second_command_whatever_the_plan_holds(
     assert ran > 40
     assert not mark.exists(), "a snippet ran the payload as a command"
     assert not list(work.iterdir()), "a snippet redirected into a file"
-    calls = [c.split("\0") for c in log.read_text().split("\0\n") if c]
+    calls = [f.read_text().split("\0")[:-1] for f in sorted(log.iterdir())]
     namespaces = [args[args.index("-n") + 1] for args in calls if "-n" in args]
     assert namespaces and set(namespaces) == {f"ns{value}"}
     selectors = [args[args.index("-l") + 1] for args in calls if "-l" in args]
