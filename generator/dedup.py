@@ -9,6 +9,7 @@ survive duplicate series".
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import promql_parser as P
@@ -98,6 +99,8 @@ class _Emitter:
         if isinstance(node, P.AggregateExpr):
             kind, labels = q.grouping(node)
             drop = set(copy) - set(labels) if kind == "by" else set(copy)
+            if kind == "without" and q.op(node) == "avg" and drop <= set(labels):
+                drop = set()  # a collapse already (collapsing twice changes nothing)
             if exposed[0] and drop and q.op(node) not in _SAME_FOR_COPIES:
                 texts[0] = _wrap(texts[0], drop)
             return printer.render(node, _by_child(texts)), False
@@ -152,3 +155,31 @@ def collapse(expr: str, copy_labels: Sequence[str], replica_labels: Sequence[str
         return expr
     q.parse(text)  # the rewrite must still be PromQL
     return text
+
+
+_GRAFANA_RANGES = {
+    "__rate_interval": "20m34s567ms",
+    "__interval": "20m34s568ms",
+    "__range": "20m34s569ms",
+}
+"""Durations that stand in for Grafana's range variables while a panel query is rewritten
+(printed back exactly as written: no rule or panel of obsgen reads such a range)."""
+_GRAFANA_RANGE = re.compile(r"\$\{?(__rate_interval|__interval|__range)\}?")
+
+
+def collapse_panel(expr: str, copy_labels: Sequence[str], replica_labels: Sequence[str]) -> str:
+    """A Grafana panel query ``expr`` collapsed as :func:`collapse` collapses a rule, so a
+    panel summing gauges or counters across copies reads each series once. Its range
+    variables (``[$__rate_interval]``) stand in as durations while it is rewritten; variables
+    in label values (``pod=~"$pod"``) are strings and pass through.
+
+    Raises:
+        ValueError: ``expr`` does not parse with its range variables replaced.
+    """
+    text = _GRAFANA_RANGE.sub(lambda m: _GRAFANA_RANGES[m[1]], expr)
+    out = collapse(text, copy_labels, replica_labels)
+    if out == text:
+        return expr
+    for name, stand_in in _GRAFANA_RANGES.items():
+        out = out.replace(stand_in, f"${name}")
+    return out

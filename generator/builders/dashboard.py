@@ -12,7 +12,7 @@ from typing import Any
 
 import grafanalib.core as g
 
-from generator import naming
+from generator import dedup, naming
 from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
 from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
@@ -128,7 +128,25 @@ def service_dashboard(plan: ServicePlan) -> dict[str, Any]:
     )
     out["links"] = [_fleet_link()]
     out["tags"] = [*TAGS, plan.team, plan.server]
-    return out
+    return _collapsed(out, plan.copy_labels, plan.replica_labels)
+
+
+def _collapsed(
+    dashboard: dict[str, Any], copy_labels: Sequence[str], replica_labels: Sequence[str]
+) -> dict[str, Any]:
+    """``dashboard`` with every panel query collapsed over the copy labels
+    (``ruler.deduplication: rules``, :func:`generator.dedup.collapse_panel`): Grafana reads
+    the same copies the ruler does. Unchanged (the same object) without copy labels."""
+    if not copy_labels:
+        return dashboard
+    stack = list(dashboard.get("panels", []))
+    while stack:
+        panel = stack.pop()
+        stack.extend(panel.get("panels", []))
+        for target in panel.get("targets", []):
+            if target.get("expr"):
+                target["expr"] = dedup.collapse_panel(target["expr"], copy_labels, replica_labels)
+    return dashboard
 
 
 def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) -> dict[str, Any]:
@@ -144,7 +162,8 @@ def fleet_overview(plans: Sequence[ServicePlan], fleet_name: str | None = None) 
         "specs/",
     )
     out["tags"] = [*TAGS, FLEET_TAG]
-    return out
+    ruled = next((p for p in plans if p.copy_labels), None)  # obsgen.yaml's: one for all
+    return out if ruled is None else _collapsed(out, ruled.copy_labels, ruled.replica_labels)
 
 
 def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
