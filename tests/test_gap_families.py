@@ -227,10 +227,9 @@ def test_every_counter_family_has_generated_gap_cases() -> None:
 
 
 # Event families whose window (10m, 15m) a longer hole spans: bridged by
-# generator.gap_bridge (spec.prometheus.maxGap). ModelContainerOOMKilled is not yet: bridging
-# its restarts alone, across a 15m hole a process kill inside the hole is unseen, and a SIGKILL
-# after an old OOM kill pages (its "older kill" exception reads the OOM counter's window, which
-# after the hole holds only the new container's series).
+# generator.gap_bridge (spec.prometheus.maxGap). ModelContainerOOMKilled bridges its restarts,
+# its OOM events and its "older kill" exception (the counter's last value before the window:
+# after the hole the window holds only the new container's series).
 BRIDGED = (
     "crash_loop",
     "gpu_ecc_errors",
@@ -239,6 +238,7 @@ BRIDGED = (
     "gpu_xid_errors",
     "gpu_xid_reboot",
     "gpu_xid_reset",
+    "oom_killed",
 )
 CASES = [pytest.param(key, HOLE_MIN, id=f"{key}-{HOLE_MIN}m") for key in sorted(COUNTER_FAMILIES)]
 CASES += [pytest.param(key, LONG_HOLE_MIN, id=f"{key}-{LONG_HOLE_MIN}m") for key in BRIDGED]

@@ -148,8 +148,8 @@ def _no_older_kill_check(expr: str, killed: str) -> str:
 
 def _summed(expr: str, killed: str) -> str:
     return re.sub(
-        r"max by \(container, namespace, pod\) \(\(\(max_over_time",
-        "sum by (container, namespace, pod) (((max_over_time",
+        r"max by \(container, namespace, pod\) \(\(\(\(max_over_time\(container_oom",
+        "sum by (container, namespace, pod) ((((max_over_time(container_oom",
         expr,
     )
 

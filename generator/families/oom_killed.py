@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from generator import naming
+from generator import gap_bridge, naming
 from generator.builders.common import alert_rule, identity_matchers
 from generator.builders.grafana_json import PanelDef, Query, Step
 from generator.builders.guard_inputs import (
@@ -98,12 +98,20 @@ def _parts(plan: ServicePlan) -> dict[str, str]:
     # `instance`) would page for 10 minutes; max − min is the same on both engines.
     rose = f"max_over_time({restarts}[{window}]) - min_over_time({restarts}[{window}])"
     counter = selector(naming.CADVISOR_OOM_EVENTS, plan.container_matchers)
+    # Across a hole in the samples longer than the window (generator.gap_bridge): the restart
+    # and the OOM events count from the last sample before the window, and the "older kill"
+    # exception also sees the counter's last value before it (the old container's series).
+    span = gap_bridge.bridge(plan.max_gap_ms)
+    seen = f"max_over_time({counter}[{window}])"
+    if span is not None:
+        last = f"last_over_time({counter}[{span}] offset {window})"
+        seen = f"({seen} >= {last} or {last} or {seen})"  # the larger; either alone
     parts = {
         "reason": f"max{keys} {owned_selector(plan, naming.KSM_LAST_TERMINATED, _OOM)}",
-        "restarted": f"max{keys} {owned(plan, rose)}",
+        "restarted": f"max{keys} {owned(plan, gap_bridge.widest(rose, restarts, window, span))}",
         "exit": f"max{keys} {owned_selector(plan, naming.KSM_LAST_EXIT_CODE)}",
-        "seen": f"max{keys} {owned(plan, f'max_over_time({counter}[{window}])')}",
-        "new": f"max{keys} {owned(plan, f'({rise(counter, window)})')}",
+        "seen": f"max{keys} {owned(plan, seen)}",
+        "new": f"max{keys} {owned(plan, gap_bridge.widest(rise(counter, window), counter, window, span))}",
     }
     parts["sigkill"] = (
         f"({parts['exit']} == {SIGKILL} or {parts['reason']} unless on ({on}) {parts['exit']})"
