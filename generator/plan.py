@@ -1489,6 +1489,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
             )
         if hist is not None:
             histograms[key] = roles.scope_histogram(role, key, hist)
+            declared = override is not None and override.histogram is not None
+            path = f"spec.metrics.{key}.histogram" if declared else "spec.prometheus.version"
+            error, warning = targets.histogram_problem(hist.form, body.prometheus.version)
+            if error is not None:
+                p.add(path, f"{key}: {error}")
+            if warning is not None:
+                p.warn(path, f"{key}: {warning}")
     for key in _NOT_HISTOGRAMS:
         override = getattr(metrics, to_snake(key))
         for attr in ("buckets", "unit", "histogram"):

@@ -5,7 +5,9 @@
 declared floor has them (:data:`FEATURES`); a spec asking for one on an older floor is refused at
 ``check`` with the field that asks. Sources: Prometheus' CHANGELOG (``keep_firing_for`` 2.42.0,
 rule-group ``query_offset`` 2.53.0) and prometheus-operator's (PrometheusRule fields: 0.66.0 and
-0.78.0).
+0.78.0). Histogram forms (:func:`histogram_problem`): native histograms from Prometheus 2.40.0
+behind ``--enable-feature=native-histograms`` (docs/specs/native_histograms.md; stable in 3.8,
+``scrape_native_histograms``), NHCB (``convert_classic_histograms_to_nhcb``) in Prometheus 3 only.
 """
 
 from __future__ import annotations
@@ -56,4 +58,40 @@ def missing(feature: str, floor: tuple[int, int]) -> str | None:
         f"{'a Prometheus 2 of any release' if floor[1] == 0 and floor[0] == 2 else shown(floor)}; "
         f'declare the oldest release you run, e.g. spec.prometheus.version: "{shown(needed)}" '
         'or "3"'
+    )
+
+
+NATIVE_HISTOGRAMS = (2, 40)
+"""The first Prometheus release that stores native histograms (behind a feature flag in 2.x)."""
+
+
+def histogram_problem(form: str, version: str) -> tuple[str | None, str | None]:
+    """``(error, warning)`` of a histogram stored in ``form`` (``spec.metrics.<key>.histogram``)
+    on the declared Prometheus ``version``; both None where it loads, and always on ``compat``
+    and Prometheus 3 (the generated tests need promtool 3 there anyway)."""
+    major, floor = parse(version)
+    if major != "2":
+        return None, None
+    if form == "nhcb":
+        return (
+            "nhcb (native histograms with custom buckets, from a classic exposition by "
+            "convert_classic_histograms_to_nhcb) is Prometheus 3 only, and spec.prometheus.version "
+            f'declares {version!r}; declare "3" (or a 3.x line), or read the histogram as '
+            "classic",
+            None,
+        )
+    if form not in ("native", "both"):
+        return None, None
+    if floor < NATIVE_HISTOGRAMS:
+        return (
+            f"{form} reads native histograms, which Prometheus stores from "
+            f"{shown(NATIVE_HISTOGRAMS)} on (with --enable-feature=native-histograms), and "
+            f"spec.prometheus.version declares {version!r}; declare the oldest release you run "
+            f'(2.40 or later, e.g. "2.53", or "3"), or read the histogram as classic',
+            None,
+        )
+    return None, (
+        f"{form} reads native histograms: Prometheus {version} stores them only when started "
+        "with --enable-feature=native-histograms (and scrapes them over protobuf); without it "
+        "the latency rules read nothing"
     )
