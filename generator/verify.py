@@ -576,6 +576,56 @@ def _histograms(r: _Report) -> None:
         _histogram(r, r.plan.histograms[key])
 
 
+_FORM_NEEDS = {"classic": ("classic",), "native": ("native",), "nhcb": ("native",)}
+"""The series each declared form's rules read; ``both`` reads either."""
+
+
+def _forms(r: _Report) -> None:
+    """Per latency histogram, the form the server holds — classic (``<name>_bucket`` series),
+    native (histogram samples of ``<name>``: ``histogram_count`` reads only those, NHCB
+    included) or both — against ``spec.metrics.<key>.histogram``, naming what is missing."""
+    for key in sorted(r.plan.histograms):
+        hist = r.plan.histograms[key]
+        classic = r.count(selector(f"{hist.metric}_bucket", hist.matchers))
+        native = r.count(f"histogram_count({selector(hist.metric, hist.matchers)})")
+        seen = (
+            "both" if classic and native else "classic" if classic else "native" if native else None
+        )
+        counts = f"{classic} classic _bucket series, {native} native histogram series"
+        subject = f"{hist.metric} ({hist.indicator})"
+        if seen is None:
+            r.add(
+                "histogram form",
+                subject,
+                Status.WRONG,
+                f"spec says {hist.form}; the server holds neither form: no {hist.metric}_bucket "
+                f"series and no native samples of {hist.metric}",
+            )
+            continue
+        need = _FORM_NEEDS.get(hist.form, ("classic", "native"))
+        missing = [f for f in ("classic", "native") if f != seen and seen != "both"]
+        if seen in need or seen == "both":
+            detail = f"spec says {hist.form}, server holds {seen}: {counts}"
+            if missing:
+                detail += f"; {missing[0]} missing"
+            r.add("histogram form", subject, Status.OK, detail)
+            continue
+        fix = (
+            "set histogram: native (or nhcb for a converted classic exposition)"
+            if seen == "native"
+            else "set histogram: classic, or scrape it natively / with "
+            "convert_classic_histograms_to_nhcb"
+        )
+        r.add(
+            "histogram form",
+            subject,
+            Status.WRONG,
+            f"spec says {hist.form} but the server holds {seen} only ({counts}): the "
+            f"{need[0]} {'_bucket series are' if need[0] == 'classic' else 'samples are'} "
+            f"missing and the latency rules read nothing; {fix}",
+        )
+
+
 Check = Callable[[_Report], None]
 
 
@@ -634,6 +684,7 @@ CHECKS: tuple[Check, ...] = (
     _requests,
     _gauges,
     _histograms,
+    _forms,
     _pods,
     _kubernetes,
     _gpu,
