@@ -239,7 +239,6 @@ RUNNING_REQUESTS = "model_running_requests"
 KV_CACHE_USAGE = "model_kv_cache_usage"
 PREEMPTIONS = "model_preemptions"  # requests preempted per second
 PREFIX_CACHE_HITS = "model_prefix_cache_hits"  # share (0–1) of looked-up prompt tokens found
-MEMORY_USAGE = "model_memory_working_set"
 # One record of bad and total events: renamed from slo_events (good and total) so that an
 # upgrade starts both series together, never a window of new bad over old total events.
 SLI_EVENTS = "slo_outcomes"

@@ -54,7 +54,6 @@ INSTANCE_LABELS = (
     "container",
     "uuid",
 )
-SEVERITIES = ("critical", "warning", "info")
 PAGE_SEVERITY = "critical"
 DEFAULT_RECEIVER = "obsgen-default"
 
