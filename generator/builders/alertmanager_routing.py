@@ -29,6 +29,7 @@ from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timin
 _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
     naming.ALERT_GOODPUT_BURN: Role.SYMPTOM,
+    naming.ALERT_GOODPUT_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
 }
@@ -154,13 +155,16 @@ def inhibit_rules(
     group_by_labels: Sequence[str],
     service: str | None = None,
     cluster_labels: Sequence[str] = (),
+    goodput: bool = False,
 ) -> list[InhibitRule]:
     """The inhibit rules; with ``service``, each side also matches ``service=<service>``.
 
     ``group_by_labels`` are the specs' ``groupBy`` labels (per-model series), added to the
     labels that must be equal for the severity rule. ``cluster_labels`` (the specs'
     ``clusterLabel``) must be equal in every rule: one cluster's outage never holds back
-    another cluster's alerts.
+    another cluster's alerts. ``goodput``: some spec has a goodput SLO, whose page
+    (``GoodputBudgetBurn``) holds back its budget-left ticket (``GoodputBudgetLow``) as for the
+    other SLOs (a rule only then, so configurations without goodput stay as they were).
     """
     scope = (Matcher(naming.SERVICE, "=", service),) if service else ()
     symptoms = alerts_with(Role.SYMPTOM, Role.GUARD)
@@ -209,6 +213,24 @@ def inhibit_rules(
             ),
             (*scope, Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_LOW)),
             ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+        ),
+        *(
+            [
+                InhibitRule(
+                    "A fast goodput-burn page (GoodputBudgetBurn, critical) holds back the "
+                    "goodput budget-left ticket (GoodputBudgetLow) of the same SLO, as for the "
+                    "other SLOs.",
+                    (
+                        *scope,
+                        Matcher("alertname", "=", naming.ALERT_GOODPUT_BURN),
+                        Matcher(naming.SEVERITY, "=", "critical"),
+                    ),
+                    (*scope, Matcher("alertname", "=", naming.ALERT_GOODPUT_BUDGET_LOW)),
+                    ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+                )
+            ]
+            if goodput
+            else []
         ),
         InhibitRule(
             "A warning holds back the info alert of the same alert name, service and instance.",
@@ -387,6 +409,15 @@ def inhibition_note(alert: str) -> str:
     elif alert == naming.ALERT_ERROR_BUDGET_BURN:
         note += (
             f" Its `critical` page holds back `{naming.ALERT_ERROR_BUDGET_LOW}` of the same SLO."
+        )
+    elif alert == naming.ALERT_GOODPUT_BUDGET_LOW:
+        note += (
+            f" Held back while `{naming.ALERT_GOODPUT_BURN}` pages (`critical`) for the same"
+            " SLO; this ticket follows once the page resolves, if the budget left is still low."
+        )
+    elif alert == naming.ALERT_GOODPUT_BURN:
+        note += (
+            f" Its `critical` page holds back `{naming.ALERT_GOODPUT_BUDGET_LOW}` of the same SLO."
         )
     return (
         f"{note} A `critical` alert of this name holds back the `warning` of the same "

@@ -32,10 +32,12 @@ from generator.text import render
 # (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
 SLO_BUDGET = "slo_budget"
 GOODPUT = "goodput"  # rendered per goodput SLO tier
+GOODPUT_BUDGET = "goodput_budget"  # rendered per goodput SLO budget level
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
     naming.ALERT_GOODPUT_BURN: GOODPUT,
+    naming.ALERT_GOODPUT_BUDGET_LOW: GOODPUT_BUDGET,
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
 }
 ALERTS: dict[str, str | None] = {
@@ -70,6 +72,8 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
         return any(s.budget_levels for s in plan.slos)
     if key == GOODPUT:
         return any(s.tiers for s in plan.goodput)
+    if key == GOODPUT_BUDGET:
+        return any(s.budget_levels for s in plan.goodput)
     return key in plan.alerts
 
 
@@ -159,6 +163,7 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "budget": rec(naming.record(g, naming.SLO_BUDGET_REMAINING, "ratio")),
             "goodput_shares": rec(goodput_rules.violations_record(plan, goodput_window)),
             "goodput_bound": rec(goodput_rules.bound_record(plan, goodput_window)),
+            "goodput_budget": rec(goodput_rules.budget_record(plan)),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
             "replicas_desired": selector(desired, (*workload, *cluster)),

@@ -15,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from generator import slo
+from generator.builders.goodput_rules import BOUND_NAME
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.slo import Tier
@@ -67,9 +68,15 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
     """Per SLO a title and one row of :data:`COLUMNS` per tier."""
     out: list[tuple[str, list[tuple[str, ...]]]] = []
     how = sampling(plan)
-    for s in plan.slos:
+    for s in (*plan.slos, *plan.goodput):
         sli = (
-            "availability"
+            "goodput: "
+            + ", ".join(
+                f"{t.histogram.indicator} ≤ {decimal_str(t.threshold_seconds)}s" for t in s.targets
+            )
+            + f", read from the {BOUND_NAME}"
+            if s.targets
+            else "availability"
             if s.histogram is None
             else f"latency ≤ {decimal_str(s.threshold_seconds or 0)}s"
         )
