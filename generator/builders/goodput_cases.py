@@ -95,9 +95,13 @@ def expected_burns(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, An
 
 def _bound(s: SLOPlan, classes: list[Klass]) -> Fraction:
     """The union bound's bad share (0–1) of ``s`` on constant traffic ``classes``."""
-    total = sum(Fraction(k.per_min) for k in classes)
+    total = sum((Fraction(k.per_min) for k in classes), Fraction(0))
     shares = (
-        sum(Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound)) / total
+        sum(
+            (Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound)),
+            Fraction(0),
+        )
+        / total
         for t in s.targets
     )
     return min(sum(shares, Fraction(0)), Fraction(1))
