@@ -111,7 +111,8 @@ def test_a_new_service_below_min_events_gets_no_ticket(tmp_path: Path) -> None:
 def test_the_goodput_page_holds_back_its_ticket_only_where_goodput_exists() -> None:
     plain = inhibit_rules(())
     with_goodput = inhibit_rules((), goodput=True)
-    (added,) = [r for r in with_goodput if r not in plain]
+    assert len(with_goodput) == len(plain) + 1
+    (added,) = [r for r in with_goodput if "GoodputBudgetBurn" in r.source[0].value]
     assert [m.render() for m in added.source] == [
         'alertname="GoodputBudgetBurn"',
         'severity="critical"',
@@ -119,6 +120,11 @@ def test_the_goodput_page_holds_back_its_ticket_only_where_goodput_exists() -> N
     assert [m.render() for m in added.target] == [f'alertname="{LOW}"']
     assert "slo" in added.equal
     assert "GoodputBudgetBurn" in inhibition_note(LOW)
+    # ModelTargetDown holds the ticket back too, named only where goodput exists.
+    (down, *_) = with_goodput
+    assert LOW in down.target[-1].value and LOW not in plain[0].target[-1].value
+    assert LOW in inhibition_note("ModelTargetDown", goodput=True)
+    assert LOW not in inhibition_note("ModelTargetDown")
     # A configuration without goodput is the same as before.
     other = plan_of(spec_data("vllm", serverVersion="0.11"))
     assert len(config([other], EMPTY)["inhibit_rules"]) == len(plain)

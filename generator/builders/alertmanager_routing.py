@@ -151,6 +151,16 @@ def team_route(team: str, receivers: ReceiversConfig, scope: tuple[Matcher, ...]
     return Route(ticket_receiver(team), scope, receivers.timing.ticket, (page,))
 
 
+def _symptoms(goodput: bool) -> list[str]:
+    """The alerts ``ModelTargetDown`` holds back; ``GoodputBudgetLow`` only where some spec has
+    a goodput SLO (configurations and runbooks without one stay as they were)."""
+    return [
+        a
+        for a in alerts_with(Role.SYMPTOM, Role.GUARD)
+        if goodput or a != naming.ALERT_GOODPUT_BUDGET_LOW
+    ]
+
+
 def inhibit_rules(
     group_by_labels: Sequence[str],
     service: str | None = None,
@@ -167,7 +177,7 @@ def inhibit_rules(
     other SLOs (a rule only then, so configurations without goodput stay as they were).
     """
     scope = (Matcher(naming.SERVICE, "=", service),) if service else ()
-    symptoms = alerts_with(Role.SYMPTOM, Role.GUARD)
+    symptoms = _symptoms(goodput)
     gpu = alerts_with(Role.GPU)
     instance = tuple(dict.fromkeys((*INSTANCE_LABELS, *sorted(group_by_labels))))
     return [
@@ -370,15 +380,16 @@ def routing_warnings(
     return warnings
 
 
-def inhibition_note(alert: str) -> str:
-    """One Markdown paragraph for ``alert``'s runbook: what holds it back, what it holds back.
+def inhibition_note(alert: str, goodput: bool = False) -> str:
+    """One Markdown paragraph for ``alert``'s runbook: what holds it back, what it holds back
+    (``goodput``: some spec of the page has a goodput SLO, :func:`inhibit_rules`).
 
     Raises:
         KeyError: ``alert`` has no role in :data:`ALERT_ROLES`.
     """
     own = role(alert)
     if own is Role.TARGETS_DOWN:
-        held = ", ".join(f"`{a}`" for a in alerts_with(Role.SYMPTOM, Role.GUARD))
+        held = ", ".join(f"`{a}`" for a in _symptoms(goodput))
         note = (
             f"While the `critical` rule fires (no target scraped), it holds back the same "
             f"service's {held}: they only echo the blindness. The `warning` rule (some targets "
