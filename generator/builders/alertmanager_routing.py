@@ -426,7 +426,7 @@ def inhibition_note(alert: str, goodput: bool = False) -> str:
             f" Held back while `{naming.ALERT_GOODPUT_BURN}` pages (`critical`) for the same"
             " SLO; this ticket follows once the page resolves, if the budget left is still low."
         )
-    elif alert == naming.ALERT_GOODPUT_BURN:
+    elif alert == naming.ALERT_GOODPUT_BURN and goodput:
         note += (
             f" Its `critical` page holds back `{naming.ALERT_GOODPUT_BUDGET_LOW}` of the same SLO."
         )
