@@ -12,6 +12,7 @@ from generator.builders import fleet_rules, goodput_rules
 from generator.builders.alertmanager import config
 from generator.builders.alertmanager_routing import inhibit_rules, inhibition_note
 from generator.builders.rulefile import rule_file
+from generator.builders.runbooks import service_runbook
 from generator.commands.explain import format_plan
 from generator.receivers import EMPTY
 from tests.test_goodput import E2E, TTFT, goodput_spec, traffic
@@ -222,3 +223,11 @@ def test_explain_prints_the_goodput_tiers_and_the_bound() -> None:
     assert f"SLO goodput (goodput: ttft ≤ 2.5s, e2e ≤ 30s, read from the {BOUND})" in text
     assert "  1h/5m   critical  14.4×" in text
     assert goodput_rules.BOUND_NAME == BOUND
+
+
+def test_the_ticket_has_a_runbook_page_with_the_bound_and_its_query() -> None:
+    plan = plan_of(goodput_spec())
+    page = service_runbook(LOW, plan, [])
+    assert "lower bound (union bound)" in page
+    assert 'service:slo_goodput_budget_remaining:ratio{namespace="ns",service="svc"}' in page
+    assert "service:slo_goodput_violations:ratio_rate1h{" in page
