@@ -37,6 +37,9 @@ EVENTS_TOTAL = "total"
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 # A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
 ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
+# A goodput SLO has spent most of its budget over its window, read from the union bound
+# (tickets, per level left; ErrorBudgetLow's counterpart).
+ALERT_GOODPUT_BUDGET_LOW = "GoodputBudgetLow"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
