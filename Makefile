@@ -7,9 +7,14 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: render test fuzz lint check golden bench fmt clean prometheus alertmanager victoriametrics tools e2e-soak stress-ng
 
+# Each slow step says what it does first (pip is quiet, the first install takes a minute or
+# more); scripts/apt-install.sh says so before an apt-get install.
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@test -x $(BIN)/python || { echo "obsgen: creating the virtual environment $(VENV)..." >&2; \
+		$(PYTHON) -m venv $(VENV); }
+	@echo "obsgen: installing obsgen and its dependencies into $(VENV) with pip (about a minute the first time)..." >&2
+	@$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@echo "obsgen: $(VENV) ready" >&2
 	@touch $(STAMP)
 
 prometheus:
@@ -30,6 +35,7 @@ tools:
 	@scripts/ensure-go-tools.sh
 
 render: $(STAMP) prometheus alertmanager
+	@echo "obsgen: rendering specs/ and proving the rules with promtool..." >&2
 	$(BIN)/obsgen render
 
 # Golden files: every rendered output, plus the exporter's exposition from the fake backend.

@@ -31,12 +31,6 @@ DEFAULT_STATUSES: dict[str, Meaning] = {
     # Gateway Timeout from an ingress in front: the user waited and got no answer.
     "504": "failure",
 }
-STATUS_REASONS: dict[str, str] = {
-    "429": "overload rejection: the user gets no answer (exclude for per-tenant quotas)",
-    "499": "the client hung up: nobody waits for the answer",
-    "503": "full queue or no ready replica: the user gets no answer",
-    "504": "an ingress timed out waiting: the user gets no answer",
-}
 # The labels an HTTP status is read from.
 STATUS_LABELS = ("status", "code", "status_code")
 

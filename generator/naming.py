@@ -37,6 +37,9 @@ EVENTS_TOTAL = "total"
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 # A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
 ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
+# A goodput SLO has spent most of its budget over its window, read from the union bound
+# (tickets, per level left; ErrorBudgetLow's counterpart).
+ALERT_GOODPUT_BUDGET_LOW = "GoodputBudgetLow"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"
@@ -239,7 +242,6 @@ RUNNING_REQUESTS = "model_running_requests"
 KV_CACHE_USAGE = "model_kv_cache_usage"
 PREEMPTIONS = "model_preemptions"  # requests preempted per second
 PREFIX_CACHE_HITS = "model_prefix_cache_hits"  # share (0–1) of looked-up prompt tokens found
-MEMORY_USAGE = "model_memory_working_set"
 # One record of bad and total events: renamed from slo_events (good and total) so that an
 # upgrade starts both series together, never a window of new bad over old total events.
 SLI_EVENTS = "slo_outcomes"

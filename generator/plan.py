@@ -264,6 +264,7 @@ class SLOPlan:
     budget_levels: tuple[float, ...] = ()
     keep_firing_for_ms: int = 0
     targets: tuple[GoodputTargetPlan, ...] = ()
+    path: str = ""  # its field path in the spec (``spec.slos[2]``), for warnings
 
 
 @dataclass(frozen=True)
@@ -924,6 +925,7 @@ def _resolve_slos(
                 else (),
                 keep_firing_for_ms=_keep_firing_for(item, body.prometheus.floor, path, p),
                 targets=targets,
+                path=path,
             )
         )
     return tuple(plans)

@@ -278,7 +278,6 @@ DnsLabel = Annotated[
     _pattern(DNS1123_LABEL, "a DNS-1123 label (lowercase letters, digits, '-'; e.g. my-model)"),
 ]
 PlainText = Annotated[str, _pattern(PLAIN_TEXT, f"plain text; allowed: {PLAIN_ALLOWED}")]
-Ratio = Annotated[float, Field(ge=0, le=1)]
 
 
 def _below_one(value: float) -> float:

@@ -2,7 +2,7 @@
 
 :func:`verify_plan` asks the server's HTTP API (``/api/v1/query``, ``/api/v1/targets``,
 ``/api/v1/status/buildinfo``) and returns one :class:`Row` per check (target, scrape interval,
-series, unit, buckets, le spelling, threshold, pods, kubernetes, gpu). Status ``missing`` and
+series, unit, buckets, le spelling, threshold, goodput, pods, kubernetes, gpu). Status ``missing`` and
 ``wrong`` fail the check; ``warning`` does not. What each check asks and when it fails:
 docs/verify.md, "The checks" (the rules it cites: docs/contracts.md).
 """
@@ -131,7 +131,7 @@ def _target(r: _Report) -> None:
 
 def _windows(plan: ServicePlan) -> list[tuple[str, int]]:
     windows = [("rate window", RATE_WINDOW_MS)]
-    for slo in plan.slos:
+    for slo in (*plan.slos, *plan.goodput):
         for tier in slo.tiers:
             windows.append((f"slo {slo.name} longWindow", tier.long_window_ms))
             windows.append((f"slo {slo.name} shortWindow", tier.short_window_ms))
@@ -306,6 +306,10 @@ def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float
     slow = plan.alerts.get("slow_requests")
     if slow is not None and slow.params.get("indicator") == hist.key and slow.params.get("bound"):
         found.append(("spec.alerts.slowRequests.threshold", float(slow.params["bound"])))
+    for goodput in plan.goodput:
+        for j, target in enumerate(goodput.targets):
+            if target.histogram.key == hist.key:
+                found.append((f"slo {goodput.name} targets[{j}].threshold", target.bound))
     return found
 
 
@@ -626,6 +630,48 @@ def _forms(r: _Report) -> None:
         )
 
 
+def _goodput(r: _Report) -> None:
+    """Per goodput SLO, one row: every target's histogram has series (its ``_count``, or the
+    native series), since the union bound sums every target's share and is not recorded while
+    one is missing (:mod:`generator.builders.goodput_rules`) — its alerts would stay silent."""
+    for s in r.plan.goodput:
+        present, missing = [], []
+        for t in s.targets:
+            h = t.histogram
+            suffix = "" if h.native else "_count"
+            counts = [(name, _present(r, name + suffix, h.matchers)) for name in h.names]
+            there = next(((name, n) for name, n in counts if n), None)
+            described = f"{h.indicator} ≤ {decimal_str(t.threshold_seconds)}s"
+            if there is None:
+                missing.append(f"{described} ({h.metric}{suffix})")
+            else:
+                present.append(f"{described} ({there[0]}{suffix}: {there[1]} series)")
+        alerts = " and ".join(
+            a
+            for a, on in (
+                (naming.ALERT_GOODPUT_BURN, bool(s.tiers)),
+                (naming.ALERT_GOODPUT_BUDGET_LOW, bool(s.budget_levels)),
+            )
+            if on
+        )
+        if missing:
+            r.add(
+                "goodput",
+                f"slo {s.name}",
+                Status.MISSING,
+                f"no series of target {', '.join(missing)}: the union bound is not recorded "
+                f"while a target's histogram is missing, so {alerts or 'its records'} "
+                "stay silent; fix spec.metrics or the selector, or drop the target",
+            )
+        else:
+            r.add(
+                "goodput",
+                f"slo {s.name}",
+                Status.OK,
+                "every target's histogram has series: " + ", ".join(present),
+            )
+
+
 Check = Callable[[_Report], None]
 
 
@@ -685,6 +731,7 @@ CHECKS: tuple[Check, ...] = (
     _gauges,
     _histograms,
     _forms,
+    _goodput,
     _pods,
     _kubernetes,
     _gpu,

@@ -18,6 +18,7 @@ from tests.helpers_promtool import assert_ok, run_promtool
 from tests.test_server_reality import firing, plan_of, promtool_passes, series, spec_data
 
 ALERT = "GoodputBudgetBurn"
+LOW = "GoodputBudgetLow"
 TTFT, E2E = "vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds"
 TARGETS = [{"signal": "ttft", "threshold": "2500ms"}, {"signal": "e2e", "threshold": "30s"}]
 PER_MIN = 1000
@@ -229,17 +230,28 @@ def test_generated_cases_stay_silent_within_target_and_page_on_the_sum(
     groups = goodput_groups(plan)
     fired = {
         g["name"]: sorted(
-            a["exp_labels"]["severity"] for t in g["alert_rule_test"] for a in t["exp_alerts"]
+            f"{t['alertname']} {a['exp_labels']['severity']}"
+            + (f" {a['exp_labels']['budget_left']}" if "budget_left" in a["exp_labels"] else "")
+            for t in g["alert_rule_test"]
+            for a in t["exp_alerts"]
         )
         for g in groups
     }
+    page, ticket = f"{ALERT} critical", f"{ALERT} warning"
     assert fired == {
-        f"{ALERT} goodput: within target, silent": [],
+        # 80 % of the budget spent: no burn, but the 25 % budget-left ticket.
+        f"{ALERT} goodput: within target: no burn": [f"{LOW} warning 25"],
         f"{ALERT} goodput: each target under the page threshold, the sum over it: pages": [
-            "critical",
-            "critical",
-            "warning",
-            "warning",
+            page,
+            page,
+            ticket,
+            ticket,
+            f"{LOW} warning 25",
+        ],
+        # The healthy control: a quarter of the budget spent, every goodput alert silent.
+        f"{ALERT} goodput: budget kept: every goodput alert silent": [],
+        f"{ALERT} goodput: the bound leaves 37.5% of the budget: the 50% level tickets": [
+            f"{LOW} warning 50"
         ],
     }
     (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
@@ -270,7 +282,12 @@ def test_native_histogram_targets_run_their_generated_cases(tmp_path: Path) -> N
     plan = plan_of(data)
     assert all(t.histogram.native for t in plan.goodput[0].targets)
     groups = goodput_groups(plan)
-    assert [len(t["exp_alerts"]) for g in groups for t in g["alert_rule_test"]] == [0, 4]
+    assert [len(t["exp_alerts"]) for g in groups for t in g["alert_rule_test"]] == [
+        *(0, 1),  # within target: no burn, the 25 % ticket
+        *(4, 1),  # pages on the sum
+        *(0, 0),  # budget kept
+        *(0, 1),  # between levels: the 50 % ticket
+    ]
     (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
     tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")

@@ -103,18 +103,22 @@ def root_route(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> Rout
     )
 
 
+def _inhibit_rules_of(plans: Sequence[ServicePlan]) -> list[InhibitRule]:
+    """The inhibit rules of the whole configuration of ``plans``."""
+    return inhibit_rules(
+        group_by_labels(plans),
+        cluster_labels=cluster_labels(plans),
+        goodput=any(p.goodput for p in plans),
+    )
+
+
 def config(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> Obj:
     """The standalone Alertmanager configuration of ``plans`` (``__why__`` markers in the
     inhibit rules index :func:`inhibit_rules`; :func:`with_reasons` turns them into comments)."""
     return {
         "global": {"resolve_timeout": "5m"},
         "route": _route(root_route(plans, receivers), root=True, clusters=cluster_labels(plans)),
-        "inhibit_rules": [
-            _inhibit(rule, i)
-            for i, rule in enumerate(
-                inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
-            )
-        ],
+        "inhibit_rules": [_inhibit(rule, i) for i, rule in enumerate(_inhibit_rules_of(plans))],
         "receivers": [
             _receiver(r, receivers.secrets_dir) for r in _all_receivers(plans, receivers)
         ],
@@ -141,9 +145,7 @@ def with_reasons(text: str, reasons: Sequence[str]) -> str:
 def config_text(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> str:
     """``alertmanager/alertmanager.yaml``: header, then the configuration with the reason of
     each inhibit rule as a comment."""
-    reasons = [
-        r.why for r in inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
-    ]
+    reasons = [r.why for r in _inhibit_rules_of(plans)]
     sources = ", ".join(sorted(p.source for p in plans))
     header = (
         f"{generated_header(sources + ', alertmanager/receivers.yaml')}\n"
@@ -263,10 +265,7 @@ CHART_REASONS = (
 def values_text(plans: Sequence[ServicePlan], receivers: ReceiversConfig) -> str:
     """``alertmanager/values-kube-prometheus-stack.yaml`` with its header and comments."""
     reasons = [
-        *(
-            r.why
-            for r in inhibit_rules(group_by_labels(plans), cluster_labels=cluster_labels(plans))
-        ),
+        *(r.why for r in _inhibit_rules_of(plans)),
         *CHART_REASONS,
     ]
     sources = ", ".join(sorted(p.source for p in plans))
@@ -316,7 +315,9 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
     """
     route = team_route(plan.team, receivers, (Matcher(naming.SERVICE, "=", plan.name),))
     clusters = cluster_labels([plan])
-    rules = inhibit_rules(plan.group_by, service=plan.name, cluster_labels=clusters)
+    rules = inhibit_rules(
+        plan.group_by, service=plan.name, cluster_labels=clusters, goodput=bool(plan.goodput)
+    )
     return {
         "apiVersion": API_ALERTMANAGER_CONFIG,
         "kind": "AlertmanagerConfig",
@@ -343,7 +344,12 @@ def alertmanager_config(plan: ServicePlan, receivers: ReceiversConfig) -> Obj:
 
 def alertmanager_config_text(plan: ServicePlan, receivers: ReceiversConfig) -> str:
     """``manifests/<service>/alertmanagerconfig.yaml`` with its header and comments."""
-    rules = inhibit_rules(plan.group_by, service=plan.name, cluster_labels=cluster_labels([plan]))
+    rules = inhibit_rules(
+        plan.group_by,
+        service=plan.name,
+        cluster_labels=cluster_labels([plan]),
+        goodput=bool(plan.goodput),
+    )
     reasons = [r.why for r in rules]
     header = generated_header(f"{plan.source}, alertmanager/receivers.yaml")
     return with_reasons(dump_yaml(alertmanager_config(plan, receivers), header=header), reasons)

@@ -29,6 +29,7 @@ from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timin
 _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
     naming.ALERT_GOODPUT_BURN: Role.SYMPTOM,
+    naming.ALERT_GOODPUT_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
 }
@@ -54,7 +55,6 @@ INSTANCE_LABELS = (
     "container",
     "uuid",
 )
-SEVERITIES = ("critical", "warning", "info")
 PAGE_SEVERITY = "critical"
 DEFAULT_RECEIVER = "obsgen-default"
 
@@ -150,20 +150,33 @@ def team_route(team: str, receivers: ReceiversConfig, scope: tuple[Matcher, ...]
     return Route(ticket_receiver(team), scope, receivers.timing.ticket, (page,))
 
 
+def _symptoms(goodput: bool) -> list[str]:
+    """The alerts ``ModelTargetDown`` holds back; ``GoodputBudgetLow`` only where some spec has
+    a goodput SLO (configurations and runbooks without one stay as they were)."""
+    return [
+        a
+        for a in alerts_with(Role.SYMPTOM, Role.GUARD)
+        if goodput or a != naming.ALERT_GOODPUT_BUDGET_LOW
+    ]
+
+
 def inhibit_rules(
     group_by_labels: Sequence[str],
     service: str | None = None,
     cluster_labels: Sequence[str] = (),
+    goodput: bool = False,
 ) -> list[InhibitRule]:
     """The inhibit rules; with ``service``, each side also matches ``service=<service>``.
 
     ``group_by_labels`` are the specs' ``groupBy`` labels (per-model series), added to the
     labels that must be equal for the severity rule. ``cluster_labels`` (the specs'
     ``clusterLabel``) must be equal in every rule: one cluster's outage never holds back
-    another cluster's alerts.
+    another cluster's alerts. ``goodput``: some spec has a goodput SLO, whose page
+    (``GoodputBudgetBurn``) holds back its budget-left ticket (``GoodputBudgetLow``) as for the
+    other SLOs (a rule only then, so configurations without goodput stay as they were).
     """
     scope = (Matcher(naming.SERVICE, "=", service),) if service else ()
-    symptoms = alerts_with(Role.SYMPTOM, Role.GUARD)
+    symptoms = _symptoms(goodput)
     gpu = alerts_with(Role.GPU)
     instance = tuple(dict.fromkeys((*INSTANCE_LABELS, *sorted(group_by_labels))))
     return [
@@ -209,6 +222,24 @@ def inhibit_rules(
             ),
             (*scope, Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_LOW)),
             ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+        ),
+        *(
+            [
+                InhibitRule(
+                    "A fast goodput-burn page (GoodputBudgetBurn, critical) holds back the "
+                    "goodput budget-left ticket (GoodputBudgetLow) of the same SLO, as for the "
+                    "other SLOs.",
+                    (
+                        *scope,
+                        Matcher("alertname", "=", naming.ALERT_GOODPUT_BURN),
+                        Matcher(naming.SEVERITY, "=", "critical"),
+                    ),
+                    (*scope, Matcher("alertname", "=", naming.ALERT_GOODPUT_BUDGET_LOW)),
+                    ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+                )
+            ]
+            if goodput
+            else []
         ),
         InhibitRule(
             "A warning holds back the info alert of the same alert name, service and instance.",
@@ -348,15 +379,16 @@ def routing_warnings(
     return warnings
 
 
-def inhibition_note(alert: str) -> str:
-    """One Markdown paragraph for ``alert``'s runbook: what holds it back, what it holds back.
+def inhibition_note(alert: str, goodput: bool = False) -> str:
+    """One Markdown paragraph for ``alert``'s runbook: what holds it back, what it holds back
+    (``goodput``: some spec of the page has a goodput SLO, :func:`inhibit_rules`).
 
     Raises:
         KeyError: ``alert`` has no role in :data:`ALERT_ROLES`.
     """
     own = role(alert)
     if own is Role.TARGETS_DOWN:
-        held = ", ".join(f"`{a}`" for a in alerts_with(Role.SYMPTOM, Role.GUARD))
+        held = ", ".join(f"`{a}`" for a in _symptoms(goodput))
         note = (
             f"While the `critical` rule fires (no target scraped), it holds back the same "
             f"service's {held}: they only echo the blindness. The `warning` rule (some targets "
@@ -387,6 +419,15 @@ def inhibition_note(alert: str) -> str:
     elif alert == naming.ALERT_ERROR_BUDGET_BURN:
         note += (
             f" Its `critical` page holds back `{naming.ALERT_ERROR_BUDGET_LOW}` of the same SLO."
+        )
+    elif alert == naming.ALERT_GOODPUT_BUDGET_LOW:
+        note += (
+            f" Held back while `{naming.ALERT_GOODPUT_BURN}` pages (`critical`) for the same"
+            " SLO; this ticket follows once the page resolves, if the budget left is still low."
+        )
+    elif alert == naming.ALERT_GOODPUT_BURN and goodput:
+        note += (
+            f" Its `critical` page holds back `{naming.ALERT_GOODPUT_BUDGET_LOW}` of the same SLO."
         )
     return (
         f"{note} A `critical` alert of this name holds back the `warning` of the same "

@@ -6,6 +6,7 @@ The records and why they are shared: docs/dashboards.md, "How the fleet overview
 from __future__ import annotations
 
 from generator import naming
+from generator.builders import goodput_rules
 from generator.builders.common import Rule, record_rule, recorded
 from generator.families import gpu
 from generator.plan import ServicePlan
@@ -22,10 +23,20 @@ INDICATOR_PREFERENCE = (
 
 
 def _worst_slo(plan: ServicePlan, metric: str, window: bool) -> str | None:
+    """The lowest SLI (``window``) or budget left over every SLO of ``plan``; a goodput SLO
+    takes part with its union bound's lower bound of goodput and the budget left by it
+    (:mod:`generator.builders.goodput_rules`), so the worst it can be is what the row shows."""
     terms = []
     for s in plan.slos:
         op = f"ratio_rate{naming.window(s.window_ms)}" if window else "ratio"
         rec = naming.record(plan.group_by, metric, op)
+        terms.append(recorded(plan, rec, Matcher(naming.SLO, "=", s.name)))
+    for s in plan.goodput:
+        rec = (
+            goodput_rules.lower_bound_record(plan, s.window_ms)
+            if window
+            else goodput_rules.budget_record(plan)
+        )
         terms.append(recorded(plan, rec, Matcher(naming.SLO, "=", s.name)))
     return f"min{by(plan.keeping())} ({' or '.join(terms)})" if terms else None
 

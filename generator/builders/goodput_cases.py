@@ -3,8 +3,12 @@
 Per goodput SLO two groups, each request class slow on one target only: *within target*
 (each target's share ``0.8 × budget / N``: the bound itself, not only the truth, meets the
 objective; every tier silent) and *pages on the sum* (each share ``1.25 × T / N``, ``T`` the
-highest page threshold, so no share alone reaches it but the bound does). Expected alerts of
-every goodput SLO follow from the same classes in exact arithmetic (:func:`expected_burns`).
+highest page threshold, so no share alone reaches it but the bound does). With budget levels
+(``GoodputBudgetLow``) two more: *budget kept* (the bound spends half of what the highest level
+allows: every goodput alert silent) and *between levels* (the bound leaves the budget midway
+between the two highest levels: the higher one tickets). Expected alerts of every goodput SLO
+follow from the same classes in exact arithmetic (:func:`expected_burns`,
+:func:`expected_budget_lows`); every group asserts both alerts.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from generator.builders.promtool_series import (
     steps_until,
 )
 from generator.plan import GoodputTargetPlan, HistogramPlan, ServicePlan, SLOPlan
+from generator.units import decimal_str
 
 CHECK_MS = 30 * INTERVAL_MS  # constant shares from the first sample: every window reads them
 WITHIN = Fraction(8, 10)  # healthy: the bound's bad share at 80 % of the error budget
@@ -88,24 +93,81 @@ def expected_burns(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, An
     return out
 
 
+def _bound(s: SLOPlan, classes: list[Klass]) -> Fraction:
+    """The union bound's bad share (0–1) of ``s`` on constant traffic ``classes``."""
+    total = sum((Fraction(k.per_min) for k in classes), Fraction(0))
+    shares = (
+        sum(
+            (Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound)),
+            Fraction(0),
+        )
+        / total
+        for t in s.targets
+    )
+    return min(sum(shares, Fraction(0)), Fraction(1))
+
+
+def expected_budget_lows(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, Any]]:
+    """The ``GoodputBudgetLow`` tickets of every goodput SLO of ``plan`` on constant traffic
+    ``classes`` at :data:`CHECK_MS`: the lowest level above the budget left by the bound over
+    the SLO window (``1 − bound / budget``; the window reads the same constant share), once it
+    counted ``min_events`` requests."""
+    total = sum(Fraction(k.per_min) for k in classes)
+    labels = {**agg_of(plan, plan.goodput[0].targets[0].histogram.matchers)} if plan.goodput else {}
+    labels[naming.SERVICE] = plan.name
+    events = total * (CHECK_MS // INTERVAL_MS - 1)
+    out = []
+    for s in plan.goodput:
+        left = 1 - _bound(s, classes) / s.error_budget
+        crossed = [i for i, lvl in enumerate(s.budget_levels) if left < Fraction(str(lvl))]
+        if not crossed or events < s.min_events:
+            continue
+        rule = goodput_rules.budget_low_alerts(plan, s)[crossed[-1]]
+        out.append(expected_alert(rule, labels, None))
+    return out
+
+
+def _cases(s: SLOPlan) -> list[tuple[str, Fraction]]:
+    """(group name, the bound's bad share) of the groups of goodput SLO ``s``."""
+    cases = []
+    if s.tiers:
+        pages = [t.threshold for t in s.tiers if t.severity == "critical"] or [
+            max(t.threshold for t in s.tiers)
+        ]
+        over = min(OVER * max(pages), (1 + max(pages)) / 2)
+        cases += [
+            ("within target: no burn", WITHIN * s.error_budget),
+            ("each target under the page threshold, the sum over it: pages", over),
+        ]
+    levels = [Fraction(str(x)) for x in s.budget_levels]
+    if levels:
+        cases.append(
+            ("budget kept: every goodput alert silent", (1 - levels[0]) / 2 * s.error_budget)
+        )
+    if len(levels) >= 2:
+        mid = (levels[0] + levels[1]) / 2
+        cases.append(
+            (
+                f"the bound leaves {decimal_str(mid * 100)}% of the budget: the "
+                f"{decimal_str(levels[0] * 100)}% level tickets",
+                (1 - mid) * s.error_budget,
+            )
+        )
+    return cases
+
+
 def goodput_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """The two groups of each goodput SLO with tiers (module docstring)."""
     groups = []
     per_min = _per_min(plan)
     steps = steps_until(CHECK_MS)
     for s in plan.goodput:
-        if not s.tiers:
-            continue
-        pages = [t.threshold for t in s.tiers if t.severity == "critical"] or [
-            max(t.threshold for t in s.tiers)
-        ]
-        over = min(OVER * max(pages), (1 + max(pages)) / 2)
-        for name, share in (
-            ("within target, silent", WITHIN * s.error_budget),
-            ("each target under the page threshold, the sum over it: pages", over),
-        ):
+        for name, share in _cases(s):
             classes = _classes(s, per_min, share)
             series = healthy(plan, classes, steps).render(steps)
-            test = alert_test(CHECK_MS, goodput_rules.ALERT, expected_burns(plan, classes))
-            groups.append(promtool_group(f"{goodput_rules.ALERT} {s.name}: {name}", series, [test]))
+            tests = [
+                alert_test(CHECK_MS, goodput_rules.ALERT, expected_burns(plan, classes)),
+                alert_test(CHECK_MS, goodput_rules.BUDGET_LOW, expected_budget_lows(plan, classes)),
+            ]
+            groups.append(promtool_group(f"{goodput_rules.ALERT} {s.name}: {name}", series, tests))
     return groups

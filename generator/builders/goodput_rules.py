@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders import slo_rules
-from generator.builders.common import Group, Rule, group, record_rule
+from generator.builders.common import Group, Rule, alert_rule, group, record_rule
 from generator.builders.common import recorded as recorded_selector
 from generator.plan import GoodputTargetPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher
@@ -26,6 +26,8 @@ OUTCOMES = "slo_goodput_outcomes"
 VIOLATIONS = "slo_goodput_violations"
 BOUND = "slo_goodput_violation_bound"
 LOWER_BOUND = "slo_goodput_lower_bound"
+BUDGET = "slo_goodput_budget_remaining"
+BUDGET_LOW = naming.ALERT_GOODPUT_BUDGET_LOW
 BOUND_NAME = "lower bound (union bound)"
 
 
@@ -59,6 +61,13 @@ def bound_record(plan: ServicePlan, window_ms: int) -> str:
 def lower_bound_record(plan: ServicePlan, window_ms: int) -> str:
     """Record name of the goodput lower bound (0–1) over the SLO window ``window_ms``."""
     return naming.record(plan.group_by, LOWER_BOUND, naming.ratio_rate(window_ms))
+
+
+def budget_record(plan: ServicePlan) -> str:
+    """Record name of the share (≤ 1; negative once overspent) of the error budget left over
+    the SLO window, read from the union bound: ``1 − bound / budget`` — never more than the
+    truth's budget left."""
+    return naming.record(plan.group_by, BUDGET, "ratio")
 
 
 def _slo(s: SLOPlan) -> Matcher:
@@ -122,6 +131,12 @@ def records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
             f"vector({decimal_str(Fraction(str(s.objective)) / 100)})",
             {naming.SLO: s.name},
         ),
+        record_rule(
+            plan,
+            budget_record(plan),
+            f"1 - {bound} / {decimal_str(s.error_budget)}",
+            {naming.SLO: s.name},
+        ),
     ]
     return rules
 
@@ -165,6 +180,52 @@ def burn_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     return rules
 
 
+def budget_low_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
+    """One ``GoodputBudgetLow`` ticket per level of ``s.budget_levels`` (descending), as
+    ``ErrorBudgetLow`` of the other SLOs (:func:`slo_rules.budget_low_alerts`): level ``L``
+    fires while the budget left by the union bound over the SLO window is below ``L`` and not
+    below the next level, once the window counted ``min_events`` requests of the first target.
+    The bound may read less budget left than the truth (a request missing two targets counts
+    twice), so a ticket may come early, never late; its text says so."""
+    on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
+    left = recorded_selector(plan, budget_record(plan), _slo(s))
+    total = recorded_selector(
+        plan,
+        outcomes_record(plan),
+        _slo(s),
+        _target(s.targets[0]),
+        Matcher(naming.EVENTS, "=", naming.EVENTS_TOTAL),
+    )
+    events = (
+        f"sum without ({naming.INDICATOR}) (sum_over_time({total}[{_range(plan, s.window_ms)}]))"
+    )
+    rules = []
+    for i, level in enumerate(s.budget_levels):
+        below = s.budget_levels[i + 1] if i + 1 < len(s.budget_levels) else None
+        cond = f"{left} < {decimal_str(level)}"
+        if below is not None:
+            cond = f"({cond}) >= {decimal_str(below)}"
+        percent = decimal_str(Fraction(str(level)) * 100)
+        rules.append(
+            alert_rule(
+                plan,
+                BUDGET_LOW,
+                f"{cond}\nand on ({on}) {events} >= {s.min_events}",
+                0,
+                "warning",
+                {naming.SLO: s.name, naming.BUDGET_LEFT: percent},
+                slo=s.name,
+                objective=decimal_str(s.objective),
+                window=naming.window(s.window_ms),
+                level=percent,
+                below="0" if below is None else decimal_str(Fraction(str(below)) * 100),
+                targets_text=_describe(s),
+                bound_name=BOUND_NAME,
+            )
+        )
+    return rules
+
+
 def goodput_groups(plan: ServicePlan) -> list[Group]:
     """One ``slo.<name>`` group per goodput SLO, at the SLO groups' interval (the increments'
     ``offset`` must equal it): its records, then its alerts (same evaluation)."""
@@ -172,7 +233,7 @@ def goodput_groups(plan: ServicePlan) -> list[Group]:
         group(
             plan,
             f"slo.{s.name}",
-            [*records(plan, s), *burn_alerts(plan, s)],
+            [*records(plan, s), *burn_alerts(plan, s), *budget_low_alerts(plan, s)],
             interval_ms=plan.evaluation_interval_ms,
         )
         for s in plan.goodput

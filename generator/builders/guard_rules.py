@@ -190,7 +190,10 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
             bound = s.threshold_bound
             users.setdefault(s.histogram.key, []).extend((r, bound) for r in _slo_readers(s))
     for s in plan.goodput:  # a missing target leaves the union bound unrecorded: guard each
-        readers = [f"{naming.ALERT_GOODPUT_BURN} (SLO {s.name})"] if s.tiers else [f"SLO {s.name}"]
+        alerts = [naming.ALERT_GOODPUT_BURN] if s.tiers else []
+        if s.budget_levels:
+            alerts.append(naming.ALERT_GOODPUT_BUDGET_LOW)
+        readers = [f"{a} (SLO {s.name})" for a in alerts] or [f"SLO {s.name}"]
         for t in s.targets:
             users.setdefault(t.histogram.key, []).extend((r, t.bound) for r in readers)
     return users

@@ -11,8 +11,6 @@ every other namespace of the tenant alone. The ``groups`` are byte for byte thos
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from generator import naming
 from generator.plan import ServicePlan
 from generator.yamlio import dump_yaml, generated_header
@@ -34,11 +32,3 @@ def mimir_rule_file(plan: ServicePlan, rules_text: str) -> str:
     namespace = dump_yaml({"namespace": naming.mimir_namespace(plan.stem)})
     header = generated_header(plan.source)
     return "".join(f"# {line}\n" for line in header.splitlines()) + namespace + body
-
-
-def mimir_outputs(plans: Sequence[ServicePlan], outputs: Mapping[str, str]) -> dict[str, str]:
-    """``mimir/<service>.yaml`` for each plan, from the rule files already in ``outputs``."""
-    return {
-        naming.mimir_file(p.stem): mimir_rule_file(p, outputs[naming.rules_file(p.stem)])
-        for p in plans
-    }

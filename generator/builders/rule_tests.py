@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders.common import Group, Rule
+from generator.builders.common import Group
 from generator.builders.detection_cases import detection_groups
 from generator.builders.duplicate_cases import with_copies
 from generator.builders.goodput_cases import goodput_groups
@@ -47,14 +47,6 @@ from generator.families import FAMILIES
 from generator.plan import ServicePlan
 from generator.units import format_duration_ms, parse_duration_ms
 from generator.yamlio import dump_yaml, generated_header
-
-
-def _rule(plan: ServicePlan, alert: str, severity: str | None = None) -> Rule:
-    return next(
-        r
-        for r in alert_rules(plan)
-        if r["alert"] == alert and (severity is None or r["labels"][naming.SEVERITY] == severity)
-    )
 
 
 def family_groups(plan: ServicePlan) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from generator.plan import ServicePlan
 from generator.project_config import load_project_config
 from generator.receivers import RECEIVERS_FILE, load_receivers
 from generator.render import load_plans
+from generator.slow_page import slow_page_warnings
 from generator.spec import find_spec_files
 from generator.units import format_duration_ms
 
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         raise ObsgenError(problems)
     for plan in plans:
-        for warning in (*plan.warnings, *retention_warnings(plan)):
+        for warning in (*plan.warnings, *retention_warnings(plan), *slow_page_warnings(plan)):
             print(warning, file=sys.stderr)
         print(
             f"{plan.source}: ok ({plan.name}: {len(plan.slos) + len(plan.goodput)} SLOs, {len(plan.alerts)} alert families)"

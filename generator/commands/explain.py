@@ -11,10 +11,12 @@ intervals. Formulas: :mod:`generator.slo` (SRE Workbook ch. 5).
 from __future__ import annotations
 
 import argparse
+import sys
 from fractions import Fraction
 from pathlib import Path
 
-from generator import slo
+from generator import slo, slow_page
+from generator.builders.goodput_rules import BOUND_NAME
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.slo import Tier
@@ -58,18 +60,22 @@ def _times(tier: Tier, how: slo.Sampling) -> tuple[str, ...]:
     )
 
 
-def sampling(plan: ServicePlan) -> slo.Sampling:
-    """The spec's evaluation and scrape intervals, as the detection model takes them."""
-    return slo.Sampling(plan.evaluation_interval_ms, plan.scrape_interval_ms)
+sampling = slow_page.sampling
 
 
 def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
     """Per SLO a title and one row of :data:`COLUMNS` per tier."""
     out: list[tuple[str, list[tuple[str, ...]]]] = []
     how = sampling(plan)
-    for s in plan.slos:
+    for s in (*plan.slos, *plan.goodput):
         sli = (
-            "availability"
+            "goodput: "
+            + ", ".join(
+                f"{t.histogram.indicator} ≤ {decimal_str(t.threshold_seconds)}s" for t in s.targets
+            )
+            + f", read from the {BOUND_NAME}"
+            if s.targets
+            else "availability"
             if s.histogram is None
             else f"latency ≤ {decimal_str(s.threshold_seconds or 0)}s"
         )
@@ -92,10 +98,33 @@ def tier_rows(plan: ServicePlan) -> list[tuple[str, list[tuple[str, ...]]]]:
     return out
 
 
+def page_lines(plan: ServicePlan) -> list[str]:
+    """Per SLO (in :func:`tier_rows` order) the time its fastest page needs on a total outage,
+    marked when over :data:`generator.slow_page.SLOW_PAGE_MS` (the fix is in the warning)."""
+    how = sampling(plan)
+    out = []
+    for s in (*plan.slos, *plan.goodput):
+        found = slow_page.fastest_page(s, how)
+        if found is None:
+            out.append("  fastest page: none (no critical tier can fire on a total outage)")
+            continue
+        tier, ms = found
+        windows = (
+            f"{format_duration_ms(tier.long_window_ms)}/{format_duration_ms(tier.short_window_ms)}"
+        )
+        slow = (
+            f" — slower than {_ms_text(slow_page.SLOW_PAGE_MS)}: see the warning"
+            if ms > slow_page.SLOW_PAGE_MS
+            else ""
+        )
+        out.append(f"  fastest page: {windows} after {_ms_text(ms)} of total outage{slow}")
+    return out
+
+
 def format_plan(plan: ServicePlan) -> str:
     """The whole explanation of one service as text."""
     lines = [f"{plan.source}: service {plan.name}"]
-    for title, rows in tier_rows(plan):
+    for (title, rows), page in zip(tier_rows(plan), page_lines(plan), strict=True):
         lines.append("")
         lines.append(title)
         if not rows:
@@ -106,6 +135,7 @@ def format_plan(plan: ServicePlan) -> str:
             lines.append(
                 "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
             )
+        lines.append(page)
     e = format_duration_ms(plan.evaluation_interval_ms)
     s = format_duration_ms(plan.scrape_interval_ms)
     lines += [
@@ -141,7 +171,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the tier table of every spec; exit 2 (via ObsgenError) on a bad spec."""
+    """Print the tier table of every spec, then (stderr) a warning per SLO whose fastest page
+    is slow (:mod:`generator.slow_page`); exit 2 (via ObsgenError) on a bad spec."""
     plans = load_plans(find_specs(args.specs, Path(".")), Path("."))
     print("\n\n".join(format_plan(p) for p in plans))
+    for plan in plans:
+        for warning in slow_page.slow_page_warnings(plan):
+            print(warning, file=sys.stderr)
     return 0

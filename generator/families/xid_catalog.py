@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from generator import naming
+
 
 @dataclass(frozen=True)
 class Tier:
@@ -34,14 +36,14 @@ class Tier:
 
 REBOOT = Tier(
     "gpu_xid_reboot",
-    "GPUXidNodeRebootRequired",
+    naming.ALERT_GPU_XID_REBOOT,
     "RESTART_BM",
     (79, 160),
     79,
 )
 RESET = Tier(
     "gpu_xid_reset",
-    "GPUXidResetRequired",
+    naming.ALERT_GPU_XID_RESET,
     "RESET_GPU, WORKFLOW_XID_48, WORKFLOW_NVLINK_ERR, WORKFLOW_NVLINK5_ERR",
     (
         46,
@@ -66,7 +68,7 @@ RESET = Tier(
 )
 APPLICATION = Tier(
     "gpu_xid_application",
-    "GPUXidApplicationError",
+    naming.ALERT_GPU_XID_APPLICATION,
     "RESTART_APP, IGNORE",
     (
         8,

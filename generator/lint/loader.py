@@ -446,22 +446,6 @@ def _load_yaml(text: str, display: str) -> list[Any]:
         raise InputProblem(display, line, f"not valid YAML: {problem}") from None
 
 
-def parse_file(text: str, path: str, display: str) -> LoadedFile | None:
-    """Find the rule groups in one file's text.
-
-    Returns:
-        The file's groups, or ``None`` when no document in it holds rule groups.
-
-    Raises:
-        ObsgenError: the text is not valid YAML (exit 2), naming the line.
-    """
-    try:
-        docs = _load_yaml(text, display)
-    except InputProblem as problem:
-        raise ObsgenError([problem.diagnostic()]) from None
-    return _parse_docs(docs, text, path, display)
-
-
 def _parse_docs(docs: list[Any], text: str, path: str, display: str) -> LoadedFile | None:
     lines = text.splitlines()
     comments = _disabled_by_line(text)

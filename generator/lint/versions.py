@@ -65,10 +65,6 @@ EXPERIMENTAL: dict[str, frozenset[str]] = {
         }
     ),
 }
-# Evaluations of a recording group less often than this leave its series missing from
-# instant queries some of the time: the 5m lookback is closed on 2 ([t-5m, t]) and left-open
-# on 3 ((t-5m, t]), so on 3 a sample exactly 5m old is no longer found.
-LOOKBACK_SECONDS = 300.0
 
 
 def parse_target(text: str) -> tuple[str, ...]:

@@ -126,8 +126,3 @@ def all_checks() -> list[Check]:
         twice = sorted({i for i in ids if ids.count(i) > 1})
         raise RuntimeError(f"check ids listed twice: {', '.join(twice)}")
     return sorted(found, key=lambda c: (FAMILY_ORDER.get(c.family, 99), c.id))
-
-
-def by_id() -> dict[str, Check]:
-    """Every check by id."""
-    return {check.id: check for check in all_checks()}

@@ -84,14 +84,6 @@ def _le_values(matcher: P.Matcher) -> set[str] | None:
     return {str(matcher.value)}
 
 
-def _le_matchers(tree: q.Expr) -> Iterator[P.Matcher]:
-    for node, _ in q.walk(tree):
-        if isinstance(node, P.VectorSelector):
-            for matcher in q.matchers(node):
-                if matcher.name == "le":
-                    yield matcher
-
-
 _UNIT_VALUE = re.compile(r"^(?P<number>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
