@@ -1,6 +1,6 @@
 """Slow fastest pages: an SLO whose fastest paging tier needs more than :data:`SLOW_PAGE_MS` of
-total outage to fire (issue 48: a 95 % latency SLO at the default tiers pages only after 44
-minutes of every request failing). ``obsgen check`` and ``obsgen explain`` warn, naming the
+total outage to fire (a 95 % latency SLO at the default tiers pages only after 44 minutes
+of every request failing). ``obsgen check`` and ``obsgen explain`` warn, naming the
 file, the SLO, the time and two fixes worked out with the same tier math
 (:func:`generator.slo.detection_ms`): the lowest tighter objective at which that tier pages in
 time, and a faster critical tier at the same burn rate.

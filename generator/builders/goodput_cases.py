@@ -6,9 +6,8 @@ objective; every tier silent) and *pages on the sum* (each share ``1.25 × T / N
 highest page threshold, so no share alone reaches it but the bound does). With budget levels
 (``GoodputBudgetLow``) two more: *budget kept* (the bound spends half of what the highest level
 allows: every goodput alert silent) and *between levels* (the bound leaves the budget midway
-between the two highest levels: the higher one tickets). Expected alerts of every goodput SLO
-follow from the same classes in exact arithmetic (:func:`expected_burns`,
-:func:`expected_budget_lows`); every group asserts both alerts.
+between the two highest levels: the higher one tickets). Expectations in exact arithmetic
+(:func:`expected_burns`, :func:`expected_budget_lows`); every group asserts both alerts.
 """
 
 from __future__ import annotations
