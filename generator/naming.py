@@ -429,6 +429,7 @@ def owned_by(path: str, service: str) -> bool:
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),
+        f"helm/prometheus-adapter-{service}.yaml",
     )
 
 

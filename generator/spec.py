@@ -1258,8 +1258,12 @@ class Autoscaling(StrictModel):
     targets (KEDA ``AverageValue``: desired = ceil(total / target)). ``activationThreshold``:
     requests held by ``spec.scaleToZero.activator`` above which KEDA scales from zero;
     ``cluster``: the value of ``spec.prometheus.clusterLabel`` of the cluster KEDA runs in.
+    ``autoscaler``: ``keda`` (default) or ``hpa``: an ``autoscaling/v2`` HorizontalPodAutoscaler
+    on External metrics served by prometheus-adapter (its ``rules.external`` rendered beside it;
+    ``serverAddress`` is then the adapter's Prometheus URL).
     ``check`` compares each target with its alert (docs/spec.md, "Autoscaling")."""
 
+    autoscaler: Literal["keda", "hpa"] = "keda"
     server_address: Annotated[
         str,
         _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
