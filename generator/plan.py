@@ -519,6 +519,7 @@ _SPEC_PARAM = {
     "ignore": "ignore",
     "max_drop": "max_drop",
     "max_increase": "max_increase",
+    "baseline": "baseline_ms",  # "1d" | "7d", turned into ms below
     "min_tokens_per_second": "min_tokens_per_second",
     "measure": "measure",
 }

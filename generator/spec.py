@@ -1036,6 +1036,7 @@ Signal = Literal[
     "gpuRowRemap",
     "gpuNvLink",
     "gpuPcieReplays",
+    "gpuRetiredPages",
 ]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 
