@@ -1,8 +1,9 @@
 """``spec.alerts.efficiencyRegression``: the optional ticket on a sustained regression of energy
 per 1,000 output tokens (or GPU-seconds per million) against the same hour a day ago.
 
-Proved in real promtool (Prometheus 3.16 and 2.53) on both GPU sources, from the family's own
-generated cases: energy up by half on the second day with steady tokens fires one ticket after
+Proved in real promtool (Prometheus 3.16 and 2.53) on both GPU sources, from the family's proof
+cases (:func:`efficiency_regression.proof_cases`: a day and more of evaluations, so on the
+alert and the records it reads, not the whole rule file): energy up by half on the second day with steady tokens fires one ticket after
 a regressed hour and ``for``; steady energy stays quiet; the same regression on too little
 traffic stays quiet. Off unless the spec sets it: a spec without it renders the same rule file
 as one that disables it, with no such alert.
@@ -10,6 +11,7 @@ as one that disables it, with no such alert.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from generator.builders.rulefile import rule_file
 from generator.families import efficiency_regression
 from generator.yamlio import dump_yaml
 from tests.factories import good_spec, set_path
-from tests.helpers_promtool import promtool_groups
+from tests.helpers_promtool import promtool_rules
 from tests.test_autoscaling import _check
 from tests.test_server_reality import plan_of, spec_data
 
@@ -34,6 +36,36 @@ def _data(exporter: str, **alert: Any) -> dict[str, Any]:
     return data
 
 
+def _reads(plan: Any) -> dict[str, Any]:
+    """The plan's rule file cut to the alert and every record it reads, directly or not, in
+    their groups and order."""
+    doc = rule_file(plan)
+    rules = [r for g in doc["groups"] for r in g["rules"]]
+    needed = {ALERT}
+    exprs = [r["expr"] for r in rules if r.get("alert") == ALERT]
+    while exprs:
+        text = exprs.pop()
+        for r in rules:
+            name = r.get("record")
+            if (
+                name
+                and name not in needed
+                and re.search(rf"(?<![\w:]){re.escape(name)}(?![\w:])", text)
+            ):
+                needed.add(name)
+                exprs.append(r["expr"])
+    groups = []
+    for g in doc["groups"]:
+        kept = [r for r in g["rules"] if (r.get("record") or r.get("alert")) in needed]
+        if kept:
+            groups.append({**g, "rules": kept})
+    return {**doc, "groups": groups}
+
+
+def _promtool(line: str, tmp_path: Path, plan: Any, groups: list[dict[str, Any]]) -> str:
+    return promtool_rules(line, tmp_path, _reads(plan), groups)
+
+
 def _alerts(plan: Any) -> set[str]:
     return {r.get("alert") for g in rule_file(plan)["groups"] for r in g["rules"]}
 
@@ -44,20 +76,20 @@ def test_fires_on_a_regression_and_stays_quiet_when_healthy_or_idle(
     tmp_path: Path, line: str, exporter: str
 ) -> None:
     plan = plan_of(_data(exporter))
-    groups = efficiency_regression.cases(plan)
+    groups = efficiency_regression.proof_cases(plan)
     assert [g["name"] for g in groups] == [
         f"{ALERT} fires",
         f"{ALERT} stays quiet",
         f"{ALERT}: too little traffic to judge stays quiet",
     ]
-    result = promtool_groups(line, tmp_path, plan, groups)
+    result = _promtool(line, tmp_path, plan, groups)
     assert result.startswith("PASS"), result
 
 
 def test_the_firing_case_fails_against_a_rule_that_cannot_fire(tmp_path: Path) -> None:
     plan = plan_of(_data("sidecar", maxIncrease=0.6))  # 1.5× is not above 1.6×
-    groups = efficiency_regression.cases(plan)
-    result = promtool_groups("prometheus3", tmp_path, plan, groups[:1])
+    groups = efficiency_regression.proof_cases(plan)
+    result = _promtool("prometheus3", tmp_path, plan, groups[:1])
     assert result.startswith("FAIL") and f"{ALERT} fires" in result, result
 
 
@@ -79,7 +111,8 @@ def test_spec_values_reach_the_rule() -> None:
     assert "model_gpu_seconds_per_1m_output_tokens" in expr and "[1h] offset 7d)" in expr
     assert ") > 1.5\n" in expr and expr.count(">= 20") == 2
     assert rule["labels"]["severity"] == "warning" and rule["for"] == "1h"
-    assert efficiency_regression.cases(plan) == []  # the generated proof uses the 1d baseline
+    assert efficiency_regression.proof_cases(plan) == []  # the proof uses the 1d baseline
+    assert efficiency_regression.cases(plan) == []  # none in the generated test file
 
 
 def test_without_a_gpu_source_there_is_no_rule() -> None:
