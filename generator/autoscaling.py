@@ -6,11 +6,14 @@ holds at ``maxReplicas`` is ``target × max × 1.1``, compared with the alert's 
 threshold (queue: ``max`` summed over pods; KV cache: per-pod ``max`` × ``maxReplicas``). At or
 above it the page fires while replicas are left to add: :func:`problems` refuses that, a poll
 slower than the page's ``for``, and scaling from zero without an activator (the pods export
-nothing at zero). Why, with the promtool proof: docs/spec.md, "Autoscaling".
+nothing at zero). ``autoscaler: hpa`` (an HPA on prometheus-adapter's External metrics, the same
+arithmetic) adds its own refusals: no scale from zero, no KEDA-only field. Why, with the promtool
+proof: docs/spec.md, "Autoscaling".
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from generator.errors import Diagnostic
@@ -28,6 +31,62 @@ TRIGGERS = (
     ("queuePerReplica", "queue_per_replica", "queue_depth", "queueDepth", "queueDepth"),
     ("kvCachePerReplica", "kv_cache_per_replica", "kv_cache", "kvCache", "kvCacheUsage"),
 )
+
+
+# kube-controller-manager --horizontal-pod-autoscaler-sync-period (default 15s): how often the
+# HPA reads its metrics (through prometheus-adapter, which queries Prometheus on each read).
+HPA_SYNC_PERIOD_MS = 15_000
+# A Kubernetes label value (the HPA's metric selector carries the cluster label's value).
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# ScaledObject fields an HPA has no place for, by attribute: spec name, and why.
+KEDA_ONLY = (
+    ("activation_threshold", "activationThreshold", "an HPA does not scale from zero"),
+    (
+        "polling_interval",
+        "pollingInterval",
+        "the HPA reads its metrics every 15s (controller-wide)",
+    ),
+    ("cooldown_period", "cooldownPeriod", "it is KEDA's delay before scaling to zero"),
+)
+
+
+def _hpa_problems(plan: ServicePlan) -> list[Diagnostic]:
+    """What ``autoscaler: hpa`` cannot do: scale from zero (minReplicas 0 needs the alpha
+    ``HPAScaleToZero`` feature gate, off by default), KEDA's own fields, a cluster value that is
+    no Kubernetes label value (it goes into the HPA's metric selector)."""
+    auto = plan.autoscaling
+    assert auto is not None
+    out: list[Diagnostic] = []
+    if plan.replicas == 0:
+        out.append(
+            Diagnostic(
+                plan.source,
+                "spec.deployment.replicas",
+                "autoscaler hpa cannot scale from zero: an HPA's minReplicas must be at least 1 "
+                "(0 needs the alpha HPAScaleToZero feature gate, off by default, and the "
+                "model's pods export nothing at zero); set replicas.min to 1 or more, or use "
+                "autoscaler: keda with spec.scaleToZero.activator",
+            )
+        )
+    for attr, field, why in KEDA_ONLY:
+        if attr in auto.model_fields_set:
+            out.append(
+                Diagnostic(
+                    plan.source,
+                    f"spec.autoscaling.{field}",
+                    f"is KEDA's; autoscaler hpa has no such field ({why}): drop it",
+                )
+            )
+    if auto.cluster is not None and (len(auto.cluster) > 63 or not LABEL_VALUE.match(auto.cluster)):
+        out.append(
+            Diagnostic(
+                plan.source,
+                "spec.autoscaling.cluster",
+                f"{auto.cluster!r} is not a Kubernetes label value (at most 63 of A-Z a-z 0-9 "
+                "- _ ., starting and ending alphanumeric): the HPA's metric selector carries it",
+            )
+        )
+    return out
 
 
 def service_threshold(plan: ServicePlan, key: str) -> float | None:
@@ -72,7 +131,10 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
             "autoscaling needs the workload's namespace: the ScaledObject must be created "
             "beside the Deployment it scales, and its queries read the service's records there",
         )
-    if plan.replicas == 0 and plan.activator is None:
+    hpa = auto.autoscaler == "hpa"
+    if hpa:
+        out.extend(_hpa_problems(plan))
+    elif plan.replicas == 0 and plan.activator is None:
         add(
             "spec.autoscaling",
             "replicas.min is 0, but at zero replicas the model's own pods export nothing, so "
@@ -123,7 +185,15 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
             )
             continue
         alert = plan.alerts[key]
-        if alert.for_ms <= auto.polling_interval:
+        if hpa:
+            if alert.for_ms <= HPA_SYNC_PERIOD_MS:
+                add(
+                    f"spec.alerts.{alert_field}.for",
+                    f"{format_duration_ms(alert.for_ms)} is not longer than the HPA's "
+                    f"{format_duration_ms(HPA_SYNC_PERIOD_MS)} sync period: the page would fire "
+                    "before the HPA read the metric once; page after a longer for",
+                )
+        elif alert.for_ms <= auto.polling_interval:
             add(
                 "spec.autoscaling.pollingInterval",
                 f"{format_duration_ms(auto.polling_interval)} is not shorter than "

@@ -134,6 +134,30 @@ CORRECTABLE_REMAPPED_ROWS = _f(
 ROW_REMAP_PENDING = _f(
     "DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge", "bool", "Whether remapping of rows is pending", False
 )
+# Page retirement (before Ampere; Ampere and later remap rows instead and report none of these).
+# Listed, commented out, in the default counters file at every tag read; RETIRED_PENDING is typed
+# a counter there but counts the pages now waiting for a reset (it drops after one).
+RETIRED_SBE = _f(
+    "DCGM_FI_DEV_RETIRED_SBE",
+    "counter",
+    "count",
+    "Total number of retired pages due to single-bit errors.",
+    False,
+)
+RETIRED_DBE = _f(
+    "DCGM_FI_DEV_RETIRED_DBE",
+    "counter",
+    "count",
+    "Total number of retired pages due to double-bit errors.",
+    False,
+)
+RETIRED_PENDING = _f(
+    "DCGM_FI_DEV_RETIRED_PENDING",
+    "counter",
+    "count",
+    "Total number of pages pending retirement.",
+    False,
+)
 NVLINK_REPLAY = _f(
     "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL",
     "counter",
@@ -184,6 +208,9 @@ FIELDS: tuple[Field, ...] = (
     ROW_REMAP_PENDING,
     UNCORRECTABLE_REMAPPED_ROWS,
     CORRECTABLE_REMAPPED_ROWS,
+    RETIRED_SBE,
+    RETIRED_DBE,
+    RETIRED_PENDING,
     NVLINK_REPLAY,
     NVLINK_RECOVERY,
     NVLINK_CRC_FLIT,

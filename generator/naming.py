@@ -151,6 +151,10 @@ GPU_ROW_REMAP_FAILURE = "gpu_row_remap_failure"
 GPU_ROW_REMAP_PENDING = "gpu_row_remap_pending"
 # Rows remapped over the GPU's lifetime, label cause (correctable|uncorrectable).
 GPU_REMAPPED_ROWS = "gpu_remapped_rows_total"
+# Pages retired over the GPU's lifetime (before Ampere: page retirement, no row remapper),
+# label cause (single_bit_ecc|double_bit_ecc); pages waiting for a reset to be retired.
+GPU_RETIRED_PAGES = "gpu_retired_pages_total"
+GPU_RETIRED_PAGES_PENDING = "gpu_retired_pages_pending"
 GPU_NVLINK_ERRORS = "gpu_nvlink_errors_total"
 GPU_PCIE_REPLAYS = "gpu_pcie_replay_errors_total"
 # Not a sidecar metric: the dcgm source's record of recent Xids (1 per GPU and xid).
@@ -159,7 +163,10 @@ ALERT_GPU_ECC = "GPUUncorrectableECCErrors"
 ALERT_GPU_REMAP_FAILED = "GPURowRemapFailed"
 ALERT_GPU_REMAP_PENDING = "GPURowRemapPending"
 ALERT_GPU_UNCORRECTABLE_REMAP = "GPUUncorrectableRowsRemapped"
+ALERT_GPU_PAGES_RETIRED = "GPUUncorrectablePagesRetired"
+ALERT_GPU_RETIREMENT_PENDING = "GPUPageRetirementPending"
 ALERT_GPU_NVLINK = "GPUNVLinkErrors"
+ALERT_EFFICIENCY_REGRESSED = "ModelEfficiencyRegressed"
 ALERT_GPU_PCIE = "GPUPCIeReplays"
 ALERT_GPU_XID_REBOOT = "GPUXidNodeRebootRequired"
 ALERT_GPU_XID_RESET = "GPUXidResetRequired"
@@ -431,6 +438,7 @@ def owned_by(path: str, service: str) -> bool:
         dashboard_file(service),
         values_file(service),
         sidecar_values_file(service),
+        f"helm/prometheus-adapter-{service}.yaml",
     )
 
 

@@ -519,7 +519,13 @@ _SPEC_PARAM = {
     "min": "min",
     "ignore": "ignore",
     "max_drop": "max_drop",
+    "max_increase": "max_increase",
+    "baseline": "baseline_ms",  # "1d" | "7d", turned into ms below
+    "min_tokens_per_second": "min_tokens_per_second",
+    "measure": "measure",
 }
+# Families off unless the spec sets them (their output would be new for every existing spec).
+_OPT_IN = {"efficiency_regression"}
 
 
 class _Problems:
@@ -1213,6 +1219,8 @@ def _resolve_alerts(
                 )
             continue
         given = getattr(body.alerts, key)
+        if key in _OPT_IN and given is None:
+            continue
         if not available.get(key, True):
             if given is not None and given.enabled and key in missing:
                 p.warn(f"spec.alerts.{to_camel(key)}", missing[key])
@@ -1230,6 +1238,9 @@ def _resolve_alerts(
                 value = getattr(given, attr, None)
                 if value is not None:
                     merged[param] = value / 1000 if param == "threshold_seconds" else value
+            baseline = getattr(given, "baseline", None) if key == "efficiency_regression" else None
+            if baseline is not None:
+                merged["baseline_ms"] = {"1d": 86_400_000, "7d": 604_800_000}[baseline]
         path = f"spec.alerts.{to_camel(key)}"
         if key in ("latency_p99", "slow_requests"):
             indicator = INDICATOR_ALIASES.get(str(merged["indicator"]))

@@ -887,6 +887,19 @@ class AlertBase(StrictModel):
     severity: Severity | None = None
 
 
+class EfficiencyRegressionAlert(AlertBase):
+    """``alerts.efficiencyRegression`` (off unless set): a ticket when energy per 1,000 output
+    tokens (``measure: energy``) or GPU-seconds per million output tokens (``gpuSeconds``)
+    over the last hour is more than ``maxIncrease`` (ratio, 0.2 = 20 %) above the same hour
+    ``baseline`` ago (``1d`` or ``7d``), while both hours averaged at least
+    ``minTokensPerSecond`` output tokens a second (docs/spec.md, "Efficiency")."""
+
+    max_increase: Annotated[float, Field(gt=0, le=10)] | None = None
+    baseline: Literal["1d", "7d"] | None = None
+    min_tokens_per_second: Annotated[float, Field(gt=0)] | None = None
+    measure: Literal["energy", "gpuSeconds"] | None = None
+
+
 class LatencyP99Alert(AlertBase):
     """``alerts.latencyP99``: p99 over 5m above ``threshold``."""
 
@@ -1022,6 +1035,7 @@ Signal = Literal[
     "gpuRowRemap",
     "gpuNvLink",
     "gpuPcieReplays",
+    "gpuRetiredPages",
 ]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 
@@ -1068,6 +1082,9 @@ class Alerts(StrictModel):
     gpu_row_remap_failure: AlertBase | None = None
     gpu_row_remap_pending: AlertBase | None = None
     gpu_uncorrectable_remaps: AlertBase | None = None
+    gpu_pages_retired: AlertBase | None = None
+    gpu_page_retirement_pending: AlertBase | None = None
+    efficiency_regression: EfficiencyRegressionAlert | None = None
     gpu_nv_link_errors: GPUErrorRateAlert | None = None
     gpu_pcie_replays: GPUErrorRateAlert | None = None
     gpu_xid_reboot: AlertBase | None = None
@@ -1257,8 +1274,12 @@ class Autoscaling(StrictModel):
     targets (KEDA ``AverageValue``: desired = ceil(total / target)). ``activationThreshold``:
     requests held by ``spec.scaleToZero.activator`` above which KEDA scales from zero;
     ``cluster``: the value of ``spec.prometheus.clusterLabel`` of the cluster KEDA runs in.
+    ``autoscaler``: ``keda`` (default) or ``hpa``: an ``autoscaling/v2`` HorizontalPodAutoscaler
+    on External metrics served by prometheus-adapter (its ``rules.external`` rendered beside it;
+    ``serverAddress`` is then the adapter's Prometheus URL).
     ``check`` compares each target with its alert (docs/spec.md, "Autoscaling")."""
 
+    autoscaler: Literal["keda", "hpa"] = "keda"
     server_address: Annotated[
         str,
         _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),

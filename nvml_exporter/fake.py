@@ -77,6 +77,9 @@ class FakeGpu:
     remapped_uncorrectable: int = 0
     remap_pending: bool = False
     remap_failure: bool = False
+    retired_single_bit: int = 0
+    retired_double_bit: int = 0
+    retirement_pending: bool = False
     pcie_replays: int = 0
     nvlink_states: tuple[int, ...] = (nvml.NVLINK_ACTIVE, nvml.NVLINK_ACTIVE)
     nvlink_errors: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -137,6 +140,9 @@ def default_fake() -> FakeNvml:
     gpus[5].ecc_volatile_corrected = 4
     gpus[5].remapped_correctable = 2
     gpus[5].remap_pending = True
+    gpus[5].retired_double_bit = 1
+    gpus[5].retirement_pending = True
+    gpus[3].unsupported.add("device_retired_pages")
     gpus[5].nvlink_errors[(1, 0)] = 3  # link 1, replays
     mig_gpu = gpus[6]
     mig_gpu.mig_mode = nvml.MIG_ENABLED
@@ -508,6 +514,17 @@ class FakeNvml:
             gpu.remap_failure,
         )
 
+    def device_retired_pages(self, handle: Handle, cause: int) -> int:
+        """See :meth:`NvmlBackend.device_retired_pages`."""
+        self._enter("device_retired_pages", handle)
+        gpu = self._as_gpu(handle)
+        return gpu.retired_double_bit if cause == 1 else gpu.retired_single_bit
+
+    def device_retired_pages_pending(self, handle: Handle) -> bool:
+        """See :meth:`NvmlBackend.device_retired_pages_pending`."""
+        self._enter("device_retired_pages_pending", handle)
+        return self._as_gpu(handle).retirement_pending
+
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_pcie_replay_counter`."""
         self._enter("device_pcie_replay_counter", handle)
@@ -655,6 +672,12 @@ def _binding_routes(fake: FakeNvml) -> dict[str, Callable[..., Any]]:
         "nvmlDeviceGetCurrentClocksThrottleReasons": fake.device_current_clock_throttle_reasons,
         "nvmlDeviceGetTotalEccErrors": fake.device_total_ecc_errors,
         "nvmlDeviceGetRemappedRows": remapped,
+        "nvmlDeviceGetRetiredPages": lambda h, cause: [
+            0x1000 * (n + 1) for n in range(fake.device_retired_pages(h, cause))
+        ],
+        "nvmlDeviceGetRetiredPagesPendingStatus": lambda h: int(
+            fake.device_retired_pages_pending(h)
+        ),
         "nvmlDeviceGetPcieReplayCounter": fake.device_pcie_replay_counter,
         "nvmlDeviceGetNvLinkState": fake.device_nvlink_state,
         "nvmlDeviceGetNvLinkErrorCounter": fake.device_nvlink_error_counter,

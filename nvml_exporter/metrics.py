@@ -133,6 +133,15 @@ DEVICE_METRICS: tuple[MetricSpec, ...] = (
         "Whether a memory row remapping has failed on the GPU (1) or not (0).",
     ),
     _counter(
+        "gpu_retired_pages_total",
+        "Memory pages retired over the GPU's lifetime (before Ampere), by cause.",
+        ("cause",),
+    ),
+    _gauge(
+        "gpu_retired_pages_pending",
+        "Whether retired pages wait for the driver to reload (1) or not (0).",
+    ),
+    _counter(
         "gpu_pcie_replay_errors_total",
         "PCIe replays (link-level retransmissions) since the driver was loaded.",
     ),

@@ -27,6 +27,12 @@ CLOCK_SM = 1  # NVML_CLOCK_SM
 CLOCK_MEM = 2  # NVML_CLOCK_MEM
 TEMPERATURE_GPU = 0  # NVML_TEMPERATURE_GPU
 MEMORY_ERROR_CORRECTED = 0  # NVML_MEMORY_ERROR_TYPE_CORRECTED
+# nvmlPageRetirementCause_t (nvml.h; nvidia-ml-py NVML_PAGE_RETIREMENT_CAUSE_*): the cause value
+# and the ``cause`` label of gpu_retired_pages_total.
+PAGE_RETIREMENT_CAUSES: tuple[tuple[int, str], ...] = (
+    (0, "single_bit_ecc"),  # NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+    (1, "double_bit_ecc"),  # NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+)
 MEMORY_ERROR_UNCORRECTED = 1  # NVML_MEMORY_ERROR_TYPE_UNCORRECTED
 VOLATILE_ECC = 0  # NVML_VOLATILE_ECC: counts since the driver loaded
 AGGREGATE_ECC = 1  # NVML_AGGREGATE_ECC
@@ -358,6 +364,15 @@ class NvmlBackend(Protocol):
     def device_remapped_rows(self, handle: Handle) -> RemappedRows:
         """``nvmlDeviceGetRemappedRows``."""
 
+    def device_retired_pages(self, handle: Handle, cause: int) -> int:
+        """``nvmlDeviceGetRetiredPages``: how many pages the GPU retired for ``cause``
+        (:data:`PAGE_RETIREMENT_CAUSES`; the binding returns their addresses). Page retirement
+        is how GPUs before Ampere take bad memory out of use; later ones remap rows."""
+
+    def device_retired_pages_pending(self, handle: Handle) -> bool:
+        """``nvmlDeviceGetRetiredPagesPendingStatus``: pages wait for the driver to reload
+        (a GPU reset or reboot) to be retired."""
+
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """``nvmlDeviceGetPcieReplayCounter``: replays since the driver loaded."""
 
@@ -526,6 +541,14 @@ class PynvmlBackend:
         """See :meth:`NvmlBackend.device_remapped_rows`."""
         corr, unc, pending, failure = binding("nvmlDeviceGetRemappedRows")(handle)
         return RemappedRows(int(corr), int(unc), bool(pending), bool(failure))
+
+    def device_retired_pages(self, handle: Handle, cause: int) -> int:
+        """See :meth:`NvmlBackend.device_retired_pages`."""
+        return len(binding("nvmlDeviceGetRetiredPages")(handle, cause))
+
+    def device_retired_pages_pending(self, handle: Handle) -> bool:
+        """See :meth:`NvmlBackend.device_retired_pages_pending`."""
+        return bool(binding("nvmlDeviceGetRetiredPagesPendingStatus")(handle))
 
     def device_pcie_replay_counter(self, handle: Handle) -> int:
         """See :meth:`NvmlBackend.device_pcie_replay_counter`."""

@@ -484,6 +484,31 @@ def read_ecc(ctx: ReadContext, dev: Device, out: Samples) -> None:
                 out.add(metric, (*dev.labels, label), count)
 
 
+def read_retired_pages(ctx: ReadContext, dev: Device, out: Samples) -> None:
+    """Pages retired for multiple single-bit and for double-bit ECC errors (GPUs before
+    Ampere; later ones answer NotSupported, as they remap rows) and whether retirements wait
+    for a reset (0/1). One reading, ``retired_pages``: a GPU without page retirement answers
+    none of the three calls."""
+    b = ctx.backend
+    for cause, label in nvml.PAGE_RETIREMENT_CAUSES:
+        count = ctx.call(
+            "retired_pages",
+            dev,
+            "retired_pages",
+            partial(b.device_retired_pages, dev.handle, cause),
+        )
+        if count is not None:
+            out.add("gpu_retired_pages_total", (*dev.labels, label), count)
+    pending = ctx.call(
+        "retired_pages",
+        dev,
+        "retired_pages",
+        lambda: b.device_retired_pages_pending(dev.handle),
+    )
+    if pending is not None:
+        out.add("gpu_retired_pages_pending", dev.labels, 1 if pending else 0)
+
+
 def read_remapped_rows(ctx: ReadContext, dev: Device, out: Samples) -> None:
     """Rows remapped because of correctable and uncorrectable memory errors, and the
     pending and failure flags (0/1) of the same call."""
@@ -565,6 +590,7 @@ READERS: tuple[tuple[str, Reader], ...] = (
     ("clocks", read_clocks),
     ("ecc", read_ecc),
     ("remapped_rows", read_remapped_rows),
+    ("retired_pages", read_retired_pages),
     ("pcie", read_pcie),
     ("nvlink", read_nvlink),
 )

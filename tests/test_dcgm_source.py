@@ -34,6 +34,8 @@ HEALTH = (
     "GPURowRemapFailed",
     "GPURowRemapPending",
     "GPUUncorrectableRowsRemapped",
+    "GPUUncorrectablePagesRetired",
+    "GPUPageRetirementPending",
     "GPUNVLinkErrors",
     "GPUPCIeReplays",
     "GPUXidNodeRebootRequired",

@@ -55,6 +55,7 @@ COUNTER_FAMILIES = {
     "gpu_nv_link_errors": "NVLink error counters",
     "gpu_pcie_replays": "PCIe replay counter",
     "gpu_uncorrectable_remaps": "remapped-row counter (uncorrectable cause)",
+    "gpu_pages_retired": "retired-page counter (double-bit cause)",
     "spec_decode": "accepted and draft token counters",
 }
 # Counter families without a case of their own that stays quiet (the healthy control shares the
@@ -77,6 +78,8 @@ NOT_COUNTER = {
     "gpu_hardware_slowdown": "gauge (clock event flags)",
     "gpu_row_remap_failure": "gauge",
     "gpu_row_remap_pending": "gauge",
+    "gpu_page_retirement_pending": "gauge (pages pending retirement)",
+    "efficiency_regression": "1h averages of recorded ratios against a day ago (opt-in)",
 }
 
 _NUMBER = r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?Inf|NaN"
@@ -234,6 +237,7 @@ BRIDGED = (
     "crash_loop",
     "gpu_ecc_errors",
     "gpu_uncorrectable_remaps",
+    "gpu_pages_retired",
     "gpu_xid_application",
     "gpu_xid_errors",
     "gpu_xid_reboot",

@@ -373,7 +373,8 @@ _ALL = {
     "ModelMemoryHeadroomLow", "ModelMemoryExhaustionPredicted", "ModelContainerOOMKilled", "ModelContainerCrashLooping",
     "ModelQueueDepthHigh", "ModelKVCacheNearFull", "ModelPreemptionsHigh", "ModelPrefixCacheHitRatioLow", "ModelTargetDown", "GPUMemoryHeadroomLow",
     "GPUTemperatureHigh", "GPUXidErrors", "GPUExporterDown", "GPUDeviceLost", "GPUHardwareSlowdown",
-    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUUncorrectableRowsRemapped", "GPUNVLinkErrors",
+    "GPUUncorrectableECCErrors", "GPURowRemapFailed", "GPURowRemapPending", "GPUUncorrectableRowsRemapped",
+    "GPUUncorrectablePagesRetired", "GPUPageRetirementPending", "GPUNVLinkErrors",
     "GPUPCIeReplays", "GPUXidNodeRebootRequired", "GPUXidResetRequired", "GPUXidApplicationError",
     "ModelReplicasUnavailable", "ModelSignalMissing", "ModelSpecDecodeAcceptanceLow",
 }  # fmt: skip

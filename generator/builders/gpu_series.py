@@ -177,6 +177,7 @@ _SAME: dict[str, tuple[f.Field, float]] = {
     naming.GPU_UTILIZATION: (f.GPU_UTIL, 100),
     naming.GPU_ROW_REMAP_FAILURE: (f.ROW_REMAP_FAILURE, 1),
     naming.GPU_ROW_REMAP_PENDING: (f.ROW_REMAP_PENDING, 1),
+    naming.GPU_RETIRED_PAGES_PENDING: (f.RETIRED_PENDING, 1),
     naming.GPU_PCIE_REPLAYS: (f.PCIE_REPLAY, 1),
 }
 _LABELLED: dict[tuple[str, str], f.Field] = {
@@ -184,6 +185,8 @@ _LABELLED: dict[tuple[str, str], f.Field] = {
     (naming.GPU_ECC_VOLATILE_ERRORS, "uncorrected"): f.ECC_DBE_VOLATILE,
     (naming.GPU_REMAPPED_ROWS, "uncorrectable"): f.UNCORRECTABLE_REMAPPED_ROWS,
     (naming.GPU_REMAPPED_ROWS, "correctable"): f.CORRECTABLE_REMAPPED_ROWS,
+    (naming.GPU_RETIRED_PAGES, "double_bit_ecc"): f.RETIRED_DBE,
+    (naming.GPU_RETIRED_PAGES, "single_bit_ecc"): f.RETIRED_SBE,
     (naming.GPU_NVLINK_ERRORS, "replay"): f.NVLINK_REPLAY,
     (naming.GPU_NVLINK_ERRORS, "recovery"): f.NVLINK_RECOVERY,
     (naming.GPU_NVLINK_ERRORS, "crc_flit"): f.NVLINK_CRC_FLIT,
@@ -194,6 +197,7 @@ _LABEL = {
     naming.GPU_ECC_VOLATILE_ERRORS: "error_type",
     naming.GPU_NVLINK_ERRORS: "counter",
     naming.GPU_REMAPPED_ROWS: "cause",
+    naming.GPU_RETIRED_PAGES: "cause",
 }
 
 
@@ -298,6 +302,9 @@ def healthy_gpu(plan: ServicePlan, s: Series, length: int, free: int, celsius: s
         ("gpu_pcie_replays", naming.GPU_PCIE_REPLAYS, None),
         ("gpu_uncorrectable_remaps", naming.GPU_REMAPPED_ROWS, "uncorrectable"),
         ("gpu_uncorrectable_remaps", naming.GPU_REMAPPED_ROWS, "correctable"),
+        ("gpu_pages_retired", naming.GPU_RETIRED_PAGES, "double_bit_ecc"),
+        ("gpu_pages_retired", naming.GPU_RETIRED_PAGES, "single_bit_ecc"),
+        ("gpu_page_retirement_pending", naming.GPU_RETIRED_PAGES_PENDING, None),
     ]
     for key, metric, label in health:
         if key in plan.alerts:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import kube_names, naming
-from generator.builders import install_limits, kube, scaled_object
+from generator.builders import hpa, install_limits, kube, scaled_object
 from generator.builders.kube import Obj
 from generator.builders.rulefile import rule_groups
 from generator.errors import Diagnostic, Level, ObsgenError
@@ -233,9 +233,10 @@ def kps_values(
     # KEDA ScaledObjects (spec.autoscaling), in the chart's extraManifests map: keyed by
     # object, so the values files of several services merge (templates/extra-objects.yaml).
     extra = {
-        f"{naming.k8s_name(p.stem)}-scaledobject": obj
+        f"{naming.k8s_name(p.stem)}-{kind}": obj
         for p in plans
-        if (obj := scaled_object.scaled_object(p)) is not None
+        for kind, obj in (("scaledobject", scaled_object.scaled_object(p)), ("hpa", hpa.hpa(p)))
+        if obj is not None
     }
     if extra:
         values["extraManifests"] = extra
@@ -248,6 +249,10 @@ def _header(sources: Sequence[str], usage: str) -> str:
 
 KPS_USAGE = (
     "Use: helm upgrade --install <release> prometheus-community/kube-prometheus-stack "
+    "-f <your values> -f {file}"
+)
+ADAPTER_USAGE = (
+    "Use: helm upgrade --install <release> prometheus-community/prometheus-adapter "
     "-f <your values> -f {file}"
 )
 SIDECAR_USAGE = (
@@ -446,7 +451,22 @@ def _service_files(
     scaler = scaled_object.scaled_object(plan)
     if scaler is not None:
         manifest(naming.manifest_file(plan.stem, "scaledobject"), scaler)
+    autoscaler = hpa.hpa(plan)
+    if autoscaler is not None:
+        manifest(naming.manifest_file(plan.stem, "hpa"), autoscaler)
+        _adapter_file(files, hpa.adapter_values_file(plan.stem), [plan], [plan.source])
     return files
+
+
+def _adapter_file(
+    files: dict[str, str], path: str, plans: Sequence[ServicePlan], sources: Sequence[str]
+) -> None:
+    """prometheus-adapter chart values for the HPAs of ``plans`` at ``path`` (none: no file)."""
+    values = hpa.adapter_values(plans)
+    if values is not None:
+        files[path] = dump_yaml(
+            values, header=_header(sources, ADAPTER_USAGE.format(file=shell_word(path)))
+        )
 
 
 def _fleet_files(
@@ -464,6 +484,7 @@ def _fleet_files(
         path = f"manifests/{dashboard.stem}.yaml"
         files[path], found = _manifest(path, dashboard.configmap(), sources, warn)
         problems.extend(found)
+    _adapter_file(files, hpa.FLEET_ADAPTER_VALUES, plans, sources)
     path = naming.ALL_SERVICES_VALUES
     everything = [*(per_service[p.stem] for p in plans if p.stem in per_service), *shared]
     values = kps_values(plans, everything, dashboards_via, groups)

@@ -91,6 +91,9 @@ def unsupported_reading_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 ),
             ),
         ),
+        "gpuRetiredPages": (
+            ("retired_pages", (naming.GPU_RETIRED_PAGES, naming.GPU_RETIRED_PAGES_PENDING)),
+        ),
         "gpuNvLink": (("nvlink", (naming.GPU_NVLINK_ERRORS,)),),
         "gpuPcieReplays": (("pcie_replays", (naming.GPU_PCIE_REPLAYS,)),),
     }

@@ -97,9 +97,9 @@ def triggers(plan: ServicePlan) -> list[Obj]:
 
 def scaled_object(plan: ServicePlan) -> Obj | None:
     """The ``ScaledObject`` of ``plan``'s workload, in its namespace (None without
-    ``spec.autoscaling``)."""
+    ``spec.autoscaling`` or with ``autoscaler: hpa``: :mod:`generator.builders.hpa`)."""
     auto = plan.autoscaling
-    if auto is None:
+    if auto is None or auto.autoscaler != "keda":
         return None
     meta: Obj = {"name": naming.k8s_name(plan.stem)}
     if plan.namespace:

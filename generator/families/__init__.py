@@ -10,6 +10,7 @@ from __future__ import annotations
 from generator.families import (
     cold_start,
     crash_loop,
+    efficiency_regression,
     error_ratio,
     gpu_device_lost,
     gpu_ecc_errors,
@@ -17,6 +18,8 @@ from generator.families import (
     gpu_hardware_slowdown,
     gpu_memory_headroom,
     gpu_nv_link_errors,
+    gpu_page_retirement_pending,
+    gpu_pages_retired,
     gpu_pcie_replays,
     gpu_row_remap_failure,
     gpu_row_remap_pending,
@@ -67,11 +70,14 @@ FAMILIES: tuple[Family, ...] = (
     gpu_row_remap_failure.FAMILY,
     gpu_row_remap_pending.FAMILY,
     gpu_uncorrectable_remaps.FAMILY,
+    gpu_pages_retired.FAMILY,
+    gpu_page_retirement_pending.FAMILY,
     gpu_nv_link_errors.FAMILY,
     gpu_pcie_replays.FAMILY,
     gpu_xid_reboot.FAMILY,
     gpu_xid_reset.FAMILY,
     gpu_xid_application.FAMILY,
+    efficiency_regression.FAMILY,
 )
 
 

@@ -208,6 +208,7 @@ def records(plan: ServicePlan) -> list[Rule]:
         "uncorrectable": f.UNCORRECTABLE_REMAPPED_ROWS,
         "correctable": f.CORRECTABLE_REMAPPED_ROWS,
     }
+    retired = {"double_bit_ecc": f.RETIRED_DBE, "single_bit_ecc": f.RETIRED_SBE}
     nvlink = {
         "replay": f.NVLINK_REPLAY,
         "recovery": f.NVLINK_RECOVERY,
@@ -231,6 +232,8 @@ def records(plan: ServicePlan) -> list[Rule]:
         _scaled(plan, naming.GPU_ROW_REMAP_FAILURE, f.ROW_REMAP_FAILURE, ""),
         _scaled(plan, naming.GPU_ROW_REMAP_PENDING, f.ROW_REMAP_PENDING, ""),
         _labelled(plan, naming.GPU_REMAPPED_ROWS, remapped, "cause"),
+        _labelled(plan, naming.GPU_RETIRED_PAGES, retired, "cause"),
+        _scaled(plan, naming.GPU_RETIRED_PAGES_PENDING, f.RETIRED_PENDING, ""),
         _labelled(plan, naming.GPU_NVLINK_ERRORS, nvlink, "counter"),
         _scaled(plan, naming.GPU_PCIE_REPLAYS, f.PCIE_REPLAY, ""),
         _present(plan),

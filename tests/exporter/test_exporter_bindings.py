@@ -128,6 +128,15 @@ def test_nvlink_error_counters_equal_the_bindings() -> None:
         assert getattr(pynvml, f"NVML_NVLINK_ERROR_DL_{label.upper()}") == counter, label
 
 
+def test_page_retirement_causes_equal_the_bindings() -> None:
+    names = {
+        "single_bit_ecc": "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS",
+        "double_bit_ecc": "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR",
+    }
+    for cause, label in nvml.PAGE_RETIREMENT_CAUSES:
+        assert getattr(pynvml, names[label]) == cause, label
+
+
 def test_clock_event_reason_bits_equal_the_bindings() -> None:
     for bit, label in nvml.CLOCK_EVENT_REASONS:
         camel = "".join(part.capitalize() for part in label.split("_"))  # gpu_idle: GpuIdle

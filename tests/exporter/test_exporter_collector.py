@@ -230,7 +230,8 @@ def test_unified_memory_gpu_reports_memory_info_unsupported_and_logs_it_once(
 def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
     fake: FakeNvml, collector: NvmlCollector, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """GPU 1 has no ECC counters, GPU 3 no PCIe replay counter and no NVLink; a fallback that
+    """GPU 1 has no ECC counters, GPU 3 no PCIe replay counter, no NVLink and no page retirement
+    (one reading for its three calls); a fallback that
     answers (GPU 2's memory info v1, GPU 7's throttle reasons) is no unsupported reading. GPU 4
     has NVLink with no link active: reported every scrape (links may come up), never logged."""
     with caplog.at_level("INFO", logger=collector_module.log.name):
@@ -246,6 +247,7 @@ def test_each_unsupported_reading_is_logged_once_per_gpu_at_info(
         (1, "ecc_volatile_uncorrected"),
         (3, "pcie_replays"),
         (3, "nvlink"),
+        (3, "retired_pages"),
         (6, "utilization"),
     }
     assert said == sorted(
