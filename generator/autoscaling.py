@@ -1,14 +1,12 @@
 """``spec.autoscaling``: is the autoscaler consistent with the alerts?
 
 A KEDA trigger (``AverageValue``) gives the HPA a total and a per-replica target; the HPA asks
-for ``ceil(total / target)`` replicas and holds still within its 10 % tolerance, so the most it
-holds at ``maxReplicas`` is ``target × max × 1.1``, compared with the alert's service-level
-threshold (queue: ``max`` summed over pods; KV cache: per-pod ``max`` × ``maxReplicas``). At or
-above it the page fires while replicas are left to add: :func:`problems` refuses that, a poll
-slower than the page's ``for``, and scaling from zero without an activator (the pods export
-nothing at zero). ``autoscaler: hpa`` (an HPA on prometheus-adapter's External metrics, the same
-arithmetic) adds its own refusals: no scale from zero, no KEDA-only field. Why, with the promtool
-proof: docs/spec.md, "Autoscaling".
+for ``ceil(total / target)`` replicas within its 10 % tolerance, so at ``maxReplicas`` it holds
+at most ``target × max × 1.1``, compared with the alert's service-level threshold. At or above
+it the page fires while replicas are left to add: :func:`problems` refuses that, a poll slower
+than the page's ``for``, and scaling from zero without an activator. ``autoscaler: hpa``
+(prometheus-adapter External metrics, the same arithmetic) refuses scale from zero and
+KEDA-only fields. Why, with the promtool proof: docs/spec.md, "Autoscaling".
 """
 
 from __future__ import annotations
