@@ -1,22 +1,11 @@
 """``spec.autoscaling.autoscaler: hpa``: an ``autoscaling/v2`` HorizontalPodAutoscaler on
 prometheus-adapter's External metrics, and the adapter's rules that serve them.
 
-Each target is an ``External`` metric with ``target.type: AverageValue``: the HPA sums the
-values the adapter returns and asks for ``ceil(total / averageValue)`` replicas, the same
-arithmetic as KEDA's ``AverageValue`` trigger (:mod:`generator.autoscaling` checks it against the
-alerts the same way). The metric is one of obsgen's own records, summed: the queue record
-(waiting requests, summed over pods) and the per-pod KV-cache record (0–1, summed over pods).
-
-The adapter rule (prometheus-adapter v0.12.0, chart prometheus-adapter 5.3.0 ``rules.external``:
-``seriesQuery``, ``resources``, ``name.matches``/``name.as``, ``metricsQuery``) exposes each
-record under :func:`metric_name`; for an External metric the adapter fills ``<<.LabelMatchers>>``
-with the HPA's ``metric.selector`` (sorted by key) then ``namespace="<the HPA's namespace>"``
-(``pkg/naming/metrics_query.go`` ``BuildExternal``; ``<<.GroupBy>>`` is empty for External
-metrics), so :func:`adapter_query` is what Prometheus is asked. No scale from zero: an HPA's
-``minReplicas`` is at least 1 without the alpha ``HPAScaleToZero`` gate (checked in
-:mod:`generator.autoscaling`). Served as ``manifests/<service>/hpa.yaml``, in
-kube-prometheus-stack's ``extraManifests``, and the adapter's values as
-``helm/prometheus-adapter-<service>.yaml`` (all services: :data:`FLEET_ADAPTER_VALUES`).
+Each target is an ``External`` metric (``AverageValue``) on one of obsgen's records, summed: the
+HPA asks for ``ceil(total / averageValue)`` replicas, KEDA's arithmetic. The adapter rule
+(prometheus-adapter v0.12.0 ``rules.external``) exposes it under :func:`metric_name`;
+:func:`adapter_query` is what the adapter asks Prometheus (``pkg/naming/metrics_query.go``
+``BuildExternal``). Served files and why: docs/spec.md, "Autoscaling".
 """
 
 from __future__ import annotations

@@ -2,15 +2,9 @@
 a ticket when the service's energy per 1,000 output tokens (``measure: energy``, J) or its
 GPU-seconds per million output tokens (``measure: gpuSeconds``) over the last hour is more than
 ``maxIncrease`` (a ratio: 0.2 is 20 %) above the same hour ``baseline`` ago (``1d`` default, or
-``7d``), for ``for`` (1h): the records of :mod:`generator.builders.efficiency_rules`, averaged
-over 1h now and 1h ``baseline`` ago.
-
-Why the same hour a day ago: energy per token falls as batches fill, so it follows the daily
-traffic curve; comparing with the last day's average would ticket every quiet night. The same
-hour yesterday sees the same load, with one day of history; ``7d`` also matches the weekday
-(weekend traffic differs) at the cost of a week of retention. Silent when traffic is too low to
-judge: both hours must average at least ``minTokensPerSecond`` output tokens a second (1). Why
-and how attribution works on shared GPUs: docs/spec.md, "Efficiency".
+``7d``), for ``for`` (1h); silent when either hour averages under ``minTokensPerSecond``. Reads
+the records of :mod:`generator.builders.efficiency_rules`. Why the same hour (energy per token
+follows the daily load) and how shared GPUs are attributed: docs/spec.md, "Efficiency".
 """
 
 from __future__ import annotations
