@@ -44,6 +44,20 @@ def tree_sizes(repo: Path) -> dict[str, tuple[int, int]]:
     return dict(sorted(sizes.items()))
 
 
+def kind_sizes(repo: Path) -> dict[str, int]:
+    """Bytes under ``repo`` by install path (:func:`generator.naming.output_kind`: the promtool
+    tests apart from the rule files, the per-service Helm values apart from the fleet's)."""
+    from generator.naming import OUTPUT_DIRS, output_kind
+
+    sizes: dict[str, int] = {}
+    for top in OUTPUT_DIRS:
+        for path in (repo / top).rglob("*"):
+            if path.is_file():
+                kind = output_kind(path.relative_to(repo).as_posix())
+                sizes[kind] = sizes.get(kind, 0) + path.stat().st_size
+    return dict(sorted(sizes.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Render each size cold and warm; print the tables, the verdicts and the command."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -66,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             load_before = _load()
             cold = timed([*command, "--skip-promtool", "-q"], repo, env)
             sizes = tree_sizes(repo)
+            kinds = kind_sizes(repo)
             warm = timed([*command, "--skip-promtool", "-q"], repo, env)
             loads = f"load average {load_before} before, {_load()} after"
             total = sum(b for b, _ in sizes.values())
@@ -90,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{total / size / 1000:.0f}",
                     f"{files / size:.1f}",
                     ", ".join(f"{top} {b / size / 1000:.0f}" for top, (b, _) in sizes.items()),
+                    ", ".join(f"{kind} {b / size / 1000:.0f}" for kind, b in kinds.items()),
                 )
             )
             scaled = cold.wall * 1000 / size
@@ -125,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                     "KB per service",
                     "files per service",
                     "KB per service by folder",
+                    "KB per service by output kind",
                 ],
                 folders,
             )

@@ -20,7 +20,7 @@ from generator.progress import Progress
 from generator.project_config import (
     CONFIG_FILE,
     DASHBOARDS_VIA,
-    DEFAULT_OUTPUTS,
+    FULL_OUTPUTS,
     RenderConfig,
     config_path,
     load_project_config,
@@ -186,8 +186,8 @@ def _render(args: argparse.Namespace, root: Path) -> int:
             run_promtool=not args.skip_promtool,
             dashboards_via=settings.dashboards_via,
             fleet_name=settings.fleet_name,
-            mimir=args.mimir_rules or "mimir" in settings.outputs,
-            outputs=None if settings.outputs == DEFAULT_OUTPUTS else settings.outputs,
+            mimir=args.mimir_rules or "mimir" in settings.kinds,
+            outputs=None if settings.kinds == FULL_OUTPUTS else settings.kinds,
             jobs=args.jobs,
         )
         bundle = render_bundle(
