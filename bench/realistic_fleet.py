@@ -5,9 +5,10 @@ its own namespace, objectives, thresholds, replicas, memory limit and server. Ea
 rendered with ``obsgen render --skip-promtool -q`` into an empty repository with an empty
 cache (cold), then again (warm). Rows: wall, CPU (obsgen and its children, ``wait4``), peak RSS
 (one process, and all of obsgen's processes), and what the repository holds after the render:
-bytes and files in all and per service, and bytes per output folder. ``--outputs`` writes an
-``obsgen.yaml`` with ``render.outputs`` first (docs/config.md). Targets: 1,000 services cold
-≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
+bytes and files in all and per service, and bytes per output folder and per install path.
+``--install`` / ``--outputs`` write an ``obsgen.yaml`` with ``render.install`` /
+``render.outputs`` first (docs/config.md; default: neither, the lean default). Targets: 1,000
+services cold ≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100])
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--outputs", nargs="+", help="render.outputs of obsgen.yaml")
+    parser.add_argument(
+        "--install", choices=("rules", "manifests", "helm"), help="render.install of obsgen.yaml"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="obsgen-bench-realistic-"))
     rows, folders, verdicts = [], [], []
@@ -74,6 +78,10 @@ def main(argv: list[str] | None = None) -> int:
             if args.outputs:
                 (repo / "obsgen.yaml").write_text(
                     "render:\n  outputs: [" + ", ".join(args.outputs) + "]\n", encoding="utf-8"
+                )
+            elif args.install:
+                (repo / "obsgen.yaml").write_text(
+                    f"render:\n  install: {args.install}\n", encoding="utf-8"
                 )
             command, env = obsgen(None)
             env["OBSGEN_CACHE_DIR"] = str(work / f"cache-{size}")

@@ -22,6 +22,7 @@ from generator.builders.alertmanager_routing import alert_labels
 from generator.cli import main
 from generator.errors import ObsgenError
 from generator.lint import promql
+from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
 from generator.render import build_outputs, load_plans
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import assert_ok, run_promtool
@@ -146,6 +147,8 @@ def _render(root: Path, *specs: dict[str, Any]) -> int:
     """``obsgen render --skip-promtool`` of ``specs`` as ``specs/<i>.yaml`` in ``root``."""
     for i, data in enumerate(specs):
         write_spec(root / "specs", data, f"s{i}.yaml")
+    # Every install path: the names of each are what is asserted.
+    (root / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     return main(["render", "--skip-promtool", "--quiet", "--out", str(root), str(root / "specs")])
 
 
