@@ -220,6 +220,7 @@ def test_rendering_one_spec_file_names_its_files_as_the_full_render(
     files, byte for byte the full render's, never a ``chat`` the next full render removes."""
     for i, data in enumerate((_chat("team-a"), _chat("team-b"))):
         write_spec(tmp_path / "specs", data, f"s{i}.yaml")
+    (tmp_path / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     monkeypatch.chdir(tmp_path)
     assert main(["render", "--skip-promtool", "--quiet", "specs/s0.yaml"]) == 0
     files = _files(tmp_path)
