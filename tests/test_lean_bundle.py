@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator import naming
+from generator import build, naming
 from generator.builders.dashboard import service_dashboard
 from generator.cli import main
 from generator.errors import ObsgenError
@@ -169,3 +169,25 @@ def test_dashboard_json_is_one_line_per_panel_and_parses_as_before() -> None:
     assert len(lines) == len(dashboard) + len(dashboard["panels"]) + 3
     assert len(compact) < 0.7 * len(dump_json(dashboard))
     assert dump_dashboard_json({}) == "{}\n"
+
+
+@pytest.mark.parametrize("install", ["manifests", "helm"])
+def test_a_service_reused_without_its_rule_file_renders_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, install: str
+) -> None:
+    """A proved render records each service in the cache with the files it wrote: no rule
+    file under ``manifests`` and ``helm``. The next render reuses the service without building
+    it, and the fleet-wide files, which read each service's rule file, come out the same."""
+    monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path / "cache"))
+    root, args = _repo(tmp_path, f"render: {{install: {install}}}\n")
+    assert main(args) == 0
+    files = _files(root)
+    assert not [rel for rel in files if naming.output_kind(rel) == "rules"]
+
+    def not_again(*_: object, **__: object) -> dict[str, str]:
+        raise AssertionError("a service the cache recorded was built again")
+
+    monkeypatch.setattr(build, "service_outputs", not_again)
+    assert main(args) == 0
+    assert _files(root) == files
+    assert main(["render", "--check", *args[1:]]) == 0
