@@ -60,10 +60,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="render in memory and exit 1 listing files that differ from what is on disk",
+        help="render in memory, run the generated promtool and amtool tests (written or not), "
+        "and exit 1 listing files that differ from what is on disk",
     )
     parser.add_argument(
-        "--skip-promtool", action="store_true", help="do not run promtool (not for CI)"
+        "--skip-promtool",
+        action="store_true",
+        help="do not run promtool and amtool (not for CI); the tests are then not generated "
+        "unless obsgen.yaml writes them (render.writeTests)",
     )
     parser.add_argument(
         "--dashboards-via",
