@@ -5,9 +5,10 @@ its own namespace, objectives, thresholds, replicas, memory limit and server. Ea
 rendered with ``obsgen render --skip-promtool -q`` into an empty repository with an empty
 cache (cold), then again (warm). Rows: wall, CPU (obsgen and its children, ``wait4``), peak RSS
 (one process, and all of obsgen's processes), and what the repository holds after the render:
-bytes and files in all and per service, and bytes per output folder. ``--outputs`` writes an
-``obsgen.yaml`` with ``render.outputs`` first (docs/config.md). Targets: 1,000 services cold
-≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
+bytes and files in all and per service, and bytes per output folder and per install path.
+``--install`` / ``--outputs`` write an ``obsgen.yaml`` with ``render.install`` /
+``render.outputs`` first (docs/config.md; default: neither, the lean default). Targets: 1,000
+services cold ≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
 """
 
 from __future__ import annotations
@@ -44,12 +45,29 @@ def tree_sizes(repo: Path) -> dict[str, tuple[int, int]]:
     return dict(sorted(sizes.items()))
 
 
+def kind_sizes(repo: Path) -> dict[str, int]:
+    """Bytes under ``repo`` by install path (:func:`generator.naming.output_kind`: the promtool
+    tests apart from the rule files, the per-service Helm values apart from the fleet's)."""
+    from generator.naming import OUTPUT_DIRS, output_kind
+
+    sizes: dict[str, int] = {}
+    for top in OUTPUT_DIRS:
+        for path in (repo / top).rglob("*"):
+            if path.is_file():
+                kind = output_kind(path.relative_to(repo).as_posix())
+                sizes[kind] = sizes.get(kind, 0) + path.stat().st_size
+    return dict(sorted(sizes.items()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Render each size cold and warm; print the tables, the verdicts and the command."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100])
     parser.add_argument("--seed", type=int, default=34)
     parser.add_argument("--outputs", nargs="+", help="render.outputs of obsgen.yaml")
+    parser.add_argument(
+        "--install", choices=("rules", "manifests", "helm"), help="render.install of obsgen.yaml"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="obsgen-bench-realistic-"))
     rows, folders, verdicts = [], [], []
@@ -61,11 +79,16 @@ def main(argv: list[str] | None = None) -> int:
                 (repo / "obsgen.yaml").write_text(
                     "render:\n  outputs: [" + ", ".join(args.outputs) + "]\n", encoding="utf-8"
                 )
+            elif args.install:
+                (repo / "obsgen.yaml").write_text(
+                    f"render:\n  install: {args.install}\n", encoding="utf-8"
+                )
             command, env = obsgen(None)
             env["OBSGEN_CACHE_DIR"] = str(work / f"cache-{size}")
             load_before = _load()
             cold = timed([*command, "--skip-promtool", "-q"], repo, env)
             sizes = tree_sizes(repo)
+            kinds = kind_sizes(repo)
             warm = timed([*command, "--skip-promtool", "-q"], repo, env)
             loads = f"load average {load_before} before, {_load()} after"
             total = sum(b for b, _ in sizes.values())
@@ -90,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{total / size / 1000:.0f}",
                     f"{files / size:.1f}",
                     ", ".join(f"{top} {b / size / 1000:.0f}" for top, (b, _) in sizes.items()),
+                    ", ".join(f"{kind} {b / size / 1000:.0f}" for kind, b in kinds.items()),
                 )
             )
             scaled = cold.wall * 1000 / size
@@ -125,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                     "KB per service",
                     "files per service",
                     "KB per service by folder",
+                    "KB per service by output kind",
                 ],
                 folders,
             )

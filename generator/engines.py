@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from generator import writer
+from generator import naming, writer
 from generator.build import (
     BuildOptions,
     BundleFiles,
@@ -30,12 +30,14 @@ from generator.build import (
 from generator.builders.alertmanager import alertmanager_outputs
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
+from generator.builders.rulefile import rule_groups
 from generator.cache import OutputCache
 from generator.errors import Diagnostic
 from generator.plan import ServicePlan
 from generator.progress import Progress
 from generator.prove import amtool_problems, promtool_problems
 from generator.receivers import ReceiversConfig
+from generator.yamlio import YamlText, dump_yaml, generated_header
 
 
 @dataclass
@@ -171,6 +173,7 @@ class Fleet:
             enabled=parallel_workers(len(plans), means.jobs, means.parallel_from) > 0,
         ) as alertmanager_files:
             services, warnings = build_services(plans, options, means, advance, plans_only)
+            _rule_files_back(plans, services)
             if means.spool_to is not None:
                 writer.flush_soon(means.spool_to)
             built = Built(services, {}, warnings)
@@ -195,3 +198,25 @@ class Fleet:
             files, self.root, built.services, cache, self.progress, unproved
         )
         return problems + amtool_problems(files, self.root)
+
+
+def service_rule_file(plan: ServicePlan) -> str:
+    """``rules/<service>.rules.yaml`` of ``plan``, byte for byte as
+    :func:`generator.build.service_outputs` writes it."""
+    groups = rule_groups(plan)
+    text = YamlText.of(groups) if groups else None
+    return dump_yaml({"groups": text or []}, header=generated_header(plan.source))
+
+
+def _rule_files_back(plans: Sequence[ServicePlan], services: dict[str, Mapping[str, str]]) -> None:
+    """Give back the rule file of each service the cache reused without it.
+
+    A reused service holds the files a render wrote; where ``render.install`` writes no rule
+    files (``manifests``, ``helm``), the fleet-wide files and the check still read each
+    service's rule file: it is built again from the plan (the promtool tests are not: the
+    render that recorded the service proved them)."""
+    for plan in plans:
+        own = services[plan.stem]
+        rules = naming.rules_file(plan.stem)
+        if rules not in set(own):
+            services[plan.stem] = BundleFiles([own, {rules: service_rule_file(plan)}])

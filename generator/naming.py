@@ -383,6 +383,10 @@ def runbook_file(alert: str, service: str | None = None) -> str:
     return f"{RUNBOOKS_DIR}/{service}/{alert}.md"
 
 
+# amtool's generated route tests (built and run by every render that proves, as the promtool
+# tests are; :mod:`generator.builders.alertmanager` writes them).
+ROUTE_TESTS_FILE = "alertmanager/routes.test.yaml"
+
 # Folders whose generated files render owns (stale ones are removed / reported).
 OUTPUT_DIRS = (
     "rules",
@@ -411,7 +415,7 @@ OUTPUT_KINDS = (
 
 def output_kind(path: str) -> str:
     """The install path (one of :data:`OUTPUT_KINDS`) of repository ``path``: ``tests`` for
-    the promtool files ``rules/*.test.yaml``, ``runbooks`` for docs/runbooks/,
+    the generated proofs (promtool's ``rules/*.test.yaml``, amtool's :data:`ROUTE_TESTS_FILE`), ``runbooks`` for docs/runbooks/,
     ``helm-per-service`` for ``helm/values-<service>.yaml`` (the alternative to
     :data:`ALL_SERVICES_VALUES`), else the top-level folder.
 
@@ -420,6 +424,8 @@ def output_kind(path: str) -> str:
     """
     if path.startswith("rules/"):
         return "tests" if path.endswith(".test.yaml") else "rules"
+    if path == ROUTE_TESTS_FILE:
+        return "tests"
     if path.startswith(RUNBOOKS_DIR + "/"):
         return "runbooks"
     if path.startswith("helm/values-") and path != ALL_SERVICES_VALUES:

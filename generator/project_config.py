@@ -39,7 +39,8 @@ OutputKind = Literal[
     "alertmanager",
     "mimir",
 ]
-DEFAULT_OUTPUTS: tuple[OutputKind, ...] = (
+InstallPath = Literal["rules", "manifests", "helm"]
+FULL_OUTPUTS: tuple[OutputKind, ...] = (
     "rules",
     "tests",
     "dashboards",
@@ -49,6 +50,22 @@ DEFAULT_OUTPUTS: tuple[OutputKind, ...] = (
     "runbooks",
     "alertmanager",
 )
+"""The layout every render wrote before ``render.install`` existed (``render.outputs`` listing
+these keeps it): every install path, the same rule text in four of them, and the promtool tests."""
+LEAN_OUTPUTS: dict[str, tuple[OutputKind, ...]] = {
+    "rules": ("rules", "dashboards", "runbooks", "alertmanager"),
+    "manifests": ("manifests", "runbooks", "alertmanager"),
+    "helm": ("helm", "dashboards", "runbooks", "alertmanager"),
+}
+"""What each ``render.install`` writes: one install path of the rules (the rule files, the
+PrometheusRule manifests or the kube-prometheus-stack values: each rule's text once), the
+dashboards (as JSON, or inside the manifests' ConfigMaps), the runbooks and the Alertmanager
+routing. The promtool tests are proof, not output: built and run by every render that proves."""
+DEFAULT_INSTALL: InstallPath = "rules"
+DEFAULT_OUTPUTS: tuple[OutputKind, ...] = LEAN_OUTPUTS[DEFAULT_INSTALL]
+"""The install paths written by a repository whose obsgen.yaml chooses nothing."""
+# Install paths that carry the rules themselves: a project writes at least one.
+_RULE_PATHS = ("rules", "manifests", "helm", "helm-per-service", "mimir")
 
 
 class RenderConfig(StrictModel):
@@ -61,38 +78,81 @@ class RenderConfig(StrictModel):
             title and ConfigMap). Default: the namespaces of its services; set it when two
             repositories share a namespace or when adding a namespace must not move the
             dashboard.
-        outputs: the install paths written (:data:`generator.naming.OUTPUT_KINDS`); default
-            :data:`DEFAULT_OUTPUTS` (all but ``mimir``). ``rules`` is required (every other
-            path is checked against it); ``dashboards`` too with ``dashboardsVia: values``.
-            Files of a path left out are still built and proved, not written (the promtool
-            tests, neither written nor run, are not built).
+        install: the one install path of the rules written (:data:`LEAN_OUTPUTS`); default
+            ``rules`` (``helm`` with ``dashboards_via`` ``values``), when ``outputs`` is unset
+            too.
+        write_tests: also write the promtool tests ``rules/*.test.yaml`` (for a pipeline that
+            runs ``promtool test rules`` itself); with ``install`` only.
+        outputs: the install paths written, listed one by one
+            (:data:`generator.naming.OUTPUT_KINDS`; :data:`FULL_OUTPUTS` is the layout before
+            ``install``); instead of ``install``. At least one path carrying the rules.
+        Files of a path left out are still built and proved, not written: the rule files are
+        built and checked whatever is written (every other path is checked against them), and
+        the promtool tests are built and run by every render that proves (with
+        ``--skip-promtool`` and the tests not written, they are not built at all).
     """
 
     dashboards_via: Literal["configmaps", "values"] = "configmaps"
     fleet_name: DnsLabel | None = None
-    outputs: Annotated[tuple[OutputKind, ...], _AS_TUPLE] = DEFAULT_OUTPUTS
+    install: InstallPath | None = None
+    write_tests: bool = False
+    outputs: Annotated[tuple[OutputKind, ...], _AS_TUPLE] | None = None
 
     @field_validator("outputs")
     @classmethod
-    def _known_once(cls, value: tuple[OutputKind, ...]) -> tuple[OutputKind, ...]:
+    def _known_once(cls, value: tuple[OutputKind, ...] | None) -> tuple[OutputKind, ...] | None:
+        if value is None:
+            return value
         twice = sorted({v for v in value if value.count(v) > 1})
         if twice:
             raise ValueError(f"lists {', '.join(twice)} twice")
-        if "rules" not in value:
+        if not set(value) & set(_RULE_PATHS):
             raise ValueError(
-                "must list rules: the rule files are what every other install path is built "
-                "and checked from"
+                "must list an install path of the rules (rules, manifests, helm, "
+                "helm-per-service or mimir): nothing would install the alerts"
             )
         return value
 
     @model_validator(mode="after")
-    def _dashboards_for_values(self) -> RenderConfig:
-        if self.dashboards_via == "values" and "dashboards" not in self.outputs:
+    def _consistent(self) -> RenderConfig:
+        if self.outputs is not None and self.install is not None:
             raise ValueError(
-                "outputs: must list dashboards with dashboardsVia: values (the values files "
-                "are built from the dashboards)"
+                "install: and outputs: are two ways to say what is written; set one (install: "
+                "rules, manifests or helm; outputs: the old list of install paths)"
             )
+        if self.outputs is not None and self.write_tests:
+            raise ValueError("writeTests: goes with install:; with outputs:, list tests there")
+        if self.dashboards_via == "values":
+            if self.outputs is None and self.install_path != "helm":
+                raise ValueError(
+                    "dashboardsVia: values installs the dashboards through the Helm values, "
+                    f"which install: {self.install_path} does not write; use install: helm"
+                )
+            if "dashboards" not in self.kinds:
+                raise ValueError(
+                    "outputs: must list dashboards with dashboardsVia: values (the values "
+                    "files are built from the dashboards)"
+                )
         return self
+
+    @property
+    def install_path(self) -> str | None:
+        """The chosen ``install`` (when neither it nor ``outputs`` is set: ``rules``, or
+        ``helm`` with ``dashboardsVia: values``); None with ``outputs``."""
+        if self.outputs is not None:
+            return None
+        if self.install is None and self.dashboards_via == "values":
+            return "helm"  # the only install path that carries dashboards in values
+        return self.install or DEFAULT_INSTALL
+
+    @property
+    def kinds(self) -> tuple[OutputKind, ...]:
+        """The install paths written: ``outputs``, or those of ``install`` (and the tests
+        with ``write_tests``)."""
+        if self.outputs is not None:
+            return self.outputs
+        lean = LEAN_OUTPUTS[self.install_path or DEFAULT_INSTALL]
+        return (*lean, "tests") if self.write_tests else lean
 
 
 class SelectorRequirement(StrictModel):
@@ -292,6 +352,10 @@ def recorded_text(render: RenderConfig) -> str:
         lines.append(f"  dashboardsVia: {render.dashboards_via}")
     if render.fleet_name is not None:
         lines.append(f"  fleetName: {render.fleet_name}")
-    if render.outputs != DEFAULT_OUTPUTS:
+    if render.install is not None:
+        lines.append(f"  install: {render.install}")
+    if render.write_tests:
+        lines.append("  writeTests: true")
+    if render.outputs is not None:
         lines.append(f"  outputs: [{', '.join(render.outputs)}]")
     return "\n".join(lines) + "\n"

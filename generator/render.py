@@ -325,10 +325,12 @@ class RenderOptions:
         dashboards_via: ``configmaps`` or ``values`` (``render.dashboardsVia``).
         fleet_name: ``render.fleetName`` (None: from the services' namespaces).
         mimir: also ``mimir/<service>.yaml``.
-        outputs: ``render.outputs`` (None: every install path): the bundle holds only the
-            files of those paths (:func:`naming.output_kind`); the others are still built and
-            proved, but for the promtool tests: left out and not proved (without
-            ``run_promtool``), nothing reads them, so they are not built
+        outputs: the install paths written (``render.install``'s, or ``render.outputs``:
+            :attr:`generator.project_config.RenderConfig.kinds`; None: every install path
+            and the tests, as the API's callers and the full layout get them): the bundle
+            holds only the files of those paths (:func:`naming.output_kind`); the others are
+            still built and proved, but for the promtool tests: left out and not proved
+            (without ``run_promtool``), nothing reads them, so they are not built
             (:meth:`BuildOptions.for_render`). Without the tests on disk nothing shows that a
             service reused later was proved: such a render records nothing in the cache, so
             the next render builds and proves those services again.

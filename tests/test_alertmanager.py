@@ -549,6 +549,8 @@ def test_alertmanager_configs_route_like_the_standalone_file_once_the_operator_m
 
 def _project(tmp_path: Path, receivers: str | None) -> Path:
     write_spec(tmp_path / "specs", good_spec(), "o1-preview.yaml")
+    # The route tests too (amtool's proof is run on the written files below).
+    (tmp_path / "obsgen.yaml").write_text("render: {writeTests: true}\n", encoding="utf-8")
     if receivers is not None:
         (tmp_path / "alertmanager").mkdir()
         (tmp_path / RECEIVERS_FILE).write_text(receivers, encoding="utf-8")

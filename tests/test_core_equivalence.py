@@ -15,6 +15,7 @@ from generator.cache import OutputCache
 from generator.cli import main
 from generator.engines import Core, Fleet, core_outputs
 from generator.filebacked import spooled_file
+from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
 from generator.render import RenderOptions, load_plans, render_bundle
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -40,6 +41,8 @@ def _core(root: Path) -> dict[str, bytes]:
 def _fleet_render(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
     monkeypatch.chdir(root)
     monkeypatch.setenv("OBSGEN_CACHE_DIR", str(root.parent / "cache"))
+    # Every install path, as the core builds them.
+    (root / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     assert main(["render", "--skip-promtool", "-q"]) == 0
     cold = _tree(root)
     # One service's records no longer hold (it is rebuilt); the others are read back.

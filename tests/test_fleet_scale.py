@@ -130,7 +130,18 @@ def _render(root: Path, *args: str) -> int:
     """Render ``root``'s specs (its ``specs/`` folder unless ``args`` name specs) into it."""
     named = [a for a in args if not a.startswith("-")]
     specs = [] if named else [str(root / "specs")]
+    _write_tests(root)
     return main(["render", "--skip-promtool", "--out", str(root), *args, *specs])
+
+
+def _write_tests(root: Path) -> None:
+    """An ``obsgen.yaml`` writing the tests, unless ``root`` has one: what is reused from
+    disk here is a written, unproved render's (without the tests written, a render with
+    ``--skip-promtool`` records nothing to reuse)."""
+    config = root / "obsgen.yaml"
+    if not config.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        config.write_text("render: {writeTests: true}\n", encoding="utf-8")
 
 
 def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -387,6 +398,7 @@ def _small_repo(tmp_path: Path) -> tuple[Path, Path]:
     spec = repo / "specs" / "small.yaml"
     spec.parent.mkdir(parents=True)
     spec.write_text(_SMALL_SPEC, encoding="utf-8")
+    _write_tests(repo)  # the assertions the written test files passed are not run again
     return repo, spec
 
 

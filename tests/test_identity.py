@@ -22,6 +22,7 @@ from generator.builders.alertmanager_routing import alert_labels
 from generator.cli import main
 from generator.errors import ObsgenError
 from generator.lint import promql
+from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
 from generator.render import build_outputs, load_plans
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import assert_ok, run_promtool
@@ -146,6 +147,8 @@ def _render(root: Path, *specs: dict[str, Any]) -> int:
     """``obsgen render --skip-promtool`` of ``specs`` as ``specs/<i>.yaml`` in ``root``."""
     for i, data in enumerate(specs):
         write_spec(root / "specs", data, f"s{i}.yaml")
+    # Every install path: the names of each are what is asserted.
+    (root / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     return main(["render", "--skip-promtool", "--quiet", "--out", str(root), str(root / "specs")])
 
 
@@ -217,6 +220,7 @@ def test_rendering_one_spec_file_names_its_files_as_the_full_render(
     files, byte for byte the full render's, never a ``chat`` the next full render removes."""
     for i, data in enumerate((_chat("team-a"), _chat("team-b"))):
         write_spec(tmp_path / "specs", data, f"s{i}.yaml")
+    (tmp_path / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     monkeypatch.chdir(tmp_path)
     assert main(["render", "--skip-promtool", "--quiet", "specs/s0.yaml"]) == 0
     files = _files(tmp_path)

@@ -202,7 +202,7 @@ def _many_slos(count: int) -> ServicePlan:
 
 # Latency SLOs that make the vLLM dashboard about the 236 KB: over what client-side
 # `kubectl apply` can store, under a ConfigMap's 1 MiB (each SLO adds about 11.6 KB of panels).
-MANY_SLOS = 10
+MANY_SLOS = 21  # a dashboard of 243 KB (one line per panel): its client-side apply 275 KB
 
 
 @pytest.fixture(scope="module")

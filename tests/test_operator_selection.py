@@ -396,6 +396,7 @@ def test_render_refuses_an_unselected_install_naming_the_file_and_fix(
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "o1-preview.yaml", specs)
     (tmp_path / "obsgen.yaml").write_text(
+        "render:\n  install: manifests\n"
         "install:\n  prometheus:\n    prometheusSpec:\n"
         "      ruleSelector: {matchLabels: {prometheus: main}}\n",
         encoding="utf-8",

@@ -15,6 +15,7 @@ import yaml
 from generator.cli import main
 from generator.lint import printer
 from generator.lint import promql as q
+from generator.project_config import CONFIG_FILE
 from generator.promql import (
     Matcher,
     by,
@@ -41,6 +42,8 @@ LEGACY = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 def _render(tmp_path: Path, spec: Path, *flags: str) -> Path:
     out = tmp_path / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_FILE).write_text("render: {writeTests: true}\n")  # the tests' PromQL too
     assert main(["render", "--skip-promtool", *flags, "--out", str(out), str(spec)]) == 0
     return out
 

@@ -11,6 +11,7 @@ import pytest
 
 from generator import writer
 from generator.cli import main
+from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "specs" / "o1-preview.yaml"
@@ -24,6 +25,9 @@ def _render(root: Path, *extra: str) -> int:
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("rendered") / "root"
+    root.mkdir()
+    # Every install path, so that a manifest is there to leave a backup of.
+    (root / CONFIG_FILE).write_text(f"render: {{outputs: [{', '.join(FULL_OUTPUTS)}]}}\n")
     assert _render(root) == 0
     return root
 

@@ -13,7 +13,7 @@ from generator import build, naming
 from generator.cli import main
 from generator.engines import Core
 from generator.errors import ObsgenError
-from generator.project_config import CONFIG_FILE, DEFAULT_OUTPUTS, load_project_config
+from generator.project_config import CONFIG_FILE, DEFAULT_OUTPUTS, FULL_OUTPUTS, load_project_config
 from generator.render import RenderOptions, load_plans
 from tests.helpers_promtool import logging_promtool
 
@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from _fleet_specs import realistic_specs
 
 REPO = Path(__file__).resolve().parent.parent
-ALL_BUT_TESTS = tuple(k for k in DEFAULT_OUTPUTS if k != "tests")
+ALL_BUT_TESTS = tuple(k for k in FULL_OUTPUTS if k != "tests")
+FULL = f"render:\n  outputs: [{', '.join(FULL_OUTPUTS)}]\n"
 TINY = """\
 apiVersion: obsgen/v1alpha1
 kind: ModelService
@@ -53,7 +54,7 @@ def _files(root: Path) -> set[str]:
 @pytest.mark.parametrize(
     ("outputs", "message"),
     [
-        ("[helm, manifests]", "must list rules"),
+        ("[dashboards, runbooks]", "must list an install path of the rules"),
         ("[rules, helm, rules]", "lists rules twice"),
         ("[rules, charts]", "'rules', 'tests'"),
         ("rules", "valid tuple"),
@@ -74,9 +75,9 @@ def test_values_dashboards_need_the_dashboards(tmp_path: Path) -> None:
     assert "must list dashboards" in err.value.diagnostics[0].message
 
 
-def test_unset_outputs_are_every_install_path_but_mimir(tmp_path: Path) -> None:
-    assert load_project_config(tmp_path).render.outputs == DEFAULT_OUTPUTS
-    assert set(DEFAULT_OUTPUTS) == set(naming.OUTPUT_KINDS) - {"mimir"}
+def test_unset_outputs_are_the_lean_default(tmp_path: Path) -> None:
+    assert load_project_config(tmp_path).render.kinds == DEFAULT_OUTPUTS
+    assert set(FULL_OUTPUTS) == set(naming.OUTPUT_KINDS) - {"mimir"}
 
 
 def test_only_the_listed_paths_are_written_and_the_others_removed(tmp_path: Path) -> None:
@@ -84,6 +85,7 @@ def test_only_the_listed_paths_are_written_and_the_others_removed(tmp_path: Path
     specs.mkdir()
     shutil.copy(REPO / "specs" / "o1-preview.yaml", specs)
     args = ["render", "--skip-promtool", "-q", "--out", str(tmp_path), str(specs)]
+    (tmp_path / CONFIG_FILE).write_text(FULL)
     assert main(args) == 0
     everything = _files(tmp_path)
     (tmp_path / CONFIG_FILE).write_text("render:\n  outputs: [rules, helm, alertmanager]\n")
@@ -94,7 +96,7 @@ def test_only_the_listed_paths_are_written_and_the_others_removed(tmp_path: Path
     }
     assert "rules/o1-preview.rules.yaml" in lean and "rules/o1-preview.test.yaml" not in lean
     assert main([*args[:1], "--check", *args[1:]]) == 0
-    (tmp_path / CONFIG_FILE).unlink()  # every path again, from the cache's records too
+    (tmp_path / CONFIG_FILE).write_text(FULL)  # every path again, from the cache's records too
     assert main(args) == 0
     assert _files(tmp_path) == everything
 
@@ -138,6 +140,7 @@ def test_tests_neither_written_nor_proved_are_not_built(
     shutil.copytree(full / "specs", lean / "specs")
     monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path / "cache"))
     args = ["render", "--skip-promtool", "-q", "--out"]
+    (full / CONFIG_FILE).write_text(FULL)
     assert main([*args, str(full), str(full / "specs")]) == 0
     (lean / CONFIG_FILE).write_text(f"render:\n  outputs: [{', '.join(ALL_BUT_TESTS)}]\n")
     monkeypatch.setattr(build, "service_rule_tests", _no_test_generation)
@@ -154,7 +157,9 @@ def test_tests_neither_written_nor_proved_are_not_built(
     ("outputs", "run_promtool", "built"),
     [
         (None, False, True),  # every install path: the tests are written
-        (DEFAULT_OUTPUTS, False, True),
+        (FULL_OUTPUTS, False, True),
+        (DEFAULT_OUTPUTS, False, False),  # the lean default: proof only
+        (DEFAULT_OUTPUTS, True, True),
         (ALL_BUT_TESTS, True, True),  # proved, not written
         (ALL_BUT_TESTS, False, False),  # neither: not built
         (("rules",), False, False),

@@ -109,8 +109,12 @@ def test_page_is_complete_and_committed(alert: str, outputs: dict[str, str]) -> 
             and path.endswith(f"/{alert}.md")
             and path != runbook_file(alert)
         ):
-            for heading in ("## First three checks", "## What it means", "## Likely causes"):
+            for heading in ("## First three checks", "## Where it goes", "## Silence it"):
                 assert heading in own, (path, heading)
+            # What the alert means and its causes are the same for every service: said once,
+            # on the page of every service, which the service's page links to.
+            assert "## Likely causes" not in own, path
+            assert f"](../{alert}.md#silence-it-safely)" in own, path
             assert (ROOT / path).read_text() == own, "run `obsgen render` and commit"
 
 

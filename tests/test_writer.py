@@ -60,9 +60,9 @@ def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
 def test_a_folder_in_the_way_changes_nothing_and_says_so(
     old_bundle: tuple[Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Case 4: a directory where rules/<svc>.test.yaml should be."""
+    """Case 4: a directory where rules/<svc>.rules.yaml should be."""
     root, before = old_bundle
-    blocker = root / "rules" / "o1-preview.test.yaml"
+    blocker = root / "rules" / "o1-preview.rules.yaml"
     blocker.unlink()
     blocker.mkdir()
     before = _snapshot(root)
@@ -70,7 +70,7 @@ def test_a_folder_in_the_way_changes_nothing_and_says_so(
     assert _render(root) == 1
     err = capsys.readouterr().err
     assert (
-        "rules/o1-preview.test.yaml: cannot write: a folder is in the way; no output was changed"
+        "rules/o1-preview.rules.yaml: cannot write: a folder is in the way; no output was changed"
         in err
     )
     assert "Traceback" not in err

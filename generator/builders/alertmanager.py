@@ -39,7 +39,7 @@ Obj = dict[str, Any]
 
 CONFIG_FILE = "alertmanager/alertmanager.yaml"
 VALUES_FILE = "alertmanager/values-kube-prometheus-stack.yaml"
-ROUTE_TESTS_FILE = "alertmanager/routes.test.yaml"
+ROUTE_TESTS_FILE = naming.ROUTE_TESTS_FILE
 API_ALERTMANAGER_CONFIG = "monitoring.coreos.com/v1alpha1"
 # Alertmanager's --data.retention default: how long it remembers a notification, in ms.
 DEFAULT_RETENTION_MS = 120 * 3_600_000

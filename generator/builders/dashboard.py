@@ -28,7 +28,7 @@ from generator.builders.pods import OWNER_RECORD
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
-from generator.yamlio import dump_json, generated_header
+from generator.yamlio import dump_dashboard_json, generated_header
 
 TAGS = ("generated", "obsgen")
 
@@ -188,7 +188,7 @@ def check_dashboard_names(plans: Sequence[ServicePlan]) -> None:
 
 def service_dashboard_output(plan: ServicePlan) -> dict[str, str]:
     """``{dashboards/<service>.json: text}`` of one plan."""
-    return {naming.dashboard_file(plan.stem): dump_json(service_dashboard(plan))}
+    return {naming.dashboard_file(plan.stem): dump_dashboard_json(service_dashboard(plan))}
 
 
 def fleet_dashboard_output(
@@ -198,7 +198,7 @@ def fleet_dashboard_output(
     ``fleet_name`` is ``render.fleetName`` of obsgen.yaml (None: derived from namespaces)."""
     if not plans:
         return {}
-    return {naming.fleet_dashboard_file(): dump_json(fleet_overview(plans, fleet_name))}
+    return {naming.fleet_dashboard_file(): dump_dashboard_json(fleet_overview(plans, fleet_name))}
 
 
 def dashboard_outputs(

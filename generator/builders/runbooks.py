@@ -222,8 +222,10 @@ def runbook(
 
 def service_runbook(alert: str, plan: ServicePlan, routes: list[tuple[str, str, str]]) -> str:
     """The page of ``alert`` for one service (where its ``runbook_url`` points): that
-    service's checks first, then the meaning, causes, where its alerts go and how to silence
-    it. ``routes``: this service's ``(service, severity, receiver)`` rows.
+    service's checks first, where its alerts go and its silence command; what the alert means,
+    its causes and fixes and the silencing advice, the same for every service, are on the page
+    of every service (:func:`runbook`), which it links to: written once, not per service.
+    ``routes``: this service's ``(service, severity, receiver)`` rows.
 
     Raises:
         jinja2.TemplateNotFound / UndefinedError: a template is missing or uses an unknown name.

@@ -20,7 +20,7 @@ from generator.progress import Progress
 from generator.project_config import (
     CONFIG_FILE,
     DASHBOARDS_VIA,
-    DEFAULT_OUTPUTS,
+    FULL_OUTPUTS,
     RenderConfig,
     config_path,
     load_project_config,
@@ -60,10 +60,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="render in memory and exit 1 listing files that differ from what is on disk",
+        help="render in memory, run the generated promtool and amtool tests (written or not), "
+        "and exit 1 listing files that differ from what is on disk",
     )
     parser.add_argument(
-        "--skip-promtool", action="store_true", help="do not run promtool (not for CI)"
+        "--skip-promtool",
+        action="store_true",
+        help="do not run promtool and amtool (not for CI); the tests are then not generated "
+        "unless obsgen.yaml writes them (render.writeTests)",
     )
     parser.add_argument(
         "--dashboards-via",
@@ -186,8 +190,8 @@ def _render(args: argparse.Namespace, root: Path) -> int:
             run_promtool=not args.skip_promtool,
             dashboards_via=settings.dashboards_via,
             fleet_name=settings.fleet_name,
-            mimir=args.mimir_rules or "mimir" in settings.outputs,
-            outputs=None if settings.outputs == DEFAULT_OUTPUTS else settings.outputs,
+            mimir=args.mimir_rules or "mimir" in settings.kinds,
+            outputs=None if settings.kinds == FULL_OUTPUTS else settings.kinds,
             jobs=args.jobs,
         )
         bundle = render_bundle(
