@@ -37,6 +37,10 @@ EVENTS_TOTAL = "total"
 ALERT_ERROR_BUDGET_BURN = "ErrorBudgetBurn"
 # A goodput SLO (spec.slos[].targets) burns its budget, read from the union bound.
 ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
+# spec.models: a named model (or the "other" rollup) burns its own budget; the rollup carries
+# most requests (generator.builders.model_slo_rules).
+ALERT_BURN_BY_MODEL = "ErrorBudgetBurnByModel"
+ALERT_MODELS_UNWATCHED = "ModelTrafficUnwatched"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"

@@ -1408,6 +1408,42 @@ class Roles(StrictModel):
         return self
 
 
+MAX_MODELS = 20
+OTHER_MODELS = "other"  # the model label's value of the rollup of every unnamed model
+
+
+class Models(StrictModel):
+    """``spec.models``: several models or LoRA adapters behind one server (issue 45).
+
+    ``names`` are values of the preset's model label (vLLM ``model_name``, Triton ``model``)
+    that get their own SLIs and ``ErrorBudgetBurnByModel`` tiers for every availability and
+    latency SLO; every other value rolls up into one ``model_name="other"`` series, so the
+    records' cardinality is bounded by ``len(names) + 1``. ``maxUnwatchedShare`` (0–1): the
+    share of requests over 1h the rollup may carry before ``ModelTrafficUnwatched`` tickets
+    (:mod:`generator.builders.model_slo_rules`; docs/spec.md, "Per-model SLOs").
+    """
+
+    names: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_SHOWN)]],
+        Field(min_length=1, max_length=MAX_MODELS),
+    ]
+    max_unwatched_share: AlertRatio = 0.5
+
+    @field_validator("names")
+    @classmethod
+    def _usable_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            _values_ok({"model": name})
+        if len(set(names)) != len(names):
+            raise ValueError("a model is listed twice; list each once")
+        if OTHER_MODELS in names:
+            raise ValueError(
+                f"{OTHER_MODELS!r} is the rollup of every unnamed model; a served model of "
+                "that name cannot get its own SLIs"
+            )
+        return names
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts.
 
@@ -1438,6 +1474,7 @@ class ServiceSpec(StrictModel):
     scale_to_zero: ScaleToZero = ScaleToZero()
     autoscaling: Autoscaling | None = None
     roles: Roles | None = None  # generator.roles
+    models: Models | None = None  # generator.builders.model_slo_rules
 
     @field_validator("server_version")
     @classmethod
