@@ -1215,6 +1215,10 @@ def _resolve_alerts(
                 )
             continue
         given = getattr(body.alerts, key)
+        if key == "lora_pool" and given is None and body.models is None:
+            continue  # on by default only where spec.models says several models share a server
+        if key == "kv_transfer" and given is None and body.roles is None:
+            continue  # on by default only for disaggregated (spec.roles) services
         if not available.get(key, True):
             if given is not None and given.enabled and key in missing:
                 p.warn(f"spec.alerts.{to_camel(key)}", missing[key])

@@ -944,6 +944,26 @@ class SpecDecodeAlert(AlertBase):
     max_drop: AlertRatio | None = None
 
 
+class KVTransferAlert(AlertBase):
+    """``alerts.kvTransfer``: disaggregated serving's KV-cache transfers on the decode role:
+    failed / all transfers over 5m above ``maxRatio`` (0–1), or the p99 transfer time over 5m
+    above ``threshold`` (below 5s, the largest bucket of ``vllm:nixl_xfer_time_seconds``)."""
+
+    max_ratio: AlertRatio | None = None
+    threshold: DurationMs | None = None
+
+    @field_validator("threshold")
+    @classmethod
+    def _below_top_bucket(cls, value: int | None) -> int | None:
+        if value is not None and not 0 < value < 5000:
+            raise ValueError(
+                f"{decimal_str(value / 1000)}s is not between 0 and 5s: 5s is the largest "
+                "bucket bound of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0), so a p99 "
+                "never reads more and the alert could never fire"
+            )
+        return value
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -1054,6 +1074,8 @@ class Alerts(StrictModel):
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
     spec_decode: SpecDecodeAlert | None = None
+    lora_pool: AlertBase | None = None
+    kv_transfer: KVTransferAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None
