@@ -15,6 +15,7 @@ from generator.builders import model_slo_rules
 from generator.builders.model_cases import model_groups
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
+from generator.families import family as family_of
 from generator.yamlio import dump_yaml
 from tests.helpers_promtool import assert_ok, run_promtool
 from tests.test_server_reality import firing, plan_of, series, spec_data
@@ -221,3 +222,128 @@ def test_generated_cases_prove_each_alert(tmp_path: Path, body: dict[str, Any]) 
     tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
     (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
     assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
+
+
+# --- LoRA adapter pool and KV transfer (vLLM, fixture read at tag v0.13.0) --------------------
+
+FIXTURE = Path(__file__).parent / "fixtures" / "per_model" / "vllm-0.13-lora-nixl.prom"
+LORA = "vllm:lora_requests_info"
+POOL = "ModelLoRAPoolSaturated"
+
+
+def test_the_preset_reads_what_the_source_exports() -> None:
+    text = FIXTURE.read_text(encoding="utf-8")
+    preset = _plan().preset
+    assert preset.lora_info == LORA and f"# TYPE {LORA} gauge" in text
+    assert 'max_lora="2",running_lora_adapters="sql-lora,chat-lora"' in text
+    assert preset.kv_transfer is not None
+    histogram, failed = preset.kv_transfer
+    assert f"# TYPE {histogram} histogram" in text and f"# TYPE {failed} counter" in text
+    assert _plan(serverVersion="0.10").preset.lora_info is None  # entries from 0.11 read it
+
+
+def _pool(phases: list[tuple[str, str, str, int, int]], pod: str = "p0") -> list[dict[str, str]]:
+    """The info gauge of one pod: per ``(max, running, waiting, from, to)`` minute, the label
+    set vLLM sets then (value: the time it was set), frozen after."""
+    out = []
+    for slots, running, waiting, start, end in phases:
+        values = (f"_x{start} " if start else "") + f"{start * 60}+60x{end - start}"
+        if end < MINUTES:
+            values += f" {end * 60}x{MINUTES - end}"
+        labels = {"max_lora": slots, "running_lora_adapters": running, "pod": pod}
+        if waiting:
+            labels["waiting_lora_adapters"] = waiting
+        out.append(series(LORA, values, **labels))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("phases", "alerts"),
+    [
+        pytest.param([("2", "a,b", "c", 0, 100)], 1, id="2 of 2 running, c waiting: fires"),
+        pytest.param([("4", "a,b,c", "d", 0, 100)], 0, id="a free slot: silent"),
+        pytest.param([("2", "a,b", "", 0, 100)], 0, id="full, nothing waiting: silent"),
+        pytest.param(
+            [("2", "a,b", "c", 0, 30), ("2", "a,c", "", 30, 100)],
+            0,
+            id="saturated, then c got a slot (the old label set stays exported): silent",
+        ),
+        pytest.param(
+            [("1", "a", "b", 0, 10), ("1", "a", "", 10, 12), ("1", "a", "b", 12, 100)],
+            1,
+            id="max_lora 1, waiting again after a brief gap: fires",
+        ),
+    ],
+)
+def test_adapter_pool_saturation(
+    tmp_path: Path, phases: list[tuple[str, str, str, int, int]], alerts: int
+) -> None:
+    inputs = [_up(), *_model("llama-8b", 10), *_pool(phases)]
+    _promtool(tmp_path, _plan(), inputs, [firing(POOL, "80m", alerts)])
+
+
+def test_one_pod_saturated_of_two_fires_for_that_pod(tmp_path: Path) -> None:
+    inputs = [
+        _up(),
+        *_pool([("2", "a,b", "c", 0, 100)], pod="p0"),
+        *_pool([("2", "a", "", 0, 100)], pod="p1"),
+    ]
+    test = {
+        "expr": f'count by (pod) (ALERTS{{alertname="{POOL}",alertstate="firing"}})',
+        "eval_time": "40m",
+        "exp_samples": [{"labels": '{pod="p0"}', "value": 1}],
+    }
+    _promtool(tmp_path, _plan(), inputs, [test])
+
+
+def test_pool_and_transfer_alerts_are_opt_in_without_models_or_roles() -> None:
+    plain = plan_of(spec_data("vllm", serverVersion="0.13"))
+    assert "lora_pool" not in plain.alerts and "kv_transfer" not in plain.alerts
+    asked = plan_of(
+        spec_data("vllm", serverVersion="0.13", alerts={"loraPool": {}, "kvTransfer": {}})
+    )
+    assert {"lora_pool", "kv_transfer"} <= set(asked.alerts)
+    assert "lora_pool" in _plan().alerts
+    roles = {"prefill": "prefill", "decode": "decode"}
+    assert "kv_transfer" in plan_of(spec_data("vllm", serverVersion="0.13", roles=roles)).alerts
+
+
+@pytest.mark.parametrize(
+    ("family", "body"),
+    [
+        ("lora_pool", {}),
+        ("kv_transfer", {"roles": {"prefill": "prefill", "decode": "decode"}}),
+        ("kv_transfer", {"alerts": {"kvTransfer": {"maxRatio": 0.1, "threshold": "500ms"}}}),
+    ],
+    ids=["lora pool", "kv transfer, disaggregated", "kv transfer, own limits"],
+)
+def test_generated_family_cases_pass(tmp_path: Path, family: str, body: dict[str, Any]) -> None:
+    plan = _plan(**body)
+    f = family_of(family)
+    assert f is not None
+    groups = f.cases(plan)
+    fired = [len(t["exp_alerts"]) for g in groups for t in g["alert_rule_test"]]
+    assert sum(fired) >= 1 and 0 in fired, fired
+    (tmp_path / "rules.yaml").write_text(dump_yaml(rule_file(plan)), encoding="utf-8")
+    tests = {"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": groups}
+    (tmp_path / "tests.yaml").write_text(dump_yaml(tests), encoding="utf-8")
+    assert_ok(run_promtool("test", "rules", "tests.yaml", cwd=tmp_path))
+
+
+def test_kv_transfer_reads_the_decode_role() -> None:
+    roles = {"prefill": "prefill", "decode": "decode"}
+    plan = plan_of(spec_data("vllm", serverVersion="0.13", roles=roles))
+    (record,) = [
+        r
+        for g in rule_file(plan)["groups"]
+        for r in g["rules"]
+        if r.get("record") == "service:model_kv_transfer_failures:ratio_rate5m"
+    ]
+    assert 'llm_d_ai_role="decode"' in record["expr"] and "prefill" not in record["expr"]
+
+
+def test_a_transfer_threshold_no_bucket_can_exceed_is_refused() -> None:
+    with pytest.raises(ObsgenError) as err:
+        plan_of(spec_data("vllm", alerts={"kvTransfer": {"threshold": "5s"}}))
+    assert "spec.alerts.kvTransfer.threshold" in str(err.value)
+    assert "largest bucket bound" in str(err.value)
