@@ -41,6 +41,11 @@ ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
 # most requests (generator.builders.model_slo_rules).
 ALERT_BURN_BY_MODEL = "ErrorBudgetBurnByModel"
 ALERT_MODELS_UNWATCHED = "ModelTrafficUnwatched"
+# A server's LoRA adapter slots all busy with adapters waiting (generator.families.lora_pool).
+ALERT_LORA_POOL = "ModelLoRAPoolSaturated"
+# Disaggregated serving's KV-cache transfers fail / are slow (generator.families.kv_transfer).
+ALERT_KV_TRANSFER_FAILING = "ModelKVTransferFailing"
+ALERT_KV_TRANSFER_SLOW = "ModelKVTransferSlow"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from generator.plan import ServicePlan
 
 KEY = "kv_transfer"
-ALERT_FAILING = "ModelKVTransferFailing"
-ALERT_SLOW = "ModelKVTransferSlow"
+ALERT_FAILING = naming.ALERT_KV_TRANSFER_FAILING
+ALERT_SLOW = naming.ALERT_KV_TRANSFER_SLOW
 FAILURES = "model_kv_transfer_failures"  # share (0–1) of transfers that failed
 LATENCY = "model_kv_transfer_seconds"  # p99 transfer time (s)
 TOP_BOUND_S = 5.0  # the largest finite bucket of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0)

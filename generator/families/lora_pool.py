@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from generator.plan import ServicePlan
 
 KEY = "lora_pool"
-ALERT = "ModelLoRAPoolSaturated"
+ALERT = naming.ALERT_LORA_POOL
 RECORD = "model_lora_pool"  # the newest pool state of each target (value: its set time)
 POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
 MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
