@@ -40,6 +40,15 @@ ALERT_GOODPUT_BURN = "GoodputBudgetBurn"
 # A goodput SLO has spent most of its budget over its window, read from the union bound
 # (tickets, per level left; ErrorBudgetLow's counterpart).
 ALERT_GOODPUT_BUDGET_LOW = "GoodputBudgetLow"
+# spec.models: a named model (or the "other" rollup) burns its own budget; the rollup carries
+# most requests (generator.builders.model_slo_rules).
+ALERT_BURN_BY_MODEL = "ErrorBudgetBurnByModel"
+ALERT_MODELS_UNWATCHED = "ModelTrafficUnwatched"
+# A server's LoRA adapter slots all busy with adapters waiting (generator.families.lora_pool).
+ALERT_LORA_POOL = "ModelLoRAPoolSaturated"
+# Disaggregated serving's KV-cache transfers fail / are slow (generator.families.kv_transfer).
+ALERT_KV_TRANSFER_FAILING = "ModelKVTransferFailing"
+ALERT_KV_TRANSFER_SLOW = "ModelKVTransferSlow"
 ALERT_LATENCY_P99 = "ModelLatencyP99High"
 ALERT_SLOW_REQUESTS = "ModelSlowRequestsHigh"
 ALERT_ERROR_RATIO = "ModelErrorRatioHigh"

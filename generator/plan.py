@@ -19,10 +19,11 @@ from typing import Any, TypeVar
 
 from pydantic.alias_generators import to_camel, to_snake
 
-from generator import autoscaling, naming, roles, slo, targets
+from generator import autoscaling, models, naming, roles, slo, targets
 from generator import failures as failures_mod
 from generator.errors import Diagnostic, Level, ObsgenError
 from generator.families import FAMILIES
+from generator.models import ModelsPlan
 from generator.presets import (
     PRESETS,
     GaugeDef,
@@ -407,6 +408,9 @@ class ServicePlan:
     file_stem: str = ""
     # spec.roles (None: one role): each SLI's series read from its owning role only.
     roles: RolePlan | None = None
+    # spec.models (None: one SLI per service): the models with their own SLIs
+    # (generator.builders.model_slo_rules).
+    models: ModelsPlan | None = None
     derived: dict[str, Any] = field(default_factory=dict, init=False, compare=False, repr=False)
     """Values built from this plan alone, kept by :meth:`derive`; not part of the plan's
     identity or of its cache key (``repr``), and not carried over by ``dataclasses.replace``."""
@@ -1221,6 +1225,10 @@ def _resolve_alerts(
         given = getattr(body.alerts, key)
         if key in _OPT_IN and given is None:
             continue
+        if key == "lora_pool" and given is None and body.models is None:
+            continue  # on by default only where spec.models says several models share a server
+        if key == "kv_transfer" and given is None and body.roles is None:
+            continue  # on by default only for disaggregated (spec.roles) services
         if not available.get(key, True):
             if given is not None and given.enabled and key in missing:
                 p.warn(f"spec.alerts.{to_camel(key)}", missing[key])
@@ -1472,6 +1480,13 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     why = None if role is None else roles.group_by_problem(role, body.group_by)
     if why is not None:
         p.add("spec.groupBy", why)
+    why = (
+        None
+        if body.models is None
+        else models.problem(body.server, preset.model_label, body.group_by)
+    )
+    if why is not None:
+        p.add("spec.models", why)
     metrics = body.metrics
     for key in (*naming.INDICATOR_LABEL, *_NOT_HISTOGRAMS):
         given = getattr(metrics, to_snake(key))
@@ -1692,6 +1707,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         dcgm_honor_labels=body.gpu.dcgm.honor_labels,
         autoscaling=body.autoscaling,
         roles=role,
+        models=models.resolve(body.models, preset.model_label),
     )
     found = autoscaling.problems(plan)
     if found:

@@ -956,6 +956,26 @@ class SpecDecodeAlert(AlertBase):
     max_drop: AlertRatio | None = None
 
 
+class KVTransferAlert(AlertBase):
+    """``alerts.kvTransfer``: disaggregated serving's KV-cache transfers on the decode role:
+    failed / all transfers over 5m above ``maxRatio`` (0–1), or the p99 transfer time over 5m
+    above ``threshold`` (below 5s, the largest bucket of ``vllm:nixl_xfer_time_seconds``)."""
+
+    max_ratio: AlertRatio | None = None
+    threshold: DurationMs | None = None
+
+    @field_validator("threshold")
+    @classmethod
+    def _below_top_bucket(cls, value: int | None) -> int | None:
+        if value is not None and not 0 < value < 5000:
+            raise ValueError(
+                f"{decimal_str(value / 1000)}s is not between 0 and 5s: 5s is the largest "
+                "bucket bound of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0), so a p99 "
+                "never reads more and the alert could never fire"
+            )
+        return value
+
+
 class MemoryHeadroomAlert(AlertBase):
     """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
 
@@ -1067,6 +1087,8 @@ class Alerts(StrictModel):
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
     spec_decode: SpecDecodeAlert | None = None
+    lora_pool: AlertBase | None = None
+    kv_transfer: KVTransferAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
     oom_killed: AlertBase | None = None
@@ -1428,6 +1450,42 @@ class Roles(StrictModel):
         return self
 
 
+MAX_MODELS = 20
+OTHER_MODELS = "other"  # the model label's value of the rollup of every unnamed model
+
+
+class Models(StrictModel):
+    """``spec.models``: several models or LoRA adapters behind one server (issue 45).
+
+    ``names`` are values of the preset's model label (vLLM ``model_name``, Triton ``model``)
+    that get their own SLIs and ``ErrorBudgetBurnByModel`` tiers for every availability and
+    latency SLO; every other value rolls up into one ``model_name="other"`` series, so the
+    records' cardinality is bounded by ``len(names) + 1``. ``maxUnwatchedShare`` (0–1): the
+    share of requests over 1h the rollup may carry before ``ModelTrafficUnwatched`` tickets
+    (:mod:`generator.builders.model_slo_rules`; docs/spec.md, "Per-model SLOs").
+    """
+
+    names: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=MAX_SHOWN)]],
+        Field(min_length=1, max_length=MAX_MODELS),
+    ]
+    max_unwatched_share: AlertRatio = 0.5
+
+    @field_validator("names")
+    @classmethod
+    def _usable_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            _values_ok({"model": name})
+        if len(set(names)) != len(names):
+            raise ValueError("a model is listed twice; list each once")
+        if OTHER_MODELS in names:
+            raise ValueError(
+                f"{OTHER_MODELS!r} is the rollup of every unnamed model; a served model of "
+                "that name cannot get its own SLIs"
+            )
+        return names
+
+
 class ServiceSpec(StrictModel):
     """``spec``: the service's server preset, selector, metrics, SLOs and alerts.
 
@@ -1458,6 +1516,7 @@ class ServiceSpec(StrictModel):
     scale_to_zero: ScaleToZero = ScaleToZero()
     autoscaling: Autoscaling | None = None
     roles: Roles | None = None  # generator.roles
+    models: Models | None = None  # generator.builders.model_slo_rules
 
     @field_validator("server_version")
     @classmethod

@@ -32,6 +32,8 @@ _LEGACY_ROLES: dict[str, Role] = {
     naming.ALERT_GOODPUT_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
     naming.ALERT_SIGNAL_MISSING: Role.GUARD,
+    naming.ALERT_BURN_BY_MODEL: Role.SYMPTOM,
+    naming.ALERT_MODELS_UNWATCHED: Role.GUARD,
 }
 ALERT_ROLES: dict[str, Role] = {
     **_LEGACY_ROLES,

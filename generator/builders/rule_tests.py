@@ -24,6 +24,7 @@ from generator.builders.guard_cases import (
     long_healthy_group,
 )
 from generator.builders.guard_rules import signal_inputs
+from generator.builders.model_cases import model_groups
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
@@ -156,6 +157,7 @@ def rule_test_files(plan: ServicePlan) -> dict[str, dict[str, Any]]:
                 long_healthy_group(plan),
                 *slo_groups(plan),
                 *goodput_groups(plan),
+                *model_groups(plan),
                 *detection.pop(INTERVAL_MS, []),
                 *family_groups(plan),
                 *guard_groups(plan),

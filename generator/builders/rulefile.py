@@ -11,6 +11,7 @@ from generator.builders import (
     goodput_rules,
     gpu_rules,
     guard_rules,
+    model_slo_rules,
     service_rules,
     slo_rules,
 )
@@ -52,6 +53,7 @@ def rule_groups(plan: ServicePlan) -> list[Group]:
         group(plan, "guards", guard_rules.guard_alerts(plan)),
         *slo_rules.slo_groups(plan),
         *goodput_rules.goodput_groups(plan),
+        *model_slo_rules.model_groups(plan),
         group(plan, "fleet", fleet_rules.fleet_records(plan)),
     ]
     kept = [g for g in groups if g["rules"]]

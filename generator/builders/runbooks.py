@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders import goodput_rules
+from generator.builders import goodput_rules, model_slo_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
 from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
@@ -33,12 +33,16 @@ from generator.text import render
 SLO_BUDGET = "slo_budget"
 GOODPUT = "goodput"  # rendered per goodput SLO tier
 GOODPUT_BUDGET = "goodput_budget"  # rendered per goodput SLO budget level
+MODELS_BURN = "models_burn"  # spec.models: rendered per SLO tier and named model
+MODELS = "models"  # spec.models: the unwatched-traffic ticket
 _LEGACY_ALERTS: dict[str, str | None] = {
     naming.ALERT_ERROR_BUDGET_BURN: None,
     naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
     naming.ALERT_GOODPUT_BURN: GOODPUT,
     naming.ALERT_GOODPUT_BUDGET_LOW: GOODPUT_BUDGET,
     naming.ALERT_SIGNAL_MISSING: "signal_missing",
+    naming.ALERT_BURN_BY_MODEL: MODELS_BURN,
+    naming.ALERT_MODELS_UNWATCHED: MODELS,
 }
 ALERTS: dict[str, str | None] = {
     **_LEGACY_ALERTS,
@@ -74,6 +78,12 @@ def _has(plan: ServicePlan, key: str | None) -> bool:
         return any(s.tiers for s in plan.goodput)
     if key == GOODPUT_BUDGET:
         return any(s.budget_levels for s in plan.goodput)
+    if key == MODELS_BURN:
+        return plan.models is not None and any(
+            model_slo_rules.burn_alerts(plan, s) for s in plan.slos
+        )
+    if key == MODELS:
+        return plan.models is not None and bool(model_slo_rules.unwatched_rules(plan))
     return key in plan.alerts
 
 
@@ -164,6 +174,9 @@ def _service_context(plan: ServicePlan) -> dict[str, Any]:
             "goodput_shares": rec(goodput_rules.violations_record(plan, goodput_window)),
             "goodput_bound": rec(goodput_rules.bound_record(plan, goodput_window)),
             "goodput_budget": rec(goodput_rules.budget_record(plan)),
+            "models_error": rec(model_slo_rules.error_record(plan, burn_window)),
+            "models_unwatched": rec(model_slo_rules.unwatched_record(plan)),
+            "models_requests": model_slo_rules.per_model_query(plan),
             "up": selector("up", (*plan.matchers, *cluster)),
             "pods": rec(OWNER_RECORD),
             "replicas_desired": selector(desired, (*workload, *cluster)),

@@ -141,6 +141,12 @@ class Preset:
     # Speculative decoding: (draft tokens, accepted tokens) counters, present only while the
     # server runs with a draft model or method (generator.families.spec_decode).
     spec_decode: tuple[str, str] | None = None
+    # LoRA adapter pool: an info gauge whose labels list the running and waiting adapters and
+    # the pool's size (generator.families.lora_pool); None where the server has none.
+    lora_info: str | None = None
+    # Disaggregated prefill/decode KV transfer: (transfer-time histogram, failed-transfer
+    # counter), exported by the role that pulls the KV cache (generator.families.kv_transfer).
+    kv_transfer: tuple[str, str] | None = None
     # Further failure sources beside ``requests`` (the engine's finish reasons where the
     # HTTP status is sent before a streamed response fails): docs/spec.md, "What a failure is".
     failure_sources: tuple[RequestsDef, ...] = ()
@@ -193,6 +199,10 @@ def prefixed(preset: Preset, prefix: str) -> Preset:
         spec_decode=None
         if preset.spec_decode is None
         else (prefix + preset.spec_decode[0], prefix + preset.spec_decode[1]),
+        lora_info=name(preset.lora_info),
+        kv_transfer=None
+        if preset.kv_transfer is None
+        else (prefix + preset.kv_transfer[0], prefix + preset.kv_transfer[1]),
         mean_latency={
             key: replace(m, sum_name=prefix + m.sum_name, count_name=prefix + m.count_name)
             for key, m in preset.mean_latency.items()

@@ -106,6 +106,19 @@ SPEC_DECODE = (
     "vllm:spec_decode_num_draft_tokens_total",
     "vllm:spec_decode_num_accepted_tokens_total",
 )
+# LoRA (V1): vllm/v1/metrics/loggers.py, gauge "vllm:lora_requests_info" ("Running stats on
+# lora requests."), labelnames [max_lora, waiting_lora_adapters, running_lora_adapters]: the
+# adapters comma-joined, the value set_to_current_time() on every logged step, created only
+# with --enable-lora; read at tags v0.10.2, v0.11.1, v0.13.0 and v0.14.0. No tag up to v0.14.0
+# exports an adapter load time. Entries from 0.11 read it.
+LORA_INFO = "vllm:lora_requests_info"
+# NIXL KV transfer (disaggregated prefill/decode, V1): NixlPromMetrics in
+# vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py, histogram
+# vllm:nixl_xfer_time_seconds and counter vllm:nixl_num_failed_transfers (exposed with _total),
+# labelnames [model_name, engine], observed by the worker that reads the KV cache (decode:
+# _pop_done_transfers, _read_blocks); at tags v0.11.1, v0.11.2, v0.12.0, v0.13.0, v0.14.0, not
+# at v0.10.2. Entries from 0.11 read them (absent without NixlConnector: silent).
+NIXL = ("vllm:nixl_xfer_time_seconds", "vllm:nixl_num_failed_transfers_total")
 
 # The newest release line the entries were checked against; newer ones get a warning. 0.13:
 # the metric names and bucket lists of vllm/v1/metrics/loggers.py and FinishReason in the
@@ -129,9 +142,11 @@ def _entry(
     cache: PrefixCacheDef | None,
     bounds: tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]],
     engine_failures: bool = False,
+    pools: bool = False,
 ) -> Preset:
     """One release's entry; ``engine_failures``: the release has finished_reason="error" and
-    reads it beside the HTTP status (V1 with HTTP metrics only)."""
+    reads it beside the HTTP status (V1 with HTTP metrics only); ``pools``: it reads the LoRA
+    pool gauge and the NIXL transfer series (:data:`LORA_INFO`, :data:`NIXL`)."""
     e2e, ttft, itl_bounds = bounds
     return Preset(
         server="vllm",
@@ -156,6 +171,8 @@ def _entry(
         prefix_cache=cache,
         model_label="model_name",
         spec_decode=SPEC_DECODE if variant == "v1" else None,
+        lora_info=LORA_INFO if pools else None,
+        kv_transfer=NIXL if pools else None,
     )
 
 
@@ -164,8 +181,8 @@ PRESETS: list[Preset] = [
     _entry("0.8.3", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, SHORT),
     _entry("0.8.4", "v1", HTTP_REQUESTS, KV_OLD, ITL_OLD, CACHE_OLD, LONG),
     _entry("0.9.2", "v1", HTTP_REQUESTS, KV_NEW, ITL_OLD, CACHE_NEW, LONG),
-    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG),
-    _entry(ENGINE_ERROR_SINCE, "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG, True),
+    _entry("0.11", "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG, pools=True),
+    _entry(ENGINE_ERROR_SINCE, "v1", HTTP_REQUESTS, KV_NEW, ITL_NEW, CACHE_NEW, LONG, True, True),
     # V0 keeps vllm/engine/metrics.py's names (same buckets as V1 in each release).
     _entry("0.8", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, SHORT),
     _entry("0.8.4", "v0", ENGINE_REQUESTS, KV_OLD, ITL_OLD, None, LONG),

@@ -1,0 +1,144 @@
+"""``spec.alerts.loraPool``: ``ModelLoRAPoolSaturated``, a server's LoRA adapter pool full
+(as many adapters running as ``max_lora`` slots) with adapters waiting, sustained.
+
+Reads the preset's ``lora_info`` (vLLM ``vllm:lora_requests_info``, labels ``max_lora``,
+``running_lora_adapters``, ``waiting_lora_adapters``: comma-joined names; value the time it
+was last set). Every label set ever seen stays exported, so the record keeps each target's
+newest (``topk`` by value) and joins ``max_lora;running`` into one label a regex can count.
+On by default with ``spec.models``; docs/spec.md, "LoRA adapter pool"; page text in
+``templates/runbooks/ModelLoRAPoolSaturated.md.j2``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from generator import naming
+from generator.builders.common import alert_rule, record_rule, recorded
+from generator.builders.promtool_series import alert_test, expected_alert, promtool_group
+from generator.builders.series_parts import labels_of, up_labels
+from generator.families.base import Family, Needs, Role
+from generator.promql import Matcher, selector
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.plan import ServicePlan
+
+KEY = "lora_pool"
+ALERT = naming.ALERT_LORA_POOL
+RECORD = "model_lora_pool"  # the newest pool state of each target (value: its set time)
+POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
+MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
+MOST_SLOTS = 64  # pool sizes the saturation regex counts up to (vLLM --max-loras; larger: silent)
+
+
+def record_name(plan: ServicePlan) -> str:
+    """Record of each target's newest pool state."""
+    return naming.record(plan.group_by, RECORD, "info")
+
+
+def full_pattern(most: int = MOST_SLOTS) -> str:
+    """RE2 matching ``n;a1,…,an``: ``n`` slots, ``n`` running adapters, for n in 1..``most``."""
+    return "|".join(
+        f"{n};[^,;]+" + (f"(?:,[^,;]+){{{n - 1}}}" if n > 1 else "") for n in range(1, most + 1)
+    )
+
+
+def rules(plan: ServicePlan) -> list[Rule]:
+    """The record and ``ModelLoRAPoolSaturated`` (module docstring), where enabled."""
+    alert = plan.alerts.get(KEY)
+    name = plan.preset.lora_info
+    if alert is None or name is None:
+        return []
+    newest = f"topk without ({MAX_LORA}, {RUNNING}, {WAITING}) (1, {selector(name, plan.matchers)})"
+    record = record_rule(
+        plan,
+        record_name(plan),
+        f'label_join({newest}, "{POOL}", ";", "{MAX_LORA}", "{RUNNING}")',
+    )
+    full = recorded(
+        plan,
+        record_name(plan),
+        Matcher(POOL, "=~", full_pattern()),
+        Matcher(WAITING, "!=", ""),
+    )
+    # The adapters' names leave the alert's labels: a new waiting set must not restart `for`.
+    expr = f"count without ({MAX_LORA}, {RUNNING}, {WAITING}, {POOL}) ({full})"
+    return [
+        record,
+        alert_rule(plan, ALERT, expr, alert.for_ms, alert.severity, metric=name),
+    ]
+
+
+def _series(
+    plan: ServicePlan, name: str, phases: list[tuple[dict[str, str], int, int]], steps: int
+) -> list[dict[str, str]]:
+    """One target's info series: each ``(labels, from step, to step)`` set while current
+    (value: seconds since the start, as ``set_to_current_time``), then frozen."""
+    out = []
+    for labels, start, end in phases:
+        frozen = f" {end * 60}x{steps - end}" if end < steps else ""
+        values = "_x" + str(start) + " " if start else ""
+        values += f"{start * 60}+60x{end - start}{frozen}"
+        text = ",".join(
+            f'{k}="{v}"' for k, v in sorted(labels_of(plan, plan.matchers, **labels).items())
+        )
+        out.append({"series": f"{name}{{{text}}}", "values": values.strip()})
+    return out
+
+
+def cases(plan: ServicePlan) -> list[dict[str, Any]]:
+    """Two groups over 60 steps: a pool of 2 running 2 adapters with one waiting from step 20
+    fires after ``for``; a pool of 2 running 1 with one waiting, then 2 running with none
+    waiting, stays silent."""
+    name = plan.preset.lora_info
+    alert = plan.alerts.get(KEY)
+    if alert is None or name is None:
+        return []
+    steps = 60
+    at = (20 + alert.for_ms // 60_000 + 5) * 60_000
+    (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
+    up = {"series": f"up{{{_text(up_labels(plan))}}}", "values": f"1+0x{steps}"}
+    idle = {MAX_LORA: "2", RUNNING: "a", WAITING: ""}
+    full = {MAX_LORA: "2", RUNNING: "a,b", WAITING: "c"}
+    target = {
+        k: v
+        for k, v in labels_of(plan, plan.matchers).items()
+        if k not in (MAX_LORA, RUNNING, WAITING)
+    }
+    fired = [expected_alert(rule, {**target, naming.SERVICE: plan.name}, None)]
+    busy = [
+        ({MAX_LORA: "2", RUNNING: "a", WAITING: "b"}, 0, 20),
+        ({MAX_LORA: "2", RUNNING: "a,b", WAITING: ""}, 20, steps),
+    ]
+    return [
+        promtool_group(
+            f"{ALERT}: 2 of 2 slots running, an adapter waiting from step 20: fires",
+            [up, *_series(plan, name, [(idle, 0, 20), (full, 20, steps)], steps)],
+            [alert_test(at, ALERT, fired)],
+        ),
+        promtool_group(
+            f"{ALERT}: a free slot, or a full pool with nothing waiting: silent",
+            [up, *_series(plan, name, busy, steps)],
+            [alert_test(at, ALERT, [])],
+        ),
+    ]
+
+
+def _text(labels: dict[str, str]) -> str:
+    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+
+
+FAMILY = Family(
+    key=KEY,
+    spec_field="loraPool",
+    alerts=(ALERT,),
+    for_ms=900_000,
+    severity="warning",
+    params={},
+    role=Role.SYMPTOM,
+    group="traffic",
+    rules=rules,
+    cases=cases,
+    needs=Needs("loraPool", "lora_info", "LoRA adapter gauge", declarable=False),
+)
