@@ -320,6 +320,28 @@ INHIBITION_CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
         ],
         {"ErrorBudgetLow/availability"},
     ),
+    "the service's burn page holds back the per-model burns of its SLO, not of another": (
+        [
+            _alert("s10", "ErrorBudgetBurn", "critical", slo="availability", burn_rate="14.4"),
+            _alert(
+                "s10",
+                "ErrorBudgetBurnByModel",
+                "critical",
+                slo="availability",
+                burn_rate="14.4",
+                model_name="m1",
+            ),
+            _alert(
+                "s10",
+                "ErrorBudgetBurnByModel",
+                "critical",
+                slo="latency",
+                burn_rate="14.4",
+                model_name="m1",
+            ),
+        ],
+        {"ErrorBudgetBurnByModel/availability/14.4"},
+    ),
     "a critical guard holds back nothing of another missing signal": (
         [
             _alert("s8", "ModelSignalMissing", "critical", signal="requests", metric="a"),

@@ -225,6 +225,19 @@ def inhibit_rules(
             (*scope, Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_LOW)),
             ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
         ),
+        InhibitRule(
+            "A service-level SLO-burn page (ErrorBudgetBurn, critical) holds back the per-model "
+            "burn alerts (ErrorBudgetBurnByModel) of the same SLO: while the whole service "
+            "pages, one page per model only repeats it (the runbook breaks the burn down by "
+            "model). A model burning alone, with the service within its budget, still pages.",
+            (
+                *scope,
+                Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_BURN),
+                Matcher(naming.SEVERITY, "=", "critical"),
+            ),
+            (*scope, Matcher("alertname", "=", naming.ALERT_BURN_BY_MODEL)),
+            ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+        ),
         *(
             [
                 InhibitRule(
@@ -421,6 +434,11 @@ def inhibition_note(alert: str, goodput: bool = False) -> str:
     elif alert == naming.ALERT_ERROR_BUDGET_BURN:
         note += (
             f" Its `critical` page holds back `{naming.ALERT_ERROR_BUDGET_LOW}` of the same SLO."
+        )
+    elif alert == naming.ALERT_BURN_BY_MODEL:
+        note += (
+            f" Held back while `{naming.ALERT_ERROR_BUDGET_BURN}` pages (`critical`) for the same"
+            " SLO: the service's page covers every model; a model burning alone still pages."
         )
     elif alert == naming.ALERT_GOODPUT_BUDGET_LOW:
         note += (
