@@ -31,7 +31,7 @@ from _common import markdown_table
 from detection import PER_MIN, mix
 from detection import series as step_series
 
-from generator import naming
+from generator import naming, slo
 from generator.builders.promtool_series import Klass, series_text, traffic
 from generator.builders.rulefile import rule_file
 from generator.builders.slo_cases import bad_class
@@ -102,8 +102,11 @@ def _only(plan: ServicePlan, s: SLOPlan, rows: list[dict[str, str]]) -> list[dic
 def onset_scenarios(plan: ServicePlan, s: SLOPlan, factors: Sequence[Fraction]) -> list[Scenario]:
     """A total outage and a burn 5 % above each of ``factors`` (× budget), each after healthy
     traffic filling the longest window; checks at every evaluation from the onset until the
-    slowest expected alert plus 10 evaluations."""
+    slowest expected alert plus 10 evaluations — and an hour more where a tier's long window
+    sums obsgen's hourly tiles (:func:`generator.slo.tiled`: it may fire up to an hour later)."""
     e = plan.evaluation_interval_ms
+    tiles = any(slo.tiled(t.long_window_ms, e) for t in s.tiers)
+    slack = 10 * e + (slo.TILE_MS if tiles else 0)
     onset = -(-(max(t.long_window_ms for t in s.tiers) + MARGIN_MS) // e) * e
     bad = bad_class(s)
     out = []
@@ -113,7 +116,7 @@ def onset_scenarios(plan: ServicePlan, s: SLOPlan, factors: Sequence[Fraction]) 
             continue
         workbook = _workbook(s, share)
         last = max(v for v in workbook.values() if v is not None)
-        end = onset + int(-(-last // e)) * e + 10 * e
+        end = onset + int(-(-last // e)) * e + slack
         after = (
             [Klass(PER_MIN, bad.error, bad.durations)]
             if factor is None

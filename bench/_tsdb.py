@@ -232,10 +232,13 @@ def extend_back(
     step_s: int,
     promtool: str = "promtool",
     prometheus: str | None = None,
+    queries: dict[str, str] | None = None,
 ) -> int:
     """Write every series of ``records`` over ``start`` … ``end`` (seconds since the epoch),
     every ``step_s``, at its average over the ``average_s`` before ``at``, as blocks in
-    ``data``; return the samples written.
+    ``data``; return the samples written. ``queries`` (record → PromQL) gives a record's
+    value by another query instead (its result's labels, named ``record``): a record that is
+    not yet there, e.g. hourly tiles written from the average of what they sum.
 
     For a steady scenario, whose recorded series are constant but for the rounding of the
     counters (averaged out): windows longer than the raw history (a 30-day SLO window) then
@@ -245,7 +248,7 @@ def extend_back(
     result = []
     with Prometheus(config, data, log, binary=prometheus) as prom:
         for record in sorted(records):
-            query = f"avg_over_time({record}[{average_s}s])"
+            query = (queries or {}).get(record) or f"avg_over_time({record}[{average_s}s])"
             found = prom.api("query", query=query, time=str(at))["result"]
             if not found:
                 raise RuntimeError(f"no series of {record} before {at}")

@@ -43,7 +43,7 @@ from generator import naming
 from generator.builders.promtool_series import Klass, series_text
 from generator.builders.rulefile import rule_file
 from generator.builders.slo_cases import bad_class
-from generator.builders.slo_rules import events_record
+from generator.builders.slo_rules import events_record, tiles_record
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.units import format_duration_ms
@@ -205,6 +205,31 @@ def run_cost(
                 prometheus=prometheus,
             )
             history.timings["recorded series extended back"] = time.monotonic() - clock
+        # obsgen's hourly tiles (the sum of an hour of increments, one sample an hour): their
+        # rule reads the increments over a range, which a backfill cannot inline, so they are
+        # written at the increments' steady average × evaluations an hour, on the hour, over
+        # the whole history up to now (the live rules add the next one, an hour later).
+        tiles = {
+            tiles_record(p): f"avg_over_time({events_record(p)}[{min(86400, now - origin)}s])"
+            f" * {3600_000 // p.evaluation_interval_ms}"
+            for p in plans
+        }
+        clock = time.monotonic()
+        recorded += _tsdb.extend_back(
+            config=config,
+            data=data,
+            log=log,
+            records=set(tiles),
+            at=now,
+            average_s=min(86400, now - origin),
+            start=(now - int(max(days, recorded_days) * 86400)) // 3600 * 3600 + 3600,
+            end=now // 3600 * 3600,
+            step_s=3600,
+            promtool=promtool,
+            prometheus=prometheus,
+            queries=tiles,
+        )
+        history.timings["hourly tiles written"] = time.monotonic() - clock
         rules = [ours_path, theirs_path]
         config.write_text(
             yaml.safe_dump(_tsdb.scrape_config("sloth-compare", port, rules, STEP_S, STEP_S))

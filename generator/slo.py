@@ -241,6 +241,48 @@ def tier_problems(
 
 DEFAULT_EVALUATION_INTERVAL_MS = 60_000  # Prometheus' default global evaluation_interval
 
+# --- hourly tiles: how the long windows are summed cheaply ------------------------------------
+#
+# Summing a 30-day window from per-evaluation increments reads 43,200 samples per series at 1m
+# evaluations (86,400 at 30 s), at every evaluation. So each SLO also records, at the one
+# evaluation in each hour's first interval (``time() % 3600 < interval``), the sum of the
+# increments of the hour that ends there: a *tile*, one sample an hour. A window of at least
+# :data:`TILED_FROM_MS` that is a whole number of hours sums its tiles instead (720 for 30d):
+# exactly the increments of ``window`` that end at the newest tile, i.e. at the first
+# evaluation of the current hour — the window ends up to one hour (less one evaluation
+# interval) before now. Shorter windows (the page tiers' 1h/5m and 6h/30m, the ticket tiers'
+# short windows) keep summing the increments themselves and stay exact.
+
+TILE_MS = HOUR_MS
+TILED_FROM_MS = DAY_MS  # windows this long or longer sum hourly tiles
+
+
+def tiled(window_ms: int, evaluation_interval_ms: int) -> bool:
+    """Whether the rules sum ``window_ms`` from hourly tiles: a window of a day or more, a
+    whole number of hours, at an evaluation interval below an hour that divides it (one
+    evaluation in each hour's first interval)."""
+    return (
+        window_ms >= TILED_FROM_MS
+        and window_ms % TILE_MS == 0
+        and evaluation_interval_ms < TILE_MS
+        and TILE_MS % evaluation_interval_ms == 0
+    )
+
+
+def tile_times(at_ms: int, window_ms: int, sampling: Sampling) -> list[int]:
+    """Evaluations (ms, newest first) whose tiles the window record at ``at_ms`` sums: those
+    in ``(at − window + interval/2, at]`` (the range is half an interval short, as every
+    window's) that fall in an hour's first evaluation interval."""
+    c, e = sampling.evaluation_interval_ms, sampling.step
+    lowest = at_ms - window_ms + c // 2
+    found = []
+    hour = at_ms // TILE_MS * TILE_MS
+    while hour + c > lowest and hour >= 0:
+        first = -(-hour // e) * e
+        found += [t for t in range(first, min(hour + c, at_ms + 1), e) if t > lowest]
+        hour -= TILE_MS
+    return sorted(found, reverse=True)
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -283,8 +325,23 @@ def covered_intervals(at_ms: int, window_ms: int, sampling: Sampling) -> list[tu
     samples). Each increment is ``x(t) − x(t − interval)``, both read at the last scrape at or
     before their time, and exists once ``t − interval`` is at or after the first scrape.
     Consecutive increments join up (telescope) when evaluations are ``interval`` apart.
+    A tiled window (:func:`tiled`) covers the 1h pieces of each of its tiles instead.
     """
     c, e, s = sampling.evaluation_interval_ms, sampling.step, sampling.scrape_interval_ms
+    if tiled(window_ms, c):
+        # The window sums hourly tiles (:func:`tile_times`), each the 1h window's increments.
+        pieces = sorted(
+            p
+            for t in tile_times(at_ms, window_ms, sampling)
+            for p in covered_intervals(t, TILE_MS, sampling)
+        )
+        merged: list[tuple[int, int]] = []
+        for since, until in pieces:
+            if merged and merged[-1][1] == since:
+                merged[-1] = (merged[-1][0], until)
+            else:
+                merged.append((since, until))
+        return merged[::-1]
     lowest = max(at_ms - window_ms + c // 2, c - 1)  # t must exceed this
     times = range(at_ms, lowest, -e)
     pieces = [((t - c) // s * s, t // s * s) for t in times]

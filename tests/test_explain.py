@@ -36,7 +36,8 @@ def test_explain_o1_preview_prints_the_workbook_tier_table(
     assert rows["3d/6h/latency"][2:5] == ["1×", "0.01", "10%"]
     # Within one 1m evaluation of the Workbook's instant ratio, never before it.
     assert rows["1h/5m/latency"][5:] == ["9m", "8m38.4s", "31m", "30m", "5m", "4m16.8s"]
-    assert rows["3d/6h/latency"][5:] == ["44m", "43m12s", "1d12h1m", "1d12h", "5h57m", "5h56m24s"]
+    # The 3d window sums hourly tiles: it fires at the first whole hour after the onset + 43m12s.
+    assert rows["3d/6h/latency"][5:] == ["59m", "43m12s", "1d12h59m", "1d12h", "5h57m", "5h56m24s"]
     assert "1m evaluation and 30s scrape interval" in out.replace("\n", " ")
 
 

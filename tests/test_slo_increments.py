@@ -153,14 +153,17 @@ def test_bad_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) 
     """Each SLO's bad and total increments are one rule's two series: one query reads one
     snapshot, so a scrape stored while the group evaluates counts in both or in neither. (Two
     rules counted such a scrape as good only, hiding its errors: the e2e incident's missing
-    page on a loaded machine.) Every window ratio and guard reads that one record."""
+    page on a loaded machine.) Every window ratio and guard reads that one record, or its
+    hourly tiles (windows of a day or more), which read that record alone, both series at
+    once."""
     (rules,) = [p for r, p in render_to(spec, tmp_path).items() if r.endswith(".rules.yaml")]
     groups = yaml.safe_load(rules.read_text())["groups"]
     slo_groups = [g for g in groups if ".slo." in g["name"]]
     assert slo_groups
     for group in slo_groups:
         records = {r["record"]: r["expr"] for r in group["rules"] if "record" in r}
-        events = [name for name in records if ":slo_outcomes:" in name]
+        tiles = [name for name in records if name.endswith(":increase1h_hourly")]
+        events = [name for name in records if ":slo_outcomes:" in name and name not in tiles]
         raw_readers = [name for name, expr in records.items() if " offset " in expr]
         assert raw_readers == events, group["name"]  # one rule reads the counters
         (record,) = events
@@ -180,7 +183,16 @@ def test_bad_and_total_events_are_read_by_one_query(spec: Path, tmp_path: Path) 
             for m in promql.matchers(node)
             if m.name == "events"
         }
-        assert read == {(record, "bad"), (record, "total")}, group["name"]
+        pairs = {(name, e) for name in (record, *tiles) for e in ("bad", "total")}
+        assert {(record, "bad"), (record, "total")} <= read <= pairs, group["name"]
+        for name in tiles:
+            sources = {
+                (promql.selector_name(node), tuple(m.name for m in promql.matchers(node)))
+                for node, _ in promql.walk(promql.parse(records[name]))
+                if isinstance(node, P.VectorSelector)
+            }
+            assert {n for n, _ in sources} == {record}, name
+            assert all("events" not in names for _, names in sources), name
 
 
 AVAILABILITY = f'http_requests_total{{handler="/v1/chat/completions",{SELECTOR}'
@@ -235,7 +247,9 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
                 "promql_expr_test": [
                     _events("30m", "availability", 0, 0),
                     _events("30m", "latency-e2e", 0, 0),
-                    *(_expect("30m", w, s, 0) for w in ("5m", "1h", "30d") for s in SLOS),
+                    *(_expect("30m", w, s, 0) for w in ("5m", "1h") for s in SLOS),
+                    # The 30d window sums hourly tiles: the first is written at 60m.
+                    *(_expect("60m", "30d", s, 0) for s in SLOS),
                 ],
             },
             {
@@ -244,7 +258,8 @@ def test_edge_inputs_give_exact_ratios_or_none(tmp_path: Path) -> None:
                 "input_series": no_bucket,
                 "promql_expr_test": [
                     _events("30m", "latency-e2e", 100, None),
-                    *(_absent("30m", w, "latency-e2e") for w in ("5m", "1h", "30d")),
+                    *(_absent("30m", w, "latency-e2e") for w in ("5m", "1h")),
+                    _absent("60m", "30d", "latency-e2e"),
                 ],
             },
             {

@@ -148,9 +148,15 @@ def burn_check_ms(plan: ServicePlan) -> int:
     fastest tier's short window holds only the case's increments (the rules' evaluation
     interval after the window), on a test step. Steady traffic gives every window the same
     ratio from the first increment on, and :func:`expected_burns` counts the guard's events
-    at that time; later checks would prove the same thresholds over more evaluations."""
+    at that time; later checks would prove the same thresholds over more evaluations. A tier
+    whose long window sums hourly tiles (:func:`generator.slo.tiled`) reads nothing before the
+    first tile, at 1h: then no earlier."""
     shortest = min((t.short_window_ms for s in plan.slos for t in s.tiers), default=5 * 60_000)
     ready = shortest + plan.evaluation_interval_ms
+    if any(
+        slo.tiled(t.long_window_ms, plan.evaluation_interval_ms) for s in plan.slos for t in s.tiers
+    ):
+        ready = max(ready, slo.TILE_MS)
     return max(2 * INTERVAL_MS, -(-ready // INTERVAL_MS) * INTERVAL_MS)
 
 
@@ -415,14 +421,17 @@ def budget_groups(plan: ServicePlan) -> list[dict[str, Any]]:
                 _slo_mix(plan, ratio, bad_class(s)),
             )
         )
+    # The SLO window sums hourly tiles (:func:`generator.slo.tiled`): the first is at 1h.
+    tiles = any(slo.tiled(s.window_ms, plan.evaluation_interval_ms) for s in slos)
+    check = max(CHECK_MS, slo.TILE_MS) if tiles else CHECK_MS
     groups = []
     for name, classes in cases:
-        series = healthy(plan, classes).render(steps_until(CHECK_MS))
+        series = healthy(plan, classes).render(steps_until(check))
         tests = [
             alert_test(
-                CHECK_MS,
+                check,
                 naming.ALERT_ERROR_BUDGET_LOW,
-                expected_budget_lows(plan, classes, CHECK_MS),
+                expected_budget_lows(plan, classes, check),
             )
         ]
         groups.append(promtool_group(name, series, tests))

@@ -1,7 +1,8 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
 One record of bad and total events per evaluation, and why every window's ratio is exact:
-docs/architecture.md, "SLI records and burn-rate alerts".
+docs/architecture.md, "SLI records and burn-rate alerts". Windows of a day or more sum hourly
+tiles of those increments (:func:`generator.slo.tiled`): docs/architecture.md, "Hourly tiles".
 """
 
 from __future__ import annotations
@@ -168,19 +169,51 @@ def events_selector(plan: ServicePlan, s: SLOPlan, events: str) -> str:
     return recorded(plan, events_record(plan), _slo(s), Matcher(naming.EVENTS, "=", events))
 
 
+def tiles_record(plan: ServicePlan) -> str:
+    """Record name of the hourly tiles: the bad and total increments of the hour that ends at
+    the evaluation in each hour's first interval, one sample an hour."""
+    return naming.record(plan.group_by, naming.SLI_EVENTS, naming.increase(slo.TILE_MS) + "_hourly")
+
+
+def tiles_expr(plan: ServicePlan, s: SLOPlan) -> str:
+    """The hour's bad and total increments (``sum_over_time`` over the 1h range, half an
+    evaluation short as every window's), kept only at the evaluation in the hour's first
+    interval (``time() % 3600 < interval``): consecutive tiles are exactly an hour apart when
+    evaluations are regular, so they tile the increments without gap or overlap."""
+    every = recorded(plan, events_record(plan), _slo(s))
+    first = decimal_str(Fraction(plan.evaluation_interval_ms, 1000))
+    return (
+        f"sum_over_time({every}[{_range(plan, slo.TILE_MS)}])\n"
+        f"and on () (vector(time() % {slo.TILE_MS // 1000}) < {first})"
+    )
+
+
+def tiled(plan: ServicePlan, window_ms: int) -> bool:
+    """Whether ``plan``'s rules sum ``window_ms`` from hourly tiles (:func:`generator.slo.tiled`)."""
+    return slo.tiled(window_ms, plan.evaluation_interval_ms)
+
+
+def window_sum(plan: ServicePlan, s: SLOPlan, events: str, window_ms: int) -> str:
+    """``s``'s bad or total events (``events``) over ``window_ms``: the sum of its
+    per-evaluation increments, or of its hourly tiles for a tiled window (ending at the
+    newest tile, up to an hour before now)."""
+    name = tiles_record(plan) if tiled(plan, window_ms) else events_record(plan)
+    sel = recorded(plan, name, _slo(s), Matcher(naming.EVENTS, "=", events))
+    return f"sum_over_time({sel}[{_range(plan, window_ms)}])"
+
+
 def sli_records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     """Recording rules of one SLO: bad/total increments, error ratio per window, SLI, budget,
     burn rate."""
     g = plan.group_by
     labels = {naming.SLO: s.name}
     rules = [record_rule(plan, events_record(plan), events_expr(plan, s), labels)]
-    bad_sel = events_selector(plan, s, naming.EVENTS_BAD)
-    total_sel = events_selector(plan, s, naming.EVENTS_TOTAL)
+    if any(tiled(plan, w) for w in windows(s)):
+        rules.append(record_rule(plan, tiles_record(plan), tiles_expr(plan, s), labels))
     for window_ms in windows(s):
-        r = _range(plan, window_ms)
         bad_w, total_w = (
-            f"sum without ({naming.EVENTS}) (sum_over_time({sel}[{r}]))"
-            for sel in (bad_sel, total_sel)
+            f"sum without ({naming.EVENTS}) ({window_sum(plan, s, events, window_ms)})"
+            for events in (naming.EVENTS_BAD, naming.EVENTS_TOTAL)
         )
         # Each sum drops the events label, so bad and total match and the ratio has one label
         # set. Nothing (not a healthy 0) when the bad series is missing. `+ 1e-300` leaves
@@ -249,8 +282,7 @@ def budget_low_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     ``min_events`` events (a new service's first failures are no spent budget)."""
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
     left = budget_remaining(plan, s)
-    total = events_selector(plan, s, naming.EVENTS_TOTAL)
-    events = f"sum_over_time({total}[{_range(plan, s.window_ms)}])"
+    events = window_sum(plan, s, naming.EVENTS_TOTAL, s.window_ms)
     fastest = min((t.long_window_ms for t in s.tiers), default=None)
     rules = []
     for i, level in enumerate(s.budget_levels):
@@ -283,13 +315,12 @@ def burn_rate_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     """One ``ErrorBudgetBurn`` rule per tier of ``s``."""
     rules: list[Rule] = []
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
-    total = events_selector(plan, s, naming.EVENTS_TOTAL)
     for tier in s.tiers:
         threshold = decimal_str(tier.threshold)
         long_ratio = recorded(plan, error_ratio_record(plan, tier.long_window_ms), _slo(s))
         short_ratio = recorded(plan, error_ratio_record(plan, tier.short_window_ms), _slo(s))
         # Events the long window counted: the sum of its increments, never extrapolated.
-        events = f"sum_over_time({total}[{_range(plan, tier.long_window_ms)}])"
+        events = window_sum(plan, s, naming.EVENTS_TOTAL, tier.long_window_ms)
         expr = (
             f"{long_ratio} > {threshold}\n"
             f"and on ({on}) {short_ratio} > {threshold}\n"

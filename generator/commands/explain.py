@@ -150,7 +150,10 @@ def format_plan(plan: ServicePlan) -> str:
         "the SRE Workbook's ideal (threshold × long window / bad share to fire, short window ×",
         "(1 − threshold) to resolve). The windows sum exact per-evaluation increments, so ours",
         "is the first evaluation after the ideal: never earlier, at most one interval later",
-        "(generator.slo.detection_ms). Min events: a tier fires only once its long window has",
+        "(generator.slo.detection_ms). A long window of a day or more sums hourly tiles and",
+        "ends at the newest (up to an hour ago): such a tier fires at the first whole hour",
+        "after that, up to an hour later (the outage here starts an evaluation past the hour:",
+        "the worst case). Min events: a tier fires only once its long window has",
         "counted that many events, never extrapolating a window that holds less history (a new",
         'service, rules loaded minutes ago). See docs/spec.md, "SLO alerts".',
     ]
