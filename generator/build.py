@@ -114,8 +114,12 @@ class BuildOptions:
         return cls(dashboards_via, mimir, fleet_name, outputs, tests)
 
     def variant(self) -> str:
-        """:func:`variant` of these options."""
-        return variant(self.dashboards_via, self.mimir, self.outputs)
+        """:func:`variant` of these options; ``+untested`` when the tests are not built, so a
+        service recorded by such a render (``--skip-promtool``, tests not written) is reused
+        only by another one, never by a render that writes or proves its tests."""
+        return variant(self.dashboards_via, self.mimir, self.outputs) + (
+            "" if self.tests else "+untested"
+        )
 
 
 @dataclass(frozen=True)
