@@ -59,6 +59,10 @@ Outputs = dict[str, str]
 # shipping each service's ~0.5 MB of text back).
 PARALLEL_FROM = 16
 
+# The ``render.outputs`` kinds :func:`generator.builders.overlay.service_overlay` and
+# :func:`~generator.builders.overlay.fleet_overlay` build files for.
+OVERLAY_KINDS = ("helm", "helm-per-service", "manifests")
+
 
 def variant(dashboards_via: str, mimir: bool, outputs: Collection[str] | None = None) -> str:
     """The render options a service's own files depend on, as one string (part of each
@@ -88,6 +92,13 @@ class BuildOptions:
     outputs: tuple[str, ...] | None = None
     tests: bool = True
 
+    @property
+    def overlay(self) -> bool:
+        """Whether the install overlays (``helm/`` and ``manifests/`` files) are built: False
+        when ``outputs`` names none of :data:`OVERLAY_KINDS`, so nothing would write them
+        (on the realistic fleet, about a fifth of a service's build)."""
+        return self.outputs is None or any(kind in OVERLAY_KINDS for kind in self.outputs)
+
     @classmethod
     def for_render(
         cls,
@@ -103,8 +114,12 @@ class BuildOptions:
         return cls(dashboards_via, mimir, fleet_name, outputs, tests)
 
     def variant(self) -> str:
-        """:func:`variant` of these options."""
-        return variant(self.dashboards_via, self.mimir, self.outputs)
+        """:func:`variant` of these options; ``+untested`` when the tests are not built, so a
+        service recorded by such a render (``--skip-promtool``, tests not written) is reused
+        only by another one, never by a render that writes or proves its tests."""
+        return variant(self.dashboards_via, self.mimir, self.outputs) + (
+            "" if self.tests else "+untested"
+        )
 
 
 @dataclass(frozen=True)
@@ -150,11 +165,14 @@ def service_outputs(
     mimir: bool = False,
     warn: Callable[[Diagnostic], None] | None = None,
     tests: bool = True,
+    overlay: bool = True,
 ) -> Outputs:
     """Every file of ``plan`` alone: rule file, promtool tests, its runbook pages, dashboard,
     Helm values, sidecar values and manifests (and with ``mimir`` its Mimir rule file), by
     repository path. ``warn`` receives the install overlays' size warnings; ``tests`` False
-    leaves the promtool tests out (not generated at all: :attr:`BuildOptions.tests`).
+    leaves the promtool tests out (not generated at all: :attr:`BuildOptions.tests`);
+    ``overlay`` False the Helm values, sidecar values and manifests
+    (:attr:`BuildOptions.overlay`).
 
     Raises:
         ObsgenError: no test can be generated for a matcher (exit 2, only with ``tests``), or
@@ -172,6 +190,8 @@ def service_outputs(
         out.update(service_rule_tests(plan, groups))
     out.update(service_runbook_outputs(plan))
     out.update(service_dashboard_output(plan))
+    if not overlay:
+        return out
     uid = naming.dashboard_uid(plan.name, plan.namespace, plan.cluster_label)
     dashboard = Dashboard(plan.stem, out[naming.dashboard_file(plan.stem)], plan.namespace, uid)
     out.update(service_overlay(plan, dashboard, dashboards_via, text or groups, warn))
@@ -240,18 +260,20 @@ def fleet_outputs(
     fleet_name: str | None = None,
     warn: Callable[[Diagnostic], None] | None = None,
     from_plans: Outputs | None = None,
+    overlay: bool = True,
 ) -> Outputs:
     """Files of every service together: runbooks, the fleet overview (dashboard and its
     manifest) and :data:`naming.ALL_SERVICES_VALUES`, given each service's own files.
     ``fleet_name``: ``render.fleetName`` of obsgen.yaml (None: from the namespaces); ``warn``
     receives the overlays' size warnings; ``from_plans``: :func:`fleet_plan_outputs` of the
-    same plans, when already built (render builds them while the services build).
+    same plans, when already built (render builds them while the services build);
+    ``overlay`` False leaves out the Helm values and manifests (:attr:`BuildOptions.overlay`).
 
     Raises:
         ObsgenError: a dashboard too large for the ConfigMap that would carry it (exit 1).
     """
     out = dict(from_plans) if from_plans is not None else fleet_plan_outputs(plans, fleet_name)
-    if not plans:
+    if not plans or not overlay:
         return out
     fleet_path = naming.fleet_dashboard_file()
     fleet_text = out[fleet_path]
@@ -307,7 +329,7 @@ def _build_one(
     plan = plans[index]
     warnings: list[Diagnostic] = []
     via, mimir, tests = options.dashboards_via, options.mimir, options.tests
-    outputs = service_outputs(plan, via, mimir, warnings.append, tests)
+    outputs = service_outputs(plan, via, mimir, warnings.append, tests, options.overlay)
     if spool_to is None:
         return plan.stem, outputs, warnings
     # Only the paths travel back to the parent.

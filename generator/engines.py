@@ -105,14 +105,16 @@ class Core:
     ) -> Built:
         """See :meth:`Engine.build`."""
         via, mimir, tests = self.options.dashboards_via, self.options.mimir, self.options.tests
+        overlay = self.options.overlay
         warnings: dict[str, list[Diagnostic]] = {p.stem: [] for p in plans}
         services: dict[str, Mapping[str, str]] = {
-            p.stem: service_outputs(p, via, mimir, warnings[p.stem].append, tests) for p in plans
+            p.stem: service_outputs(p, via, mimir, warnings[p.stem].append, tests, overlay)
+            for p in plans
         }
         built = Built(services, {}, warnings)
         if fleet and plans:
-            name = self.options.fleet_name
-            built.fleet = fleet_outputs(plans, services, via, name, built.fleet_warnings.append)
+            name, warn = self.options.fleet_name, built.fleet_warnings.append
+            built.fleet = fleet_outputs(plans, services, via, name, warn, overlay=overlay)
         built.fleet.update(alertmanager_outputs(plans, receivers))
         return built
 
@@ -181,7 +183,9 @@ class Fleet:
                 progress.phase("building fleet files", 1)
             if fleet:
                 via, name, warn = options.dashboards_via, options.fleet_name, built.fleet_warnings
-                built.fleet = fleet_outputs(plans, services, via, name, warn.append, from_plans)
+                built.fleet = fleet_outputs(
+                    plans, services, via, name, warn.append, from_plans, options.overlay
+                )
             built.fleet.update(alertmanager_files())
         cache = means.cache
         if cache is not None:

@@ -177,10 +177,30 @@ def names_in(expr: str) -> set[str]:
     return {*_IDENTIFIER.findall(expr), *(unquote(b) for b in _QUOTED_NAME.findall(expr))}
 
 
+# Each matcher's text, rendered once per process: a fleet's services render the same few
+# hundred matchers tens of thousands of times (bounded: cleared when it grows past the limit).
+_RENDERED: dict[Matcher, str] = {}
+_RENDERED_LIMIT = 65536
+
+
+def _matcher_key(matcher: Matcher) -> tuple[str, str, str]:
+    # The order of Matcher's own (dataclass) comparison, without its per-call tuples.
+    return (matcher.label, matcher.op, matcher.value)
+
+
+def _rendered(matcher: Matcher) -> str:
+    text = _RENDERED.get(matcher)
+    if text is None:
+        if len(_RENDERED) >= _RENDERED_LIMIT:
+            _RENDERED.clear()
+        text = _RENDERED[matcher] = matcher.render()
+    return text
+
+
 def selector(metric: str, matchers: Iterable[Matcher]) -> str:
     """Render ``metric{a="x",b=~"y"}`` with matchers sorted (deterministic output); a UTF-8
     metric or label name is quoted (:func:`selector_text`, :func:`label_name`)."""
-    return selector_text(metric, [m.render() for m in sorted(set(matchers))])
+    return selector_text(metric, [_rendered(m) for m in sorted(set(matchers), key=_matcher_key)])
 
 
 def by(labels: Iterable[str]) -> str:

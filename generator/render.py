@@ -332,8 +332,9 @@ class RenderOptions:
             still built and proved, but for the promtool tests: left out and not proved
             (without ``run_promtool``), nothing reads them, so they are not built
             (:meth:`BuildOptions.for_render`). Without the tests on disk nothing shows that a
-            service reused later was proved: such a render records nothing in the cache, so
-            the next render builds and proves those services again.
+            service reused later was proved: such a render records its services under a key
+            of their own (:meth:`BuildOptions.variant`, ``+untested``), which only another
+            such render reuses; the next render that proves builds and proves them again.
         jobs: worker processes at most (None: one per usable core).
         fleet: build and prove through the fleet layer (:class:`generator.engines.Fleet`:
             workers, cache, spooled files); False: the core (:class:`generator.engines.Core`),
@@ -556,8 +557,6 @@ def _bundle(
 
         services = {name: only(own, wanted) for name, own in services.items()}
         fleet = dict(only(fleet, wanted))
-        if not options.build_options().tests:
-            keys = {}  # neither written nor proved: nothing to show it was proved
     files = BundleFiles([*(services[plan.stem] for plan in plans), fleet])
     stale = [] if partial else writer.stale_outputs(root, files, naming.OUTPUT_DIRS)
     return Bundle(files, stale, services, keys, partial, built.warnings)

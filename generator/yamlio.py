@@ -248,8 +248,48 @@ def indent_lines(text: str, pad: str) -> str:
     return "\n".join(pad + line if line else line for line in text.split("\n"))
 
 
+def _prefill(emitter: _Emitter, data: Any) -> None:
+    """Put in ``emitter``'s cache the libyaml text of every string of ``data`` that is not
+    plain (single-line ones and multi-line ones apart), from one PyYAML dump of each kind as a
+    list instead of one dump per string: each item of a block sequence is written as the one
+    item of ``[value]`` is (the same context, the same analysis of the scalar). A dump whose
+    items cannot be told apart line by line fills nothing: :meth:`_Emitter.scalar` and
+    :meth:`_Emitter.block` then dump those strings one by one, as without this."""
+    cache = emitter.cache
+    single: dict[str, None] = {}
+    multi: dict[str, None] = {}
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif kind is list:
+            stack.extend(value)
+        elif kind is str and value not in cache:
+            if "\n" in value:
+                if ("block", value) not in cache:
+                    multi[value] = None
+            elif _plain(value):
+                cache[value] = value
+            elif len(value) <= _MAX_FAST_LINE:
+                single[value] = None
+    if len(single) > 1:
+        texts = _pyyaml(list(single)).split("\n")
+        if len(texts) == len(single) + 1 and all(t[:2] == "- " for t in texts[:-1]):
+            cache.update(zip(single, (t[2:] for t in texts[:-1]), strict=True))
+    if len(multi) > 1:
+        pieces = ("\n" + _pyyaml(list(multi))).split("\n- ")[1:]
+        if len(pieces) == len(multi) and pieces[-1][-1:] == "\n":
+            last = len(pieces) - 1
+            for i, (value, piece) in enumerate(zip(multi, pieces, strict=True)):
+                cache[("block", value)] = piece if i == last else piece + "\n"
+
+
 def _fast(data: Any) -> str | None:
     emitter = _Emitter()
+    _prefill(emitter, data)
     try:
         if type(data) is dict and data:
             emitter.mapping(data, 0, False)

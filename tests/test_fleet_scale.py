@@ -154,9 +154,10 @@ def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         mimir: bool = False,
         warn: Any = None,
         tests: bool = True,
+        overlay: bool = True,
     ) -> dict[str, str]:
         built.append(plan.name)
-        return original(plan, dashboards_via, mimir, warn, tests)
+        return original(plan, dashboards_via, mimir, warn, tests, overlay)
 
     monkeypatch.setattr(build, "service_outputs", counting)
     return built
@@ -364,11 +365,16 @@ def test_build_services_reports_each_services_warnings(monkeypatch: pytest.Monke
     original = build.service_outputs
 
     def warning(
-        plan: ServicePlan, via: str, mimir: bool, warn: Any = None, tests: bool = True
+        plan: ServicePlan,
+        via: str,
+        mimir: bool,
+        warn: Any = None,
+        tests: bool = True,
+        overlay: bool = True,
     ) -> dict[str, str]:
         if warn is not None:
             warn(Diagnostic(plan.source, "", "big", Level.WARNING))
-        return original(plan, via, mimir, warn, tests)
+        return original(plan, via, mimir, warn, tests, overlay)
 
     monkeypatch.setattr(build, "service_outputs", warning)
     _, found = build.build_services(plans)

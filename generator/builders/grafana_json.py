@@ -286,14 +286,31 @@ def layout(rows: Sequence[RowDef]) -> list[g.Panel]:
 
 
 def _drop_nulls(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            k: _drop_nulls(v)
-            for k, v in value.items()
-            if v is not None and k not in _LEGACY_KEYS and v != {}
-        }
-    if isinstance(value, list):
+    """``value`` (parsed JSON: dicts, lists, scalars) without null values, empty objects and
+    :data:`_LEGACY_KEYS` in any object, at any depth; an object emptied by this stays ``{}``.
+    Only containers are walked into (a dashboard has ~150,000 values, most of them scalars)."""
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            if item is None or key in _LEGACY_KEYS:
+                continue
+            inner = type(item)
+            if inner is dict:
+                if item:
+                    out[key] = _drop_nulls(item)
+            elif inner is list:
+                out[key] = _drop_nulls(item)
+            elif isinstance(item, dict | list):  # a subclass: walked as its base class
+                if item != {}:
+                    out[key] = _drop_nulls(item)
+            else:
+                out[key] = item
+        return out
+    if kind is list:
         return [_drop_nulls(v) for v in value]
+    if isinstance(value, dict | list):  # a subclass: walked as its base class
+        return _drop_nulls(dict(value) if isinstance(value, dict) else list(value))
     return value
 
 

@@ -59,21 +59,23 @@ def _first_value(values: str) -> float:
     return float(match.group(1)) if match else float("nan")
 
 
-def _items(s: Series) -> list[tuple[str, dict[str, str], float]]:
-    """(name, labels, first value) of every synthetic series; counters start at 0."""
-    out = [(name, dict(labels), 0.0) for name, labels in s.counters]
-    out += [(name, dict(labels), _first_value(v)) for (name, labels), v in s.gauges.items()]
-    return out
-
-
 def _select(
     s: Series, metric: str, matchers: Sequence[Matcher]
 ) -> list[tuple[dict[str, str], float]]:
-    return [
-        (labels, first)
-        for name, labels, first in _items(s)
-        if name == metric and all(selected(m, labels) for m in matchers)
-    ]
+    """(labels, first value) of the series of ``metric`` that ``matchers`` select, counters
+    (starting at 0) first; labels are built for that metric's series only."""
+    out: list[tuple[dict[str, str], float]] = []
+    for name, pairs in s.counters:
+        if name == metric:
+            labels = dict(pairs)
+            if all(selected(m, labels) for m in matchers):
+                out.append((labels, 0.0))
+    for (name, pairs), values in s.gauges.items():
+        if name == metric:
+            labels = dict(pairs)
+            if all(selected(m, labels) for m in matchers):
+                out.append((labels, _first_value(values)))
+    return out
 
 
 def owner_pods(plan: ServicePlan, s: Series) -> set[tuple[str, str]]:
@@ -214,9 +216,19 @@ def _guard_name(item: SignalInput) -> str:
     return f"{naming.ALERT_SIGNAL_MISSING} {item.signal} ({item.metric}{le})"
 
 
-def _missing(plan: ServicePlan, classes: Sequence[Klass], items: Sequence[SignalInput]) -> Series:
-    """Healthy series without the first needed series of each of ``items``."""
-    s = healthy(plan, classes)
+def _missing(
+    plan: ServicePlan,
+    classes: Sequence[Klass],
+    items: Sequence[SignalInput],
+    start: Series | None = None,
+) -> Series:
+    """Healthy series without the first needed series of each of ``items``; ``start``: the
+    healthy series of ``plan`` and ``classes`` when already built (copied, never changed)."""
+    s = (
+        healthy(plan, classes)
+        if start is None
+        else Series(dict(start.counters), dict(start.gauges))
+    )
     for item in items:
         for source in item.needs[0]:
             _remove(plan, s, source)
@@ -249,21 +261,22 @@ def guard_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     # Inputs whose removals do not mask each other share a case (fewer promtool steps): each
     # case removes its members' series, and every member must still be predicted to fire.
     cases: list[list[SignalInput]] = []
+    pristine = healthy(plan, base)  # each case below starts from a copy
     for item in items:
         for members in cases:
             if all(
-                _own_alert(plan, m, _missing(plan, base, [*members, item]))
+                _own_alert(plan, m, _missing(plan, base, [*members, item], pristine))
                 for m in (*members, item)
             ):
                 members.append(item)
                 break
         else:
-            if not _own_alert(plan, item, _missing(plan, base, [item])):
+            if not _own_alert(plan, item, _missing(plan, base, [item], pristine)):
                 raise ValueError(f"{_guard_name(item)} would not fire with its series missing")
             cases.append([item])
     groups = []
     for members in cases:
-        s = _missing(plan, base, members)
+        s = _missing(plan, base, members, pristine)
         names = ", ".join(_guard_name(m).removeprefix(alert + " ") for m in members)
         groups.append(
             family_case(

@@ -82,16 +82,31 @@ class Series:
 
     def render(self, steps: int, reset_at: int | None = None) -> list[dict[str, str]]:
         out = []
-        for (name, labels), per_step in sorted(self.counters.items()):
+        for key, per_step in sorted(self.counters.items()):
             inc = go_float(per_step)
             if reset_at is None:
                 values = f"0+{inc}x{steps}"
             else:  # the pod restarts: every counter drops to 0 and counts on
                 values = f"0+{inc}x{reset_at - 1} 0+{inc}x{steps - reset_at}"
-            out.append({"series": series_text(name, dict(labels)), "values": values})
-        for (name, labels), values in sorted(self.gauges.items()):
-            out.append({"series": series_text(name, dict(labels)), "values": values})
+            out.append({"series": _key_text(key), "values": values})
+        for key, values in sorted(self.gauges.items()):
+            out.append({"series": _key_text(key), "values": values})
         return out
+
+
+# The series text of each (metric, sorted labels) key, rendered once per process: a service's
+# cases render the same series hundreds of times (bounded: cleared past the limit).
+_KEY_TEXTS: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+_KEY_TEXTS_LIMIT = 65536
+
+
+def _key_text(key: tuple[str, tuple[tuple[str, str], ...]]) -> str:
+    text = _KEY_TEXTS.get(key)
+    if text is None:
+        if len(_KEY_TEXTS) >= _KEY_TEXTS_LIMIT:
+            _KEY_TEXTS.clear()
+        text = _KEY_TEXTS[key] = series_text(key[0], dict(key[1]))
+    return text
 
 
 OTHER_CLUSTER = "test-cluster-b"

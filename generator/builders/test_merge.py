@@ -49,15 +49,40 @@ def reads(groups: Sequence[Mapping[str, Any]]) -> dict[str, frozenset[str]]:
     return closed
 
 
+# Each input series' metric name, parsed once per process: merging compares every block's
+# series with every other block's (bounded: cleared when it grows past the limit).
+_METRICS: dict[str, str] = {}
+_METRICS_LIMIT = 65536
+
+
 def _metric(series: str) -> str:
-    return series_metric(series)
+    metric = _METRICS.get(series)
+    if metric is None:
+        if len(_METRICS) >= _METRICS_LIMIT:
+            _METRICS.clear()
+        metric = _METRICS[series] = series_metric(series)
+    return metric
+
+
+# _same_run's answers: the blocks of one file hold the same few values strings many times.
+_RUNS: dict[tuple[str, str], str | None] = {}
 
 
 def _same_run(a: str, b: str) -> str | None:
     """The longer of two ``values`` strings that are the same input up to the shorter's end,
-    or None."""
+    or None (remembered per process, bounded as :data:`_METRICS`)."""
     if a == b:
         return a
+    pair = (a, b)
+    if pair in _RUNS:
+        return _RUNS[pair]
+    if len(_RUNS) >= _METRICS_LIMIT:
+        _RUNS.clear()
+    found = _RUNS[pair] = _run_of(a, b)
+    return found
+
+
+def _run_of(a: str, b: str) -> str | None:
     head_a, space_a, last_a = a.rpartition(" ")
     head_b, space_b, last_b = b.rpartition(" ")
     if head_a != head_b or space_a != space_b:
@@ -77,30 +102,41 @@ class _Block:
     reads: set[str] = field(default_factory=set)
 
     def merged(self, other: _Block) -> dict[str, str] | None:
-        """The input series of this block and ``other`` together, or None when they clash."""
+        """The input series of this block and ``other`` together, or None when they clash.
+
+        Every clash is found before the series are copied (most pairs of blocks clash): the
+        result is this block's series, in their order, with ``other``'s changes applied in
+        ``other``'s order (new series after them)."""
         if other.interval != self.interval:
             return None
-        if len(" | ".join([*self.names, *other.names])) > MAX_NAME_CHARS:
+        names = len(self.names) + len(other.names)
+        chars = sum(map(len, self.names)) + sum(map(len, other.names)) + 3 * (names - 1)
+        if chars > MAX_NAME_CHARS:  # the length of the joined name " | ".join(names)
             return None
-        out = dict(self.series)
-        for key, values in other.series.items():
-            metric = _metric(key)
-            mine = out.get(key)
+        mine_series, theirs = self.series, other.series
+        mine_reads, their_reads = self.reads, other.reads
+        changes: dict[str, str] = {}
+        for key, values in theirs.items():
+            mine = mine_series.get(key)
             if mine is None:
-                if metric in self.reads:
+                if _metric(key) in mine_reads:
                     return None
-                out[key] = values
+                changes[key] = values
                 continue
             same = _same_run(mine, values)
             if same is not None:
-                out[key] = same
-            elif metric in self.reads and metric in other.reads:
+                changes[key] = same
+                continue
+            metric = _metric(key)
+            if metric in their_reads:
+                if metric in mine_reads:
+                    return None
+                changes[key] = values
+        for key in mine_series:
+            if key not in theirs and _metric(key) in their_reads:
                 return None
-            elif metric in other.reads:
-                out[key] = values
-        for key in self.series.keys() - other.series.keys():
-            if _metric(key) in other.reads:
-                return None
+        out = dict(mine_series)
+        out.update(changes)
         return out
 
 
