@@ -889,6 +889,18 @@ CASES = [
         id="the Workbook tier 6x over 6h spends 5%",
     ),
     pytest.param(
+        "burn-rate-budget-spend",
+        [
+            rule_file(
+                record("slo:burn_rate:ratio_rate30m", f"{R30M} / 0.05"),
+                alert(f"{R30M} > 0.72 and {R5M} > 0.72", **NO_FOR),
+            )
+        ],
+        P,
+        {},
+        id="14.4x over 30m at 95 percent spends exactly 1% (0.72 / 0.05 in floats is 14.399...)",
+    ),
+    pytest.param(
         "burn-rate-for-too-long",
         [
             rule_file(

@@ -25,7 +25,9 @@ def burn_rate_budget_spend(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[H
         factor = long.factor
         if factor is None or factor < 1 or long.threshold >= 1:
             continue  # unknown budget, burn-rate-below-budget, burn-rate-never-fires
-        spend = factor * long.window / period
+        # Rounded: a factor read back from a decimal threshold (0.72 / 0.05 = 14.399…) lands
+        # a hair below a boundary it was written on (14.4× over 30m spends exactly 1%).
+        spend = round(factor * long.window / period, 9)
         lasts = _fmt(period / factor)
         where = f"{factor:g}× over {_fmt(long.window)}"
         if MIN_SPEND <= spend < MAX_SPEND:
