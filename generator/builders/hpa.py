@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from generator import naming
 from generator.builders.kube import Obj, common_labels
 from generator.plan import ServicePlan
+from generator.promql import Matcher, equals
 from generator.units import decimal_str
 
 API_HPA = "autoscaling/v2"
@@ -77,7 +78,7 @@ def adapter_query(record: str, labels: Mapping[str, str], namespace: str) -> str
     """The PromQL prometheus-adapter sends for the External metric of ``record`` asked for by an
     HPA in ``namespace`` with ``matchLabels`` ``labels`` (selector sorted by key, then the
     namespace: ``BuildExternal``)."""
-    parts = [f'{k}="{v}"' for k, v in sorted(labels.items())] + [f'namespace="{namespace}"']
+    parts = [m.render() for m in equals(labels)] + [Matcher("namespace", "=", namespace).render()]
     return METRICS_QUERY.replace("<<.Series>>", record).replace(
         "<<.LabelMatchers>>", ",".join(parts)
     )

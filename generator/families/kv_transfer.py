@@ -20,6 +20,7 @@ from generator.builders.promtool_series import (
     alert_test,
     expected_alert,
     promtool_group,
+    series_text,
 )
 from generator.builders.series_parts import labels_of, up_labels
 from generator.families.base import Family, Needs, Role
@@ -95,10 +96,6 @@ def rules(plan: ServicePlan) -> list[Rule]:
     ]
 
 
-def _text(labels: dict[str, str]) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-
-
 def _transfers(
     plan: ServicePlan, steps: int, per_min: int, failed: int, slow: bool
 ) -> list[dict[str, str]]:
@@ -107,15 +104,15 @@ def _transfers(
     assert plan.preset.kv_transfer is not None
     histogram, counter = plan.preset.kv_transfer
     labels = labels_of(plan, _matchers(plan), model_name="m", engine="0")
-    out = [{"series": f"{counter}{{{_text(labels)}}}", "values": f"0+{failed}x{steps}"}]
+    out = [{"series": series_text(counter, labels), "values": f"0+{failed}x{steps}"}]
     out.append(
-        {"series": f"{histogram}_count{{{_text(labels)}}}", "values": f"0+{per_min}x{steps}"}
+        {"series": series_text(f"{histogram}_count", labels), "values": f"0+{per_min}x{steps}"}
     )
     for le in ("0.005", "1.0", "5.0", "+Inf"):
         n = per_min if (not slow or le in ("5.0", "+Inf")) else 0
         out.append(
             {
-                "series": f"{histogram}_bucket{{{_text({**labels, 'le': le})}}}",
+                "series": series_text(f"{histogram}_bucket", {**labels, "le": le}),
                 "values": f"0+{n}x{steps}",
             }
         )
@@ -132,7 +129,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         return []  # the cases' failures and delays would not reach such limits
     steps = alert.for_ms // 60_000 + 20
     at = (alert.for_ms // 60_000 + 15) * 60_000
-    up = {"series": f"up{{{_text(up_labels(plan))}}}", "values": f"1+0x{steps}"}
+    up = {"series": series_text("up", up_labels(plan)), "values": f"1+0x{steps}"}
     by_rule = {r["alert"]: r for r in rules(plan) if "alert" in r}
     labels = {**agg_of(plan, _matchers(plan)), naming.SERVICE: plan.name}
 

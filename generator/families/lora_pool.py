@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.common import alert_rule, record_rule, recorded
-from generator.builders.promtool_series import alert_test, expected_alert, promtool_group
+from generator.builders.promtool_series import (
+    alert_test,
+    expected_alert,
+    promtool_group,
+    series_text,
+)
 from generator.builders.series_parts import labels_of, up_labels
 from generator.families.base import Family, Needs, Role
 from generator.promql import Matcher, selector
@@ -80,10 +85,8 @@ def _series(
         frozen = f" {end * 60}x{steps - end}" if end < steps else ""
         values = "_x" + str(start) + " " if start else ""
         values += f"{start * 60}+60x{end - start}{frozen}"
-        text = ",".join(
-            f'{k}="{v}"' for k, v in sorted(labels_of(plan, plan.matchers, **labels).items())
-        )
-        out.append({"series": f"{name}{{{text}}}", "values": values.strip()})
+        series = series_text(name, labels_of(plan, plan.matchers, **labels))
+        out.append({"series": series, "values": values.strip()})
     return out
 
 
@@ -98,7 +101,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     steps = 60
     at = (20 + alert.for_ms // 60_000 + 5) * 60_000
     (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
-    up = {"series": f"up{{{_text(up_labels(plan))}}}", "values": f"1+0x{steps}"}
+    up = {"series": series_text("up", up_labels(plan)), "values": f"1+0x{steps}"}
     idle = {MAX_LORA: "2", RUNNING: "a", WAITING: ""}
     full = {MAX_LORA: "2", RUNNING: "a,b", WAITING: "c"}
     target = {
@@ -123,10 +126,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
             [alert_test(at, ALERT, [])],
         ),
     ]
-
-
-def _text(labels: dict[str, str]) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
 
 
 FAMILY = Family(

@@ -19,7 +19,12 @@ from generator import naming
 from generator.builders.common import alert_rule, record_rule, recorded
 from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.panel_parts import legend, panel_runbook, rec
-from generator.builders.promtool_series import alert_test, expected_alert, promtool_group
+from generator.builders.promtool_series import (
+    alert_test,
+    expected_alert,
+    promtool_group,
+    series_text,
+)
 from generator.builders.series_parts import labels_of, up_labels
 from generator.families.base import Family, Needs, Role
 from generator.promql import selector
@@ -115,10 +120,6 @@ def _model(plan: ServicePlan, name: str) -> dict[str, str]:
     return {plan.model_label: name} if plan.model_label else {}
 
 
-def _text(labels: dict[str, str]) -> str:
-    return ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-
-
 def _counters(
     plan: ServicePlan, model: str, draft_per_min: int, accepted: list[tuple[int, int]]
 ) -> list[dict[str, str]]:
@@ -133,7 +134,7 @@ def _counters(
         at += per_min * (minutes + 1)
     return [
         {
-            "series": f"{c.name}{{{_text(labels_of(plan, c.matchers, **_model(plan, model)))}}}",
+            "series": series_text(c.name, labels_of(plan, c.matchers, **_model(plan, model))),
             "values": values,
         }
         for c, values in ((draft, f"0+{draft_per_min}x{total}"), (acc, " ".join(phases)))
@@ -157,7 +158,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     }
     expected = [expected_alert(rule, {**fired, naming.SERVICE: plan.name}, None)]
     series = [
-        {"series": f"up{{{_text(up_labels(plan))}}}", "values": f"1+0x{day + after}"},
+        {"series": series_text("up", up_labels(plan)), "values": f"1+0x{day + after}"},
         *_counters(plan, "a", 100, [(80, day), (40, after)]),
         *(_counters(plan, "b", 100, [(80, day + after)]) if plan.model_label else []),
         *(_counters(plan, "c", 0, [(0, day + after)]) if plan.model_label else []),
