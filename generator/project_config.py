@@ -122,6 +122,14 @@ class RenderConfig(StrictModel):
             )
         if self.outputs is not None and self.write_tests:
             raise ValueError("writeTests: goes with install:; with outputs:, list tests there")
+        if "tests" in self.kinds and "rules" not in self.kinds:
+            where = f"install: {self.install_path}" if self.outputs is None else "outputs:"
+            raise ValueError(
+                "the written tests (writeTests, or tests in outputs) name the rule files "
+                f"rules/<service>.rules.yaml, which {where} does not write, so `promtool test "
+                "rules` could not run them; use install: rules, or list rules with tests in "
+                "outputs"
+            )
         if self.dashboards_via == "values":
             if self.outputs is None and self.install_path != "helm":
                 raise ValueError(

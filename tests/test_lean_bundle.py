@@ -67,6 +67,9 @@ def test_the_default_is_the_rule_files_dashboards_runbooks_and_routing(tmp_path:
         ("render: {writeTests: true, outputs: [rules]}", "list tests there"),
         ("render: {outputs: [dashboards, runbooks]}", "install path of the rules"),
         ("render: {install: charts}", "'rules', 'manifests' or 'helm'"),
+        ("render: {install: manifests, writeTests: true}", "install: manifests does not"),
+        ("render: {install: helm, writeTests: true}", "install: helm does not write"),
+        ("render: {outputs: [helm, tests]}", "outputs: does not write"),
     ],
 )
 def test_contradicting_settings_name_the_field(tmp_path: Path, config: str, message: str) -> None:
