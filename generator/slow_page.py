@@ -129,7 +129,8 @@ def slow_page_warnings(plan: ServicePlan, bound_ms: int = SLOW_PAGE_MS) -> list[
                 f"(budget: {decimal_str(t.budget)}, longWindow: "
                 f"{format_duration_ms(t.long_window_ms)}, shortWindow: "
                 f"{format_duration_ms(t.short_window_ms)}, severity: critical — "
-                f"{decimal_str(t.factor)}×, pages after {_ms(fast_ms)})"
+                f"{decimal_str(t.factor)}×, pages after {_ms(fast_ms)}; a tiers list replaces "
+                "the default tiers, so list those you keep beside it)"
             )
         fix = " or ".join(fixes) if fixes else "a tighter objective or a faster critical tier"
         out.append(

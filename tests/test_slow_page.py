@@ -47,8 +47,16 @@ def test_check_flags_a_95_percent_slo_paging_after_44_minutes(
     assert "a tighter objective (96.6% pages after 30m)" in line
     assert (
         "a faster critical tier in spec.slos[1].alerting.tiers (budget: 0.01, longWindow: 30m, "
-        "shortWindow: 2m, severity: critical — 14.4×, pages after 22m)" in line
+        "shortWindow: 2m, severity: critical — 14.4×, pages after 22m; a tiers list replaces "
+        "the default tiers, so list those you keep beside it)" in line
     )
+
+
+def test_render_flags_it_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _spec(tmp_path)
+    assert main(["render", str(path), "--skip-promtool", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert len([x for x in err.splitlines() if SLOW in x]) == 1, err
 
 
 def test_explain_flags_it_too_and_prints_every_fastest_page(
