@@ -61,6 +61,7 @@ _SPEC_PARAM = {
     "baseline": "baseline_ms",  # "1d" | "7d", turned into ms below
     "min_tokens_per_second": "min_tokens_per_second",
     "measure": "measure",
+    "max_loras": "max_loras",
 }
 # Families off unless the spec sets them (their output would be new for every existing spec).
 _OPT_IN = {"efficiency_regression"}

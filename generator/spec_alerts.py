@@ -96,6 +96,14 @@ class PrefixCacheAlert(AlertBase):
     min: AlertRatio | None = None
 
 
+class LoraPoolAlert(AlertBase):
+    """``alerts.loraPool``: the LoRA pool full (``maxLoras`` adapters running: the server's
+    ``--max-loras``, vLLM's default 1) with adapters waiting (docs/spec.md, "LoRA adapter
+    pool")."""
+
+    max_loras: Annotated[int, Field(ge=1, le=256)] | None = None
+
+
 class SpecDecodeAlert(AlertBase):
     """``alerts.specDecode``: the speculative-decoding acceptance rate (accepted / draft tokens)
     over 1h more than ``maxDrop`` (0–1, relative) below its own average over the last day."""
@@ -234,7 +242,7 @@ class Alerts(StrictModel):
     preemptions: PreemptionsAlert | None = None
     prefix_cache: PrefixCacheAlert | None = None
     spec_decode: SpecDecodeAlert | None = None
-    lora_pool: AlertBase | None = None
+    lora_pool: LoraPoolAlert | None = None
     kv_transfer: KVTransferAlert | None = None
     memory_headroom: MemoryHeadroomAlert | None = None
     memory_exhaustion: MemoryExhaustionAlert | None = None
