@@ -3,6 +3,7 @@ its ``GoodputBudgetBurn`` tiers, proved by the real promtool; the spec's refusal
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -306,3 +307,31 @@ def test_the_slo_row_draws_the_bound_and_each_targets_share() -> None:
         "service:slo_goodput_violations:ratio_rate1h",
         "service:slo_goodput_violation_bound:ratio_rate1h",
     ]
+
+
+def test_generated_cases_check_from_the_first_tile_with_the_tiles_expectations() -> None:
+    """A 30d goodput SLO sums hourly tiles for its 30d, 1d and 3d windows: its cases check at
+    the first tile (1h), where every window reads the constant shares. Half an hour in, before
+    any tile, the model expects only the exact page tiers and no budget-left ticket."""
+    from generator.builders import goodput_cases
+
+    plan = plan_of(goodput_spec())
+    assert goodput_cases.check_ms(plan) == 3_600_000
+    s = plan.goodput[0]
+    over = goodput_cases._classes(s, PER_MIN * 6, Fraction(16, 100))
+    early = goodput_cases.expected_burns(plan, over, 1_800_000)
+    assert [a["exp_labels"]["long_window"] for a in early] == ["1h", "6h"]
+    assert goodput_cases.expected_budget_lows(plan, over, 1_800_000) == []
+    late = goodput_cases.expected_burns(plan, over, 3_600_000)
+    assert [a["exp_labels"]["long_window"] for a in late] == ["1h", "6h", "1d", "3d"]
+    assert len(goodput_cases.expected_budget_lows(plan, over, 3_600_000)) == 1
+    # Every window shorter than a day (12h SLO): no tiles, the cases keep checking at 30m.
+    short = goodput_spec(
+        window="12h",
+        alerting={
+            "tiers": [
+                {"budget": 0.1, "longWindow": "1h", "shortWindow": "5m", "severity": "critical"}
+            ]
+        },
+    )
+    assert goodput_cases.check_ms(plan_of(short)) == goodput_cases.CHECK_MS

@@ -15,8 +15,8 @@ from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import service_runbook
 from generator.commands.explain import format_plan
 from generator.receivers import EMPTY
-from tests.test_goodput import E2E, TTFT, goodput_spec, traffic
-from tests.test_server_reality import firing, plan_of, promtool_passes, spec_data
+from tests.test_goodput import ALERT, E2E, TTFT, goodput_spec, traffic
+from tests.test_server_reality import firing, plan_of, promtool_passes, series, spec_data
 
 LOW = "GoodputBudgetLow"
 BOUND = "lower bound (union bound)"
@@ -107,6 +107,92 @@ def test_a_spent_budget_tickets_the_lowest_level_only(tmp_path: Path) -> None:
 def test_a_new_service_below_min_events_gets_no_ticket(tmp_path: Path) -> None:
     plan = plan_of(goodput_spec(alerting={"minEvents": 10_000_000}))
     promtool_passes(tmp_path, plan, traffic(6, 6), [firing(LOW, "230m", 0)])
+
+
+# --- hourly tiles ------------------------------------------------------------------------------
+
+TILES = "service:slo_goodput_outcomes:increase1h_hourly"
+EVERY = "service:slo_goodput_outcomes:increase1m"
+
+
+def test_windows_of_a_day_or_more_read_the_tiles_and_page_tiers_the_increments() -> None:
+    """The 30d bound (so budget left and the lower bound), the tickets' 1d and 3d long windows
+    and every ``minEvents`` count of those windows sum the hourly tiles; the page tiers' 1h/5m
+    and 6h/30m and the tickets' short windows sum the per-evaluation increments (exact)."""
+    rules = [r for g in rule_file(plan_of(goodput_spec()))["groups"] for r in g["rules"]]
+    records = {
+        r["record"]: r["expr"] for r in rules if "record" in r and "violations" in r["record"]
+    }
+    for window in ("1d", "3d", "30d"):
+        expr = records[f"service:slo_goodput_violations:ratio_rate{window}"]
+        assert TILES in expr and EVERY not in expr, window
+    for window in ("5m", "30m", "1h", "2h", "6h"):
+        expr = records[f"service:slo_goodput_violations:ratio_rate{window}"]
+        assert EVERY in expr and TILES not in expr, window
+    (tiles,) = [r for r in rules if r.get("record") == TILES]
+    assert tiles["expr"].startswith(f"sum_over_time({EVERY}{{")
+    assert "[59m30s])\nand on () (vector(time() % 3600) < 60)" in tiles["expr"]
+    burns = {r["labels"]["long_window"]: r["expr"] for r in rules if r.get("alert") == ALERT}
+    assert all(TILES not in burns[w] for w in ("1h", "6h"))
+    assert all(TILES in burns[w] for w in ("1d", "3d"))
+    assert "[2d23h59m30s])) >= 10" in burns["3d"]
+    for low in _lows(goodput_spec()):
+        assert f"sum_over_time({TILES}{{" in low["expr"] and "[29d23h59m30s])) >= 10" in low["expr"]
+        assert EVERY not in low["expr"]
+
+
+def test_a_goodput_slo_of_a_few_hours_keeps_every_window_exact() -> None:
+    """A 12h window has no window of a day or more: no tiles record, nothing reads one."""
+    data = goodput_spec(
+        window="12h",
+        alerting={
+            "tiers": [
+                {"budget": 0.1, "longWindow": "1h", "shortWindow": "5m", "severity": "critical"}
+            ]
+        },
+    )
+    rules = [r for g in rule_file(plan_of(data))["groups"] for r in g["rules"]]
+    assert not any(TILES in r.get("record", "") + r["expr"] for r in rules)
+
+
+def test_budget_left_is_the_exact_bound_at_each_tile_and_holds_until_the_next(
+    tmp_path: Path,
+) -> None:
+    """1 % of requests slow to the first token for the first hour, none after; 1000 requests
+    a minute. At a tile boundary (120m, 180m) the budget left equals the one the raw counters
+    give (the bound over everything since 0); between tiles it holds the newest tile's value
+    (150m: 0.5, where per-evaluation increments would read 0.6); the 1h window, a page tier's,
+    stays exact to the evaluation (90m: half the hour slow)."""
+    plan = plan_of(goodput_spec())
+    minutes = 240
+    inputs = [
+        series("up", f"1x{minutes}"),
+        series(TTFT + "_count", f"0+1000x{minutes}"),
+        series(TTFT + "_bucket", f"0+990x60 60400+1000x{minutes - 61}", le="2.5"),
+        series(E2E + "_count", f"0+1000x{minutes}"),
+        series(E2E + "_bucket", f"0+1000x{minutes}", le="30.0"),
+    ]
+    share = " + ".join(
+        f'(sum({h}_count) - sum({h}_bucket{{le="{le}"}})) / sum({h}_count)'
+        for h, le in ((TTFT, "2.5"), (E2E, "30.0"))
+    )
+    budget = "service:slo_goodput_budget_remaining:ratio"
+    exact = {
+        # The budget left the rules record minus the exact one, in parts per billion.
+        "expr": f'round((sum({budget}{{service="svc"}}) - (1 - ({share}) / 0.01)) * 1e9)',
+        "exp_samples": [{"labels": "{}", "value": 0}],
+    }
+    tests = [
+        {**exact, "eval_time": "120m"},
+        {**exact, "eval_time": "180m"},
+        approx(budget, "120m", 0.5),  # 600 slow of 120,000: 0.5 % of a 1 % budget
+        approx(budget, "150m", 0.5),  # the newest tile is 120m's
+        approx(budget, "180m", 1 - 600 / 180_000 / 0.01),
+        approx("service:slo_goodput_violations:ratio_rate1h", "90m", 0.005),
+        approx("service:slo_goodput_violations:ratio_rate1h", "120m", 0),
+        {"expr": f'{budget}{{service="svc"}}', "eval_time": "30m", "exp_samples": []},
+    ]
+    promtool_passes(tmp_path, plan, inputs, tests)
 
 
 def test_the_goodput_page_holds_back_its_ticket_only_where_goodput_exists() -> None:

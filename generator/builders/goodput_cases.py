@@ -15,8 +15,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from generator import naming
-from generator.builders import goodput_rules
+from generator import naming, slo
+from generator.builders import goodput_rules, slo_rules
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
@@ -28,6 +28,7 @@ from generator.builders.promtool_series import (
     promtool_group,
     steps_until,
 )
+from generator.builders.slo_cases import sampling
 from generator.plan import GoodputTargetPlan, HistogramPlan, ServicePlan, SLOPlan
 from generator.units import decimal_str
 
@@ -66,64 +67,87 @@ def _classes(s: SLOPlan, per_min: int, bound_share: Fraction) -> list[Klass]:
     return [Klass(float(rest)), *slow]
 
 
-def expected_burns(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, Any]]:
-    """The ``GoodputBudgetBurn`` alerts of every goodput SLO of ``plan`` on constant traffic
-    ``classes`` at :data:`CHECK_MS`: a tier fires when the sum of the targets' slow shares
-    exceeds its threshold (both windows read the same share) and enough requests counted."""
-    total = sum(Fraction(k.per_min) for k in classes)
-    labels = {**agg_of(plan, plan.goodput[0].targets[0].histogram.matchers)} if plan.goodput else {}
-    labels[naming.SERVICE] = plan.name
-    out = []
-    for s in plan.goodput:
-        bound = sum(
-            (
-                sum(Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound))
-                / total
-                for t in s.targets
-            ),
-            Fraction(0),
-        )
-        bound = min(bound, Fraction(1))
-        events = total * (CHECK_MS // INTERVAL_MS - 1)
-        rules = goodput_rules.burn_alerts(plan, s)
-        for tier, rule in zip(s.tiers, rules, strict=True):
-            if bound > tier.threshold and events >= s.min_events:
-                out.append(expected_alert(rule, labels, None))
-    return out
-
-
-def _bound(s: SLOPlan, classes: list[Klass]) -> Fraction:
-    """The union bound's bad share (0–1) of ``s`` on constant traffic ``classes``."""
+def _shares(s: SLOPlan, classes: list[Klass]) -> list[Fraction]:
+    """Each target's violation share (0–1) of ``s`` on constant traffic ``classes``."""
     total = sum((Fraction(k.per_min) for k in classes), Fraction(0))
-    shares = (
+    return [
         sum(
             (Fraction(k.per_min) for k in classes if _is_slow(k, t.histogram, t.bound)),
             Fraction(0),
         )
         / total
         for t in s.targets
-    )
-    return min(sum(shares, Fraction(0)), Fraction(1))
+    ]
 
 
-def expected_budget_lows(plan: ServicePlan, classes: list[Klass]) -> list[dict[str, Any]]:
-    """The ``GoodputBudgetLow`` tickets of every goodput SLO of ``plan`` on constant traffic
-    ``classes`` at :data:`CHECK_MS`: the lowest level above the budget left by the bound over
-    the SLO window (``1 − bound / budget``; the window reads the same constant share), once it
-    counted ``min_events`` requests."""
-    total = sum(Fraction(k.per_min) for k in classes)
+def _bound(
+    plan: ServicePlan, s: SLOPlan, classes: list[Klass], at_ms: int, window_ms: int
+) -> Fraction:
+    """The union bound's bad share (0–1) of ``s`` the rules record over ``window_ms`` at
+    ``at_ms`` on constant traffic ``classes`` counted from 0: each target's share where its
+    window holds events, 0 where it holds none (:func:`generator.slo.window_ratio`, hourly
+    tiles for a window of a day or more)."""
+    how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
+    read = (slo.window_ratio([(0, share)], at_ms, window_ms, how) for share in _shares(s, classes))
+    return min(sum(read, Fraction(0)), Fraction(1))
+
+
+def _requests(plan: ServicePlan, classes: list[Klass], at_ms: int, window_ms: int) -> Fraction:
+    """Requests the ``minEvents`` guard counts over ``window_ms`` at ``at_ms``
+    (:func:`generator.slo.recorded_events`)."""
+    per_s = sum((Fraction(k.per_min) for k in classes), Fraction(0)) / 60
+    return slo.recorded_events(per_s, at_ms, window_ms, sampling(plan, INTERVAL_MS, INTERVAL_MS))
+
+
+def _labels(plan: ServicePlan) -> dict[str, str]:
     labels = {**agg_of(plan, plan.goodput[0].targets[0].histogram.matchers)} if plan.goodput else {}
     labels[naming.SERVICE] = plan.name
-    events = total * (CHECK_MS // INTERVAL_MS - 1)
+    return labels
+
+
+def expected_burns(plan: ServicePlan, classes: list[Klass], at_ms: int) -> list[dict[str, Any]]:
+    """The ``GoodputBudgetBurn`` alerts of every goodput SLO of ``plan`` on constant traffic
+    ``classes`` at ``at_ms``: a tier fires when the bound over both its windows exceeds its
+    threshold and its long window counted ``min_events`` requests."""
     out = []
     for s in plan.goodput:
-        left = 1 - _bound(s, classes) / s.error_budget
+        rules = goodput_rules.burn_alerts(plan, s)
+        for tier, rule in zip(s.tiers, rules, strict=True):
+            over = all(
+                _bound(plan, s, classes, at_ms, w) > tier.threshold
+                for w in (tier.long_window_ms, tier.short_window_ms)
+            )
+            if over and _requests(plan, classes, at_ms, tier.long_window_ms) >= s.min_events:
+                out.append(expected_alert(rule, _labels(plan), None))
+    return out
+
+
+def expected_budget_lows(
+    plan: ServicePlan, classes: list[Klass], at_ms: int
+) -> list[dict[str, Any]]:
+    """The ``GoodputBudgetLow`` tickets of every goodput SLO of ``plan`` on constant traffic
+    ``classes`` at ``at_ms``: the lowest level above the budget left by the bound over the SLO
+    window (``1 − bound / budget``), once that window counted ``min_events`` requests."""
+    out = []
+    for s in plan.goodput:
+        left = 1 - _bound(plan, s, classes, at_ms, s.window_ms) / s.error_budget
         crossed = [i for i, lvl in enumerate(s.budget_levels) if left < Fraction(str(lvl))]
-        if not crossed or events < s.min_events:
+        if not crossed or _requests(plan, classes, at_ms, s.window_ms) < s.min_events:
             continue
         rule = goodput_rules.budget_low_alerts(plan, s)[crossed[-1]]
-        out.append(expected_alert(rule, labels, None))
+        out.append(expected_alert(rule, _labels(plan), None))
     return out
+
+
+def check_ms(plan: ServicePlan) -> int:
+    """When the cases check: :data:`CHECK_MS`, or the first tile (1h) where a goodput SLO's
+    window of a day or more sums hourly tiles (:func:`generator.slo.tiled`: none before it)."""
+    tiled = any(
+        slo.tiled(w, plan.evaluation_interval_ms)
+        for s in plan.goodput
+        for w in slo_rules.windows(s)
+    )
+    return max(CHECK_MS, slo.TILE_MS) if tiled else CHECK_MS
 
 
 def _cases(s: SLOPlan) -> list[tuple[str, Fraction]]:
@@ -159,14 +183,15 @@ def goodput_groups(plan: ServicePlan) -> list[dict[str, Any]]:
     """The two groups of each goodput SLO with tiers (module docstring)."""
     groups = []
     per_min = _per_min(plan)
-    steps = steps_until(CHECK_MS)
+    at = check_ms(plan)
+    steps = steps_until(at)
     for s in plan.goodput:
         for name, share in _cases(s):
             classes = _classes(s, per_min, share)
             series = healthy(plan, classes, steps).render(steps)
             tests = [
-                alert_test(CHECK_MS, goodput_rules.ALERT, expected_burns(plan, classes)),
-                alert_test(CHECK_MS, goodput_rules.BUDGET_LOW, expected_budget_lows(plan, classes)),
+                alert_test(at, goodput_rules.ALERT, expected_burns(plan, classes, at)),
+                alert_test(at, goodput_rules.BUDGET_LOW, expected_budget_lows(plan, classes, at)),
             ]
             groups.append(promtool_group(f"{goodput_rules.ALERT} {s.name}: {name}", series, tests))
     return groups

@@ -4,7 +4,8 @@ A request is good when it meets every target; servers export one histogram per s
 obsgen records the lower bound (union bound) ``goodput ≥ 1 − Σ_i violations_i / requests_i``
 (each share from histogram ``i`` at its threshold's bucket bound) and pages on it with the
 SLO's burn-rate tiers (``GoodputBudgetBurn``). Records, soundness and why a missing target
-records nothing: docs/architecture.md, "Goodput SLOs (union bound)"; users' view:
+records nothing: docs/architecture.md, "Goodput SLOs (union bound)"; windows of a day or more
+sum hourly tiles: docs/architecture.md, "Hourly tiles (the long windows' cost)"; users' view:
 docs/spec.md, "Goodput SLOs".
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from generator import naming
+from generator import naming, slo
 from generator.builders import slo_rules
 from generator.builders.common import Group, Rule, alert_rule, group, record_rule
 from generator.builders.common import recorded as recorded_selector
@@ -46,6 +47,36 @@ def _as_latency(s: SLOPlan, target: GoodputTargetPlan) -> SLOPlan:
 def outcomes_record(plan: ServicePlan) -> str:
     """Record name of the per-target bad and total increments."""
     return naming.record(plan.group_by, OUTCOMES, naming.increase(plan.evaluation_interval_ms))
+
+
+def tiles_record(plan: ServicePlan) -> str:
+    """Record name of the per-target hourly tiles: each target's bad and total increments of
+    the hour that ends at the evaluation in each hour's first interval (as
+    :func:`slo_rules.tiles_record` of the other SLOs), one sample an hour."""
+    return naming.record(plan.group_by, OUTCOMES, naming.increase(slo.TILE_MS) + "_hourly")
+
+
+def tiles_expr(plan: ServicePlan, s: SLOPlan) -> str:
+    """Every target's bad and total increments of the hour (labels ``indicator`` and
+    ``events`` kept), only at the evaluation in the hour's first interval
+    (:func:`slo_rules.tiles_expr`)."""
+    every = recorded_selector(plan, outcomes_record(plan), _slo(s))
+    first = decimal_str(Fraction(plan.evaluation_interval_ms, 1000))
+    return (
+        f"sum_over_time({every}[{_range(plan, slo.TILE_MS)}])\n"
+        f"and on () (vector(time() % {slo.TILE_MS // 1000}) < {first})"
+    )
+
+
+def window_sum(
+    plan: ServicePlan, s: SLOPlan, t: GoodputTargetPlan, events: str, window_ms: int
+) -> str:
+    """Target ``t``'s bad or total events (``events``) over ``window_ms``: the sum of its
+    per-evaluation increments, or of its hourly tiles for a window of a day or more
+    (:func:`slo_rules.tiled`; ending at the newest tile, up to an hour before now)."""
+    name = tiles_record(plan) if slo_rules.tiled(plan, window_ms) else outcomes_record(plan)
+    sel = recorded_selector(plan, name, _slo(s), _target(t), Matcher(naming.EVENTS, "=", events))
+    return f"sum_over_time({sel}[{_range(plan, window_ms)}])"
 
 
 def violations_record(plan: ServicePlan, window_ms: int) -> str:
@@ -90,15 +121,14 @@ def records(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
         labels = {naming.SLO: s.name, naming.INDICATOR: t.histogram.indicator}
         expr = slo_rules.events_expr(plan, _as_latency(s, t))
         rules.append(record_rule(plan, outcomes_record(plan), expr, labels))
+    if any(slo_rules.tiled(plan, w) for w in slo_rules.windows(s)):
+        rules.append(
+            record_rule(plan, tiles_record(plan), tiles_expr(plan, s), {naming.SLO: s.name})
+        )
     for window_ms in slo_rules.windows(s):
-        r = _range(plan, window_ms)
         for t in s.targets:
             bad, total = (
-                f"sum without ({naming.EVENTS}) (sum_over_time("
-                + recorded_selector(
-                    plan, outcomes_record(plan), _slo(s), _target(t), Matcher(naming.EVENTS, "=", e)
-                )
-                + f"[{r}]))"
+                f"sum without ({naming.EVENTS}) ({window_sum(plan, s, t, e, window_ms)})"
                 for e in (naming.EVENTS_BAD, naming.EVENTS_TOTAL)
             )
             # As the SLO ratios: + 1e-300 makes 0 of 0 a 0, clamp_max a bad increment read
@@ -148,25 +178,24 @@ def _describe(s: SLOPlan) -> str:
     )
 
 
+def _requests(plan: ServicePlan, s: SLOPlan, window_ms: int) -> str:
+    """Requests of ``s``'s first target over ``window_ms`` (the ``minEvents`` guard's count):
+    its total increments, or its tiles for a window of a day or more."""
+    total = window_sum(plan, s, s.targets[0], naming.EVENTS_TOTAL, window_ms)
+    return f"sum without ({naming.INDICATOR}) ({total})"
+
+
 def burn_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     """One ``GoodputBudgetBurn`` per tier of ``s``: the union bound over both windows above the
     tier's threshold, with at least ``min_events`` requests of the first target in the long
     window."""
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
-    first = s.targets[0]
-    total = recorded_selector(
-        plan,
-        outcomes_record(plan),
-        _slo(s),
-        _target(first),
-        Matcher(naming.EVENTS, "=", naming.EVENTS_TOTAL),
-    )
     rules = []
     for tier in s.tiers:
         threshold = decimal_str(tier.threshold)
         long_b = recorded_selector(plan, bound_record(plan, tier.long_window_ms), _slo(s))
         short_b = recorded_selector(plan, bound_record(plan, tier.short_window_ms), _slo(s))
-        events = f"sum without ({naming.INDICATOR}) (sum_over_time({total}[{_range(plan, tier.long_window_ms)}]))"
+        events = _requests(plan, s, tier.long_window_ms)
         expr = (
             f"{long_b} > {threshold}\n"
             f"and on ({on}) {short_b} > {threshold}\n"
@@ -189,16 +218,7 @@ def budget_low_alerts(plan: ServicePlan, s: SLOPlan) -> list[Rule]:
     twice), so a ticket may come early, never late; its text says so."""
     on = ", ".join(sorted({*plan.agg_labels, naming.SERVICE, naming.SLO}))
     left = recorded_selector(plan, budget_record(plan), _slo(s))
-    total = recorded_selector(
-        plan,
-        outcomes_record(plan),
-        _slo(s),
-        _target(s.targets[0]),
-        Matcher(naming.EVENTS, "=", naming.EVENTS_TOTAL),
-    )
-    events = (
-        f"sum without ({naming.INDICATOR}) (sum_over_time({total}[{_range(plan, s.window_ms)}]))"
-    )
+    events = _requests(plan, s, s.window_ms)
     rules = []
     for i, level in enumerate(s.budget_levels):
         below = s.budget_levels[i + 1] if i + 1 < len(s.budget_levels) else None
