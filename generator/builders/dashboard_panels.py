@@ -17,8 +17,8 @@ from generator import naming
 from generator.builders.common import identity_matchers
 from generator.builders.efficiency_panels import efficiency_row
 from generator.builders.goodput_panels import goodput_panels
-from generator.builders.model_panels import models_row
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
+from generator.builders.model_panels import models_row
 from generator.builders.panel_parts import (
     GREEN,
     ORANGE,

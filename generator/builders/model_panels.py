@@ -17,6 +17,7 @@ from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher
 from generator.units import decimal_str
 
+
 def _slo(s: SLOPlan) -> Matcher:
     return Matcher(naming.SLO, "=", s.name)
 
@@ -108,7 +109,7 @@ def models_row(plan: ServicePlan) -> RowDef:
                 description=f"Per model ({models.label}, {OTHER!r} the rollup of every model "
                 "spec.models does not name): share (0–1) of the service's requests in each "
                 f"interval, counted as SLO {s.name}'s events "
-                f"({model_slo_rules.events_record(plan)}, events=\"total\").",
+                f'({model_slo_rules.events_record(plan)}, events="total").',
                 kind="timeseries",
                 queries=(Query(share_query(plan, s), legend(plan, f"{{{{{models.label}}}}}")),),
                 unit="percentunit",
@@ -141,4 +142,3 @@ def models_row(plan: ServicePlan) -> RowDef:
             )
         )
     return RowDef("Models", tuple(panels))
-
