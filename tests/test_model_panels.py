@@ -8,13 +8,18 @@ value: the model burning, the request shares, the rollup's share, the pool and t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from generator.builders.dashboard import service_dashboard
+from generator.builders.rulefile import rule_file
 from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.families import kv_transfer
 from generator.plan import ServicePlan
+from tests.test_grafana_schema import RELEASES, schema_errors
 from tests.test_per_model import SLOS, _model, _plan, _pool, _promtool, _up
 from tests.test_server_reality import plan_of, spec_data
 
@@ -85,6 +90,18 @@ def test_the_panels_are_drawn_where_their_records_are_and_pass_the_lint() -> Non
     assert "ErrorBudgetBurnByModel" in links[MODELS_ROW[1]]
     assert "ModelTrafficUnwatched" in links[MODELS_ROW[5]]
     assert "ModelLoRAPoolSaturated" in links[LORA[1]]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_panels_meet_grafanas_schema_and_read_defined_records(release: str) -> None:
+    plan = _plan(roles=ROLES)
+    dashboard = service_dashboard(plan)
+    assert schema_errors(dashboard, release) == []
+    records = {r["record"] for g in rule_file(plan)["groups"] for r in g["rules"] if "record" in r}
+    exprs = [t["expr"] for ps in _rows(plan).values() for p in ps for t in p.get("targets", [])]
+    used = {n for e in exprs for n in re.findall(r"[a-z_]+:[a-z0-9_]+:[a-z0-9_]+", e)}
+    assert {"service:model_lora_pool:info", "service:slo_sli_by_model:ratio_rate28d"} <= used
+    assert used <= records, used - records
 
 
 def test_latency_only_breakdown_draws_only_the_latency_slo() -> None:
