@@ -12,47 +12,23 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 
-from generator import naming, roles
-from generator.builders import model_slo_rules, pods
+from generator import naming
+from generator.builders import pods
 from generator.errors import printable
-from generator.models import requests_by_model
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
 from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS
 from generator.prometheus_api import PrometheusAPI
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, parse_duration_ms, unit_of
+from generator.verify_models import adapters_and_transfers, model_rows
+from generator.verify_report import Row as Row
+from generator.verify_report import Status as Status
+from generator.verify_report import _Report as _Report
 
 RATE_WINDOW_MS = 300_000
 """The fixed rate window of the generated rules (``rate(…[5m])``), in ms."""
-
-
-class Status(StrEnum):
-    """Outcome of one check; ``missing`` and ``wrong`` make ``obsgen verify`` exit 1."""
-
-    OK = "ok"
-    WARNING = "warning"
-    MISSING = "missing"
-    WRONG = "wrong"
-
-    @property
-    def failed(self) -> bool:
-        """Whether this outcome fails the verification."""
-        return self in (Status.MISSING, Status.WRONG)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the report: which check, on what (a selector or name), outcome, details."""
-
-    service: str
-    check: str
-    subject: str
-    status: Status
-    detail: str
 
 
 def _matches(matchers: Iterable[Matcher], labels: dict[str, str]) -> bool:
@@ -84,37 +60,6 @@ def _le_order(text: str) -> tuple[float, str]:
 
 def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
-
-
-class _Report:
-    def __init__(self, plan: ServicePlan, api: PrometheusAPI) -> None:
-        self.plan = plan
-        self.api = api
-        self.rows: list[Row] = []
-        self.pods_attributed = False  # set by _pods; _kubernetes reads it
-
-    def add(self, check: str, subject: str, status: Status, detail: str) -> None:
-        self.rows.append(Row(self.plan.name, check, subject, status, detail))
-
-    def series(
-        self, check: str, metric: str, matchers: Sequence[Matcher], missing: Status, why: str
-    ) -> bool:
-        return self.exists(check, selector(metric, matchers), missing, why)
-
-    def count(self, expr: str) -> int:
-        """Number of series ``expr`` returns now."""
-        found = self.api.query(f"count({expr})")
-        return int(float(found[0]["value"][1])) if found else 0
-
-    def exists(
-        self, check: str, expr: str, missing: Status, why: str, subject: str | None = None
-    ) -> bool:
-        count = self.count(expr)
-        if count:
-            self.add(check, subject or expr, Status.OK, f"{count} series")
-        else:
-            self.add(check, subject or expr, missing, f"no series; {why}")
-        return bool(count)
 
 
 def _target(r: _Report) -> None:
@@ -673,111 +618,6 @@ def _goodput(r: _Report) -> None:
             )
 
 
-SEEN_MODELS = 5  # model label values a missing named model's row quotes
-
-
-def _model_series(plan: ServicePlan) -> tuple[str, tuple[Matcher, ...]] | None:
-    """The series a per-model SLI counts requests from (:func:`generator.models.requests_by_model`,
-    else the first latency histogram's count), or None where neither carries the model label."""
-    assert plan.models is not None
-    req = requests_by_model(plan.requests, plan.models.label)
-    if req is not None:
-        return req.name, req.matchers
-    h = plan.histograms.get("requestDuration") or next(iter(plan.histograms.values()), None)
-    if h is None:
-        return None
-    return (h.metric if h.native else h.metric + "_count"), h.matchers
-
-
-def _models(r: _Report) -> None:
-    """With ``spec.models``: one ``model`` row per named model (its request series exist under
-    its model label value; missing: its SLIs stay empty), then ``models`` the unwatched share
-    over 1h as ``ModelTrafficUnwatched`` computes it, a warning above ``maxUnwatchedShare``."""
-    plan, models = r.plan, r.plan.models
-    if models is None:
-        return
-    found = _model_series(plan)
-    if found is None:
-        return
-    metric, matchers = found
-    label = models.label
-    per_model = r.api.query(f"count by ({label}) ({selector(metric, [*matchers, models.any()])})")
-    seen = {s["metric"].get(label, ""): int(float(s["value"][1])) for s in per_model}
-    for name in models.names:
-        subject = selector(metric, [*matchers, Matcher(label, "=", name)])
-        if seen.get(name):
-            r.add("model", subject, Status.OK, f"{seen[name]} series")
-            continue
-        others = sorted(v for v in seen if v not in models.names)
-        quoted = ", ".join(others[:SEEN_MODELS]) + (", …" if len(others) > SEEN_MODELS else "")
-        r.add(
-            "model",
-            subject,
-            Status.MISSING,
-            f"no series of model {name!r}: its per-model SLIs stay empty and "
-            f"{naming.ALERT_BURN_BY_MODEL} cannot fire for it; the server has {label} "
-            f"{quoted or 'values for no other model'}; fix spec.models.names",
-        )
-    rules = model_slo_rules.unwatched_rules(plan)
-    if not rules:
-        return
-    limit = models.max_unwatched_share
-    shares = [float(s["value"][1]) for s in r.api.query(rules[0]["expr"])]
-    subject = f"{label} not in {models.pattern}"
-    if not shares:
-        window = naming.window(model_slo_rules.UNWATCHED_WINDOW_MS)
-        every = f"sum(rate({selector(metric, [*matchers, models.any()])}[{window}])) > 0"
-        detail = (
-            "unwatched share 0%: every request over 1h went to a named model"
-            if r.api.query(every)
-            else "unwatched share: no requests in the last hour"
-        )
-        r.add("models", subject, Status.OK, detail)
-        return
-    share = max(shares)
-    detail = (
-        f"unwatched share {decimal_str(round(share * 100, 1))}% of the requests over 1h "
-        f"(limit {decimal_str(limit * 100)}%, spec.models.maxUnwatchedShare)"
-    )
-    if share > limit:
-        r.add(
-            "models",
-            subject,
-            Status.WARNING,
-            f"{detail}: {naming.ALERT_MODELS_UNWATCHED} tickets after "
-            f"{format_duration_ms(model_slo_rules.UNWATCHED_FOR_MS)}; name the busy models",
-        )
-    else:
-        r.add("models", subject, Status.OK, detail)
-
-
-def _adapters_and_transfers(r: _Report) -> None:
-    """Where ``loraPool`` / ``kvTransfer`` are on: whether the series they read exist (a
-    warning when absent: the server runs without LoRA or without NIXL, and they stay silent)."""
-    plan = r.plan
-    if "lora_pool" in plan.alerts and plan.preset.lora_info is not None:
-        r.series(
-            "lora pool",
-            plan.preset.lora_info,
-            plan.matchers,
-            Status.WARNING,
-            f"{naming.ALERT_LORA_POOL} stays silent; the server sets it only with LoRA "
-            "enabled (vLLM --enable-lora)",
-        )
-    if "kv_transfer" in plan.alerts and plan.preset.kv_transfer is not None:
-        histogram, failed = plan.preset.kv_transfer
-        sel = roles.scoped(plan.roles, roles.DECODE, plan.matchers)
-        for metric in (histogram + "_count", failed):
-            r.series(
-                "kv transfer",
-                metric,
-                sel,
-                Status.WARNING,
-                f"{naming.ALERT_KV_TRANSFER_FAILING} and {naming.ALERT_KV_TRANSFER_SLOW} stay "
-                "silent; the server exports it only with a NIXL KV connector on the decode role",
-            )
-
-
 Check = Callable[[_Report], None]
 
 
@@ -838,8 +678,8 @@ CHECKS: tuple[Check, ...] = (
     _histograms,
     _forms,
     _goodput,
-    _models,
-    _adapters_and_transfers,
+    model_rows,
+    adapters_and_transfers,
     _pods,
     _kubernetes,
     _gpu,

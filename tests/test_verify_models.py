@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from generator import verify
+from generator import verify, verify_models
 from generator.prometheus_api import PrometheusAPI
 from generator.verify import Row, Status
 from tests.prometheus_process import PrometheusProcess
@@ -82,8 +82,8 @@ def _rows(api: PrometheusAPI, job: str, **body: Any) -> list[Row]:
     data = spec_data("vllm", serverVersion="0.13", slos=SLOS, **body)
     data["spec"]["selector"]["job"] = job
     report = verify._Report(plan_of(data), api)
-    verify._models(report)
-    verify._adapters_and_transfers(report)
+    verify_models.model_rows(report)
+    verify_models.adapters_and_transfers(report)
     return report.rows
 
 
@@ -139,4 +139,7 @@ def test_nothing_without_models_pool_or_transfers(api: PrometheusAPI) -> None:
 
 
 def test_the_checks_run_in_verify_plan() -> None:
-    assert verify._models in verify.CHECKS and verify._adapters_and_transfers in verify.CHECKS
+    assert (
+        verify_models.model_rows in verify.CHECKS
+        and verify_models.adapters_and_transfers in verify.CHECKS
+    )
