@@ -16,6 +16,7 @@ from generator.builders.model_cases import model_groups
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
 from generator.families import family as family_of
+from generator.families import lora_pool
 from generator.yamlio import dump_yaml
 from tests.helpers_promtool import assert_ok, run_promtool
 from tests.test_server_reality import firing, plan_of, series, spec_data
@@ -258,28 +259,48 @@ def _pool(phases: list[tuple[str, str, str, int, int]], pod: str = "p0") -> list
 
 
 @pytest.mark.parametrize(
-    ("phases", "alerts"),
+    ("phases", "slots", "alerts"),
     [
-        pytest.param([("2", "a,b", "c", 0, 100)], 1, id="2 of 2 running, c waiting: fires"),
-        pytest.param([("4", "a,b,c", "d", 0, 100)], 0, id="a free slot: silent"),
-        pytest.param([("2", "a,b", "", 0, 100)], 0, id="full, nothing waiting: silent"),
+        pytest.param([("2", "a,b", "c", 0, 100)], 2, 1, id="2 of 2 running, c waiting: fires"),
+        pytest.param([("4", "a,b,c", "d", 0, 100)], 4, 0, id="a free slot: silent"),
+        pytest.param([("2", "a,b", "", 0, 100)], 2, 0, id="full, nothing waiting: silent"),
         pytest.param(
             [("2", "a,b", "c", 0, 30), ("2", "a,c", "", 30, 100)],
+            2,
             0,
             id="saturated, then c got a slot (the old label set stays exported): silent",
         ),
         pytest.param(
             [("1", "a", "b", 0, 10), ("1", "a", "", 10, 12), ("1", "a", "b", 12, 100)],
             1,
-            id="max_lora 1, waiting again after a brief gap: fires",
+            1,
+            id="max_lora 1 (vLLM's default), waiting again after a brief gap: fires",
+        ),
+        pytest.param(
+            [("8", "a,b,c,d,e,f,g,h", "i", 0, 100)], 8, 1, id="8 of 8 running, i waiting: fires"
         ),
     ],
 )
 def test_adapter_pool_saturation(
-    tmp_path: Path, phases: list[tuple[str, str, str, int, int]], alerts: int
+    tmp_path: Path, phases: list[tuple[str, str, str, int, int]], slots: int, alerts: int
 ) -> None:
     inputs = [_up(), *_model("llama-8b", 10), *_pool(phases)]
-    _promtool(tmp_path, _plan(), inputs, [firing(POOL, "80m", alerts)])
+    plan = _plan(alerts={"loraPool": {"maxLoras": slots}})
+    _promtool(tmp_path, plan, inputs, [firing(POOL, "80m", alerts)])
+
+
+def test_the_saturation_regex_counts_one_pool_size() -> None:
+    """One size per rule: an alternation over every size compiles to thousands of RE2
+    instructions, which Prometheus pays at every evaluation."""
+    assert lora_pool.full_pattern(1) == "1;[^,;]+"
+    assert lora_pool.full_pattern(3) == "3;[^,;]+(?:,[^,;]+){2}"
+    exprs = [
+        r["expr"]
+        for g in rule_file(_plan(alerts={"loraPool": {"maxLoras": 16}}))["groups"]
+        for r in g["rules"]
+        if r.get("alert") == POOL
+    ]
+    assert len(exprs) == 1 and "16;[^,;]+(?:,[^,;]+){15}" in exprs[0] and "|" not in exprs[0]
 
 
 def test_one_pod_saturated_of_two_fires_for_that_pod(tmp_path: Path) -> None:
@@ -293,7 +314,7 @@ def test_one_pod_saturated_of_two_fires_for_that_pod(tmp_path: Path) -> None:
         "eval_time": "40m",
         "exp_samples": [{"labels": '{pod="p0"}', "value": 1}],
     }
-    _promtool(tmp_path, _plan(), inputs, [test])
+    _promtool(tmp_path, _plan(alerts={"loraPool": {"maxLoras": 2}}), inputs, [test])
 
 
 def test_pool_and_transfer_alerts_are_opt_in_without_models_or_roles() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from generator import naming
 from generator.builders.common import Rule, record_rule
 from generator.families import gpu
-from generator.plan import ServicePlan
+from generator.plan_types import ServicePlan
 from generator.promql import by, selector
 
 ENERGY_PER_1K = naming.record((), "model_energy_per_1k_output_tokens_joules", "rate5m")

@@ -4,7 +4,8 @@
 Reads the preset's ``lora_info`` (vLLM ``vllm:lora_requests_info``, labels ``max_lora``,
 ``running_lora_adapters``, ``waiting_lora_adapters``: comma-joined names; value the time it
 was last set). Every label set ever seen stays exported, so the record keeps each target's
-newest (``topk`` by value) and joins ``max_lora;running`` into one label a regex can count.
+newest (``topk`` by value) and joins ``max_lora;running`` into one label a regex counts for
+the pool size ``maxLoras`` (the server's ``--max-loras``).
 On by default with ``spec.models``; docs/spec.md, "LoRA adapter pool"; page text in
 ``templates/runbooks/ModelLoRAPoolSaturated.md.j2``.
 """
@@ -36,7 +37,7 @@ ALERT = naming.ALERT_LORA_POOL
 RECORD = "model_lora_pool"  # the newest pool state of each target (value: its set time)
 POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
 MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
-MOST_SLOTS = 64  # pool sizes the saturation regex counts up to (vLLM --max-loras; larger: silent)
+DEFAULT_MAX_LORAS = 1  # vLLM's --max-loras default (EngineArgs.max_loras)
 
 
 def record_name(plan: ServicePlan) -> str:
@@ -44,11 +45,11 @@ def record_name(plan: ServicePlan) -> str:
     return naming.record(plan.group_by, RECORD, "info")
 
 
-def full_pattern(most: int = MOST_SLOTS) -> str:
-    """RE2 matching ``n;a1,…,an``: ``n`` slots, ``n`` running adapters, for n in 1..``most``."""
-    return "|".join(
-        f"{n};[^,;]+" + (f"(?:,[^,;]+){{{n - 1}}}" if n > 1 else "") for n in range(1, most + 1)
-    )
+def full_pattern(slots: int) -> str:
+    """RE2 matching ``n;a1,…,an`` for ``n`` = ``slots``: the pool full. One size only: a
+    pattern counting every size (an alternation over 1..64) is a program of thousands of
+    instructions that Prometheus compiles at every evaluation (about 0.5 s of CPU each)."""
+    return f"{slots};[^,;]+" + (f"(?:,[^,;]+){{{slots - 1}}}" if slots > 1 else "")
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -66,7 +67,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     full = recorded(
         plan,
         record_name(plan),
-        Matcher(POOL, "=~", full_pattern()),
+        Matcher(POOL, "=~", full_pattern(int(alert.params.get("max_loras", DEFAULT_MAX_LORAS)))),
         Matcher(WAITING, "!=", ""),
     )
     # The adapters' names leave the alert's labels: a new waiting set must not restart `for`.
@@ -93,9 +94,9 @@ def _series(
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
-    """Two groups over 60 steps: a pool of 2 running 2 adapters with one waiting from step 20
-    fires after ``for``; a pool of 2 running 1 with one waiting, then 2 running with none
-    waiting, stays silent."""
+    """Two groups over 60 steps: a pool of ``maxLoras`` slots all running with one adapter
+    waiting from step 20 fires after ``for``; one slot free with one waiting, then all running
+    with none waiting, stays silent."""
     name = plan.preset.lora_info
     alert = plan.alerts.get(KEY)
     if alert is None or name is None:
@@ -104,8 +105,11 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     at = (20 + alert.for_ms // 60_000 + 5) * 60_000
     (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
     up = {"series": series_text("up", up_labels(plan)), "values": f"1+0x{steps}"}
-    idle = {MAX_LORA: "2", RUNNING: "a", WAITING: ""}
-    full = {MAX_LORA: "2", RUNNING: "a,b", WAITING: "c"}
+    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    names = [f"adapter{i}" for i in range(slots + 1)]
+    size, all_busy, one_free = str(slots), ",".join(names[:slots]), ",".join(names[: slots - 1])
+    idle = {MAX_LORA: size, RUNNING: one_free, WAITING: ""}
+    full = {MAX_LORA: size, RUNNING: all_busy, WAITING: names[slots]}
     target = {
         k: v
         for k, v in labels_of(plan, plan.matchers).items()
@@ -113,12 +117,12 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     }
     fired = [expected_alert(rule, {**target, naming.SERVICE: plan.name}, None)]
     busy = [
-        ({MAX_LORA: "2", RUNNING: "a", WAITING: "b"}, 0, 20),
-        ({MAX_LORA: "2", RUNNING: "a,b", WAITING: ""}, 20, steps),
+        ({MAX_LORA: size, RUNNING: one_free, WAITING: names[slots]}, 0, 20),
+        ({MAX_LORA: size, RUNNING: all_busy, WAITING: ""}, 20, steps),
     ]
     return [
         promtool_group(
-            f"{ALERT}: 2 of 2 slots running, an adapter waiting from step 20: fires",
+            f"{ALERT}: {slots} of {slots} slots running, an adapter waiting from step 20: fires",
             [up, *_series(plan, name, [(idle, 0, 20), (full, 20, steps)], steps)],
             [alert_test(at, ALERT, fired)],
         ),
@@ -187,7 +191,7 @@ FAMILY = Family(
     alerts=(ALERT,),
     for_ms=900_000,
     severity="warning",
-    params={},
+    params={"max_loras": DEFAULT_MAX_LORAS},
     role=Role.SYMPTOM,
     group="traffic",
     rules=rules,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.lint import Report
+from generator.lint import LintConfig, Report
 from tests.data_dir import data_path
 
 
@@ -72,3 +73,65 @@ def needs_promtool() -> None:
     a test that needs it never skips)."""
     if shutil.which("promtool") is None and not os.environ.get("PROMTOOL"):
         pytest.fail("promtool is not installed; run `make prometheus` (make test does)")
+
+
+# The case tables of tests/lint/checks/ (one file per check): (check, documents, expected, config).
+F = True  # the check must report
+P = False  # the check must stay quiet
+NO_FOR: dict[str, Any] = {"for": None}
+R5M, R30M, R1H = (
+    "slo:sli_error:ratio_rate5m",
+    "slo:sli_error:ratio_rate30m",
+    "slo:sli_error:ratio_rate1h",
+)
+R6H, R3D = "slo:sli_error:ratio_rate6h", "slo:sli_error:ratio_rate3d"
+TODAY = {"today": date(2026, 12, 3)}
+
+# Reported mistakes: (bad expr, fixed expr).
+ISSUE_ERRORS = (
+    'sum by (handler, status) (rate(http_requests_total{status="5xx"}[5m])) '
+    "/ sum by (handler) (rate(http_requests_total[5m])) > 0.05"
+)
+ISSUE_ERRORS_FIXED = (
+    'sum by (handler) (rate(http_requests_total{status="5xx"}[5m])) '
+    "/ sum by (handler) (rate(http_requests_total[5m])) > 0.05"
+)
+ISSUE_IRATE = "irate(http_requests_total[5m]) > 1"
+ISSUE_IRATE_FIXED = "rate(http_requests_total[5m]) > 1"
+
+
+def summary(text: str) -> dict[str, Any]:
+    """Alert fields: annotations with ``text`` as the summary and a runbook URL."""
+    return {"annotations": {"summary": text, "runbook_url": "https://r/x"}}
+
+
+def doc_case(check: str, doc: dict[str, Any], expected: bool, name: str) -> Any:
+    """A case of one document and the default config."""
+    return pytest.param(check, [doc], expected, {}, id=name)
+
+
+def commented(comment: str) -> str:
+    """A rule file whose irate alert carries ``comment`` above it."""
+    return f"""groups:
+- name: g
+  rules:
+  {comment}
+  - alert: RequestRateHigh
+    expr: irate(http_requests_total[5m]) > 1
+    for: 5m
+    labels: {{severity: warning}}
+    annotations: {{summary: s, runbook_url: https://r/x}}
+"""
+
+
+def case_result(
+    lint: LintFn,
+    check: str,
+    docs: list[dict[str, Any] | str],
+    expected: bool,
+    config: dict[str, Any],
+) -> None:
+    """Lint ``docs`` with ``config`` and fail unless ``check`` reports (``expected``) or not."""
+    report = lint(*docs, config=LintConfig(**config))
+    hits = [f for f in report.findings if f.check == check]
+    assert bool(hits) is expected, [f"{f.check}: {f.message}" for f in report.findings]

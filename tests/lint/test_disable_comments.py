@@ -8,8 +8,7 @@ import pytest
 
 from generator.lint import LintConfig
 
-from .helpers import LintFn
-from .label_cases import _commented
+from .helpers import LintFn, commented
 
 
 @pytest.mark.parametrize(
@@ -33,19 +32,19 @@ from .label_cases import _commented
 def test_a_comment_above_a_rule_switches_its_checks_off_until_its_date(
     lint: LintFn, comment: str, today: date | None, checks: list[str]
 ) -> None:
-    report = lint(_commented(comment), config=LintConfig(today=today))
+    report = lint(commented(comment), config=LintConfig(today=today))
     assert sorted(f.check for f in report.findings) == checks
 
 
 def test_a_comment_covers_only_the_rule_it_belongs_to(lint: LintFn) -> None:
-    text = _commented("# obsgen lint disable irate-in-alert")
+    text = commented("# obsgen lint disable irate-in-alert")
     rule = text.split("\n", 4)[4]  # the rule below the comment
     report = lint(text + rule.replace("RequestRateHigh", "Other"))
     assert [(f.check, f.rule) for f in report.findings] == [("irate-in-alert", "Other")]
 
 
 def test_the_finding_points_at_the_comment(lint: LintFn) -> None:
-    report = lint(_commented("# obsgen lint disable nope"))
+    report = lint(commented("# obsgen lint disable nope"))
     found = [f for f in report.findings if f.check == "disable-comment"]
     assert [f.line for f in found] == [4]
     assert "`nope`, which is no check" in found[0].message

@@ -17,8 +17,15 @@ import yaml
 from generator.lint import LintConfig, lint_paths
 from tests.helpers_promtool import run_promtool
 
-from .helpers import alert, needs_promtool, rule_file
-from .label_cases import ISSUE_ERRORS, ISSUE_ERRORS_FIXED, ISSUE_IRATE, ISSUE_IRATE_FIXED
+from .helpers import (
+    ISSUE_ERRORS,
+    ISSUE_ERRORS_FIXED,
+    ISSUE_IRATE,
+    ISSUE_IRATE_FIXED,
+    alert,
+    needs_promtool,
+    rule_file,
+)
 
 # 50 % of /api requests fail: 60 errors and 60 successes a minute, for an hour.
 HALF_FAILING = [

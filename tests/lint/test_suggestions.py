@@ -4,7 +4,7 @@ Each check that can print a concrete suggestion carries it as a :class:`Fix`; he
 fix is applied to the rule file it came from and the file is linted again — by obsgen and by
 the real promtool. The fixed finding must be gone and nothing new may appear. The cases come
 from two places: the table below (one or more per check that can suggest), and every
-reporting case of ``test_checks.CASES``.
+reporting case of tests/lint/checks/.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import yaml
 from generator.lint import Finding, LintConfig, Report, Severity, lint_paths
 from generator.lint.checks import all_checks
 
-from .helpers import alert, needs_promtool, record, rule_file
-from .test_checks import CASES as CHECK_CASES
-from .test_checks import F
+from .checks import all_cases
+from .helpers import F, alert, needs_promtool, record, rule_file
 
 Docs = list[dict[str, Any]]
 
@@ -224,7 +223,7 @@ def test_every_check_that_can_suggest_a_fix_has_a_case() -> None:
     ("check", "docs", "config"),
     [
         pytest.param(p.values[0], p.values[1], p.values[3], id=p.id)
-        for p in CHECK_CASES
+        for p in all_cases()
         if p.values[2] is F
     ],
 )

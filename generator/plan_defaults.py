@@ -1,0 +1,67 @@
+"""Resolution's defaults: each alert's ``for``, severity and parameters, and the constants the
+resolution steps share (budget levels, windows, the spec-to-plan parameter names).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generator.families import FAMILIES
+
+# Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
+# LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
+# generator/families/ hold their own; the input guards, which read every family's inputs, are
+# not a family module.
+_LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
+    # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
+    "signal_missing": (900_000, "warning", {"ignore": ()}),
+}
+ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
+    **{f.key: f.defaults for f in FAMILIES},
+    **_LEGACY_DEFAULTS,
+}
+# Shares of an SLO's error budget left at which ErrorBudgetLow tickets (spec.slos[].alerting).
+BUDGET_LEVELS = (0.5, 0.25)
+# spec.metrics keys that are not latency histograms (no buckets, unit or histogram type).
+_NOT_HISTOGRAMS = (
+    "requests",
+    "failures",
+    "queueDepth",
+    "runningRequests",
+    "kvCacheUsage",
+    "promptTokens",
+    "generationTokens",
+    "preemptions",
+)
+_GPU_ALERTS = {f.key for f in FAMILIES if f.sidecar}
+# Alerts on the time a condition held within a window (spec.WindowedAlert), and the default
+# window as a multiple of `for`: a full outage fires after `for`, as a plain `for` would.
+WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
+WINDOW_FACTOR = 3
+# A series must be gone for this many scrape intervals before a guard may call it absent.
+SIGNAL_MISSING_MIN_SCRAPES = 4
+# spec.scaleToZero.startupGrace: a large model's pod is scheduled, pulls its image and loads
+# its weights in minutes; none missing pages before this after the desired count leaves 0.
+DEFAULT_STARTUP_GRACE_MS = 600_000
+_SPEC_PARAM = {
+    "threshold": "threshold_seconds",
+    "max_ratio": "max_ratio",
+    "indicator": "indicator",
+    "min_events": "min_events",
+    "max": "max",
+    "min_free": "min_free",
+    "horizon": "horizon_ms",
+    "lookback": "lookback_ms",
+    "window": "window_ms",
+    "min_restarts": "min_restarts",
+    "min": "min",
+    "ignore": "ignore",
+    "max_drop": "max_drop",
+    "max_increase": "max_increase",
+    "baseline": "baseline_ms",  # "1d" | "7d", turned into ms below
+    "min_tokens_per_second": "min_tokens_per_second",
+    "measure": "measure",
+    "max_loras": "max_loras",
+}
+# Families off unless the spec sets them (their output would be new for every existing spec).
+_OPT_IN = {"efficiency_regression"}

@@ -1,0 +1,19 @@
+"""``GPUUncorrectablePagesRetired`` (``spec.alerts.gpuPagesRetired``): its generated cases proved alone, on the sidecar
+example and on a dcgm-exporter spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.plan import ServicePlan
+from tests.families.harness import dcgm_plan, example_plan, prove, severities
+
+KEY, ALERT = "gpu_pages_retired", "GPUUncorrectablePagesRetired"
+
+
+@pytest.mark.parametrize("plan", [example_plan(KEY), dcgm_plan()], ids=["sidecar", "dcgm"])
+def test_generated_cases_pass(tmp_path: Path, plan: ServicePlan) -> None:
+    prove(KEY, plan, tmp_path)
+    assert severities(plan, ALERT) == {"warning"}

@@ -1,0 +1,37 @@
+"""``alert-value-in-labels``: rule files it must report and rule files it must leave alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.lint.helpers import F, LintFn, P, alert, case_result, rule_file
+
+CASES = [
+    pytest.param(
+        "alert-value-in-labels",
+        [rule_file(alert("up == 0", labels={"severity": "warning", "value": "{{ $value }}"}))],
+        F,
+        {},
+        id="value in a label",
+    ),
+    pytest.param(
+        "alert-value-in-labels",
+        [rule_file(alert("up == 0", annotations={"summary": "{{ $value }}", "runbook_url": "r"}))],
+        P,
+        {},
+        id="value in an annotation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("check", "docs", "expected", "config"), CASES)
+def test_check(
+    lint: LintFn,
+    check: str,
+    docs: list[dict[str, Any] | str],
+    expected: bool,
+    config: dict[str, Any],
+) -> None:
+    case_result(lint, check, docs, expected, config)
