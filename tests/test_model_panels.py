@@ -142,8 +142,8 @@ def test_the_models_panels_hold_the_records_values(tmp_path: Path) -> None:
 
 
 def test_the_pool_panels_hold_the_records_values(tmp_path: Path) -> None:
-    """p0: 2 of 2 slots running, c waiting; p1: one of 2 slots free."""
-    plan = _plan()
+    """maxLoras 2. p0: 2 of 2 slots running, c waiting; p1: one of 2 slots free."""
+    plan = _plan(alerts={"loraPool": {"maxLoras": 2}})
     inputs = [
         _up(),
         *_pool([("2", "a,b", "c", 0, 100)], pod="p0"),

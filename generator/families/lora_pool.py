@@ -143,7 +143,9 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     record = record_name(plan)
     state = rec(plan, record, pod_filter())
     by = ", ".join(plan.agg_labels)
-    full = rec(plan, record, pod_filter(), Matcher(POOL, "=~", full_pattern()))
+    alert = plan.alerts[KEY]
+    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    full = rec(plan, record, pod_filter(), Matcher(POOL, "=~", full_pattern(slots)))
     waiting = rec(plan, record, pod_filter(), Matcher(WAITING, "!=", ""))
     runbook = panel_runbook(plan, ALERT)
     return [
@@ -168,8 +170,8 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
         PanelDef(
             title="Pods with a full LoRA pool, with adapters waiting",
             key="lora-pool/saturation",
-            description=f"Pods whose pool runs {MAX_LORA} adapters (every slot; pools up to "
-            f"{MOST_SLOTS} slots) and pods with adapters waiting for a slot, from {record}. "
+            description=f"Pods whose pool runs {slots} adapters in {slots} slots (maxLoras, "
+            f"the server's --max-loras) and pods with adapters waiting for a slot, from {record}. "
             f"{ALERT} fires for a pod that is both for its whole `for`.",
             kind="timeseries",
             queries=(
