@@ -2,9 +2,9 @@
 
 :func:`verify_plan` asks the server's HTTP API (``/api/v1/query``, ``/api/v1/targets``,
 ``/api/v1/status/buildinfo``) and returns one :class:`Row` per check (target, scrape interval,
-series, unit, buckets, le spelling, threshold, goodput, pods, kubernetes, gpu). Status ``missing`` and
-``wrong`` fail the check; ``warning`` does not. What each check asks and when it fails:
-docs/verify.md, "The checks" (the rules it cites: docs/contracts.md).
+series, unit, buckets, le spelling, threshold, goodput, models, pods, kubernetes, gpu).
+Status ``missing`` and ``wrong`` fail the check; ``warning`` does not. What each check asks
+and when it fails: docs/verify.md, "The checks" (the rules it cites: docs/contracts.md).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 
 from generator import naming
 from generator.builders import pods
@@ -24,34 +22,13 @@ from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS
 from generator.prometheus_api import PrometheusAPI
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, parse_duration_ms, unit_of
+from generator.verify_models import adapters_and_transfers, model_rows
+from generator.verify_report import Row as Row
+from generator.verify_report import Status as Status
+from generator.verify_report import _Report as _Report
 
 RATE_WINDOW_MS = 300_000
 """The fixed rate window of the generated rules (``rate(…[5m])``), in ms."""
-
-
-class Status(StrEnum):
-    """Outcome of one check; ``missing`` and ``wrong`` make ``obsgen verify`` exit 1."""
-
-    OK = "ok"
-    WARNING = "warning"
-    MISSING = "missing"
-    WRONG = "wrong"
-
-    @property
-    def failed(self) -> bool:
-        """Whether this outcome fails the verification."""
-        return self in (Status.MISSING, Status.WRONG)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the report: which check, on what (a selector or name), outcome, details."""
-
-    service: str
-    check: str
-    subject: str
-    status: Status
-    detail: str
 
 
 def _matches(matchers: Iterable[Matcher], labels: dict[str, str]) -> bool:
@@ -83,37 +60,6 @@ def _le_order(text: str) -> tuple[float, str]:
 
 def _same(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=0.0)
-
-
-class _Report:
-    def __init__(self, plan: ServicePlan, api: PrometheusAPI) -> None:
-        self.plan = plan
-        self.api = api
-        self.rows: list[Row] = []
-        self.pods_attributed = False  # set by _pods; _kubernetes reads it
-
-    def add(self, check: str, subject: str, status: Status, detail: str) -> None:
-        self.rows.append(Row(self.plan.name, check, subject, status, detail))
-
-    def series(
-        self, check: str, metric: str, matchers: Sequence[Matcher], missing: Status, why: str
-    ) -> bool:
-        return self.exists(check, selector(metric, matchers), missing, why)
-
-    def count(self, expr: str) -> int:
-        """Number of series ``expr`` returns now."""
-        found = self.api.query(f"count({expr})")
-        return int(float(found[0]["value"][1])) if found else 0
-
-    def exists(
-        self, check: str, expr: str, missing: Status, why: str, subject: str | None = None
-    ) -> bool:
-        count = self.count(expr)
-        if count:
-            self.add(check, subject or expr, Status.OK, f"{count} series")
-        else:
-            self.add(check, subject or expr, missing, f"no series; {why}")
-        return bool(count)
 
 
 def _target(r: _Report) -> None:
@@ -732,6 +678,8 @@ CHECKS: tuple[Check, ...] = (
     _histograms,
     _forms,
     _goodput,
+    model_rows,
+    adapters_and_transfers,
     _pods,
     _kubernetes,
     _gpu,

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from generator.cli import main
+from generator.commands.explain import format_plan
 from tests.helpers_promtool import ROOT
+from tests.test_per_model import SLOS, _plan
+from tests.test_server_reality import plan_of, spec_data
 
 
 def test_explain_o1_preview_prints_the_workbook_tier_table(
@@ -70,3 +73,23 @@ def test_explain_says_when_twice_the_factor_is_over_a_total_outage(
     latency = out[out.index("SLO latency-ttft") :]
     row = next(line.split() for line in latency.splitlines() if line.startswith("  1h/5m"))
     assert row[3:] == ["0.72", "2%", "44m", "43m12s", "n/a", "n/a", "2m", "1m24s"]
+
+
+def test_explain_lists_per_model_slos_with_their_tiers() -> None:
+    text = format_plan(_plan())
+    line = (
+        "  per model (model_name): llama-8b, qwen.7b and 'other' (the rest); "
+        "ErrorBudgetBurnByModel on 1h/5m critical, 6h/30m critical, 1d/2h warning, 3d/6h warning"
+    )
+    assert text.count(line) == 2  # availability and ttft
+    assert (
+        "ModelTrafficUnwatched: a ticket when models spec.models does not name carry over 50%"
+        in text
+    )
+    older = format_plan(_plan(serverVersion="0.11"))
+    assert "  per model: none (its counters carry no model_name: service level only)" in older
+
+
+def test_explain_without_models_says_nothing_of_them() -> None:
+    text = format_plan(plan_of(spec_data("vllm", serverVersion="0.13", slos=SLOS)))
+    assert "per model" not in text and "ModelTrafficUnwatched" not in text

@@ -18,6 +18,7 @@ from generator.builders.common import identity_matchers
 from generator.builders.efficiency_panels import efficiency_row
 from generator.builders.goodput_panels import goodput_panels
 from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
+from generator.builders.model_panels import models_row
 from generator.builders.panel_parts import (
     GREEN,
     ORANGE,
@@ -607,6 +608,7 @@ def service_rows(plan: ServicePlan) -> list[RowDef]:
     ``$__rate_interval`` get their minimum interval (:func:`rate_floor`)."""
     rows = [
         slo_row(plan),
+        models_row(plan),
         traffic_row(plan),
         latency_row(plan),
         saturation_row(plan),

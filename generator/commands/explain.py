@@ -15,8 +15,10 @@ import sys
 from fractions import Fraction
 from pathlib import Path
 
-from generator import slo, slow_page
+from generator import naming, slo, slow_page
+from generator.builders import model_slo_rules
 from generator.builders.goodput_rules import BOUND_NAME
+from generator.models import OTHER
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.slo import Tier
@@ -121,14 +123,42 @@ def page_lines(plan: ServicePlan) -> list[str]:
     return out
 
 
+def model_lines(plan: ServicePlan) -> list[str]:
+    """Per SLO (in :func:`tier_rows` order) its per-model SLOs with ``spec.models``: the
+    models, ``other`` and the tiers ``ErrorBudgetBurnByModel`` fires on; ``""`` without."""
+    models = plan.models
+    out = []
+    for s in (*plan.slos, *plan.goodput):
+        if models is None or s.targets:
+            out.append("")
+        elif not model_slo_rules.records(plan, s):
+            out.append(
+                f"  per model: none (its counters carry no {models.label}: service level only)"
+            )
+        else:
+            tiers = ", ".join(
+                f"{format_duration_ms(t.long_window_ms)}/{format_duration_ms(t.short_window_ms)} "
+                f"{t.severity}"
+                for t in s.tiers
+            )
+            out.append(
+                f"  per model ({models.label}): {', '.join(models.names)} and {OTHER!r} (the "
+                f"rest); {naming.ALERT_BURN_BY_MODEL} on {tiers or 'no tier'}"
+            )
+    return out
+
+
 def format_plan(plan: ServicePlan) -> str:
     """The whole explanation of one service as text."""
     lines = [f"{plan.source}: service {plan.name}"]
-    for (title, rows), page in zip(tier_rows(plan), page_lines(plan), strict=True):
+    for (title, rows), page, per_model in zip(
+        tier_rows(plan), page_lines(plan), model_lines(plan), strict=True
+    ):
         lines.append("")
         lines.append(title)
         if not rows:
             lines.append("  burn-rate alerting disabled")
+            lines += [per_model] if per_model else []
             continue
         widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
         for row in (COLUMNS, *rows):
@@ -136,6 +166,15 @@ def format_plan(plan: ServicePlan) -> str:
                 "  " + "  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip()
             )
         lines.append(page)
+        lines += [per_model] if per_model else []
+    if plan.models is not None and model_slo_rules.unwatched_rules(plan):
+        share = decimal_str(plan.models.max_unwatched_share * 100)
+        lines += [
+            "",
+            f"{naming.ALERT_MODELS_UNWATCHED}: a ticket when models spec.models does not name "
+            f"carry over {share}% of the requests over 1h, for "
+            f"{format_duration_ms(model_slo_rules.UNWATCHED_FOR_MS)}.",
+        ]
     e = format_duration_ms(plan.evaluation_interval_ms)
     s = format_duration_ms(plan.scrape_interval_ms)
     lines += [

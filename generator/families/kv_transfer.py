@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming, roles
 from generator.builders.common import alert_rule, record_rule, recorded
+from generator.builders.grafana_json import PanelDef, Query
+from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.builders.promtool_series import (
     agg_of,
     alert_test,
@@ -158,6 +160,45 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     ]
 
 
+def panels(plan: ServicePlan) -> list[PanelDef]:
+    """The failed share (0–1) and the p99 transfer time (s) over 5m, each with its alert's
+    limit drawn; none where the alerts are off or the server exports no transfer series."""
+    if plan.alerts.get(KEY) is None or plan.preset.kv_transfer is None:
+        return []
+    histogram, failed = plan.preset.kv_transfer
+    return [
+        PanelDef(
+            title="KV transfers failing",
+            key="kv-transfer/failures",
+            description="Share (0–1) of the decode role's KV-cache transfers that failed over "
+            f"5m ({failures_record(plan)}: {failed} over failed + {histogram}_count); "
+            f"{ALERT_FAILING} fires above the line.",
+            kind="timeseries",
+            queries=(Query(rec(plan, failures_record(plan)), legend(plan, "failed")),),
+            unit="percentunit",
+            min_value=0,
+            max_value=1,
+            steps=alert_steps(plan, KEY, "max_ratio"),
+            runbook=panel_runbook(plan, ALERT_FAILING),
+            width=12,
+        ),
+        PanelDef(
+            title="KV transfer time p99",
+            key="kv-transfer/p99",
+            description="99th percentile of the decode role's KV-cache transfer time over 5m "
+            f"({latency_record(plan)}, from {histogram}; its largest finite bucket is "
+            f"{decimal_str(TOP_BOUND_S)}s); {ALERT_SLOW} fires above the line.",
+            kind="timeseries",
+            queries=(Query(rec(plan, latency_record(plan)), legend(plan, "p99")),),
+            unit="s",
+            min_value=0,
+            steps=alert_steps(plan, KEY, "threshold_seconds"),
+            runbook=panel_runbook(plan, ALERT_SLOW),
+            width=12,
+        ),
+    ]
+
+
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
     """The failed share and the p99 transfer time records (None without the series)."""
     if plan.preset.kv_transfer is None:
@@ -181,4 +222,7 @@ FAMILY = Family(
     cases=cases,
     needs=Needs("kvTransfer", "kv_transfer", "KV-transfer series", declarable=False),
     runbook_queries=runbook_queries,
+    row="traffic",
+    rank=90,
+    panels=panels,
 )

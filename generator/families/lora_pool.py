@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.common import alert_rule, record_rule, recorded
+from generator.builders.grafana_json import PanelDef, Query
+from generator.builders.panel_parts import kept_by, legend, panel_runbook, pod_filter, rec
 from generator.builders.promtool_series import (
     alert_test,
     expected_alert,
@@ -132,6 +134,59 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     ]
 
 
+def panels(plan: ServicePlan) -> list[PanelDef]:
+    """The pool of each pod now (table: ``max_lora``, running and waiting adapters) and the
+    pods whose pool is full and whose adapters wait (time series); none where the alert is
+    off or the preset reads no pool gauge."""
+    if plan.alerts.get(KEY) is None or plan.preset.lora_info is None:
+        return []
+    record = record_name(plan)
+    state = rec(plan, record, pod_filter())
+    by = ", ".join(plan.agg_labels)
+    alert = plan.alerts[KEY]
+    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    full = rec(plan, record, pod_filter(), Matcher(POOL, "=~", full_pattern(slots)))
+    waiting = rec(plan, record, pod_filter(), Matcher(WAITING, "!=", ""))
+    runbook = panel_runbook(plan, ALERT)
+    return [
+        PanelDef(
+            title="LoRA adapter pool per pod",
+            key="lora-pool/state",
+            description=f"Each pod's adapter pool now ({record}, from {plan.preset.lora_info}): "
+            f"{MAX_LORA} slots, the adapters running in them and those waiting for one "
+            "(comma-joined names). Full (as many running as slots) with adapters waiting: "
+            f"{ALERT}.",
+            kind="table",
+            queries=(
+                Query(
+                    f"max{kept_by(plan, 'pod', MAX_LORA, RUNNING, WAITING)} ({state})",
+                    instant=True,
+                ),
+            ),
+            unit="none",
+            runbook=runbook,
+            width=12,
+        ),
+        PanelDef(
+            title="Pods with a full LoRA pool, with adapters waiting",
+            key="lora-pool/saturation",
+            description=f"Pods whose pool runs {slots} adapters in {slots} slots (maxLoras, "
+            f"the server's --max-loras) and pods with adapters waiting for a slot, from {record}. "
+            f"{ALERT} fires for a pod that is both for its whole `for`.",
+            kind="timeseries",
+            queries=(
+                Query(f"count by ({by}) ({full})", legend(plan, "full")),
+                Query(f"count by ({by}) ({waiting})", legend(plan, "waiting")),
+            ),
+            unit="none",
+            min_value=0,
+            decimals=0,
+            runbook=runbook,
+            width=12,
+        ),
+    ]
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="loraPool",
@@ -144,4 +199,7 @@ FAMILY = Family(
     rules=rules,
     cases=cases,
     needs=Needs("loraPool", "lora_info", "LoRA adapter gauge", declarable=False),
+    row="saturation",
+    rank=90,
+    panels=panels,
 )
