@@ -36,7 +36,12 @@ from generator.builders.mimir import mimir_rule_file
 from generator.builders.overlay import Dashboard, check_overlay, fleet_overlay, service_overlay
 from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import alert_rules, rule_groups
-from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
+from generator.builders.runbooks import (
+    RUNBOOK_CONTEXT,
+    runbook_outputs,
+    service_context,
+    service_runbook_outputs,
+)
 from generator.errors import Diagnostic
 from generator.filebacked import (
     FileBacked,
@@ -49,6 +54,7 @@ from generator.filebacked import (
 )
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
+from generator.slow_page import SLOW_PAGE_WARNINGS, plan_slow_page_warnings
 from generator.yamlio import YamlText, comment_lines, dump_yaml, generated_header
 
 if TYPE_CHECKING:
@@ -341,10 +347,11 @@ def _build_one(
 
 
 # The derived values of a plan (:meth:`ServicePlan.derive`) that a worker which built it sends
-# back with it: small, and read in the parent for the fleet-wide files (alert labels: routes,
-# runbooks, Alertmanager) and the cache (digest). The others (rule groups, runbook context)
-# are large to pickle and read by the service's own files only.
-SENT_BACK = ("plan_digest", ALERT_LABELS)
+# back with it: small (about 13 KB together), and read in the parent for the fleet-wide files
+# (alert labels: routes, runbooks, Alertmanager; the runbook context: the page of every
+# service), the warnings (slow fastest pages) and the cache (digest). The others (the alerting
+# rules) are large to pickle and read by the service's own files only.
+SENT_BACK = ("plan_digest", ALERT_LABELS, RUNBOOK_CONTEXT, SLOW_PAGE_WARNINGS)
 
 
 def prebuild_service(plan: ServicePlan, options: BuildOptions, fleet: FleetOptions) -> Built | None:
@@ -359,6 +366,8 @@ def prebuild_service(plan: ServicePlan, options: BuildOptions, fleet: FleetOptio
         if cache is None or cache.get(plan.stem, cache.key(plan, options.variant())) is None:
             built = _build_one([plan], options, (0, fleet.spool_to, fleet.beside))
         alert_labels(plan)
+        service_context(plan)
+        plan_slow_page_warnings(plan)
     except Exception:
         pass
     kept = {key: plan.derived[key] for key in SENT_BACK if key in plan.derived}

@@ -47,7 +47,7 @@ from generator.project_config import RulerConfig, config_path, load_project_conf
 from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
 from generator.ruler import apply_ruler
-from generator.slow_page import slow_page_warnings
+from generator.slow_page import plan_slow_page_warnings
 from generator.spec import find_spec_files, load_spec, parse_yaml
 from generator.yamlio import dump_yaml, generated_header
 
@@ -571,7 +571,7 @@ def _check_plans(
     """
     if warn is not None:
         for plan in plans:
-            for warning in (*plan.warnings, *slow_page_warnings(plan)):
+            for warning in (*plan.warnings, *plan_slow_page_warnings(plan)):
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)
