@@ -49,6 +49,7 @@ from generator.receivers import ReceiversConfig, load_receivers
 from generator.ruler import apply_ruler
 from generator.slow_page import plan_slow_page_warnings
 from generator.spec import find_spec_files, load_spec, parse_yaml
+from generator.text import compile_all as compile_templates
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -199,6 +200,8 @@ def load_plans_then(
     pool = None
     loaded: Iterable[Loaded | None]
     if workers:
+        if then is not None:  # the workers build: they inherit the templates compiled
+            compile_templates()
         pool = fork_pool(workers, initializer=_use_then, initargs=(then,))
         loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk_size(len(jobs_args), workers))
     else:
