@@ -118,7 +118,7 @@ class Core:
         if fleet and plans:
             name, warn = self.options.fleet_name, built.fleet_warnings.append
             built.fleet = fleet_outputs(plans, services, via, name, warn, overlay=overlay)
-        built.fleet.update(alertmanager_outputs(plans, receivers))
+        built.fleet.update(alertmanager_outputs(plans, receivers, tests=tests, manifests=overlay))
         return built
 
     def prove(
@@ -181,7 +181,9 @@ class Fleet:
         means = self.fleet
         advance = progress.advance if progress is not None else None
         with in_own_process(
-            lambda: alertmanager_outputs(plans, receivers),
+            lambda: alertmanager_outputs(
+                plans, receivers, tests=options.tests, manifests=options.overlay
+            ),
             enabled=parallel_workers(len(plans), means.jobs, means.parallel_from) > 0,
         ) as alertmanager_files:
             services, warnings = build_services(
