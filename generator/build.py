@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from generator import naming
 from generator.builders.alertmanager import alertmanager_outputs
+from generator.builders.alertmanager_routing import ALERT_LABELS, alert_labels
 from generator.builders.dashboard import (
     FLEET_NAME,
     check_dashboard_names,
@@ -35,7 +36,12 @@ from generator.builders.mimir import mimir_rule_file
 from generator.builders.overlay import Dashboard, check_overlay, fleet_overlay, service_overlay
 from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import alert_rules, rule_groups
-from generator.builders.runbooks import runbook_outputs, service_runbook_outputs
+from generator.builders.runbooks import (
+    RUNBOOK_CONTEXT,
+    runbook_outputs,
+    service_context,
+    service_runbook_outputs,
+)
 from generator.errors import Diagnostic
 from generator.filebacked import (
     FileBacked,
@@ -48,6 +54,7 @@ from generator.filebacked import (
 )
 from generator.plan import ServicePlan
 from generator.receivers import ReceiversConfig
+from generator.slow_page import SLOW_PAGE_WARNINGS, plan_slow_page_warnings
 from generator.yamlio import YamlText, comment_lines, dump_yaml, generated_header
 
 if TYPE_CHECKING:
@@ -339,6 +346,36 @@ def _build_one(
     return plan.stem, parts[0] if len(parts) == 1 else BundleFiles(parts), warnings
 
 
+# The derived values of a plan (:meth:`ServicePlan.derive`) that a worker which built it sends
+# back with it: small (about 13 KB together), and read in the parent for the fleet-wide files
+# (alert labels: routes, runbooks, Alertmanager; the runbook context: the page of every
+# service), the warnings (slow fastest pages) and the cache (digest). The others (the alerting
+# rules) are large to pickle and read by the service's own files only.
+SENT_BACK = ("plan_digest", ALERT_LABELS, RUNBOOK_CONTEXT, SLOW_PAGE_WARNINGS)
+
+
+def prebuild_service(plan: ServicePlan, options: BuildOptions, fleet: FleetOptions) -> Built | None:
+    """In the worker that has just loaded ``plan``: its own files as :func:`build_services`
+    builds them (spooled under ``fleet.spool_to``), or None when ``fleet.cache`` holds them
+    (the parent reuses them) or building raised (the parent builds it again and reports what
+    it raises as without this). Leaves on the plan only the derived values of
+    :data:`SENT_BACK`, computed here."""
+    built: Built | None = None
+    cache = fleet.cache
+    try:
+        if cache is None or cache.get(plan.stem, cache.key(plan, options.variant())) is None:
+            built = _build_one([plan], options, (0, fleet.spool_to, fleet.beside))
+        alert_labels(plan)
+        service_context(plan)
+        plan_slow_page_warnings(plan)
+    except Exception:
+        pass
+    kept = {key: plan.derived[key] for key in SENT_BACK if key in plan.derived}
+    plan.derived.clear()
+    plan.derived.update(kept)
+    return built
+
+
 def worker_count(jobs: int | None) -> int:
     """``jobs`` (at least 1), or the cores this process may use when None."""
     if jobs is not None:
@@ -437,6 +474,7 @@ def build_services(
     fleet: FleetOptions = FleetOptions(),
     progress: Callable[[int], None] | None = None,
     meanwhile: Callable[[], object] | None = None,
+    prebuilt: Mapping[tuple[str, str], Built] | None = None,
 ) -> tuple[ServiceFiles, dict[str, list[Diagnostic]]]:
     """Each plan's own files by stem (:attr:`generator.plan.ServicePlan.stem`), and their
     size warnings.
@@ -450,6 +488,8 @@ def build_services(
     ``progress`` is called with the number of services finished since its last call.
     ``meanwhile`` (when given) is called once in this process while worker processes build
     (or after building, without workers): work that needs only the plans overlaps the builds.
+    ``prebuilt``: services already built (:func:`prebuild_service`) by ``(source, stem)`` of
+    their plan, taken as built (a cached service is never among them).
 
     Raises:
         ObsgenError: from :func:`service_outputs` (the first failing service's).
@@ -465,6 +505,10 @@ def build_services(
                 done[plan.stem] = found
                 found_warnings[plan.stem] = cache.warnings(plan.stem)
                 continue
+        ready = prebuilt.get((plan.source, plan.stem)) if prebuilt else None
+        if ready is not None:
+            done[plan.stem], found_warnings[plan.stem] = ready[1], ready[2]
+            continue
         todo.append(plan)
     if progress is not None and done:
         progress(len(done))

@@ -9,7 +9,8 @@ to disk, the cache of unchanged services and proofs, work skipped for files unch
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -25,8 +26,10 @@ from generator.build import (
     fleet_plan_outputs,
     in_own_process,
     parallel_workers,
+    prebuild_service,
     service_outputs,
 )
+from generator.build import Built as BuiltService
 from generator.builders.alertmanager import alertmanager_outputs
 from generator.builders.dashboard import check_dashboard_names
 from generator.builders.overlay import check_overlay
@@ -115,7 +118,7 @@ class Core:
         if fleet and plans:
             name, warn = self.options.fleet_name, built.fleet_warnings.append
             built.fleet = fleet_outputs(plans, services, via, name, warn, overlay=overlay)
-        built.fleet.update(alertmanager_outputs(plans, receivers))
+        built.fleet.update(alertmanager_outputs(plans, receivers, tests=tests, manifests=overlay))
         return built
 
     def prove(
@@ -152,6 +155,13 @@ class Fleet:
     fleet: FleetOptions = field(default_factory=FleetOptions)
     root: Path | None = None
     progress: Progress | None = None
+    prebuilt: Mapping[tuple[str, str], BuiltService] = field(default_factory=dict)
+
+    def prebuild(self) -> Callable[[ServicePlan], BuiltService | None]:
+        """What a loading worker runs on each plan it loaded
+        (:func:`generator.render.load_plans_then`): :func:`generator.build.prebuild_service`
+        with these options. Its results, by ``(source, stem)``, are :attr:`prebuilt`."""
+        return functools.partial(prebuild_service, options=self.options, fleet=self.fleet)
 
     def build(
         self, plans: Sequence[ServicePlan], receivers: ReceiversConfig | None, fleet: bool = True
@@ -171,10 +181,14 @@ class Fleet:
         means = self.fleet
         advance = progress.advance if progress is not None else None
         with in_own_process(
-            lambda: alertmanager_outputs(plans, receivers),
+            lambda: alertmanager_outputs(
+                plans, receivers, tests=options.tests, manifests=options.overlay
+            ),
             enabled=parallel_workers(len(plans), means.jobs, means.parallel_from) > 0,
         ) as alertmanager_files:
-            services, warnings = build_services(plans, options, means, advance, plans_only)
+            services, warnings = build_services(
+                plans, options, means, advance, plans_only, self.prebuilt
+            )
             _rule_files_back(plans, services)
             if means.spool_to is not None:
                 writer.flush_soon(means.spool_to)

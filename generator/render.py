@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from generator import kube_names, naming, writer
 from generator.build import (
@@ -28,6 +29,7 @@ from generator.build import (
     only,
     parallel_workers,
 )
+from generator.build import Built as BuiltService
 from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.chart_names import check_chart_names, configured_release
@@ -45,8 +47,9 @@ from generator.project_config import RulerConfig, config_path, load_project_conf
 from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
 from generator.ruler import apply_ruler
-from generator.slow_page import slow_page_warnings
+from generator.slow_page import plan_slow_page_warnings
 from generator.spec import find_spec_files, load_spec, parse_yaml
+from generator.text import compile_all as compile_templates
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
@@ -124,13 +127,31 @@ def _ruler_at(root: Path, stamp: tuple[int, int] | None) -> RulerConfig:
     return load_project_config(root).ruler
 
 
-def _load_in_worker(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic] | None:
-    """:func:`_load_one`, or None when it raised something unexpected: the parent loads that
-    spec again itself, so the error reaches the CLI tagged with its file."""
+# What a loading worker does with each plan it loaded, besides sending it back (set in the
+# worker by the pool's initializer, whose arguments a forked worker inherits): in a render, build
+# the service's own files (:meth:`generator.engines.Fleet.prebuild`), so that one round of
+# workers loads and builds.
+_then: Callable[[ServicePlan], object] | None = None
+
+
+def _use_then(then: Callable[[ServicePlan], object] | None) -> None:
+    global _then
+    _then = then
+
+
+Loaded = tuple[ServicePlan | list[Diagnostic], object]
+
+
+def _load_in_worker(job: tuple[Path, Path]) -> Loaded | None:
+    """:func:`_load_one` and what :data:`_then` gave for the plan (None without), or None
+    when loading raised something unexpected: the parent loads that spec again itself, so the
+    error reaches the CLI tagged with its file."""
     try:
-        return _load_one(job)
+        found = _load_one(job)
     except Exception:
         return None
+    extra = _then(found) if _then is not None and not isinstance(found, list) else None
+    return found, extra
 
 
 def load_plans(
@@ -141,7 +162,27 @@ def load_plans(
     parallel_from: int | None = None,
     others: Iterable[tuple[str, str | None]] = (),
 ) -> list[ServicePlan]:
-    """Load and resolve every spec, collecting all errors before failing.
+    """Load and resolve every spec, collecting all errors before failing
+    (:func:`load_plans_then` without work after loading)."""
+    return load_plans_then(spec_paths, root, progress, jobs, parallel_from, others)[0]
+
+
+def load_plans_then(
+    spec_paths: Iterable[Path],
+    root: Path,
+    progress: Callable[[int], None] | None = None,
+    jobs: int | None = None,
+    parallel_from: int | None = None,
+    others: Iterable[tuple[str, str | None]] = (),
+    then: Callable[[ServicePlan], object] | None = None,
+) -> tuple[list[ServicePlan], dict[tuple[str, str], object]]:
+    """Load and resolve every spec, collecting all errors before failing; and where worker
+    processes load them, ``then(plan)`` in the worker right after loading each plan.
+
+    Returns the plans, and ``then``'s result by ``(plan.source, plan.stem)`` for each plan a
+    worker loaded (the stem as loaded: a plan whose stem the parent qualifies afterwards has
+    none under its new stem). ``then`` runs in the worker, on the plan before it is sent back:
+    what it adds to or drops from the plan's derived values travels with it.
 
     ``others``: the (name, namespace) of specs of the repository not loaded here
     (:func:`spec_identities`): a name one of them shares is qualified as in a full render.
@@ -156,20 +197,22 @@ def load_plans(
     """
     jobs_args = [(path, root) for path in spec_paths]
     workers = parallel_workers(len(jobs_args), jobs, parallel_from)
-    loaded: Iterable[ServicePlan | list[Diagnostic] | None]
     pool = None
+    loaded: Iterable[Loaded | None]
     if workers:
-        pool = fork_pool(workers)
+        if then is not None:  # the workers build: they inherit the templates compiled
+            compile_templates()
+        pool = fork_pool(workers, initializer=_use_then, initargs=(then,))
         loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk_size(len(jobs_args), workers))
     else:
-        loaded = map(_load_one, jobs_args)
+        loaded = ((found, None) for found in map(_load_one, jobs_args))
     problems: list[Diagnostic] = []
     plans: list[ServicePlan] = []
+    extras: dict[tuple[str, str], object] = {}
     owners: dict[tuple[str, str | None], str] = {}
     try:
-        for job, found in zip(jobs_args, loaded, strict=True):
-            if found is None:
-                found = _load_one(job)
+        for job, result in zip(jobs_args, loaded, strict=True):
+            found, extra = result if result is not None else (_load_one(job), None)
             if isinstance(found, list):
                 problems.extend(found)
                 continue
@@ -190,6 +233,8 @@ def load_plans(
                 continue
             owners[identity] = plan.source
             plans.append(plan)
+            if extra is not None:
+                extras[(plan.source, plan.stem)] = extra
             if progress is not None:
                 progress(1)
     finally:
@@ -198,7 +243,7 @@ def load_plans(
     plans = _qualify_shared_names(plans, problems, others)
     if problems:
         raise ObsgenError(problems)
-    return sorted(plans, key=lambda p: (p.name, p.stem))
+    return sorted(plans, key=lambda p: (p.name, p.stem)), extras
 
 
 def _qualify_shared_names(
@@ -404,16 +449,21 @@ def render_bundle(
     # files (overview dashboard, values-observability, runbooks) and other services' outputs
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
+    runs = engine(options, root, cache, progress, spool_to)
+    # The fleet layer builds each service in the worker that loaded its spec: one round of
+    # workers for both, the parent left with the fleet-wide files.
+    then = runs.prebuild() if isinstance(runs, Fleet) else None
     try:
-        plans = _plans(root, spec_args, options, progress)
+        plans, prebuilt = _plans(root, spec_args, options, progress, then)
     except ObsgenError as err:  # with the receivers' problems: every input's in one pass
         raise ObsgenError([*err.diagnostics, *receivers_problems(root)]) from None
+    if isinstance(runs, Fleet) and prebuilt:  # then's results: prebuild_service's
+        runs = replace(runs, prebuilt=cast("dict[tuple[str, str], BuiltService]", prebuilt))
     if warn is not None:
         for warning in outside_specs(spec_args, root):
             warn(warning)
     receivers = load_receivers(root)
     _check_plans(root, plans, receivers, options, partial, warn)
-    runs = engine(options, root, cache, progress, spool_to)
     built = runs.build(plans, receivers, fleet=not partial)
     if warn is not None:
         for warning in [w for p in plans for w in built.warnings.get(p.stem, [])]:
@@ -464,15 +514,20 @@ def outside_specs(spec_args: Sequence[str], root: Path) -> list[Diagnostic]:
 
 
 def _plans(
-    root: Path, spec_args: Sequence[str], options: RenderOptions, progress: Progress | None
-) -> list[ServicePlan]:
+    root: Path,
+    spec_args: Sequence[str],
+    options: RenderOptions,
+    progress: Progress | None,
+    then: Callable[[ServicePlan], object] | None = None,
+) -> tuple[list[ServicePlan], dict[tuple[str, str], object]]:
     paths = find_specs(spec_args, Path("."))
     if progress is not None:
-        progress.phase("loading specs", len(paths))
+        progress.phase("loading specs" if then is None else "loading and building", len(paths))
     advance = progress.advance if progress is not None else None
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     others = spec_identities(paths) if partial else ()
-    return load_plans(paths, root, advance, options.jobs, options.parallel_from, others)
+    jobs, parallel_from = options.jobs, options.parallel_from
+    return load_plans_then(paths, root, advance, jobs, parallel_from, others, then)
 
 
 def spec_identities(rendered: Sequence[Path]) -> list[tuple[str, str | None]]:
@@ -519,7 +574,7 @@ def _check_plans(
     """
     if warn is not None:
         for plan in plans:
-            for warning in (*plan.warnings, *slow_page_warnings(plan)):
+            for warning in (*plan.warnings, *plan_slow_page_warnings(plan)):
                 warn(warning)
         for warning in routing_warnings(plans, receivers, complete=not partial):
             warn(warning)

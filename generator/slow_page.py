@@ -106,6 +106,15 @@ def _windows(t: slo.Tier) -> str:
     return f"{format_duration_ms(t.long_window_ms)}/{format_duration_ms(t.short_window_ms)}"
 
 
+SLOW_PAGE_WARNINGS = "slow_page_warnings"  # the ServicePlan.derive key of plan_slow_page_warnings
+
+
+def plan_slow_page_warnings(plan: ServicePlan) -> list[Diagnostic]:
+    """:func:`slow_page_warnings` of ``plan`` at :data:`SLOW_PAGE_MS`, kept on the plan: a
+    render's worker computes them beside the service's files and sends them back with it."""
+    return plan.derive(SLOW_PAGE_WARNINGS, lambda: slow_page_warnings(plan))
+
+
 def slow_page_warnings(plan: ServicePlan, bound_ms: int = SLOW_PAGE_MS) -> list[Diagnostic]:
     """One warning per SLO (goodput SLOs included) whose fastest page needs more than
     ``bound_ms`` of total outage to fire, at the spec's evaluation and scrape intervals, with

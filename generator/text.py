@@ -42,9 +42,21 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        # The templates are part of the package: not checked for changes at every use (a
+        # file system stat per page otherwise).
+        auto_reload=False,
     )
     env.filters["sh"] = shell_word
     return env
+
+
+def compile_all() -> None:
+    """Compile every template under ``templates/`` into :func:`environment`'s cache, once:
+    worker processes forked afterwards inherit them compiled instead of each compiling its
+    own (about 0.5 s of CPU per process)."""
+    env = environment()
+    for name in env.list_templates(extensions=("j2",)):
+        env.get_template(name)
 
 
 def alert_text(alert: str, **context: Any) -> tuple[str, str]:

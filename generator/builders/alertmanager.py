@@ -372,9 +372,17 @@ def route_tests_text(plans: Sequence[ServicePlan]) -> str:
 
 
 def alertmanager_outputs(
-    plans: Sequence[ServicePlan], receivers: ReceiversConfig | None = None
+    plans: Sequence[ServicePlan],
+    receivers: ReceiversConfig | None = None,
+    *,
+    tests: bool = True,
+    manifests: bool = True,
 ) -> dict[str, str]:
     """Every Alertmanager output of ``plans``; ``receivers`` None: placeholders for every team.
+    ``tests`` False leaves out the route tests and ``manifests`` False the AlertmanagerConfig
+    manifests, when nothing writes or proves them (:attr:`generator.build.BuildOptions.tests`
+    and :attr:`~generator.build.BuildOptions.overlay`: at 1,000 services the route tests are
+    15 MB of YAML, two thirds of this function's time).
 
     Raises:
         KeyError: an alert without a routing role (see ``ALERT_ROLES``).
@@ -385,10 +393,11 @@ def alertmanager_outputs(
     files = {
         CONFIG_FILE: config_text(plans, chosen),
         VALUES_FILE: values_text(plans, chosen),
-        ROUTE_TESTS_FILE: route_tests_text(plans),
     }
+    if tests:
+        files[ROUTE_TESTS_FILE] = route_tests_text(plans)
     for plan in plans:
-        if plan.namespace:
+        if plan.namespace and manifests:
             path = naming.manifest_file(plan.stem, "alertmanagerconfig")
             files[path] = alertmanager_config_text(plan, chosen)
     return dict(sorted(files.items()))

@@ -104,7 +104,10 @@ def service_context(plan: ServicePlan) -> dict[str, Any]:
     With a cluster label, ``cluster_label`` and every query picks ``<cluster>`` (the on-call
     puts the alert's cluster there) and ``by_pod`` (the grouping of per-pod queries) keeps it.
     """
-    return plan.derive("runbook_context", lambda: _service_context(plan))
+    return plan.derive(RUNBOOK_CONTEXT, lambda: _service_context(plan))
+
+
+RUNBOOK_CONTEXT = "runbook_context"  # the ServicePlan.derive key of service_context
 
 
 def _service_context(plan: ServicePlan) -> dict[str, Any]:
