@@ -104,6 +104,13 @@ def _panels(board: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield {**panel, "panels": []}
 
 
+def _label_less(node: P.Expr) -> bool:
+    """Whether ``node`` reads no series (its result has no labels: ``vector(time() % 3600)``)."""
+    return not any(
+        isinstance(n, (P.VectorSelector, P.MatrixSelector)) for n, _ in promql.walk(node)
+    )
+
+
 def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
     """How ``expr`` loses ``label``: each ``by``/``on`` clause without it, each
     ``without``/``ignoring`` clause with it, each aggregation without a clause (it merges every
@@ -133,6 +140,8 @@ def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
             if matching is None:
                 continue
             labels = list(matching.labels)
+            if str(node.op) in ("and", "unless") and not labels and _label_less(node.rhs):
+                continue  # a filter on a vector with no labels at all (an hourly tile's hour)
             if matching.type == P.LabelModifierType.Include and label not in labels:
                 found.append(f"{node.op} on ({', '.join(labels)}) lacks {label}")
             elif matching.type != P.LabelModifierType.Include and label in labels:
@@ -165,6 +174,10 @@ def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
         ),
         pytest.param("a or absent(sum(up))", [], id="inside absent()"),
         pytest.param("a / b", [], id="plain join matches every label"),
+        pytest.param(
+            "a and on () (vector(time() % 3600) < 60)", [], id="a filter on a label-less vector"
+        ),
+        pytest.param("a and on () b", ["and on () lacks cluster"], id="on () with series"),
     ],
 )
 def test_the_scan_finds_every_clause_that_loses_the_label(expr: str, expected: list[str]) -> None:
