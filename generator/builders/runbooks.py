@@ -239,7 +239,8 @@ def runbook(
 def service_runbook(alert: str, plan: ServicePlan, routes: list[tuple[str, str, str]]) -> str:
     """The page of ``alert`` for one service (where its ``runbook_url`` points): that
     service's checks first, where its alerts go and its silence command; what the alert means,
-    its causes and fixes and the silencing advice, the same for every service, are on the page
+    its causes and fixes, what it holds back and the silencing advice, the same for every
+    service, are on the page
     of every service (:func:`runbook`), which it links to: written once, not per service.
     ``routes``: this service's ``(service, severity, receiver)`` rows.
 
@@ -253,7 +254,6 @@ def service_runbook(alert: str, plan: ServicePlan, routes: list[tuple[str, str, 
         page=context,
         services=[context],
         routes=routes,
-        inhibition=inhibition_note(alert, goodput=bool(plan.goodput)),
         specs=[plan.source],
         cluster_label=plan.cluster_label,
         fleet_link=f"../{alert}.md",
