@@ -47,7 +47,9 @@ def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrometheusP
     try:
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and not (
-            _query(server, f'{HIST}{{job="conv"}}') and _query(server, f'{HIST}{{job="mig"}}')
+            _query(server, f'{HIST}{{job="conv"}}')
+            and _query(server, f'{HIST}{{job="mig"}}')
+            and _query(server, f'{HIST}_bucket{{job="classic"}}')
         ):
             time.sleep(0.5)
         yield server
