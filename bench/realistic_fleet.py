@@ -1,19 +1,17 @@
-"""Realistic fleet: N distinct services rendered cold, then warm, without promtool.
+"""Realistic fleet: N distinct services rendered cold, warm and after a one-spec edit.
 
-The fleet is :func:`_fleet_specs.realistic_specs` (deterministic from ``--seed``): each spec
-its own namespace, objectives, thresholds, replicas, memory limit and server. Each size is
-rendered with ``obsgen render --skip-promtool -q`` into an empty repository with an empty
-cache (cold), then again (warm). Rows: wall, CPU (obsgen and its children, ``wait4``), peak RSS
-(one process, and all of obsgen's processes), and what the repository holds after the render:
-bytes and files in all and per service, and bytes per output folder and per install path.
-``--install`` / ``--outputs`` write an ``obsgen.yaml`` with ``render.install`` /
-``render.outputs`` first (docs/config.md; default: neither, the lean default). Targets: 1,000
-services cold ≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB committed per service.
-"""
+The fleet is :func:`_fleet_specs.realistic_specs` (deterministic from ``--seed``), rendered
+with ``obsgen render --skip-promtool -q`` into an empty repository and cache. Rows: wall, CPU
+(obsgen and its children, ``wait4``), peak RSS (one process; all of obsgen's), then bytes and
+files per service by folder and install path. ``--install`` / ``--outputs`` write an
+``obsgen.yaml`` first (docs/config.md). ``--prove N``: N services cold *with* the proof (tests
+generated in a temporary folder, run by ``$PROMTOOL``), then after a one-spec edit. Targets:
+1,000 services cold ≤ 40 s wall on 2 cores, linear, peak ≤ 1 GiB; ≤ 300 KB per service."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 import tempfile
@@ -68,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--install", choices=("rules", "manifests", "helm"), help="render.install of obsgen.yaml"
     )
+    parser.add_argument(
+        "--prove", type=int, default=0, metavar="N", help="also time a proving render of N"
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="obsgen-bench-realistic-"))
     rows, folders, verdicts = [], [], []
@@ -90,10 +91,12 @@ def main(argv: list[str] | None = None) -> int:
             sizes = tree_sizes(repo)
             kinds = kind_sizes(repo)
             warm = timed([*command, "--skip-promtool", "-q"], repo, env)
+            edit_one_spec(repo)
+            edited = timed([*command, "--skip-promtool", "-q"], repo, env)
             loads = f"load average {load_before} before, {_load()} after"
             total = sum(b for b, _ in sizes.values())
             files = sum(n for _, n in sizes.values())
-            for mode, run in (("cold", cold), ("warm", warm)):
+            for mode, run in (("cold", cold), ("warm", warm), ("one spec edited", edited)):
                 rows.append(
                     (
                         f"{size:,}",
@@ -124,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{total / size / 1000:.0f} KB per service (target "
                 f"{TARGET_BYTES_PER_SERVICE // 1000}); {loads}"
             )
+        if args.prove:
+            rows.extend(_proof_rows(work, args.prove, args.seed))
         print(f"# Realistic fleet\n\nMachine: {machine()}; load average before: {_load()}\n")
         print(
             markdown_table(
@@ -161,6 +166,44 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _proof_rows(work: Path, size: int, seed: int) -> list[tuple[str, ...]]:
+    """One row: ``size`` services rendered cold with the full proof (tests generated, promtool
+    run over them; CPU counts promtool's processes too)."""
+    repo = work / f"proof-{size}"
+    realistic_specs(repo / "specs", size, seed)
+    command, env = obsgen(None)
+    env["OBSGEN_CACHE_DIR"] = str(work / f"proof-cache-{size}")
+    cold = timed([*command, "-q"], repo, env)
+    edit_one_spec(repo)
+    edited = timed([*command, "-q"], repo, env)
+    return [
+        (
+            f"{size:,}",
+            mode,
+            f"{run.wall:.2f}",
+            f"{run.cpu:.2f}",
+            f"{run.cpu / size * 1000:.0f}",
+            f"{run.rss_one:.0f}",
+            f"{run.rss_all:.0f}",
+        )
+        for mode, run in (("cold, proved", cold), ("one spec edited, proved", edited))
+    ]
+
+
+def edit_one_spec(repo: Path) -> None:
+    """A one-line threshold change: the first spec's ``queueDepth.max`` one higher."""
+    pattern = re.compile(r"queueDepth: \{max: (\d+)")
+    for spec in sorted((repo / "specs").glob("*.yaml")):
+        text = spec.read_text(encoding="utf-8")
+        found = pattern.search(text)
+        if found is not None:
+            break
+    else:
+        raise RuntimeError(f"{repo / 'specs'}: no spec with a queueDepth.max to edit")
+    edited = f"queueDepth: {{max: {int(found[1]) + 1}"
+    spec.write_text(text[: found.start()] + edited + text[found.end() :], encoding="utf-8")
 
 
 if __name__ == "__main__":
