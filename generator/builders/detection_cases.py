@@ -12,14 +12,6 @@ from fractions import Fraction
 from typing import Any
 
 from generator import naming, slo
-from generator.builders.promtool_series import (
-    BASE_PER_MIN,
-    INTERVAL_MS,
-    MARGIN,
-    Klass,
-    alert_test,
-    promtool_group,
-)
 from generator.builders.slo_cases import (
     all_bad,
     burns_for_phases,
@@ -28,6 +20,14 @@ from generator.builders.slo_cases import (
     sampling,
     shares_mix,
     slo_bad_ratio,
+)
+from generator.parts.promtool_series import (
+    BASE_PER_MIN,
+    INTERVAL_MS,
+    MARGIN,
+    Klass,
+    alert_test,
+    promtool_group,
 )
 from generator.plan import ServicePlan, SLOPlan
 from generator.slo import Tier
