@@ -56,7 +56,7 @@ from _common import REPO, command_line, machine, markdown_table
 
 from generator import naming, slo
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_cases import bad_class
+from generator.cases.slo_cases import bad_class
 from generator.parts.promtool_series import Klass, traffic
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float, quote

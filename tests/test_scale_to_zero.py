@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from generator import naming
-from generator.builders.guard_cases import guard_groups
 from generator.builders.guard_rules import signal_inputs, unguarded_reads
 from generator.builders.rulefile import rule_file
+from generator.cases.guard_cases import guard_groups
 from generator.cli import main
 from generator.families import cold_start, crash_loop, replicas_unavailable, target_down
 from generator.parts import replicas

@@ -55,7 +55,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """The GPU is lost (the sidecar: NVML reports it, its readings gone; dcgm: its series
     vanish) under a working exporter — fires; the same with the exporter itself down —
     quiet (GPUExporterDown's). Under dcgm, an Xid 79 on a GPU still reporting fires too.
-    Every GPU up stays quiet: :func:`generator.builders.guard_cases.long_healthy_group`."""
+    Every GPU up stays quiet: :func:`generator.cases.guard_cases.long_healthy_group`."""
     if KEY not in plan.alerts:
         return []
     rule = rules(plan)[0]

@@ -1,7 +1,7 @@
 """Generated promtool cases of the input guards (``ModelSignalMissing``): each input removed
 fires its guard and no other, and a healthy service over 2 hours raises no alert.
 
-Part of :mod:`generator.builders.rule_tests`; why the expectations are exact:
+Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
 docs/architecture.md, "Generated promtool tests".
 """
 

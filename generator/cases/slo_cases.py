@@ -1,7 +1,7 @@
 """Generated promtool cases of the SLOs: burn-rate tiers (fire, quiet, ties), threshold
 edges, a new service, counter restarts and ErrorBudgetLow.
 
-Part of :mod:`generator.builders.rule_tests`; why the expectations are exact:
+Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
 docs/architecture.md, "Generated promtool tests".
 """
 

@@ -14,19 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders.detection_cases import detection_groups
-from generator.builders.duplicate_cases import with_copies
-from generator.builders.goodput_cases import goodput_groups
-from generator.builders.guard_cases import (
+from generator.builders.guard_rules import signal_inputs
+from generator.builders.rulefile import alert_rules, rule_groups
+from generator.cases.detection_cases import detection_groups
+from generator.cases.duplicate_cases import with_copies
+from generator.cases.goodput_cases import goodput_groups
+from generator.cases.guard_cases import (
     expected_guards,
     guard_groups,
     long_healthy_group,
 )
-from generator.builders.guard_rules import signal_inputs
-from generator.builders.model_cases import model_groups
-from generator.builders.rulefile import alert_rules, rule_groups
-from generator.builders.slo_cases import slo_groups
-from generator.builders.test_merge import merge_cases, reads
+from generator.cases.model_cases import model_groups
+from generator.cases.slo_cases import slo_groups
+from generator.cases.test_merge import merge_cases, reads
 from generator.errors import Diagnostic, ObsgenError
 from generator.families import FAMILIES
 from generator.parts.common import Group
@@ -196,7 +196,7 @@ def shifted(group: dict[str, Any], offset_ms: int) -> dict[str, Any]:
 
 def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> dict[str, str]:
     """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one
-    plan, cases that can share an input block merged (:mod:`generator.builders.test_merge`).
+    plan, cases that can share an input block merged (:mod:`generator.cases.test_merge`).
     ``groups``: the plan's rule groups when already built.
 
     Raises:

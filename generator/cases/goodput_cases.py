@@ -17,7 +17,7 @@ from typing import Any
 
 from generator import naming, slo
 from generator.builders import goodput_rules, slo_rules
-from generator.builders.slo_cases import sampling
+from generator.cases.slo_cases import sampling
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
