@@ -32,9 +32,9 @@ from detection import PER_MIN, mix
 from detection import series as step_series
 
 from generator import naming, slo
-from generator.builders.promtool_series import Klass, series_text, traffic
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_cases import bad_class
+from generator.cases.slo_cases import bad_class
+from generator.parts.promtool_series import Klass, series_text, traffic
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float
 from generator.units import format_duration_ms, seconds_text

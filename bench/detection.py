@@ -55,9 +55,9 @@ import _rules
 from _common import REPO, command_line, machine, markdown_table
 
 from generator import naming, slo
-from generator.builders.promtool_series import Klass, traffic
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_cases import bad_class
+from generator.cases.slo_cases import bad_class
+from generator.parts.promtool_series import Klass, traffic
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float, quote
 from generator.render import find_specs, load_plans

@@ -3,7 +3,7 @@
 Builds the files of the first ``--count`` specs of the realistic fleet
 (:func:`_fleet_specs.realistic_specs`) with :func:`generator.build.service_outputs`, in this
 process, no promtool: first timed (best of ``--runs``: CPU ms per service, and the share of
-:func:`generator.builders.rule_tests.service_rule_tests`), then under cProfile, printing each
+:func:`generator.cases.rule_tests.service_rule_tests`), then under cProfile, printing each
 builder's cumulative share of ``service_outputs``. ``--without-tests``: as a render that
 neither writes nor runs the tests builds (no test generation). Run alone (``make bench``
 skips it).

@@ -40,10 +40,10 @@ from render_scale import Run, obsgen, timed
 from toolchain import binary, tools
 
 from generator import naming
-from generator.builders.promtool_series import Klass, series_text
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_cases import bad_class
 from generator.builders.slo_rules import events_record, tiles_record
+from generator.cases.slo_cases import bad_class
+from generator.parts.promtool_series import Klass, series_text
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from generator.units import format_duration_ms

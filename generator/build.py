@@ -34,7 +34,6 @@ from generator.builders.dashboard import (
 )
 from generator.builders.mimir import mimir_rule_file
 from generator.builders.overlay import Dashboard, check_overlay, fleet_overlay, service_overlay
-from generator.builders.rule_tests import service_rule_tests
 from generator.builders.rulefile import alert_rules, rule_groups
 from generator.builders.runbooks import (
     RUNBOOK_CONTEXT,
@@ -42,6 +41,7 @@ from generator.builders.runbooks import (
     service_context,
     service_runbook_outputs,
 )
+from generator.cases.rule_tests import service_rule_tests
 from generator.errors import Diagnostic
 from generator.filebacked import (
     FileBacked,

@@ -257,7 +257,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     deployment = body.deployment
     namespace = body.selector.get("namespace")
     # No pod-name pattern: pods are attributed to the workload by kube-state-metrics owner
-    # series or their scrape targets' labels (generator/builders/pods.py).
+    # series or their scrape targets' labels (generator/parts/pods.py).
     namespaced = (Matcher("namespace", "=", namespace),) if namespace else ()
     container_matchers = (*namespaced, Matcher("container", "=", deployment.container))
     # The sidecar is scraped by obsgen's own PodMonitor, which sets this job label.

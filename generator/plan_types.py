@@ -254,7 +254,7 @@ class ActivatorPlan:
     Attributes:
         source: ``keda-http``, ``knative`` or ``custom``.
         names: gauge names of the requests it holds, newest release first (each read with
-            ``matchers``; the first that has series counts, :mod:`generator.builders.replicas`).
+            ``matchers``; the first that has series counts, :mod:`generator.parts.replicas`).
         matchers: its series' label matchers that select this service's requests.
     """
 
@@ -296,7 +296,7 @@ class ServicePlan:
 
     Pods: ``container_matchers`` (namespace and container) select the model's containers in
     cAdvisor and kube-state-metrics series; which pods belong to the service is decided by
-    :mod:`generator.builders.pods` from the owner series of ``workload_kind`` /
+    :mod:`generator.parts.pods` from the owner series of ``workload_kind`` /
     ``deployment_name`` (or the scrape targets' ``pod`` label), never from pod names.
     ``gpu_matchers`` select the NVML sidecar's series by the ``job`` label its PodMonitor sets.
     """

@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 
 from generator import naming
-from generator.builders import pods
 from generator.errors import printable
+from generator.parts import pods
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
 from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS

@@ -29,8 +29,11 @@ import yaml
 
 from generator import autoscaling, naming
 from generator.builders import overlay, scaled_object
-from generator.builders.pods import example_pods, replica_metrics
-from generator.builders.promtool_series import (
+from generator.builders.rulefile import alert_rules, rule_file
+from generator.cli import main
+from generator.errors import ObsgenError
+from generator.parts.pods import example_pods, replica_metrics
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     after_for,
@@ -40,9 +43,6 @@ from generator.builders.promtool_series import (
     healthy,
     labels_of,
 )
-from generator.builders.rulefile import alert_rules, rule_file
-from generator.cli import main
-from generator.errors import ObsgenError
 from generator.plan import ServicePlan
 from generator.promql import go_float
 from generator.units import format_duration_ms

@@ -30,8 +30,8 @@ import yaml
 
 from generator import autoscaling, naming
 from generator.builders import hpa, overlay, scaled_object
-from generator.builders.promtool_series import after_for, agg_of, expected_alert, family_case
 from generator.builders.rulefile import alert_rules, rule_file
+from generator.parts.promtool_series import after_for, agg_of, expected_alert, family_case
 from generator.plan import ServicePlan
 from generator.promql import go_float
 from generator.units import format_duration_ms

@@ -17,8 +17,8 @@ import _rules
 import _sloth
 import sloth_compare
 
-from generator.builders.promtool_series import Klass, series_text
-from generator.builders.slo_cases import bad_class
+from generator.cases.slo_cases import bad_class
+from generator.parts.promtool_series import Klass, series_text
 from generator.promql import go_float
 from tests import toolchain
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from generator.builders.rulefile import rule_file
-from generator.builders.slo_cases import budget_groups
+from generator.cases.slo_cases import budget_groups
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator.builders.duplicate_cases import PHASES, copies, phased
+from generator.cases.duplicate_cases import PHASES, copies, phased
 from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.dedup import collapse_panel
 from generator.render import build_outputs, load_plans

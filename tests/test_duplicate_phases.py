@@ -4,7 +4,7 @@ the ruler. In ``ruler.deduplication: rules`` mode
 
 - every generated case of every family is fed such a pair: replica-1 one step of a grid six
   times finer than the scrape interval *early* (10 s at 1 m), its middle scrape lost
-  (generator/builders/duplicate_cases.py), and the suites still pass the real promtool;
+  (generator/cases/duplicate_cases.py), and the suites still pass the real promtool;
 - a replica scraping *late* (the ruler evaluates between the two replicas' scrapes, so that
   copy reads one scrape older) neither doubles nor errors the SLO increments, the error ratio
   or a summed gauge: their window sums are the single copy's, and a failure still pages while
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.builders.duplicate_cases import PHASES, copies, phased, steps
+from generator.cases.duplicate_cases import PHASES, copies, phased, steps
 from generator.render import build_outputs, load_plans
 from tests import toolchain
 from tests.factories import good_spec, write_spec

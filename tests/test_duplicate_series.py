@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from generator import verify
-from generator.builders.duplicate_cases import copies
+from generator.cases.duplicate_cases import copies
 from generator.cli import main
 from generator.dedup import collapse
 from generator.project_config import RulerConfig

@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 
 from generator import naming
-from generator.builders import efficiency_rules, gpu_series
-from generator.builders.promtool_series import BASE_PER_MIN, Klass, healthy, labels_of
+from generator.builders import efficiency_rules
+from generator.parts import gpu_series
+from generator.parts.promtool_series import BASE_PER_MIN, Klass, healthy, labels_of
 from generator.plan import ServicePlan
 from generator.promql import go_float
 from tests.helpers_promtool import promtool_groups
 from tests.test_server_reality import plan_of, spec_data
 
 LINES = ("prometheus3", "prometheus2")
-WATTS = 350.0  # the example GPU of generator.builders.gpu_series.healthy_gpu
+WATTS = 350.0  # the example GPU of generator.parts.gpu_series.healthy_gpu
 SPECS = {
     "vLLM, sidecar": spec_data("vllm", gpu={"exporter": "sidecar"}),
     "vLLM, dcgm-exporter": spec_data("vllm", gpu={"exporter": "dcgm"}),

@@ -21,9 +21,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_fastapi_instrumentator import Instrumentator
 
 from generator import naming
-from generator.builders import guard_cases, promtool_series
 from generator.builders.guard_rules import signal_inputs
+from generator.cases import guard_cases
 from generator.errors import ObsgenError
+from generator.parts import promtool_series
 from generator.plan import ServicePlan, resolve
 from generator.presets import PRESETS, layouts
 from generator.render import find_specs, load_plans

@@ -79,7 +79,7 @@ def test_every_expected_alert_moves_by_the_delay(rendered: dict[str, dict[str, s
     plain, delayed = _eval_times(rendered["plain"]), _eval_times(rendered["delayed"])
     shared = sorted(plain.keys() & delayed.keys())
     # every case of the main file is kept (slower detection intervals that the offset does not
-    # tile are left out: generator/builders/detection_cases.py)
+    # tile are left out: generator/cases/detection_cases.py)
     main_file = "rules/chat-dup.test.yaml"
     assert {k for k in plain if k[0] == main_file} <= set(shared)
     for key in shared:

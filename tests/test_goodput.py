@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from generator.builders.goodput_cases import goodput_groups
 from generator.builders.goodput_panels import goodput_panels
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import rule_file
+from generator.cases.goodput_cases import goodput_groups
 from generator.errors import ObsgenError
 from generator.yamlio import dump_yaml
 from tests.helpers_promtool import assert_ok, run_promtool
@@ -313,7 +313,7 @@ def test_generated_cases_check_from_the_first_tile_with_the_tiles_expectations()
     """A 30d goodput SLO sums hourly tiles for its 30d, 1d and 3d windows: its cases check at
     the first tile (1h), where every window reads the constant shares. Half an hour in, before
     any tile, the model expects only the exact page tiers and no budget-left ticket."""
-    from generator.builders import goodput_cases
+    from generator.cases import goodput_cases
 
     plan = plan_of(goodput_spec())
     assert goodput_cases.check_ms(plan) == 3_600_000

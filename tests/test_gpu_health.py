@@ -22,10 +22,12 @@ import yaml
 
 from generator import dcgm_fields as f
 from generator import naming
-from generator.builders import gpu_series
 from generator.builders.gpu_rules import gpu_alerts
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.promtool_series import (
+from generator.builders.rulefile import rule_file
+from generator.families import xid_catalog
+from generator.parts import gpu_series
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     after_for,
@@ -33,8 +35,6 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.builders.rulefile import rule_file
-from generator.families import xid_catalog
 from generator.render import load_plans
 from generator.yamlio import dump_yaml
 from tests.factories import good_spec, set_path, write_spec

@@ -26,7 +26,7 @@ import pytest
 from generator import naming
 from generator.builders import dashboard_panels
 from generator.builders.dashboard import dashboard_outputs, service_dashboard
-from generator.builders.grafana_json import PANEL_ID_LIMIT, PanelDef, RowDef, panel_ids
+from generator.parts.grafana_json import PANEL_ID_LIMIT, PanelDef, RowDef, panel_ids
 from generator.plan import ServicePlan
 from generator.render import find_specs, load_plans
 from tests.data_dir import data_path
@@ -336,7 +336,7 @@ def test_duplicate_panel_keys_are_a_programming_error() -> None:
 
 def test_colliding_hashes_still_give_unique_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     # 40 keys into 50 ids: collisions are certain, and each is resolved by rehashing.
-    monkeypatch.setattr("generator.builders.grafana_json.PANEL_ID_LIMIT", 50)
+    monkeypatch.setattr("generator.parts.grafana_json.PANEL_ID_LIMIT", 50)
     keys = [f"panel-{i}" for i in range(40)]
     ids = panel_ids(keys)
     assert len(set(ids)) == len(ids) and all(1 <= i <= 50 for i in ids)

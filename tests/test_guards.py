@@ -22,12 +22,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from generator import naming
-from generator.builders import go_templates, promtool_series, series_parts
 from generator.builders.guard_rules import signal_inputs, unguarded_reads
-from generator.builders.pods import example_pods, generated_name
 from generator.builders.rulefile import rule_file, rule_groups
 from generator.errors import ObsgenError
 from generator.lint import promql as q
+from generator.parts import go_templates, promtool_series, series_parts
+from generator.parts.pods import example_pods, generated_name
 from generator.plan import ServicePlan, resolve
 from generator.promql import Matcher, quote
 from generator.render import find_specs, load_plans

@@ -1,5 +1,5 @@
 """Alert summaries print humanised values (``{{ $value | humanize }}``): the generated tests'
-expected annotations come from :func:`generator.builders.go_templates.humanize`, which must
+expected annotations come from :func:`generator.parts.go_templates.humanize`, which must
 print what the real promtool's template engine prints, for counts, rates and temperatures."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.builders.go_templates import humanize, render_template
+from generator.parts.go_templates import humanize, render_template
 from tests.helpers_promtool import assert_ok, run_promtool
 
 VALUES = [0, 1, 3, 150, 999.96, 1234, 1234567, 2.5e12, 0.5, 0.0123, 3.0000000001, 87.25, -4200]

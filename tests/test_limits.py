@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from generator import spec as spec_module
-from generator.builders.rule_tests import rule_tests_outputs
+from generator.cases.rule_tests import rule_tests_outputs
 from generator.cli import main
 from generator.render import load_plans
 from tests.factories import good_spec, set_path, write_spec

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from generator import naming
-from generator.builders.guard_cases import guard_groups
 from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import rule_file
+from generator.cases.guard_cases import guard_groups
 from generator.families import oom_killed
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
 from tests.helpers_promtool import promtool_rules

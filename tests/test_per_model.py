@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from generator.builders import model_slo_rules
-from generator.builders.model_cases import model_groups
 from generator.builders.rulefile import rule_file
+from generator.cases.model_cases import model_groups
 from generator.errors import ObsgenError
 from generator.families import family as family_of
 from generator.families import lora_pool

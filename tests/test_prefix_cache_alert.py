@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.rule_tests import family_groups
 from generator.builders.rulefile import rule_file
+from generator.cases.rule_tests import family_groups
 from generator.plan import ServicePlan
 from generator.yamlio import dump_yaml
 from tests.helpers_promtool import assert_ok, run_promtool

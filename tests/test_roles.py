@@ -21,8 +21,8 @@ import pytest
 
 from generator import naming, roles
 from generator.builders.kube import pod_monitors
-from generator.builders.rule_tests import rule_test_files
 from generator.builders.rulefile import rule_file
+from generator.cases.rule_tests import rule_test_files
 from generator.cli import main
 from generator.families import target_down
 from generator.plan import ServicePlan

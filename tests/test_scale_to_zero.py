@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from generator import naming
-from generator.builders import replicas
-from generator.builders.guard_cases import guard_groups
 from generator.builders.guard_rules import signal_inputs, unguarded_reads
 from generator.builders.rulefile import rule_file
+from generator.cases.guard_cases import guard_groups
 from generator.cli import main
 from generator.families import cold_start, crash_loop, replicas_unavailable, target_down
+from generator.parts import replicas
 from generator.plan import ServicePlan
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import promtool_rules

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from generator.builders import hpa
-from generator.builders.rule_tests import rule_test_files
+from generator.cases.rule_tests import rule_test_files
 from generator.families import FAMILIES
 from generator.plan import ServicePlan
 from tests.test_server_reality import plan_of, spec_data

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from generator.builders.rule_tests import rule_test_files
 from generator.builders.rulefile import rule_groups
-from generator.builders.test_merge import merge_cases, reads
+from generator.cases.rule_tests import rule_test_files
+from generator.cases.test_merge import merge_cases, reads
 from generator.render import find_specs, load_plans
 
 REPO = Path(__file__).resolve().parent.parent

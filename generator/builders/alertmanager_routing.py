@@ -307,7 +307,7 @@ class RouteCase:
 def alert_labels(plan: ServicePlan) -> list[dict[str, str]]:
     """The fixed labels of every alerting rule of ``plan``: ``alertname`` and the rule's own
     labels, exactly as the rules set them (the service's ``namespace`` among them when the
-    spec's selector fixes it, :func:`generator.builders.common.identity`). Kept on the plan."""
+    spec's selector fixes it, :func:`generator.parts.common.identity`). Kept on the plan."""
     return plan.derive(ALERT_LABELS, lambda: _alert_labels(plan))
 
 

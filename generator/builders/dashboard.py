@@ -1,7 +1,7 @@
 """Grafana dashboards: one per service (``dashboards/<service>.json``) and the fleet overview.
 
 Panels come from :mod:`generator.builders.dashboard_panels` (per service) and
-:mod:`generator.builders.fleet`; :mod:`generator.builders.grafana_json` lays them out with
+:mod:`generator.builders.fleet`; :mod:`generator.parts.grafana_json` lays them out with
 grafanalib and normalises the JSON. Builders are pure: plans in, file contents out.
 """
 
@@ -13,10 +13,11 @@ from typing import Any
 import grafanalib.core as g
 
 from generator import dedup, naming
-from generator.builders.common import recorded
 from generator.builders.dashboard_panels import service_rows
 from generator.builders.fleet import fleet_cluster_label, fleet_dashboard
-from generator.builders.grafana_json import (
+from generator.errors import Diagnostic, ObsgenError
+from generator.parts.common import recorded
+from generator.parts.grafana_json import (
     RowDef,
     cluster_variable,
     datasource_variable,
@@ -24,8 +25,7 @@ from generator.builders.grafana_json import (
     query_variable,
     to_modern,
 )
-from generator.builders.pods import OWNER_RECORD
-from generator.errors import Diagnostic, ObsgenError
+from generator.parts.pods import OWNER_RECORD
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
 from generator.yamlio import dump_dashboard_json, generated_header

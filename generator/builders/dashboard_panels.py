@@ -14,12 +14,15 @@ from dataclasses import replace
 from fractions import Fraction
 
 from generator import naming
-from generator.builders.common import identity_matchers
 from generator.builders.efficiency_panels import efficiency_row
 from generator.builders.goodput_panels import goodput_panels
-from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
 from generator.builders.model_panels import models_row
-from generator.builders.panel_parts import (
+from generator.builders.slo_rules import error_ratio_record, exhaustion_record
+from generator.families import FAMILIES, gpu
+from generator.families.gpu import GPU_BY, GPU_LEGEND
+from generator.parts.common import identity_matchers
+from generator.parts.grafana_json import PanelDef, Query, RowDef, Step
+from generator.parts.panel_parts import (
     GREEN,
     ORANGE,
     RED,
@@ -36,10 +39,7 @@ from generator.builders.panel_parts import (
     rec,
     scope,
 )
-from generator.builders.pods import owned, replica_metrics
-from generator.builders.slo_rules import error_ratio_record, exhaustion_record
-from generator.families import FAMILIES, gpu
-from generator.families.gpu import GPU_BY, GPU_LEGEND
+from generator.parts.pods import owned, replica_metrics
 from generator.plan import SIGNAL_MISSING_MIN_SCRAPES, HistogramPlan, ServicePlan
 from generator.promql import Matcher, selector
 from generator.units import decimal_str, format_duration_ms

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from generator import naming
 from generator.builders import efficiency_rules
-from generator.builders.common import recorded
-from generator.builders.grafana_json import PanelDef, Query, RowDef
-from generator.builders.panel_parts import legend, panel_runbook, scope
+from generator.parts.common import recorded
+from generator.parts.grafana_json import PanelDef, Query, RowDef
+from generator.parts.panel_parts import legend, panel_runbook, scope
 from generator.plan import ServicePlan
 
 BASELINE = "1w"  # the trailing baseline: the same time a week before

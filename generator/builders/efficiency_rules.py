@@ -10,13 +10,12 @@ and the server's generation-token counter. Absent while no token is generated. A
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import Rule, record_rule
 from generator.families import gpu
+from generator.families.efficiency_regression import ENERGY_PER_1K as ENERGY_PER_1K
+from generator.families.efficiency_regression import GPU_SECONDS_PER_1M as GPU_SECONDS_PER_1M
+from generator.parts.common import Rule, record_rule
 from generator.plan_types import ServicePlan
 from generator.promql import by, selector
-
-ENERGY_PER_1K = naming.record((), "model_energy_per_1k_output_tokens_joules", "rate5m")
-GPU_SECONDS_PER_1M = naming.record((), "model_gpu_seconds_per_1m_output_tokens", "rate5m")
 
 
 def _tokens(plan: ServicePlan) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 import grafanalib.core as g
 
 from generator import naming
-from generator.builders.grafana_json import (
+from generator.errors import Diagnostic, ObsgenError, capped_list
+from generator.parts.grafana_json import (
     PanelDef,
     Query,
     RowDef,
@@ -20,8 +21,7 @@ from generator.builders.grafana_json import (
     cluster_variable,
     datasource_variable,
 )
-from generator.builders.grafana_json import query_variable as variable
-from generator.errors import Diagnostic, ObsgenError, capped_list
+from generator.parts.grafana_json import query_variable as variable
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 
@@ -47,7 +47,7 @@ def _cluster(cluster: str | None) -> tuple[Matcher, ...]:
 
 def _identity_keys(cluster: str | None) -> tuple[str, ...]:
     """The labels naming one service in the fleet: namespace, ``service`` and the cluster
-    label (:func:`generator.builders.common.identity`), so two services of one name in two
+    label (:func:`generator.parts.common.identity`), so two services of one name in two
     namespaces are two rows."""
     return ("namespace", naming.SERVICE, *((cluster,) if cluster else ()))
 

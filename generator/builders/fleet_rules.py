@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from generator import naming
 from generator.builders import goodput_rules
-from generator.builders.common import Rule, record_rule, recorded
 from generator.families import gpu
+from generator.parts.common import Rule, record_rule, recorded
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by
 

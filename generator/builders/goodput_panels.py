@@ -8,8 +8,8 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders import goodput_rules
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.panel_parts import GREEN, RED, legend, panel_runbook, rec
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.panel_parts import GREEN, RED, legend, panel_runbook, rec
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.units import decimal_str

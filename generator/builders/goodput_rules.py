@@ -16,8 +16,8 @@ from fractions import Fraction
 
 from generator import naming, slo
 from generator.builders import slo_rules
-from generator.builders.common import Group, Rule, alert_rule, group, record_rule
-from generator.builders.common import recorded as recorded_selector
+from generator.parts.common import Group, Rule, alert_rule, group, record_rule
+from generator.parts.common import recorded as recorded_selector
 from generator.plan import GoodputTargetPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher
 from generator.units import decimal_str

@@ -7,8 +7,8 @@ Each is an alert family of :data:`generator.families.FAMILIES` in rule group ``g
 
 from __future__ import annotations
 
-from generator.builders.common import Rule
 from generator.families import FAMILIES, dcgm
+from generator.parts.common import Rule
 from generator.plan import ServicePlan
 
 

@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
-from generator.builders import replicas
-from generator.builders.common import Rule, alert_rule
-from generator.builders.guard_inputs import (
+from generator.families import FAMILIES, gpu, xid_catalog
+from generator.parts import replicas
+from generator.parts.common import Rule, alert_rule
+from generator.parts.guard_inputs import (
     POD_KEYS,
     SERVICE_KEYS,
     Condition,
@@ -21,11 +22,10 @@ from generator.builders.guard_inputs import (
     server_remedy,
     targets_up,
 )
-from generator.builders.pods import (
+from generator.parts.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.families import FAMILIES, gpu, xid_catalog
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -356,7 +356,7 @@ def _gpu_inputs(plan: ServicePlan, out: _Inputs) -> None:
 def _replica_inputs(plan: ServicePlan, out: _Inputs) -> None:
     """kube-state-metrics' desired replicas, guarded where ``spec.deployment.replicas``
     allows 0: without them no alert can tell the service scaled to zero from one that lost
-    its pods, and the rules say nothing (:mod:`generator.builders.replicas`)."""
+    its pods, and the rules say nothing (:mod:`generator.parts.replicas`)."""
     if plan.replicas > 0:
         return
     readers = tuple(
@@ -506,7 +506,7 @@ def _present(
 def guard_expr(plan: ServicePlan, item: SignalInput) -> str:
     """``<gate> unless on (<keys>) (<present>)``: 1 per key set where the gate holds and the
     input has no series, unless the workload is desired at 0 replicas
-    (:func:`generator.builders.replicas.unless_scaled_to_zero`; not for an input guarded for
+    (:func:`generator.parts.replicas.unless_scaled_to_zero`; not for an input guarded for
     the whole service, whose gate holds no namespace). The keys include the cluster label
     (:meth:`ServicePlan.keeping`)."""
     keys = plan.keeping(*item.keys)

@@ -10,9 +10,9 @@ from fractions import Fraction
 
 from generator import naming
 from generator.builders import model_slo_rules
-from generator.builders.grafana_json import PanelDef, Query, RowDef, Step
-from generator.builders.panel_parts import GREEN, RED, SEVERITY_COLOR, legend, panel_runbook, rec
 from generator.models import OTHER
+from generator.parts.grafana_json import PanelDef, Query, RowDef, Step
+from generator.parts.panel_parts import GREEN, RED, SEVERITY_COLOR, legend, panel_runbook, rec
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher
 from generator.units import decimal_str

@@ -15,8 +15,8 @@ from generator.builders import (
     service_rules,
     slo_rules,
 )
-from generator.builders.common import Group, Rule, group
 from generator.families import FAMILIES, memory
+from generator.parts.common import Group, Rule, group
 from generator.plan import ServicePlan
 
 

@@ -19,11 +19,11 @@ from typing import Any
 from generator import naming
 from generator.builders import goodput_rules, model_slo_rules
 from generator.builders.alertmanager_routing import alert_routes, inhibition_note
-from generator.builders.common import identity_matchers
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import signal_inputs
-from generator.builders.pods import OWNER_RECORD, replica_metrics
 from generator.families import FAMILIES, gpu
+from generator.parts.common import identity_matchers
+from generator.parts.pods import OWNER_RECORD, replica_metrics
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.text import render

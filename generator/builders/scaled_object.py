@@ -11,9 +11,9 @@ summed over pods, and from zero the activator's held requests (activation only).
 from __future__ import annotations
 
 from generator import naming
-from generator.builders.common import identity_matchers
 from generator.builders.kube import Obj, common_labels
-from generator.builders.replicas import activator_window_ms
+from generator.parts.common import identity_matchers
+from generator.parts.replicas import activator_window_ms
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
 from generator.units import decimal_str, format_duration_ms

@@ -11,14 +11,14 @@ from collections.abc import Callable
 
 from generator import failures, naming
 from generator.builders import histogram_forms
-from generator.builders.common import (
+from generator.families import FAMILIES
+from generator.families.prefix_cache import prefix_cache_record
+from generator.parts.common import (
     Rule,
     counter_target,
     record_rule,
     recorded,
 )
-from generator.families import FAMILIES
-from generator.families.prefix_cache import prefix_cache_record
 from generator.plan import (
     CounterPlan,
     GaugePlan,

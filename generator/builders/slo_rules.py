@@ -12,7 +12,8 @@ from fractions import Fraction
 
 from generator import naming, slo
 from generator.builders import histogram_forms
-from generator.builders.common import (
+from generator.builders.service_rules import errors_sum, requests_sum
+from generator.parts.common import (
     Group,
     Rule,
     alert_rule,
@@ -22,7 +23,6 @@ from generator.builders.common import (
     record_rule,
     recorded,
 )
-from generator.builders.service_rules import errors_sum, requests_sum
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
 from generator.units import decimal_str, format_duration_ms

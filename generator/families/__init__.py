@@ -2,7 +2,7 @@
 
 Adding a family: a module holding its ``FAMILY`` and one line in :data:`FAMILIES`. Alert
 families not listed yet keep their code in the builders (``plan.ALERT_DEFAULTS``' legacy
-table, the ``family_groups`` chain of :mod:`generator.builders.rule_tests`, …).
+table, the ``family_groups`` chain of :mod:`generator.cases.rule_tests`, …).
 """
 
 from __future__ import annotations

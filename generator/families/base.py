@@ -13,9 +13,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.grafana_json import PanelDef
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.grafana_json import PanelDef
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import Rule, alert_rule, recorded
-from generator.builders.guard_inputs import (
+from generator.parts.common import Rule, alert_rule, recorded
+from generator.parts.guard_inputs import (
     SERVICE_KEYS,
     SignalInput,
     Source,
     server_remedy,
     targets_up,
 )
-from generator.builders.promtool_series import (
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     agg_of,

@@ -14,12 +14,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders import replicas
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import cluster_filter, kept_by, named, panel_runbook, scope
-from generator.builders.pods import replica_metrics
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.families.memory import runbook_cluster
+from generator.parts import replicas
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import cluster_filter, kept_by, named, panel_runbook, scope
+from generator.parts.pods import replica_metrics
+from generator.parts.promtool_series import (
     INTERVAL_MS,
     Series,
     alert_test,
@@ -28,20 +30,18 @@ from generator.builders.promtool_series import (
     steps_until,
     up_labels,
 )
-from generator.builders.replica_series import (
+from generator.parts.replica_series import (
     activator_labels,
     set_replicas,
     steady,
     switch,
 )
-from generator.builders.windowed_series import Minutes, gauge_group, values_text
-from generator.families.base import Family, Role
-from generator.families.memory import runbook_cluster
+from generator.parts.windowed_series import Minutes, gauge_group, values_text
 from generator.promql import Matcher, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "cold_start"
@@ -57,7 +57,7 @@ SOURCES = {
 def expr(plan: ServicePlan) -> str:
     """Requests the activator held for the service (max over the last two scrapes, summed
     over its replicas, per cluster) above 0 while no target of the service is up or its
-    workload is desired at 0 replicas (:func:`generator.builders.replicas.serving`). Value:
+    workload is desired at 0 replicas (:func:`generator.parts.replicas.serving`). Value:
     requests held."""
     on = ", ".join(replicas.activator_keys(plan))
     return f"({replicas.activator_waiting(plan)}) > 0\nunless on ({on}) {replicas.serving(plan)}"

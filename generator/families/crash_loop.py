@@ -12,11 +12,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import gap_bridge, naming
-from generator.builders import replicas
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.guard_inputs import Source
-from generator.builders.panel_parts import (
+from generator.families import memory
+from generator.families.base import Family, Role
+from generator.parts import replicas
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.guard_inputs import Source
+from generator.parts.panel_parts import (
     GREEN,
     ORANGE,
     cluster_filter,
@@ -26,8 +28,8 @@ from generator.builders.panel_parts import (
     pod_filter,
     scope,
 )
-from generator.builders.pods import owned
-from generator.builders.promtool_series import (
+from generator.parts.pods import owned
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -39,16 +41,14 @@ from generator.builders.promtool_series import (
     healthy_replicas,
     steps_until,
 )
-from generator.builders.replica_series import set_replicas, switch
-from generator.builders.windowed_series import Minutes, gauge_group, values_text
-from generator.families import memory
-from generator.families.base import Family, Role
+from generator.parts.replica_series import set_replicas, switch
+from generator.parts.windowed_series import Minutes, gauge_group, values_text
 from generator.promql import Matcher, by, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 KEY = "crash_loop"
@@ -63,7 +63,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
 
     Windowed, not an instant state under ``for``: between back-offs the container runs for a
     moment (no waiting reason, no restart), which would reset a ``for``. Silent while the
-    workload is desired at 0 replicas (:func:`generator.builders.replicas.unless_scaled_to_zero`).
+    workload is desired at 0 replicas (:func:`generator.parts.replicas.unless_scaled_to_zero`).
     """
     alert = plan.alerts.get(KEY)
     if alert is None:

@@ -3,7 +3,7 @@ units and labels (``pod_gpu:<sidecar metric>:dcgm``), and the guard of each fiel
 
 Each record keeps GPUs of the service's pods only: dcgm-exporter's pod mapping labels a
 series with the model pod (``exported_pod``/``exported_namespace`` behind a ServiceMonitor
-without honorLabels) and the pod must be in the owner record (:mod:`generator.builders.pods`).
+without honorLabels) and the pod must be in the owner record (:mod:`generator.parts.pods`).
 Units: frame buffer MiB × 2^20 = bytes, mJ / 1000 = J, MHz × 10^6 = Hz, % / 100 = ratio.
 Fields and labels: :mod:`generator.dcgm_fields`. A lost GPU is inferred (:func:`device_up`).
 """
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING
 
 from generator import dcgm_fields as f
 from generator import naming
-from generator.builders.common import record_rule, recorded
-from generator.builders.guard_inputs import Condition, SignalInput, Source
-from generator.builders.pods import OWNER_RECORD
 from generator.families.gpu import record_name
+from generator.parts.common import record_rule, recorded
+from generator.parts.guard_inputs import Condition, SignalInput, Source
+from generator.parts.pods import OWNER_RECORD
 from generator.promql import Matcher, by, selector
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 LOST_WINDOW = "30m"  # a GPU reported within it and not now, its exporter up, is lost

@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule, recorded
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Needs, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule, recorded
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     expected_alert,
@@ -22,17 +23,20 @@ from generator.builders.promtool_series import (
     healthy,
     labels_of,
 )
-from generator.families.base import Family, Needs, Role
 from generator.promql import by, go_float, selector
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "efficiency_regression"
 ALERT = naming.ALERT_EFFICIENCY_REGRESSED
 WINDOW = "1h"
+# The records this family reads; :mod:`generator.builders.efficiency_rules` writes them.
+ENERGY_PER_1K = naming.record((), "model_energy_per_1k_output_tokens_joules", "rate5m")
+GPU_SECONDS_PER_1M = naming.record((), "model_gpu_seconds_per_1m_output_tokens", "rate5m")
+
 # What each measure is, for the alert's text.
 WHAT = {
     "energy": "energy per 1,000 output tokens",
@@ -41,10 +45,7 @@ WHAT = {
 
 
 def _record(measure: str) -> str:
-    """The efficiency record of ``measure`` (imported here: efficiency_rules imports the
-    families package)."""
-    from generator.builders.efficiency_rules import ENERGY_PER_1K, GPU_SECONDS_PER_1M
-
+    """The efficiency record of ``measure``."""
     return {"energy": ENERGY_PER_1K, "gpuSeconds": GPU_SECONDS_PER_1M}[measure]
 
 

@@ -12,10 +12,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     OTHER_CLUSTER,
     Klass,
@@ -29,13 +30,12 @@ from generator.builders.promtool_series import (
     in_cluster,
     mixed,
 )
-from generator.builders.series_parts import ERROR_EXAMPLES, example_value, labels_of
-from generator.families.base import Family, Role
+from generator.parts.series_parts import ERROR_EXAMPLES, example_value, labels_of
 from generator.promql import Matcher
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "error_ratio"

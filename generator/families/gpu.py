@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import gap_bridge, naming
-from generator.builders import gpu_series
-from generator.builders.common import counter_target, identity_matchers
-from generator.builders.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
-from generator.builders.panel_parts import kept_by, pod_filter, scope
-from generator.builders.promtool_series import (
+from generator.parts import gpu_series
+from generator.parts.common import counter_target, identity_matchers
+from generator.parts.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
+from generator.parts.panel_parts import kept_by, pod_filter, scope
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     expected_alert,
@@ -28,7 +28,7 @@ from generator.builders.promtool_series import (
 from generator.promql import Matcher, born, by, selector
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 GPU_LABELS = ("namespace", "pod", "uuid")
@@ -153,7 +153,7 @@ def device_cases(
     extra: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """``rule`` fires when one GPU's ``metric`` (a sidecar name, written in the plan's source:
-    :mod:`generator.builders.gpu_series`) reads ``values`` (promtool notation) on a healthy
+    :mod:`generator.parts.gpu_series`) reads ``values`` (promtool notation) on a healthy
     service, with value ``value`` (None: not checked), and stays quiet on a healthy one;
     ``key``: the family, for when the cases are checked."""
     base = [Klass(BASE_PER_MIN)]

@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.panel_parts import GREEN, RED, panel_runbook
-from generator.builders.promtool_series import (
+from generator.families import gpu
+from generator.families.base import Family, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.panel_parts import GREEN, RED, panel_runbook
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -21,12 +23,10 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.families import gpu
-from generator.families.base import Family, Role
 from generator.promql import by
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "gpu_device_lost"
@@ -55,7 +55,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """The GPU is lost (the sidecar: NVML reports it, its readings gone; dcgm: its series
     vanish) under a working exporter — fires; the same with the exporter itself down —
     quiet (GPUExporterDown's). Under dcgm, an Xid 79 on a GPU still reporting fires too.
-    Every GPU up stays quiet: :func:`generator.builders.guard_cases.long_healthy_group`."""
+    Every GPU up stays quiet: :func:`generator.cases.guard_cases.long_healthy_group`."""
     if KEY not in plan.alerts:
         return []
     rule = rules(plan)[0]

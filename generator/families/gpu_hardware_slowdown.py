@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule, held_for
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
-from generator.builders.panel_parts import (
+from generator.families import dcgm, gpu
+from generator.families.base import Family, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule, held_for
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.guard_inputs import GPU_KEYS, Condition, SignalInput, Source
+from generator.parts.panel_parts import (
     GREEN,
     RED,
     SEVERITY_COLOR,
@@ -22,7 +24,7 @@ from generator.builders.panel_parts import (
     pod_filter,
     scope,
 )
-from generator.builders.promtool_series import (
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -32,7 +34,7 @@ from generator.builders.promtool_series import (
     healthy,
     steps_until,
 )
-from generator.builders.windowed_series import (
+from generator.parts.windowed_series import (
     Minutes,
     cycle,
     first_firing,
@@ -41,13 +43,11 @@ from generator.builders.windowed_series import (
     sample,
     values_text,
 )
-from generator.families import dcgm, gpu
-from generator.families.base import Family, Role
 from generator.promql import Matcher, by
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "gpu_hardware_slowdown"

@@ -1,6 +1,6 @@
 """Shared pieces of the GPU health families (ECC, row remapping, NVLink, PCIe, Xid tiers):
 a counter that rose, a flag that is set and a rate above a limit, each per GPU, with their
-firing and quiet cases on either source (:mod:`generator.builders.gpu_series`), and the guard
+firing and quiet cases on either source (:mod:`generator.parts.gpu_series`), and the guard
 of a sidecar reading (:func:`sidecar_input`).
 
 Health readings are the sidecar's names (nvml_exporter/README.md, Metrics); under dcgm the
@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import gap_bridge
-from generator.builders import gpu_series
-from generator.builders.guard_inputs import Source
-from generator.builders.promtool_series import (
+from generator.families import gpu
+from generator.parts import gpu_series
+from generator.parts.guard_inputs import Source
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     Series,
@@ -23,13 +24,12 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.families import gpu
 from generator.promql import Matcher, by
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 WINDOW = "10m"
@@ -96,7 +96,7 @@ def cases(
 ) -> list[dict[str, Any]]:
     """``rule`` fires on a healthy service whose GPU reads ``faults`` and stays quiet on a
     healthy one and on each ``quiet`` (name, faults) control; checked at
-    :func:`generator.builders.promtool_series.after_for`."""
+    :func:`generator.parts.promtool_series.after_for`."""
     alert = rule["alert"]
     at = after_for(plan, key)
 

@@ -12,12 +12,14 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import Source
-from generator.builders.panel_parts import alert_steps, named, panel_runbook
-from generator.builders.promtool_series import (
+from generator.families import dcgm, gpu
+from generator.families.base import Family, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.guard_inputs import Source
+from generator.parts.panel_parts import alert_steps, named, panel_runbook
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     Series,
@@ -26,14 +28,12 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.families import dcgm, gpu
-from generator.families.base import Family, Role
 from generator.promql import by
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "gpu_memory_headroom"

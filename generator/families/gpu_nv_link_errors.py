@@ -13,15 +13,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
-from generator.builders.common import alert_rule
 from generator.families import dcgm, gpu, gpu_health
 from generator.families.base import Family, Role
+from generator.parts.common import alert_rule
 from generator.promql import Matcher, go_float
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 KEY = "gpu_nv_link_errors"

@@ -10,18 +10,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import Source
-from generator.builders.panel_parts import alert_steps, named, panel_runbook
 from generator.families import dcgm, gpu
 from generator.families.base import Family, Role
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.guard_inputs import Source
+from generator.parts.panel_parts import alert_steps, named, panel_runbook
 from generator.promql import by, go_float
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "gpu_temperature"

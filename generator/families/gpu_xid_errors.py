@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.panel_parts import (
+from generator.families import dcgm, gpu
+from generator.families.base import Family, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.panel_parts import (
     GREEN,
     RED,
     kept_by,
@@ -20,20 +22,18 @@ from generator.builders.panel_parts import (
     pod_filter,
     scope,
 )
-from generator.builders.promtool_series import (
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     expected_alert,
     fire_and_quiet,
     healthy,
 )
-from generator.families import dcgm, gpu
-from generator.families.base import Family, Role
 from generator.promql import selector
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 KEY = "gpu_xid_errors"

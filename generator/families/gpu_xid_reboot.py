@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields
-from generator.builders import gpu_series
-from generator.builders.common import alert_rule
-from generator.builders.promtool_series import (
+from generator.families import dcgm, gpu, xid_catalog
+from generator.families.base import Family, Role
+from generator.parts import gpu_series
+from generator.parts.common import alert_rule
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     Series,
@@ -21,12 +23,10 @@ from generator.builders.promtool_series import (
     family_case,
     healthy,
 )
-from generator.families import dcgm, gpu, xid_catalog
-from generator.families.base import Family, Role
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
 
 TIER = xid_catalog.REBOOT

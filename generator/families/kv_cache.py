@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import alert_steps, panel_runbook, pod_filter, rec
-from generator.builders.promtool_series import example_pod
 from generator.families import ceiling
 from generator.families.base import Family, Needs, Role
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import alert_steps, panel_runbook, pod_filter, rec
+from generator.parts.promtool_series import example_pod
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "kv_cache"

@@ -14,23 +14,23 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, roles
-from generator.builders.common import alert_rule, record_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Needs, Role
+from generator.parts.common import alert_rule, record_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     agg_of,
     alert_test,
     expected_alert,
     promtool_group,
     series_text,
 )
-from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import Matcher, selector
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "kv_transfer"

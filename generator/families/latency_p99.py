@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     agg_of,
@@ -22,12 +23,11 @@ from generator.builders.promtool_series import (
     fire_and_quiet,
     healthy,
 )
-from generator.families.base import Family, Role
 from generator.promql import Matcher
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "latency_p99"

@@ -15,21 +15,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, record_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import kept_by, legend, panel_runbook, pod_filter, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Needs, Role
+from generator.parts.common import alert_rule, record_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import kept_by, legend, panel_runbook, pod_filter, rec
+from generator.parts.promtool_series import (
     alert_test,
     expected_alert,
     promtool_group,
     series_text,
 )
-from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import Matcher, selector
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "lora_pool"

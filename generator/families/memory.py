@@ -4,7 +4,7 @@ the memory records, the guarded pod inputs, pod-series selectors for panels and 
 cAdvisor's ``container_memory_working_set_bytes`` (what the OOM killer compares with the limit)
 and kube-state-metrics' limits, restarts and waiting reasons (v2.20.0,
 docs/metrics/workload/pod-metrics.md) carry none of the scrape targets' labels: they are kept
-to the service's pods by the owner record of :mod:`generator.builders.pods`.
+to the service's pods by the owner record of :mod:`generator.parts.pods`.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from generator import naming
-from generator.builders.common import Rule, identity_matchers, record_rule, recorded
-from generator.builders.guard_inputs import SERVICE_KEYS, Condition, SignalInput, Source, targets_up
-from generator.builders.panel_parts import cluster_filter, pod_filter, scope
-from generator.builders.pods import (
+from generator.parts.common import Rule, identity_matchers, record_rule, recorded
+from generator.parts.guard_inputs import SERVICE_KEYS, Condition, SignalInput, Source, targets_up
+from generator.parts.panel_parts import cluster_filter, pod_filter, scope
+from generator.parts.pods import (
     KSM_POD_OWNER,
     OWNER_RECORD,
     ksm_owner_selectors,

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.pods import owned
-from generator.builders.promtool_series import (
+from generator.families import memory
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.pods import owned
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     Klass,
@@ -25,14 +27,12 @@ from generator.builders.promtool_series import (
     healthy,
     memory_limit,
 )
-from generator.families import memory
-from generator.families.base import Family, Role
 from generator.promql import by, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "memory_exhaustion"

@@ -12,9 +12,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import (
+from generator.families import memory
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import (
     alert_steps,
     kept_by,
     named,
@@ -22,7 +24,7 @@ from generator.builders.panel_parts import (
     pod_filter,
     scope,
 )
-from generator.builders.promtool_series import (
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     container_labels,
@@ -31,14 +33,12 @@ from generator.builders.promtool_series import (
     healthy,
     memory_limit,
 )
-from generator.families import memory
-from generator.families.base import Family, Role
 from generator.promql import Matcher
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
+    from generator.parts.common import Rule
+    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "memory_headroom"

@@ -15,16 +15,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from generator import gap_bridge, naming
-from generator.builders.common import alert_rule, identity_matchers
-from generator.builders.grafana_json import PanelDef, Query, Step
-from generator.builders.guard_inputs import (
+from generator.families import memory
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, identity_matchers
+from generator.parts.grafana_json import PanelDef, Query, Step
+from generator.parts.guard_inputs import (
     SERVICE_KEYS,
     Condition,
     SignalInput,
     Source,
     targets_up,
 )
-from generator.builders.panel_parts import (
+from generator.parts.panel_parts import (
     GREEN,
     RED,
     cluster_filter,
@@ -34,8 +36,8 @@ from generator.builders.panel_parts import (
     pod_filter,
     scope,
 )
-from generator.builders.pods import OWNER_RECORD, owned, owned_selector
-from generator.builders.promtool_series import (
+from generator.parts.pods import OWNER_RECORD, owned, owned_selector
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -45,14 +47,12 @@ from generator.builders.promtool_series import (
     expected_alert,
     healthy,
 )
-from generator.builders.windowed_series import Minutes, gauge_group, values_text, without
-from generator.families import memory
-from generator.families.base import Family, Role
+from generator.parts.windowed_series import Minutes, gauge_group, values_text, without
 from generator.promql import Matcher, by, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "oom_killed"

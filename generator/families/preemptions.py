@@ -13,16 +13,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import (
+from generator.families import ceiling
+from generator.families.base import Family, Needs, Role
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.guard_inputs import (
     SERVICE_KEYS,
     SignalInput,
     Source,
     server_remedy,
     targets_up,
 )
-from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     agg_of,
@@ -31,11 +33,9 @@ from generator.builders.promtool_series import (
     healthy,
     labels_of,
 )
-from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "preemptions"

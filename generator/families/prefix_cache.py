@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import SERVICE_KEYS, SignalInput, Source, targets_up
-from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Needs, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.guard_inputs import SERVICE_KEYS, SignalInput, Source, targets_up
+from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     after_for,
@@ -28,11 +29,10 @@ from generator.builders.promtool_series import (
     healthy,
     prefix_cache_series,
 )
-from generator.families.base import Family, Needs, Role
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "prefix_cache"

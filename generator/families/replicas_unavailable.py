@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders import replicas
-from generator.builders.common import alert_rule, held_for
-from generator.builders.pods import replica_metrics
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.parts import replicas
+from generator.parts.common import alert_rule, held_for
+from generator.parts.pods import replica_metrics
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -28,7 +29,7 @@ from generator.builders.promtool_series import (
     steps_until,
     up_labels,
 )
-from generator.builders.replica_series import (
+from generator.parts.replica_series import (
     agreed_firing,
     set_replicas,
     start_minute,
@@ -36,7 +37,7 @@ from generator.builders.replica_series import (
     steady,
     switch,
 )
-from generator.builders.windowed_series import (
+from generator.parts.windowed_series import (
     Minutes,
     cycle,
     first_firing,
@@ -46,12 +47,11 @@ from generator.builders.windowed_series import (
     values_text,
     without,
 )
-from generator.families.base import Family, Role
 from generator.promql import selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "replicas_unavailable"
@@ -67,7 +67,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     No target up at all is ``ModelTargetDown``'s, so the fallback says nothing then; with a
     ``min`` of 0 there is no fallback (any count may be desired). No time is counted while
     the workload is desired at 0 replicas nor within the startup grace of a start from zero
-    (:mod:`generator.builders.replicas`).
+    (:mod:`generator.parts.replicas`).
     """
     alert = plan.alerts.get(KEY)
     if alert is None:

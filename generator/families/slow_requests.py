@@ -13,10 +13,11 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.parts.common import alert_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     agg_of,
     busy_per_min,
     expected_alert,
@@ -25,12 +26,11 @@ from generator.builders.promtool_series import (
     mixed,
     slow_class,
 )
-from generator.families.base import Family, Role
 from generator.promql import Matcher
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "slow_requests"

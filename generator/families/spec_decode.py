@@ -16,22 +16,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders.common import alert_rule, record_rule, recorded
-from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.panel_parts import legend, panel_runbook, rec
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Needs, Role
+from generator.parts.common import alert_rule, record_rule, recorded
+from generator.parts.grafana_json import PanelDef, Query
+from generator.parts.panel_parts import legend, panel_runbook, rec
+from generator.parts.promtool_series import (
     alert_test,
     expected_alert,
     promtool_group,
     series_text,
 )
-from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import selector
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import AlertPlan, CounterPlan, ServicePlan
 
 KEY = "spec_decode"

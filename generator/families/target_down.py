@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.builders import replicas
-from generator.builders.common import alert_rule, held_for
-from generator.builders.pods import example_pods, replica_metrics
-from generator.builders.promtool_series import (
+from generator.families.base import Family, Role
+from generator.parts import replicas
+from generator.parts.common import alert_rule, held_for
+from generator.parts.pods import example_pods, replica_metrics
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -27,7 +28,7 @@ from generator.builders.promtool_series import (
     steps_until,
     up_labels,
 )
-from generator.builders.replica_series import (
+from generator.parts.replica_series import (
     agreed_firing,
     first_unsuppressed,
     identity_labels,
@@ -37,7 +38,7 @@ from generator.builders.replica_series import (
     steady,
     switch,
 )
-from generator.builders.windowed_series import (
+from generator.parts.windowed_series import (
     Minutes,
     cycle,
     first_firing,
@@ -48,12 +49,11 @@ from generator.builders.windowed_series import (
     values_text,
     without,
 )
-from generator.families.base import Family, Role
 from generator.promql import Matcher, quote, selector
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.builders.common import Rule
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
 
 KEY = "target_down"
@@ -94,7 +94,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     warning for each target down that long while others are up. Value: seconds down within
     the window (the desired replicas for the no-target rule).
 
-    Scale to zero (:mod:`generator.builders.replicas`): no time is counted while
+    Scale to zero (:mod:`generator.parts.replicas`): no time is counted while
     kube-state-metrics' desired replicas are 0, nor for ``spec.scaleToZero.startupGrace``
     after they leave 0 (a pod scheduled, pulling its image, loading weights): a start from
     zero pages ``for`` after its grace when nothing is up by then."""

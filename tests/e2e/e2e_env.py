@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from generator.builders.pods import example_pods
+from generator.parts.pods import example_pods
 from generator.plan import ServicePlan, resolve
 from generator.spec import parse_spec
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder

@@ -21,8 +21,8 @@ import promql_parser as P
 import yaml
 
 from generator import naming
-from generator.builders.common import recorded
 from generator.lint import promql
+from generator.parts.common import recorded
 from generator.promql import Matcher
 from generator.promql import names_in as promql_names
 from generator.render import build_outputs
@@ -128,7 +128,7 @@ def query_depth(rule_file: str, expr: str) -> int:
 
 
 _HELD = re.compile(r"count_over_time\(.*\) \* [0-9.]+ >= ([0-9.]+)", re.S)
-"""The threshold of a windowed alert (``generator.builders.common.held_for``), seconds."""
+"""The threshold of a windowed alert (``generator.parts.common.held_for``), seconds."""
 
 
 def hold_s(rule_file: str, alerts: Iterable[str], field: str = "for") -> float:

@@ -1,7 +1,7 @@
 """Generated promtool cases of the input guards (``ModelSignalMissing``): each input removed
 fires its guard and no other, and a healthy service over 2 hours raises no alert.
 
-Part of :mod:`generator.builders.rule_tests`; why the expectations are exact:
+Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
 docs/architecture.md, "Generated promtool tests".
 """
 
@@ -12,17 +12,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders import replicas
-from generator.builders.common import Rule
-from generator.builders.go_templates import render_template
-from generator.builders.guard_inputs import SignalInput, Source
 from generator.builders.guard_rules import CARRIES, signal_inputs
-from generator.builders.pods import (
+from generator.builders.rulefile import alert_rules
+from generator.parts import replicas
+from generator.parts.common import Rule
+from generator.parts.go_templates import render_template
+from generator.parts.guard_inputs import SignalInput, Source
+from generator.parts.pods import (
     KSM_POD_OWNER,
     KSM_REPLICASET_OWNER,
     OWNER_RECORD,
 )
-from generator.builders.promtool_series import (
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -36,9 +37,8 @@ from generator.builders.promtool_series import (
     promtool_group,
     steps_until,
 )
-from generator.builders.replica_series import set_replicas, steady
-from generator.builders.rulefile import alert_rules
-from generator.builders.windowed_series import (
+from generator.parts.replica_series import set_replicas, steady
+from generator.parts.windowed_series import (
     selected,
     without,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.builders.pods import replica_metrics
+from generator.parts.pods import replica_metrics
 from generator.promql import Matcher, by, selector
 from generator.units import format_duration_ms
 
@@ -49,7 +49,7 @@ def grace_range_ms(plan: ServicePlan, within_ms: int) -> int:
     """The range :func:`scaled_to_zero` reads for ``within_ms``: half a scrape interval short,
     so that the range's left end falls between the scrapes of a series scraped at
     ``spec.prometheus.scrapeInterval`` (Prometheus 2 counts a sample on that end, 3 does not;
-    as :func:`generator.builders.common.held_for`); 0 (the instant value) when ``within_ms``
+    as :func:`generator.parts.common.held_for`); 0 (the instant value) when ``within_ms``
     is not longer than one scrape interval."""
     step = plan.scrape_interval_ms
     return within_ms - step // 2 if within_ms > step else 0
@@ -94,7 +94,7 @@ def starting_from_zero(plan: ServicePlan) -> str:
 def activator_keys(plan: ServicePlan) -> tuple[str, ...]:
     """Labels the activator clauses keep: the cluster label only. The activator runs in its
     own namespace, so its series' ``namespace`` is not the service's; the alert's own
-    ``namespace`` label is the service's (:func:`generator.builders.common.identity`)."""
+    ``namespace`` label is the service's (:func:`generator.parts.common.identity`)."""
     return plan.keeping()
 
 

@@ -1,7 +1,7 @@
 """Generated promtool cases of the SLOs: burn-rate tiers (fire, quiet, ties), threshold
 edges, a new service, counter restarts and ErrorBudgetLow.
 
-Part of :mod:`generator.builders.rule_tests`; why the expectations are exact:
+Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
 docs/architecture.md, "Generated promtool tests".
 """
 
@@ -13,7 +13,8 @@ from fractions import Fraction
 from typing import Any
 
 from generator import naming, slo
-from generator.builders.promtool_series import (
+from generator.builders.rulefile import alert_rules
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     INTERVAL_MS,
@@ -31,7 +32,6 @@ from generator.builders.promtool_series import (
     steps_until,
     traffic,
 )
-from generator.builders.rulefile import alert_rules
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float
 from generator.slo import Tier

@@ -14,18 +14,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders.common import Group
-from generator.builders.detection_cases import detection_groups
-from generator.builders.duplicate_cases import with_copies
-from generator.builders.goodput_cases import goodput_groups
-from generator.builders.guard_cases import (
+from generator.builders.guard_rules import signal_inputs
+from generator.builders.rulefile import alert_rules, rule_groups
+from generator.cases.detection_cases import detection_groups
+from generator.cases.duplicate_cases import with_copies
+from generator.cases.goodput_cases import goodput_groups
+from generator.cases.guard_cases import (
     expected_guards,
     guard_groups,
     long_healthy_group,
 )
-from generator.builders.guard_rules import signal_inputs
-from generator.builders.model_cases import model_groups
-from generator.builders.promtool_series import (
+from generator.cases.model_cases import model_groups
+from generator.cases.slo_cases import slo_groups
+from generator.cases.test_merge import merge_cases, reads
+from generator.errors import Diagnostic, ObsgenError
+from generator.families import FAMILIES
+from generator.parts.common import Group
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     CHECK_MS,
     INTERVAL_MS,
@@ -36,15 +41,10 @@ from generator.builders.promtool_series import (
     promtool_group,
     steps_until,
 )
-from generator.builders.rulefile import alert_rules, rule_groups
-from generator.builders.series_parts import UUID, sidecar_labels
-from generator.builders.slo_cases import slo_groups
-from generator.builders.test_merge import merge_cases, reads
-from generator.builders.windowed_series import (
+from generator.parts.series_parts import UUID, sidecar_labels
+from generator.parts.windowed_series import (
     without,
 )
-from generator.errors import Diagnostic, ObsgenError
-from generator.families import FAMILIES
 from generator.plan import ServicePlan
 from generator.units import format_duration_ms, parse_duration_ms
 from generator.yamlio import dump_yaml, generated_header
@@ -196,7 +196,7 @@ def shifted(group: dict[str, Any], offset_ms: int) -> dict[str, Any]:
 
 def service_rule_tests(plan: ServicePlan, groups: list[Group] | None = None) -> dict[str, str]:
     """``rules/<service>.test.yaml`` (and ``rules/<service>.slow-<interval>.test.yaml``) of one
-    plan, cases that can share an input block merged (:mod:`generator.builders.test_merge`).
+    plan, cases that can share an input block merged (:mod:`generator.cases.test_merge`).
     ``groups``: the plan's rule groups when already built.
 
     Raises:

@@ -3,8 +3,8 @@
 Example labels a plan's matchers select (:func:`labels_of`; regex values from
 :func:`generator.regexes.example`), the example pod, model target and NVML sidecar, the example
 GPU's ``uuid``, promtool value text of per-minute samples (:func:`values_text`) and dropping
-series (:func:`without`). :mod:`generator.builders.promtool_series` (whole services) and
-:mod:`generator.builders.gpu_series` (GPU readings per source) build on them.
+series (:func:`without`). :mod:`generator.parts.promtool_series` (whole services) and
+:mod:`generator.parts.gpu_series` (GPU readings per source) build on them.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from generator import regexes
-from generator.builders.pods import example_pods
+from generator.parts.pods import example_pods
 from generator.promql import Matcher, go_float
 
 if TYPE_CHECKING:
-    from generator.builders.promtool_series import Series
+    from generator.parts.promtool_series import Series
     from generator.plan import ServicePlan
 
 UUID = "GPU-00000000-0000-0000-0000-000000000000"

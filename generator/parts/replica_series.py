@@ -1,7 +1,7 @@
 """Synthetic series of a workload that scales to zero and back, for the promtool cases of the
-families that read its desired replicas (:mod:`generator.builders.replicas`).
+families that read its desired replicas (:mod:`generator.parts.replicas`).
 
-One sample per test step (minute, :data:`~generator.builders.windowed_series.Minutes`); a start
+One sample per test step (minute, :data:`~generator.parts.windowed_series.Minutes`); a start
 from zero switches the desired count at a whole minute chosen so that no query step falls on
 the edge of the grace's range, where Prometheus 2 (closed ranges) and 3 (left-open) disagree.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from generator.builders.pods import replica_metrics
-from generator.builders.promtool_series import INTERVAL_MS, Series, container_labels
-from generator.builders.replicas import grace_range_ms, keys
-from generator.builders.windowed_series import Minutes, held_seconds, values_text
+from generator.parts.pods import replica_metrics
+from generator.parts.promtool_series import INTERVAL_MS, Series, container_labels
+from generator.parts.replicas import grace_range_ms, keys
+from generator.parts.windowed_series import Minutes, held_seconds, values_text
 
 if TYPE_CHECKING:
     from generator.plan import ServicePlan
@@ -73,7 +73,7 @@ def start_minute(plan: ServicePlan, earliest_min: int) -> int:
 
 
 def starting(plan: ServicePlan, start_ms: int, t_ms: int, closed: bool = False) -> bool:
-    """Whether :func:`~generator.builders.replicas.starting_from_zero` holds at ``t_ms`` for a
+    """Whether :func:`~generator.parts.replicas.starting_from_zero` holds at ``t_ms`` for a
     desired count 0 before ``start_ms`` (a whole minute) and above 0 from it on: at zero now,
     or a 0 sample within the grace's range, its left end included when ``closed``
     (Prometheus 2) and excluded otherwise (3)."""

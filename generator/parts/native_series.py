@@ -1,6 +1,6 @@
 """Native histograms in generated promtool tests, as promtool 3 writes them.
 
-:func:`generator.builders.promtool_series.traffic` counts a native histogram's observations as
+:func:`generator.parts.promtool_series.traffic` counts a native histogram's observations as
 pseudo-counters, one per custom bucket plus ``count`` and ``sum``, told apart by the marker
 label :data:`COMPONENT`; every case then builds, shifts and restarts them as it does any
 counter. :func:`fold` turns each histogram's pseudo-counters of a test group into one series in

@@ -16,21 +16,21 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, regexes
-from generator.builders import gpu_series, native_series
-from generator.builders.common import Rule
-from generator.builders.go_templates import render_template
-from generator.builders.pods import (
+from generator.parts import gpu_series, native_series
+from generator.parts.common import Rule
+from generator.parts.go_templates import render_template
+from generator.parts.pods import (
     KSM_POD_OWNER,
     KSM_REPLICASET_OWNER,
     example_pods,
     replica_metrics,
 )
-from generator.builders.series_parts import ERROR_EXAMPLES as _ERROR_EXAMPLES
-from generator.builders.series_parts import OK_EXAMPLES as _OK_EXAMPLES
-from generator.builders.series_parts import example_pod as example_pod
-from generator.builders.series_parts import example_value as _example
-from generator.builders.series_parts import labels_of as labels_of
-from generator.builders.series_parts import up_labels as up_labels
+from generator.parts.series_parts import ERROR_EXAMPLES as _ERROR_EXAMPLES
+from generator.parts.series_parts import OK_EXAMPLES as _OK_EXAMPLES
+from generator.parts.series_parts import example_pod as example_pod
+from generator.parts.series_parts import example_value as _example
+from generator.parts.series_parts import labels_of as labels_of
+from generator.parts.series_parts import up_labels as up_labels
 from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
 from generator.units import format_duration_ms
 
@@ -171,7 +171,7 @@ def _shared_histogram(plan: ServicePlan) -> HistogramPlan | None:
 
 def traffic(plan: ServicePlan, classes: Sequence[Klass], s: Series | None = None) -> Series:
     """Counters for ``classes``: request counters and every histogram of the plan (a native
-    one as pseudo-counters: :mod:`generator.builders.native_series`)."""
+    one as pseudo-counters: :mod:`generator.parts.native_series`)."""
     s = s or Series()
     req = plan.requests
     shared = _shared_histogram(plan)

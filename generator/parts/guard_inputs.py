@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from generator.builders.pods import owned
+from generator.parts.pods import owned
 from generator.promql import Matcher, selector
 
 if TYPE_CHECKING:

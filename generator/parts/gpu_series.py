@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from generator import dcgm_fields as f
 from generator import naming
-from generator.builders.series_parts import (
+from generator.parts.series_parts import (
     UUID,
     Minutes,
     example_pod,
@@ -29,7 +29,7 @@ from generator.builders.series_parts import (
 from generator.promql import go_float
 
 if TYPE_CHECKING:
-    from generator.builders.promtool_series import Series
+    from generator.parts.promtool_series import Series
     from generator.plan import ServicePlan
 
 TOTAL = 80 * 2**30  # a healthy GPU's memory (bytes)

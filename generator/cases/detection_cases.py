@@ -1,7 +1,7 @@
 """Generated promtool cases of detection time: each burn-rate tier pages within its bound
 after an onset, at each evaluation interval, and an ended burst resolves.
 
-Part of :mod:`generator.builders.rule_tests`; the bounds and why they hold:
+Part of :mod:`generator.cases.rule_tests`; the bounds and why they hold:
 docs/architecture.md, "Generated promtool tests".
 """
 
@@ -12,15 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from generator import naming, slo
-from generator.builders.promtool_series import (
-    BASE_PER_MIN,
-    INTERVAL_MS,
-    MARGIN,
-    Klass,
-    alert_test,
-    promtool_group,
-)
-from generator.builders.slo_cases import (
+from generator.cases.slo_cases import (
     all_bad,
     burns_for_phases,
     distinct_slos,
@@ -28,6 +20,14 @@ from generator.builders.slo_cases import (
     sampling,
     shares_mix,
     slo_bad_ratio,
+)
+from generator.parts.promtool_series import (
+    BASE_PER_MIN,
+    INTERVAL_MS,
+    MARGIN,
+    Klass,
+    alert_test,
+    promtool_group,
 )
 from generator.plan import ServicePlan, SLOPlan
 from generator.slo import Tier
@@ -51,7 +51,7 @@ SLOW_SCRAPE_MS = 150_000
 def detection_interval_ms(tier: Tier, query_offset_ms: int = 0) -> int | None:
     """Evaluation interval (ms) of ``tier``'s detection case (see DETECTION_INTERVALS_MS).
 
-    With a query offset the checks are shifted by it (:func:`generator.builders.rule_tests.
+    With a query offset the checks are shifted by it (:func:`generator.cases.rule_tests.
     shifted`), exact only where the interval divides it: None (no detection case; the tier's
     thresholds are still proved by the steady burn cases) when the coarsest fitting interval
     does not. A finer interval would make a 3d tier's case cost thousands of evaluations.

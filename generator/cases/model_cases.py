@@ -16,7 +16,8 @@ from typing import Any
 
 from generator import naming
 from generator.builders import model_slo_rules
-from generator.builders.promtool_series import (
+from generator.models import requests_by_model
+from generator.parts.promtool_series import (
     Klass,
     Series,
     agg_of,
@@ -28,7 +29,6 @@ from generator.builders.promtool_series import (
     steps_until,
     traffic,
 )
-from generator.models import requests_by_model
 from generator.plan import HistogramPlan, ServicePlan
 
 CHECK_MS = 30 * 60_000  # the guard's 15m `for` held, every burn window reads 25m of failures

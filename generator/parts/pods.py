@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generator import naming
-from generator.builders.common import Rule, record_rule, recorded
+from generator.parts.common import Rule, record_rule, recorded
 from generator.promql import Matcher, by, selector
 
 if TYPE_CHECKING:

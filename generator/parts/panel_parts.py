@@ -10,8 +10,8 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from generator.builders.common import recorded
-from generator.builders.grafana_json import Step
+from generator.parts.common import recorded
+from generator.parts.grafana_json import Step
 from generator.promql import Matcher, by
 
 if TYPE_CHECKING:

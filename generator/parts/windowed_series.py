@@ -1,6 +1,6 @@
 """Series for windowed alerts' promtool cases: per-minute sample lists and the held time.
 
-Windowed alerts (:func:`generator.builders.common.held_for`: targets down, replicas short,
+Windowed alerts (:func:`generator.parts.common.held_for`: targets down, replicas short,
 crash loops, GPU slowdown) count the subquery steps at which their condition held; the cases
 predict that count from one sample per test step (:data:`Minutes`).
 """
@@ -11,10 +11,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from generator.builders.promtool_series import INTERVAL_MS, Series, promtool_group
-from generator.builders.series_parts import Minutes as Minutes
-from generator.builders.series_parts import values_text as values_text
-from generator.builders.series_parts import without as without
+from generator.parts.promtool_series import INTERVAL_MS, Series, promtool_group
+from generator.parts.series_parts import Minutes as Minutes
+from generator.parts.series_parts import values_text as values_text
+from generator.parts.series_parts import without as without
 from generator.promql import Matcher
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import Any
 
 import promql_parser as P
 
-from generator.builders.promtool_series import series_text
 from generator.dedup import RULER_MADE
 from generator.lint import promql as q
+from generator.parts.promtool_series import series_text
 from generator.plan import ServicePlan
 from generator.promql import go_float
 from generator.units import format_duration_ms, parse_duration_ms

@@ -17,7 +17,8 @@ from typing import Any
 
 from generator import naming, slo
 from generator.builders import goodput_rules, slo_rules
-from generator.builders.promtool_series import (
+from generator.cases.slo_cases import sampling
+from generator.parts.promtool_series import (
     BASE_PER_MIN,
     INTERVAL_MS,
     Klass,
@@ -28,7 +29,6 @@ from generator.builders.promtool_series import (
     promtool_group,
     steps_until,
 )
-from generator.builders.slo_cases import sampling
 from generator.plan import GoodputTargetPlan, HistogramPlan, ServicePlan, SLOPlan
 from generator.units import decimal_str
 
