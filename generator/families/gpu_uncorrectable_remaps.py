@@ -4,7 +4,7 @@ rows remapped for uncorrectable errors rose within 10m (sidecar
 ``DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS``; counters, rows). Page text in
 ``templates/runbooks/GPUUncorrectableRowsRemapped.md.j2``.
 
-Why beside the ECC and pending-remap alerts: docs/architecture.md, "GPU rows remapped after
+Why beside the ECC and pending-remap alerts: docs/rules.md, "GPU rows remapped after
 uncorrectable errors".
 """
 
