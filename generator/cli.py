@@ -1,6 +1,6 @@
 """The ``obsgen`` command line: ``render [--check] | check | lint | explain | verify``.
 
-Subcommands live in generator/commands/; exit codes: docs/architecture.md, "The command line and
+Subcommands live in generator/commands/; exit codes: docs/limits.md, "The command line and
 its exit codes".
 """
 

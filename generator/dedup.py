@@ -3,7 +3,7 @@ the ruler must provide", point 3). Every raw series read is computed per copy, t
 with ``avg without (<copy labels>)`` before it is summed or joined; joins of two copied reads
 also match on the replica labels.
 
-Why ``avg`` and not ``max``, and the limit after a gap: docs/architecture.md, "Rules that
+Why ``avg`` and not ``max``, and the limit after a gap: docs/scale-out.md, "Rules that
 survive duplicate series".
 """
 

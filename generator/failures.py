@@ -2,7 +2,7 @@
 failure sources of one availability SLO combine (``spec.failure.combine``: ``max``, a lower
 bound, or ``sum``, an upper bound; both capped at the total of requests).
 
-More: docs/spec.md, "What a failure is"; docs/architecture.md, "What a failure is: how
+More: docs/spec.md, "What a failure is"; docs/slo.md, "What a failure is: how
 sources combine".
 """
 

@@ -1,7 +1,7 @@
 """Split a promtool test file so each test group loads only the rules it can observe.
 
 Which rules a test group observes, which assertions were proven before, and what the parts
-cannot show: docs/architecture.md, "Splitting a promtool proof".
+cannot show: docs/proof.md, "Splitting a promtool proof".
 """
 
 from __future__ import annotations

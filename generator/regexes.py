@@ -1,6 +1,6 @@
 """Label-matcher regexes as Prometheus reads them (Go ``regexp``, RE2 syntax, fully anchored).
 
-What is refused, and how examples are drawn: docs/architecture.md, "Label-matcher regexes".
+What is refused, and how examples are drawn: docs/rules.md, "Label-matcher regexes".
 """
 
 from __future__ import annotations

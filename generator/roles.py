@@ -3,7 +3,7 @@ served by two pods (a prefill pod, then a decode pod) counts once: the outcome a
 latency from the router or decode, TTFT and queue time from prefill, per-token signals from
 decode; saturation gauges stay on every role.
 
-The ownership table: docs/architecture.md, "Roles: who owns each signal".
+The ownership table: docs/rules.md, "Roles: who owns each signal".
 """
 
 from __future__ import annotations

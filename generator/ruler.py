@@ -2,7 +2,7 @@
 sets the copy and replica labels (:mod:`generator.dedup`); ``evaluationDelay`` becomes every
 rule group's ``query_offset``, refused where the declared Prometheus cannot load it.
 
-More: docs/architecture.md, "The ruler section applied to a plan"; docs/scale-out.md, "What
+More: docs/scale-out.md, "The ruler section applied to a plan"; docs/scale-out.md, "What
 the ruler must provide".
 """
 

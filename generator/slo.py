@@ -1,6 +1,6 @@
 """SLO math: error budgets, burn-rate tiers, detection and reset times.
 
-More: docs/architecture.md, "SLO math".
+More: docs/slo.md, "SLO math".
 """
 
 from __future__ import annotations

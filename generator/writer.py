@@ -1,6 +1,6 @@
 """The only module that writes outputs: an all-or-nothing bundle, one render at a time.
 
-The guarantees (lock, staging, journal, rollback) and how each holds: docs/architecture.md,
+The guarantees (lock, staging, journal, rollback) and how each holds: docs/limits.md,
 "Writing: all old or all new".
 """
 

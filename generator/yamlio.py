@@ -1,7 +1,7 @@
 """YAML in and out: deterministic YAML and JSON for every generated file, and a bounded YAML
 reader for untrusted input (specs) that refuses hostile documents with a field path.
 
-Why the fast emitter writes what PyYAML with libyaml writes: docs/architecture.md,
+Why the fast emitter writes what PyYAML with libyaml writes: docs/contracts.md,
 "Deterministic YAML".
 """
 

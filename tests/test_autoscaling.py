@@ -29,32 +29,19 @@ import yaml
 
 from generator import autoscaling, naming
 from generator.builders import overlay, scaled_object
-from generator.builders.rulefile import alert_rules, rule_file
+from generator.builders.rulefile import rule_file
 from generator.cli import main
 from generator.errors import ObsgenError
-from generator.parts.pods import example_pods, replica_metrics
-from generator.parts.promtool_series import (
-    BASE_PER_MIN,
-    Klass,
-    after_for,
-    agg_of,
-    expected_alert,
-    family_case,
-    healthy,
-    labels_of,
-)
+from generator.parts.pods import replica_metrics
 from generator.plan import ServicePlan
-from generator.promql import go_float
-from generator.units import format_duration_ms
 from generator.yamlio import dump_yaml
+from tests.autoscaling_support import ADDRESS, LINES, check, good, max_replica_cases, refusal_test
 from tests.data_dir import data_path
-from tests.factories import good_spec, set_path, write_spec
+from tests.factories import set_path, write_spec
 from tests.helpers_promtool import promtool_groups
 from tests.test_overlay import _strict
 from tests.test_server_reality import plan_of, spec_data
 
-LINES = ("prometheus3", "prometheus2")
-ADDRESS = "http://prometheus-operated.monitoring.svc:9090"
 KEDA_HTTP = {"source": "keda-http", "selector": {"route_namespace": "ns", "route_name": "svc"}}
 KNATIVE = {"source": "knative", "selector": {"k8s_namespace_name": "ns", "kn_revision_name": "x"}}
 GATEWAY = {"source": "custom", "metric": "gateway_held_requests", "selector": {"backend": "svc"}}
@@ -274,123 +261,94 @@ def test_the_arithmetic_compares_like_with_like() -> None:
     assert autoscaling.saturation(0.7, 5) == pytest.approx(3.85)  # < 4.75
 
 
-def _check(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    data: dict[str, Any],
-) -> tuple[int, str]:
-    write_spec(tmp_path / "specs", data)
-    monkeypatch.chdir(tmp_path)
-    code = main(["check", "specs/x.yaml"])
-    return code, capsys.readouterr().err
-
-
-def _good(**auto: Any) -> dict[str, Any]:
-    """The committed o1-preview spec (queue alert max 100 for 5m), autoscaled 1–4."""
-    data = set_path(good_spec(), "spec.deployment.replicas", {"min": 1, "max": 4})
-    return set_path(data, "spec.autoscaling", {"serverAddress": ADDRESS, **auto})
-
-
 def test_check_accepts_a_consistent_spec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # 22 × 4 × 1.1 = 96.8 < 100: the autoscaler is out of replicas before the page.
-    code, err = _check(tmp_path, monkeypatch, capsys, _good(queuePerReplica=22))
+    code, err = check(tmp_path, monkeypatch, capsys, good(queuePerReplica=22))
     assert code == 0, err
 
 
 REFUSALS = [
     pytest.param(
-        _good(queuePerReplica=23),
+        good(queuePerReplica=23),
         "spec.autoscaling.queuePerReplica: 23 × 4 replicas × 1.1 (HPA tolerance) = 101.2 "
         "reaches the page's service-level threshold 100 (spec.alerts.queueDepth.max 100)",
         id="queue target the page fires before",
     ),
     pytest.param(
-        set_path(_good(queuePerReplica=5), "spec.alerts.queueDepth.max", 10),
+        set_path(good(queuePerReplica=5), "spec.alerts.queueDepth.max", 10),
         "spec.autoscaling.queuePerReplica: 5 × 4 replicas × 1.1 (HPA tolerance) = 22 reaches "
         "the page's service-level threshold 10",
         id="alert max lowered under the target",
     ),
     pytest.param(
-        _good(queuePerReplica=10, pollingInterval="5m"),
+        good(queuePerReplica=10, pollingInterval="5m"),
         "spec.autoscaling.pollingInterval: 5m is not shorter than spec.alerts.queueDepth.for (5m)",
         id="poll as slow as the page",
     ),
     pytest.param(
-        set_path(_good(queuePerReplica=10), "spec.deployment.replicas", 3),
+        set_path(good(queuePerReplica=10), "spec.deployment.replicas", 3),
         "spec.deployment.replicas: autoscaling needs a range with min < max (got min 3, max 3)",
         id="a fixed count",
     ),
     pytest.param(
-        set_path(_good(queuePerReplica=10), "spec.deployment.replicas", {"min": 0, "max": 4}),
+        set_path(good(queuePerReplica=10), "spec.deployment.replicas", {"min": 0, "max": 4}),
         "spec.autoscaling: replicas.min is 0, but at zero replicas the model's own pods export "
         "nothing",
         id="from zero without an activator",
     ),
     pytest.param(
-        set_path(_good(queuePerReplica=10), "spec.selector", {"job": "o1-preview"}),
+        set_path(good(queuePerReplica=10), "spec.selector", {"job": "o1-preview"}),
         "spec.selector.namespace: autoscaling needs the workload's namespace",
         id="no namespace",
     ),
     pytest.param(
-        set_path(_good(queuePerReplica=10), "spec.prometheus", {"clusterLabel": "cluster"}),
+        set_path(good(queuePerReplica=10), "spec.prometheus", {"clusterLabel": "cluster"}),
         "spec.autoscaling.cluster: spec.prometheus.clusterLabel is 'cluster': name the cluster",
         id="cluster label without the cluster",
     ),
     pytest.param(
-        _good(queuePerReplica=10, cluster="eu-1"),
+        good(queuePerReplica=10, cluster="eu-1"),
         "spec.autoscaling.cluster: names a cluster, but spec.prometheus.clusterLabel is not set",
         id="cluster without a cluster label",
     ),
     pytest.param(
-        _good(kvCachePerReplica=0.5),
+        good(kvCachePerReplica=0.5),
         "spec.autoscaling.kvCachePerReplica: server openai-http has no kvCacheUsage gauge",
         id="no KV-cache gauge",
     ),
     pytest.param(
-        _good(),
+        good(),
         "spec.autoscaling: expected queuePerReplica and/or kvCachePerReplica",
         id="no target",
     ),
     pytest.param(
-        _good(queuePerReplica=10, pollingInterval="1500ms"),
+        good(queuePerReplica=10, pollingInterval="1500ms"),
         "spec.autoscaling.pollingInterval: 1s500ms is not a whole number of seconds",
         id="fractional seconds",
     ),
     pytest.param(
-        _good(queuePerReplica=0),
+        good(queuePerReplica=0),
         "spec.autoscaling.queuePerReplica: Input should be greater than 0 (got 0)",
         id="zero target",
     ),
     pytest.param(
-        _good(kvCachePerReplica=1.5),
+        good(kvCachePerReplica=1.5),
         "spec.autoscaling.kvCachePerReplica: Input should be less than or equal to 1 (got 1.5)",
         id="KV target above a full cache",
     ),
 ]
 
 
-@pytest.mark.parametrize(("data", "message"), REFUSALS)
-def test_check_refuses_naming_file_and_field(
-    data: dict[str, Any],
-    message: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    code, err = _check(tmp_path, monkeypatch, capsys, data)
-    assert code == 2, err
-    assert f"specs/x.yaml: {message}" in err, err
-    assert "Traceback" not in err
+test_check_refuses_naming_file_and_field = refusal_test(REFUSALS)
 
 
 def test_the_kv_cache_target_is_checked_per_pod(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = _spec(kvCachePerReplica=0.87)  # 0.87 × 1.1 = 0.957 > 0.95 on each pod
-    code, err = _check(tmp_path, monkeypatch, capsys, data)
+    code, err = check(tmp_path, monkeypatch, capsys, data)
     assert code == 2
     assert (
         "spec.autoscaling.kvCachePerReplica: 0.87 × 4 replicas × 1.1 (HPA tolerance) = 3.828 "
@@ -398,7 +356,7 @@ def test_the_kv_cache_target_is_checked_per_pod(
         "× 4 replicas)"
     ) in err, err
     data = _spec(kvCachePerReplica=0.86)  # 0.946 < 0.95
-    assert _check(tmp_path, monkeypatch, capsys, data)[0] == 0
+    assert check(tmp_path, monkeypatch, capsys, data)[0] == 0
 
 
 def test_an_alert_turned_off_has_nothing_to_fight() -> None:
@@ -410,95 +368,14 @@ def test_an_alert_turned_off_has_nothing_to_fight() -> None:
 # --- promtool: the page at maxReplicas --------------------------------------------------------
 
 
-def _pods(plan: ServicePlan) -> list[str]:
-    return [pod for pod, _ in example_pods(plan, plan.replicas_max)]
-
-
-def _per_replica_series(plan: ServicePlan, key: str, per_replica: float) -> Any:
-    """A healthy service at maxReplicas, each replica's gauge of ``key`` at ``per_replica``
-    (the alert's unit; Triton's used / total KV blocks written over 1000 total blocks)."""
-    series = healthy(plan, [Klass(BASE_PER_MIN)])
-    gauge = plan.queue_depth if key == "queue_depth" else plan.kv_cache_usage
-    assert gauge is not None
-    raw = per_replica / gauge.scale
-    for pod in _pods(plan):
-        if gauge.denominator is not None:
-            raw_used = raw * 1000
-            series.gauge(gauge.name, labels_of(plan, gauge.denominator, pod=pod), "1000+0x60")
-            series.gauge(
-                gauge.name, labels_of(plan, gauge.matchers, pod=pod), f"{go_float(raw_used)}+0x60"
-            )
-        else:
-            series.gauge(
-                gauge.name, labels_of(plan, gauge.matchers, pod=pod), f"{go_float(raw)}+0x60"
-            )
-    return series
-
-
 def _cases(plan: ServicePlan) -> list[dict[str, Any]]:
-    """For each autoscaled signal with an alert: quiet at maxReplicas with each replica at the
-    most the autoscaler holds without scaling (target × 1.1), firing at maxReplicas past the
-    page's threshold; the KEDA query reads the total the HPA divides by the target."""
-    auto = plan.autoscaling
-    assert auto is not None
-    rules = {r["alert"]: r for r in alert_rules(plan)}
+    """:func:`tests.autoscaling_support.max_replica_cases`, KEDA's trigger queries read."""
     triggers = {t["name"]: t["metadata"]["query"] for t in _object(plan)["spec"]["triggers"]}
-    groups = []
-    for key, target, trigger, alert_name in (
-        ("queue_depth", auto.queue_per_replica, "queue", naming.ALERT_QUEUE_DEPTH),
-        ("kv_cache", auto.kv_cache_per_replica, "kv-cache", naming.ALERT_KV_CACHE),
-    ):
-        if target is None or key not in plan.alerts:
-            continue
-        at = after_for(plan, key)
-        rule = rules[alert_name]
-        gauge = plan.queue_depth if key == "queue_depth" else plan.kv_cache_usage
-        assert gauge is not None
-        held = target * (1 + autoscaling.HPA_TOLERANCE)
-        quiet = _per_replica_series(plan, key, held)
-        group = family_case(
-            plan,
-            f"{alert_name} stays quiet at maxReplicas, each replica at {go_float(held)}",
-            quiet,
-            alert_name,
-            [],
-            at,
-        )
-        # What KEDA reads: the total over maxReplicas replicas (the HPA divides by the target).
-        group["promql_expr_test"] = [
-            {
-                "expr": triggers[trigger],
-                "eval_time": format_duration_ms(at),
-                "exp_samples": [{"labels": "{}", "value": held * plan.replicas_max}],
-            }
-        ]
-        groups.append(group)
-        limit = float(plan.alerts[key].params["max"])
-        if key == "queue_depth":
-            past = limit / plan.replicas_max * 1.25  # the queue's total at 1.25 × max
-            labels = {**agg_of(plan, gauge.matchers), naming.SERVICE: plan.name}
-            expected = [expected_alert(rule, labels, past * plan.replicas_max)]
-        else:
-            past = (limit + 1) / 2  # every replica's cache past max
-            expected = [
-                expected_alert(
-                    rule,
-                    {**agg_of(plan, gauge.matchers), naming.SERVICE: plan.name, "pod": pod},
-                    past,
-                )
-                for pod in _pods(plan)
-            ]
-        groups.append(
-            family_case(
-                plan,
-                f"{alert_name} still fires at maxReplicas, each replica at {go_float(past)}",
-                _per_replica_series(plan, key, past),
-                alert_name,
-                expected,
-                at,
-            )
-        )
-    return groups
+    return max_replica_cases(plan, lambda key: triggers[TRIGGERS[key]])
+
+
+TRIGGERS = {"queue_depth": "queue", "kv_cache": "kv-cache"}
+"""The ScaledObject's trigger of each autoscaled signal."""
 
 
 PROVED = [s for s in SPECS if s != "from zero through a gateway, cluster label"]
@@ -649,7 +526,7 @@ def test_hostile_values_are_clean_errors(
 ) -> None:
     """Never a traceback: ``check`` accepts a value or names the field (exit 0 or 2)."""
     for index, value in enumerate(HOSTILE):
-        data = _good(queuePerReplica=10)
+        data = good(queuePerReplica=10)
         data["spec"]["autoscaling"][field] = value
         write_spec(tmp_path / "specs", data, name=f"h{index}.yaml")
         monkeypatch.chdir(tmp_path)

@@ -28,21 +28,16 @@ import jsonschema
 import pytest
 import yaml
 
-from generator import autoscaling, naming
+from generator import naming
 from generator.builders import hpa, overlay, scaled_object
-from generator.builders.rulefile import alert_rules, rule_file
-from generator.parts.promtool_series import after_for, agg_of, expected_alert, family_case
+from generator.builders.rulefile import rule_file
 from generator.plan import ServicePlan
-from generator.promql import go_float
-from generator.units import format_duration_ms
+from tests.autoscaling_support import ADDRESS, LINES, check, good, max_replica_cases, refusal_test
 from tests.data_dir import data_path
 from tests.factories import set_path
 from tests.helpers_promtool import promtool_groups
-from tests.test_autoscaling import ADDRESS, _check, _good, _per_replica_series, _pods
 from tests.test_overlay import _strict
 from tests.test_server_reality import plan_of, spec_data
-
-LINES = ("prometheus3", "prometheus2")
 
 
 def _spec(server: str = "vllm", replicas: Any = None, **auto: Any) -> dict[str, Any]:
@@ -273,7 +268,7 @@ def test_no_hpa_no_adapter_file() -> None:
 
 
 def _good_hpa(**auto: Any) -> dict[str, Any]:
-    data = _good(**auto)
+    data = good(**auto)
     data["spec"]["autoscaling"]["autoscaler"] = "hpa"
     return data
 
@@ -281,7 +276,7 @@ def _good_hpa(**auto: Any) -> dict[str, Any]:
 def test_check_accepts_a_consistent_hpa(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, err = _check(tmp_path, monkeypatch, capsys, _good_hpa(queuePerReplica=22))
+    code, err = check(tmp_path, monkeypatch, capsys, _good_hpa(queuePerReplica=22))
     assert code == 0, err
 
 
@@ -330,30 +325,16 @@ REFUSALS = [
 ]
 
 
-@pytest.mark.parametrize(("data", "message"), REFUSALS)
-def test_check_refuses_naming_file_and_field(
-    data: dict[str, Any],
-    message: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    code, err = _check(tmp_path, monkeypatch, capsys, data)
-    assert code == 2, err
-    assert f"specs/x.yaml: {message}" in err, err
-    assert "Traceback" not in err
+test_check_refuses_naming_file_and_field = refusal_test(REFUSALS)
 
 
 # --- promtool: what the adapter asks, and the page at maxReplicas --------------------------------
 
 
 def _cases(plan: ServicePlan) -> list[dict[str, Any]]:
-    """For each target with an alert: quiet at maxReplicas with each replica at the most the
-    HPA holds (target × 1.1), the adapter's query evaluating to the total; firing past the
-    page's threshold at maxReplicas."""
-    auto = plan.autoscaling
-    assert auto is not None and plan.namespace is not None
-    rules = {r["alert"]: r for r in alert_rules(plan)}
+    """:func:`tests.autoscaling_support.max_replica_cases`, the query prometheus-adapter builds
+    for the HPA's External metric read (``BuildExternal``: selector by key, then namespace)."""
+    assert plan.namespace is not None
     metrics = {
         m["external"]["metric"]["name"]: m["external"]["metric"]["selector"]["matchLabels"]
         for m in _hpa(plan)["spec"]["metrics"]
@@ -363,63 +344,14 @@ def _cases(plan: ServicePlan) -> list[dict[str, Any]]:
         "queue_depth": naming.record(plan.group_by, naming.QUEUE_DEPTH, "sum"),
         "kv_cache": naming.record((*plan.group_by, "pod"), naming.KV_CACHE_USAGE, "max"),
     }
-    groups = []
-    for key, target, alert_name in (
-        ("queue_depth", auto.queue_per_replica, naming.ALERT_QUEUE_DEPTH),
-        ("kv_cache", auto.kv_cache_per_replica, naming.ALERT_KV_CACHE),
-    ):
-        if target is None or key not in plan.alerts:
-            continue
+
+    def query_of(key: str) -> str:
         name = hpa.metric_name(by_key[key])
         assert records[name] == by_key[key]
-        query = hpa.adapter_query(records[name], metrics[name], plan.namespace)
-        at = after_for(plan, key)
-        rule = rules[alert_name]
-        gauge = plan.queue_depth if key == "queue_depth" else plan.kv_cache_usage
-        assert gauge is not None
-        held = target * (1 + autoscaling.HPA_TOLERANCE)
-        group = family_case(
-            plan,
-            f"{alert_name} stays quiet at maxReplicas (HPA), each replica at {go_float(held)}",
-            _per_replica_series(plan, key, held),
-            alert_name,
-            [],
-            at,
-        )
-        group["promql_expr_test"] = [
-            {
-                "expr": query,
-                "eval_time": format_duration_ms(at),
-                "exp_samples": [{"labels": "{}", "value": held * plan.replicas_max}],
-            }
-        ]
-        groups.append(group)
-        limit = float(plan.alerts[key].params["max"])
-        if key == "queue_depth":
-            past = limit / plan.replicas_max * 1.25
-            labels = {**agg_of(plan, gauge.matchers), naming.SERVICE: plan.name}
-            expected = [expected_alert(rule, labels, past * plan.replicas_max)]
-        else:
-            past = (limit + 1) / 2
-            expected = [
-                expected_alert(
-                    rule,
-                    {**agg_of(plan, gauge.matchers), naming.SERVICE: plan.name, "pod": pod},
-                    past,
-                )
-                for pod in _pods(plan)
-            ]
-        groups.append(
-            family_case(
-                plan,
-                f"{alert_name} still fires at maxReplicas (HPA), each replica at {go_float(past)}",
-                _per_replica_series(plan, key, past),
-                alert_name,
-                expected,
-                at,
-            )
-        )
-    return groups
+        assert plan.namespace is not None
+        return hpa.adapter_query(records[name], metrics[name], plan.namespace)
+
+    return max_replica_cases(plan, query_of, " (HPA)")
 
 
 PROVED = [s for s in SPECS if s != "cluster label"]

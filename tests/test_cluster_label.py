@@ -31,6 +31,7 @@ from generator.render import build_outputs, load_plans
 from generator.spec import parse_spec
 from tests.e2e.e2e_scenarios import dashboard_queries
 from tests.factories import good_spec, set_path, write_spec
+from tests.promql_checks import is_label_less_filter
 
 REPO = Path(__file__).resolve().parent.parent
 CLUSTER = "cluster"
@@ -104,13 +105,6 @@ def _panels(board: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield {**panel, "panels": []}
 
 
-def _label_less(node: P.Expr) -> bool:
-    """Whether ``node`` reads no series (its result has no labels: ``vector(time() % 3600)``)."""
-    return not any(
-        isinstance(n, (P.VectorSelector, P.MatrixSelector)) for n, _ in promql.walk(node)
-    )
-
-
 def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
     """How ``expr`` loses ``label``: each ``by``/``on`` clause without it, each
     ``without``/``ignoring`` clause with it, each aggregation without a clause (it merges every
@@ -140,7 +134,7 @@ def cluster_problems(expr: str, label: str, heatmap: bool = False) -> list[str]:
             if matching is None:
                 continue
             labels = list(matching.labels)
-            if str(node.op) in ("and", "unless") and not labels and _label_less(node.rhs):
+            if is_label_less_filter(node):
                 continue  # a filter on a vector with no labels at all (an hourly tile's hour)
             if matching.type == P.LabelModifierType.Include and label not in labels:
                 found.append(f"{node.op} on ({', '.join(labels)}) lacks {label}")

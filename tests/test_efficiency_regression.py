@@ -21,9 +21,9 @@ from generator import naming
 from generator.builders.rulefile import rule_file
 from generator.families import efficiency_regression
 from generator.yamlio import dump_yaml
+from tests.autoscaling_support import check as _check
 from tests.factories import good_spec, set_path
 from tests.helpers_promtool import promtool_rules
-from tests.test_autoscaling import _check
 from tests.test_server_reality import plan_of, spec_data
 
 ALERT = naming.ALERT_EFFICIENCY_REGRESSED

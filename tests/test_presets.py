@@ -7,23 +7,25 @@ real ``promtool`` (check and unit tests).
 from __future__ import annotations
 
 import copy
-import re
 import subprocess
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import promql_parser as P
 import pytest
 import yaml
 
 from generator.builders.rulefile import rule_file
 from generator.errors import ObsgenError
+from generator.lint import promql
 from generator.plan import ServicePlan, resolve
 from generator.presets import get_preset
 from generator.presets.tgi import DURATION_BUCKETS
 from generator.promtool import find_promtool
 from generator.render import render
 from generator.spec import parse_spec
+from tests.promql_checks import is_label_less_filter
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = (
@@ -333,7 +335,22 @@ def test_default_latency_alerts_fall_back_to_the_histogram_the_server_has() -> N
 
 # --- groupBy ------------------------------------------------------------------------------
 
-_BY = re.compile(r"\b(?:sum|max|avg) by \(([^)]*)\)|\bon \(([^)]*)\)")
+
+def _grouping_labels(expr: str) -> list[set[str]]:
+    """The labels of each ``sum``/``max``/``avg by (…)`` and each ``on (…)`` of ``expr``
+    (parsed), but a set-operator filter on a vector that reads no series, which groups nothing
+    (:func:`tests.promql_checks.is_label_less_filter`)."""
+    found = []
+    for node, _ in promql.walk(promql.parse(expr)):
+        if isinstance(node, P.AggregateExpr) and str(node.op) in ("sum", "max", "avg"):
+            if node.modifier is not None and node.modifier.type == P.AggModifierType.By:
+                found.append(set(node.modifier.labels))
+        elif isinstance(node, P.BinaryExpr) and node.modifier is not None:
+            matching = node.modifier.matching
+            include = matching is not None and matching.type == P.LabelModifierType.Include
+            if include and not is_label_less_filter(node):
+                found.append(set(matching.labels))
+    return found
 
 
 def test_group_by_adds_the_model_label_to_every_service_aggregation() -> None:
@@ -350,12 +367,9 @@ def test_group_by_adds_the_model_label_to_every_service_aggregation() -> None:
     for group, expr in all_exprs(plan_of(data)):
         if group.endswith((".memory", ".targets", ".gpu", ".guards")):
             continue  # per pod / per target / per GPU / per namespace (input guards) by design
-        for match in _BY.finditer(expr):
-            labels = {x.strip() for x in (match.group(1) or match.group(2)).split(",")}
+        for labels in _grouping_labels(expr):
             if labels == {"instance", "job", "namespace"}:
                 continue  # the join with each target's `up` that counts late-born series
-            if labels == {""} and "on () (vector(time() % 3600)" in expr:
-                continue  # an hourly tile kept at one evaluation an hour: a label-less vector
             assert "model_name" in labels, (group, expr)
             checked += 1
     assert checked > 40

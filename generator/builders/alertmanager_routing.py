@@ -162,6 +162,57 @@ def _symptoms(goodput: bool) -> list[str]:
     ]
 
 
+SLO_PAGE_HOLDS: tuple[tuple[str, str, str], ...] = (
+    (
+        naming.ALERT_ERROR_BUDGET_BURN,
+        naming.ALERT_ERROR_BUDGET_LOW,
+        "A fast SLO-burn page (ErrorBudgetBurn, critical) holds back the budget-left "
+        "ticket (ErrorBudgetLow) of the same SLO: while the budget burns fast enough to "
+        "page, the page already says it is going. Once the page resolves, the ticket is "
+        "delivered if the budget left is still low.",
+    ),
+    (
+        naming.ALERT_ERROR_BUDGET_BURN,
+        naming.ALERT_BURN_BY_MODEL,
+        "A service-level SLO-burn page (ErrorBudgetBurn, critical) holds back the per-model "
+        "burn alerts (ErrorBudgetBurnByModel) of the same SLO: while the whole service "
+        "pages, one page per model only repeats it (the runbook breaks the burn down by "
+        "model). A model burning alone, with the service within its budget, still pages.",
+    ),
+    (
+        naming.ALERT_GOODPUT_BURN,
+        naming.ALERT_GOODPUT_BUDGET_LOW,
+        "A fast goodput-burn page (GoodputBudgetBurn, critical) holds back the "
+        "goodput budget-left ticket (GoodputBudgetLow) of the same SLO, as for the "
+        "other SLOs.",
+    ),
+)
+"""(page, the alert it holds back, why): a critical SLO page and an alert of the same SLO that
+only repeats it while the page fires, in the order of the configuration's rules."""
+
+
+def _slo_page_holds(
+    scope: tuple[Matcher, ...], cluster_labels: Sequence[str], goodput: bool
+) -> list[InhibitRule]:
+    """One rule per :data:`SLO_PAGE_HOLDS` entry: the page (critical) holds back the other
+    alert of the same namespace, service, SLO (and cluster); the goodput page's only where
+    some spec has a goodput SLO."""
+    return [
+        InhibitRule(
+            why,
+            (
+                *scope,
+                Matcher("alertname", "=", page),
+                Matcher(naming.SEVERITY, "=", "critical"),
+            ),
+            (*scope, Matcher("alertname", "=", held)),
+            ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
+        )
+        for page, held, why in SLO_PAGE_HOLDS
+        if goodput or page != naming.ALERT_GOODPUT_BURN
+    ]
+
+
 def inhibit_rules(
     group_by_labels: Sequence[str],
     service: str | None = None,
@@ -212,50 +263,7 @@ def inhibit_rules(
             (*scope, Matcher(naming.SEVERITY, "=~", "warning|info")),
             ("alertname", "namespace", naming.SERVICE, *instance, *cluster_labels),
         ),
-        InhibitRule(
-            "A fast SLO-burn page (ErrorBudgetBurn, critical) holds back the budget-left "
-            "ticket (ErrorBudgetLow) of the same SLO: while the budget burns fast enough to "
-            "page, the page already says it is going. Once the page resolves, the ticket is "
-            "delivered if the budget left is still low.",
-            (
-                *scope,
-                Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_BURN),
-                Matcher(naming.SEVERITY, "=", "critical"),
-            ),
-            (*scope, Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_LOW)),
-            ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
-        ),
-        InhibitRule(
-            "A service-level SLO-burn page (ErrorBudgetBurn, critical) holds back the per-model "
-            "burn alerts (ErrorBudgetBurnByModel) of the same SLO: while the whole service "
-            "pages, one page per model only repeats it (the runbook breaks the burn down by "
-            "model). A model burning alone, with the service within its budget, still pages.",
-            (
-                *scope,
-                Matcher("alertname", "=", naming.ALERT_ERROR_BUDGET_BURN),
-                Matcher(naming.SEVERITY, "=", "critical"),
-            ),
-            (*scope, Matcher("alertname", "=", naming.ALERT_BURN_BY_MODEL)),
-            ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
-        ),
-        *(
-            [
-                InhibitRule(
-                    "A fast goodput-burn page (GoodputBudgetBurn, critical) holds back the "
-                    "goodput budget-left ticket (GoodputBudgetLow) of the same SLO, as for the "
-                    "other SLOs.",
-                    (
-                        *scope,
-                        Matcher("alertname", "=", naming.ALERT_GOODPUT_BURN),
-                        Matcher(naming.SEVERITY, "=", "critical"),
-                    ),
-                    (*scope, Matcher("alertname", "=", naming.ALERT_GOODPUT_BUDGET_LOW)),
-                    ("namespace", naming.SERVICE, naming.SLO, *cluster_labels),
-                )
-            ]
-            if goodput
-            else []
-        ),
+        *_slo_page_holds(scope, cluster_labels, goodput),
         InhibitRule(
             "A warning holds back the info alert of the same alert name, service and instance.",
             (*scope, Matcher(naming.SEVERITY, "=", "warning")),

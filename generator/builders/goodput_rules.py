@@ -4,8 +4,8 @@ A request is good when it meets every target; servers export one histogram per s
 obsgen records the lower bound (union bound) ``goodput ≥ 1 − Σ_i violations_i / requests_i``
 (each share from histogram ``i`` at its threshold's bucket bound) and pages on it with the
 SLO's burn-rate tiers (``GoodputBudgetBurn``). Records, soundness and why a missing target
-records nothing: docs/architecture.md, "Goodput SLOs (union bound)"; windows of a day or more
-sum hourly tiles: docs/architecture.md, "Hourly tiles (the long windows' cost)"; users' view:
+records nothing: docs/slo.md, "Goodput SLOs (union bound)"; windows of a day or more
+sum hourly tiles: docs/slo.md, "Hourly tiles (the long windows' cost)"; users' view:
 docs/spec.md, "Goodput SLOs".
 """
 

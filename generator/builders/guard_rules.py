@@ -1,7 +1,7 @@
 """Guards against silent alerts: ``ModelSignalMissing`` (inputs) and ``ModelReplicasUnavailable``.
 
 One ``ModelSignalMissing`` rule per input series an enabled alert or SLO reads, gated on that
-series being expected; the argument: docs/architecture.md, "Guards against silent alerts".
+series being expected; the argument: docs/rules.md, "Guards against silent alerts".
 """
 
 from __future__ import annotations

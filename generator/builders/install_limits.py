@@ -1,6 +1,6 @@
 """Size limits of the install paths obsgen documents, measured the way each path measures.
 
-Each limit, where it comes from and how it is measured: docs/architecture.md, "Install size
+Each limit, where it comes from and how it is measured: docs/install.md, "Install size
 limits".
 """
 

@@ -1,6 +1,6 @@
 """Kubernetes objects of one service: PrometheusRule, PodMonitors, dashboard ConfigMap, sidecar.
 
-More: docs/architecture.md, "Kubernetes objects".
+More: docs/install.md, "Kubernetes objects".
 """
 
 from __future__ import annotations

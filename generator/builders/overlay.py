@@ -1,6 +1,6 @@
 """Install overlays: kube-prometheus-stack values, the model chart's sidecar values, manifests.
 
-What it writes, and why alert templates survive each path: docs/architecture.md, "Install
+What it writes, and why alert templates survive each path: docs/install.md, "Install
 overlays".
 """
 

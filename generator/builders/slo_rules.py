@@ -1,8 +1,8 @@
 """SLI recording rules and multi-window multi-burn-rate ``ErrorBudgetBurn`` alerts.
 
 One record of bad and total events per evaluation, and why every window's ratio is exact:
-docs/architecture.md, "SLI records and burn-rate alerts". Windows of a day or more sum hourly
-tiles of those increments (:func:`generator.slo.tiled`): docs/architecture.md, "Hourly tiles (the long windows' cost)".
+docs/slo.md, "SLI records and burn-rate alerts". Windows of a day or more sum hourly
+tiles of those increments (:func:`generator.slo.tiled`): docs/slo.md, "Hourly tiles (the long windows' cost)".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 after an onset, at each evaluation interval, and an ended burst resolves.
 
 Part of :mod:`generator.cases.rule_tests`; the bounds and why they hold:
-docs/architecture.md, "Generated promtool tests".
+docs/proof.md, "Generated promtool tests".
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ whose second replica scrapes a sixth of an interval earlier and loses one sample
 target, under every case; the expected alerts unchanged but for a per-target alert expected for
 the second target too.
 
-More: docs/architecture.md, "Generated cases fed duplicate series".
+More: docs/proof.md, "Generated cases fed duplicate series".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 fires its guard and no other, and a healthy service over 2 hours raises no alert.
 
 Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
-docs/architecture.md, "Generated promtool tests".
+docs/proof.md, "Generated promtool tests".
 """
 
 from __future__ import annotations

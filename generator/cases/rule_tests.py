@@ -5,7 +5,7 @@ named relative to the test file). Every series name, selector, ``le`` spelling a
 read from the plan, so the tests follow any spec and preset.
 
 The traffic model, the cases of each tier and guard, and why their expectations are exact:
-docs/architecture.md, "Generated promtool tests".
+docs/proof.md, "Generated promtool tests".
 """
 
 from __future__ import annotations

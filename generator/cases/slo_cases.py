@@ -2,7 +2,7 @@
 edges, a new service, counter restarts and ErrorBudgetLow.
 
 Part of :mod:`generator.cases.rule_tests`; why the expectations are exact:
-docs/architecture.md, "Generated promtool tests".
+docs/proof.md, "Generated promtool tests".
 """
 
 from __future__ import annotations

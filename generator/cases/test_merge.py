@@ -1,6 +1,6 @@
 """Merge generated promtool test cases that can share one input block.
 
-When two cases may share an input block, and why no assertion changes: docs/architecture.md,
+When two cases may share an input block, and why no assertion changes: docs/proof.md,
 "Merging promtool test cases".
 """
 

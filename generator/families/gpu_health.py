@@ -1,7 +1,7 @@
 """Shared pieces of the GPU health families (ECC, row remapping, NVLink, PCIe, Xid tiers):
 a counter that rose, a flag that is set and a rate above a limit, each per GPU, with their
-firing and quiet cases on either source (:mod:`generator.parts.gpu_series`), and the guard
-of a sidecar reading (:func:`sidecar_input`).
+firing and quiet cases on either source (:mod:`generator.parts.gpu_series`), the guard
+of a sidecar reading (:func:`sidecar_input`) and :class:`Reading`, a whole family on one reading.
 
 Health readings are the sidecar's names (nvml_exporter/README.md, Metrics); under dcgm the
 records of :mod:`generator.families.dcgm` hold them. Rates are per minute over 10m.
@@ -9,11 +9,16 @@ records of :mod:`generator.families.dcgm` hold them. Rates are per minute over 1
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from generator import gap_bridge
-from generator.families import gpu
+from generator import dcgm_fields, gap_bridge
+from generator.families import dcgm, gpu
+from generator.families.base import Family, Role
 from generator.parts import gpu_series
+from generator.parts.common import alert_rule
 from generator.parts.guard_inputs import Source
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
@@ -116,3 +121,91 @@ def cases(
         for name, items in quiet or []
     ]
     return out
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A GPU health family on one sidecar reading: one alert rule (``expr``), fired by
+    ``faults`` and quiet on a healthy GPU and each ``quiet`` control, the guard of the reading
+    (sidecar, or the dcgm-exporter ``dcgm_field``) and the runbook series ``runbook``
+    ((query name, sidecar metric)); :meth:`family` is its ``FAMILY``.
+
+    ``matchers`` narrow the guarded sidecar metric (a ``cause``); ``readings`` are the sidecar's
+    unsupported-reading names that excuse its guard, ``what`` names it in the guard's message;
+    ``dcgm_excused_by``: a dcgm field whose series excuses the dcgm guard (Ampere's row
+    remapper excuses page retirement).
+    """
+
+    key: str
+    spec_field: str
+    alert: str
+    rank: int
+    expr: Callable[[ServicePlan], str]
+    faults: tuple[Fault, ...]
+    signal: str
+    metric: str
+    readings: tuple[str, ...]
+    what: str
+    dcgm_field: dcgm_fields.Field
+    runbook: tuple[tuple[str, str], ...]
+    matchers: tuple[Matcher, ...] = ()
+    quiet: tuple[tuple[str, tuple[Fault, ...]], ...] = ()
+    dcgm_excused_by: dcgm_fields.Field | None = None
+    for_ms: int = 0
+    severity: str = "warning"
+
+    def rules(self, plan: ServicePlan) -> list[Rule]:
+        """One rule, ``expr`` under the plan's ``for`` and severity; none when not enabled."""
+        alert = plan.alerts.get(self.key)
+        if alert is None:
+            return []
+        return [alert_rule(plan, self.alert, self.expr(plan), alert.for_ms, alert.severity)]
+
+    def cases(self, plan: ServicePlan) -> list[dict[str, Any]]:
+        """:func:`cases` of the rule with ``faults`` and the ``quiet`` controls."""
+        if self.key not in plan.alerts:
+            return []
+        quiet = [(name, list(items)) for name, items in self.quiet]
+        return cases(plan, self.key, self.rules(plan)[0], list(self.faults), quiet)
+
+    def inputs(self, plan: ServicePlan) -> list[SignalInput]:
+        """The reading of each GPU that answers NVML (:func:`sidecar_input`); under dcgm, the
+        field (:func:`generator.families.dcgm.field_input`), excused by ``dcgm_excused_by``."""
+        if self.key not in plan.alerts:
+            return []
+        if gpu.dcgm(plan):
+            base = dcgm.field_input(plan, self.signal, (self.dcgm_field,), self.alert)
+            if self.dcgm_excused_by is None:
+                return [base]
+            return [dataclasses.replace(base, excused=dcgm.sources(plan, self.dcgm_excused_by))]
+        return [
+            sidecar_input(
+                plan, self.signal, self.alert, self.metric, self.matchers, self.readings, self.what
+            )
+        ]
+
+    def runbook_queries(
+        self, plan: ServicePlan, record: Callable[..., str]
+    ) -> dict[str, str | None]:
+        """``{name: the GPU's series of metric}`` for each ``runbook`` entry."""
+        return {name: gpu.runbook_series(plan, metric) for name, metric in self.runbook}
+
+    def family(self) -> Family:
+        """The family: GPU role and rule group, read from the sidecar, drawn in the GPU row."""
+        return Family(
+            key=self.key,
+            spec_field=self.spec_field,
+            alerts=(self.alert,),
+            for_ms=self.for_ms,
+            severity=self.severity,
+            params={},
+            role=Role.GPU,
+            group="gpu",
+            rules=self.rules,
+            cases=self.cases,
+            sidecar=True,
+            inputs=self.inputs,
+            row="gpu",
+            runbook_queries=self.runbook_queries,
+            rank=self.rank,
+        )

@@ -1,6 +1,6 @@
 """Which pods belong to a service: owner series and scrape-target labels, never pod names.
 
-Why by owner series and target labels, and how: docs/architecture.md, "Pods of a service".
+Why by owner series and target labels, and how: docs/rules.md, "Pods of a service".
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import promql_parser as P
 import yaml
 
 from generator import naming
+from generator.builders import goodput_rules, slo_rules
 from generator.lint import promql
 from generator.parts.common import recorded
 from generator.promql import Matcher
@@ -43,6 +44,7 @@ from tests.e2e.e2e_fakes import HEALTHY_LATENCY_S, HEALTHY_RATE
 from tests.e2e.e2e_prometheus import hold
 
 if TYPE_CHECKING:
+    from generator.plan import ServicePlan
     from tests.e2e.e2e_env import Engine, Env, Service
 
 T = TypeVar("T")
@@ -506,10 +508,12 @@ def dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
     return sorted(set(expanded))
 
 
-def _tiled_records(rules_text: str) -> set[str]:
-    """The records of a rule file that read an hourly tile, directly or through another."""
+def _tiled_records(plan: ServicePlan, rules_text: str) -> set[str]:
+    """The records of ``plan``'s rule file that read an hourly tile (the SLOs' and the goodput
+    SLOs' tiles records, named where they are built), directly or through another."""
     rules = [r for g in yaml.safe_load(rules_text)["groups"] for r in g["rules"] if "record" in r]
-    tiled = {r["record"] for r in rules if "_hourly" in r["record"]}
+    tiles = {slo_rules.tiles_record(plan), goodput_rules.tiles_record(plan)}
+    tiled = {r["record"] for r in rules if r["record"] in tiles}
     grew = True
     while grew:
         more = {r["record"] for r in rules if promql_names(r["expr"]) & tiled} - tiled
@@ -537,7 +541,7 @@ def dashboard(env: Env, service: Service) -> None:
     }
     # Windows of a day or more read hourly tiles, the first written at the first evaluation of
     # the next hour: such a query must evaluate (no error) but may hold no data yet.
-    tiled = _tiled_records(outputs[naming.rules_file(service.plan.stem)])
+    tiled = _tiled_records(service.plan, outputs[naming.rules_file(service.plan.stem)])
     late = {q for q in queries if promql_names(q) & tiled}
     assert len(late) < len(queries), "every dashboard query reads a tiled window"
     took = wait_engines(
