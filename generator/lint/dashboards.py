@@ -23,16 +23,18 @@ from generator.lint import promql as q
 from generator.lint.checks import CHECKS
 from generator.lint.checks import dashboards as grafana
 from generator.lint.model import Rule, RuleGroup, SourceFile
-from generator.lint.registry import Check
+from generator.lint.registry import DashboardFunc
 from generator.yamlio import dump_yaml
 
 DASHBOARD_SUFFIXES = (".json",)
 QUERY = "query"
-DASHBOARD_CHECKS: tuple[Check, ...] = tuple(c for c in CHECKS if c.dashboard_func is not None)
+# (check id, function) of every dashboard check, in registry order.
+DASHBOARD_CHECKS: tuple[tuple[str, DashboardFunc], ...] = tuple(
+    (c.id, c.dashboard_func) for c in CHECKS if c.dashboard_func is not None
+)
 # What a dashboard check raises on a model of the wrong shape (reported as ``rule-shape``).
 _SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError)
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)(?::\w+)?\]\]")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _BUILTIN_NUMBERS = {"__range_s": "3600", "__range_ms": "3600000", "__interval_ms": "60000"}
 _GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^()]*$")
 
@@ -70,7 +72,7 @@ def grafana_to_promql(expr: str, scrape_interval: float) -> str:
     interval = q.fmt_seconds(4 * scrape_interval)
     out: list[str] = []
     last = 0
-    for string in _STRING.finditer(expr):
+    for string in grafana.STRING.finditer(expr):
         out.append(_outside(expr[last : string.start()], "".join(out), interval))
         literal = string.group(0)
         if _VARIABLE.search(literal):
@@ -204,17 +206,16 @@ class DashboardFile:
         group = RuleGroup("dashboard", 1, self.raw_group, tuple(rules))
         self.source = SourceFile(path, display, "dashboard", (group,))
         self.findings: list[tuple[str, int, str, str]] = []
-        for check in DASHBOARD_CHECKS:
-            assert check.dashboard_func is not None
+        for check_id, check in DASHBOARD_CHECKS:
             try:
-                hits = list(check.dashboard_func(dashboard))
+                hits = list(check(dashboard))
             except _SHAPE_ERRORS as err:
                 self.findings.append(("rule-shape", 0, f"dashboard: cannot check: {err}", ""))
                 continue
             for hit in hits:
                 line = line_of(_resolve(dashboard, hit.path))
                 where = f" ({hit.path})" if hit.path else ""
-                self.findings.append((check.id, line, hit.message + where, hit.path))
+                self.findings.append((check_id, line, hit.message + where, hit.path))
 
 
 def lint_dashboards(
@@ -229,10 +230,9 @@ def lint_dashboards(
     """
     found: list[Diagnostic] = []
     for file, dashboard in sorted(dashboards.items()):
-        for check in DASHBOARD_CHECKS:
-            assert check.dashboard_func is not None
-            for hit in check.dashboard_func(dashboard):
-                found.append(Diagnostic(file, hit.path, f"{check.id}: {hit.message}"))
+        for check_id, check in DASHBOARD_CHECKS:
+            for hit in check(dashboard):
+                found.append(Diagnostic(file, hit.path, f"{check_id}: {hit.message}"))
     if run_promtool:
         found.extend(check_promql(dashboards))
     return sorted(found)

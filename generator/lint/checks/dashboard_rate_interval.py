@@ -7,11 +7,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from generator.lint.checks.dashboards import targets
+from generator.lint.checks.dashboards import STRING, targets
 from generator.lint.model import Severity
 from generator.lint.registry import DashboardHit, dashboard_check
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _RANGE = re.compile(r"\[([^\]\[]*)\]")
 _RATE_INTERVAL = ("$__rate_interval", "${__rate_interval}")
 
@@ -27,7 +26,7 @@ def dashboard_rate_interval(dashboard: Mapping[str, Any]) -> Iterator[DashboardH
     at a scrape interval it was not written for. Brackets inside string literals (label
     regexes such as ``"model-[a-z]+"``) are not ranges."""
     for path, target in targets(dashboard):
-        expr = _STRING.sub('""', str(target.get("expr", "")))
+        expr = STRING.sub('""', str(target.get("expr", "")))
         for match in _RANGE.finditer(expr):
             if match.group(1).strip() not in _RATE_INTERVAL:
                 yield DashboardHit(path, f"range [{match.group(1)}] should be [$__rate_interval]")

@@ -13,6 +13,8 @@ from typing import Any
 
 # ``$name``, ``${name}``, ``${name:format}`` and the deprecated ``[[name]]``.
 VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)\]\]")
+# A PromQL string literal: double-, single- or back-quoted.
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 
 
 def panel_path(index: int, panel: Mapping[str, Any]) -> str:
