@@ -98,7 +98,8 @@ def dashboard(
     }
 
 
-def _is_dashboard(doc: dict[str, Any] | str) -> bool:
+def is_dashboard(doc: dict[str, Any] | str) -> bool:
+    """True for a Grafana dashboard model (:func:`dashboard`): lint reads it as ``.json``."""
     return isinstance(doc, dict) and isinstance(doc.get("panels"), list)
 
 
@@ -175,8 +176,8 @@ def case_result(
 ) -> None:
     """Lint ``docs`` with ``config`` and fail unless ``check`` reports (``expected``) or not;
     a dashboard (:func:`dashboard`) is written as JSON."""
-    names = [f"file{i}.{'json' if _is_dashboard(d) else 'yaml'}" for i, d in enumerate(docs)]
-    texts = [json.dumps(d, indent=2) if _is_dashboard(d) else d for d in docs]
+    names = [f"file{i}.{'json' if is_dashboard(d) else 'yaml'}" for i, d in enumerate(docs)]
+    texts = [json.dumps(d, indent=2) if is_dashboard(d) else d for d in docs]
     report = lint(*texts, config=LintConfig(**config), names=names)
     hits = [f for f in report.findings if f.check == check]
     assert bool(hits) is expected, [f"{f.check}: {f.message}" for f in report.findings]
