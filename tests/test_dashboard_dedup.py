@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from generator.cases.duplicate_cases import PHASES, copies, phased
-from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.dedup import collapse_panel
+from generator.lint.dashboards import lint_dashboards, promql_for_promtool
 from generator.render import build_outputs, load_plans
 from tests import toolchain
 
