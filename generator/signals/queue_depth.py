@@ -1,0 +1,43 @@
+"""``queueDepth``: requests waiting for a batch slot (a gauge, a count), summed over pods.
+
+Recorded as ``<groupBy>:model_queue_depth:sum``; a healthy service's queue is empty.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from generator import naming
+from generator.builders.series_parts import labels_of
+from generator.signals.base import Scope, Signal, gauge, gauge_record
+
+if TYPE_CHECKING:
+    from generator.builders.common import Rule
+    from generator.builders.promtool_series import Series
+    from generator.plan import GaugePlan, ServicePlan
+
+KEY = "queue_depth"
+
+
+def resolve(scope: Scope) -> GaugePlan | None:
+    """The preset's ``queue_depth`` gauge, or ``spec.metrics.queueDepth``'s."""
+    return gauge(scope.preset.queue_depth, scope.metrics.queue_depth, scope.base)
+
+
+def reads(g: GaugePlan) -> tuple[str, ...]:
+    return g.names
+
+
+def records(plan: ServicePlan) -> list[Rule]:
+    """Waiting requests summed over the service's pods."""
+    return gauge_record(plan, plan.queue_depth, naming.QUEUE_DEPTH, "sum", False)
+
+
+def healthy(plan: ServicePlan, s: Series, length: int) -> None:
+    """Nothing waiting."""
+    g = plan.queue_depth
+    if g is not None:
+        s.gauge(g.name, labels_of(plan, g.matchers), f"0+0x{length}")
+
+
+SIGNAL = Signal(KEY, "queueDepth", resolve, reads, records, healthy)
