@@ -1,8 +1,9 @@
 """What one alert family is: :class:`Family`, everything obsgen knows about one
 ``spec.alerts`` entry, from its defaults to its dashboard panels.
 
-Leaf module: it imports no builder, so :mod:`generator.plan` can read the defaults of every
-registered family (:data:`generator.families.FAMILIES`) without an import cycle.
+It imports no builder, only the signals (:mod:`generator.signals`) a family reads, so
+:mod:`generator.plan` can read the defaults of every registered family
+(:data:`generator.families.FAMILIES`) without an import cycle.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from generator.signals import BY_KEY
+from generator.signals.base import Needs as Needs
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
@@ -36,36 +40,6 @@ class Role(StrEnum):
     """Read from the NVML sidecar of one pod."""
     GPU_EXPORTER_DOWN = "gpu-exporter-down"
     """The pod's NVML sidecar is down or cannot read NVML: its GPU alerts are blind."""
-
-
-@dataclass(frozen=True)
-class Needs:
-    """The series an alert family exists for: without it (neither the server's preset nor
-    ``spec.metrics.<metric>.name`` has it) the alert is left out, with a warning when enabled.
-
-    Attributes:
-        metric: the ``spec.metrics`` key (``kvCacheUsage``).
-        attribute: the field of the preset and of ``spec.metrics`` (``kv_cache_usage``).
-        kind: what the series is, for the warning (``gauge``, ``counter``).
-        declarable: whether ``spec.metrics`` can name it; if not, only a preset supplies it.
-    """
-
-    metric: str
-    attribute: str
-    kind: str
-    declarable: bool = True
-
-    def left_out(self, alert: str, server: str) -> str:
-        """The warning when ``alert`` is enabled but server ``server`` has no such series."""
-        if not self.declarable:
-            return (
-                f"{alert} alert left out: the {server} preset reads no {self.kind} "
-                "(docs/spec.md, Server presets)"
-            )
-        return (
-            f"{alert} alert left out: server {server} exports no {self.metric} {self.kind}; "
-            f"declare spec.metrics.{self.metric}.name to enable it"
-        )
 
 
 def _no_panels(plan: ServicePlan) -> list[PanelDef]:
@@ -108,6 +82,9 @@ class Family:
         panels: ``plan -> [PanelDef]``: its dashboard panels (drawn also when disabled).
         runbook_queries: ``(plan, rec) -> {name: query or None}``: the ``q`` entries its
             runbook page reads; ``rec(record, *matchers)`` selects a recorded series.
+        signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
+            ``needs`` the first one's is used, and without ``inputs`` the signals' guards
+            (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
     """
 
     key: str
@@ -129,6 +106,21 @@ class Family:
     runbook_queries: Callable[[ServicePlan, Callable[..., str]], dict[str, str | None]] = (
         _no_queries
     )
+    signals: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        read = tuple(BY_KEY[key] for key in self.signals)
+        if self.needs is None and read:
+            object.__setattr__(self, "needs", read[0].needs)
+        if self.inputs is _no_inputs and read:
+            key, readers = self.key, self.alerts
+
+            def guarded(plan: ServicePlan) -> list[SignalInput]:
+                if key not in plan.alerts:
+                    return []
+                return [item for signal in read for item in signal.guard(plan, readers)]
+
+            object.__setattr__(self, "inputs", guarded)
 
     @property
     def defaults(self) -> tuple[int, str, dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Shared pieces of the "a recorded value stays above ``max``" families (queue depth, KV
-cache, preemptions): the alert rule, the guarded gauge, the gauge's firing and quiet cases."""
+cache, preemptions): the alert rule, the gauge's firing and quiet cases."""
 
 from __future__ import annotations
 
@@ -7,13 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.common import Rule, alert_rule, recorded
-from generator.builders.guard_inputs import (
-    SERVICE_KEYS,
-    SignalInput,
-    Source,
-    server_remedy,
-    targets_up,
-)
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
     Klass,
@@ -50,29 +43,6 @@ def above_max(
     return [
         alert_rule(
             plan, name, f"{value} > {limit}", alert.for_ms, alert.severity, max=limit, **extra
-        )
-    ]
-
-
-def gauge_input(
-    plan: ServicePlan, key: str, signal: str, gauge: GaugePlan | None, alert: str
-) -> list[SignalInput]:
-    """The guarded input of alert family ``key`` reading ``gauge`` (``spec.metrics.<signal>``;
-    a ratio gauge needs its denominator series too); none when the alert is off."""
-    if key not in plan.alerts or gauge is None:
-        return []
-    needs = [tuple(Source(name, gauge.matchers) for name in gauge.names)]
-    if gauge.denominator is not None:
-        needs.append((Source(gauge.name, gauge.denominator),))
-    return [
-        SignalInput(
-            signal,
-            gauge.name,
-            SERVICE_KEYS,
-            tuple(needs),
-            (targets_up(plan),),
-            (alert,),
-            remedy=server_remedy(signal),
         )
     ]
 

@@ -22,7 +22,7 @@ from generator.builders.promtool_series import (
     healthy,
     labels_of,
 )
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.promql import by, go_float, selector
 from generator.units import decimal_str, format_duration_ms
 
@@ -172,7 +172,7 @@ FAMILY = Family(
     group="gpu",
     rules=rules,
     cases=cases,
-    needs=Needs("generationTokens", "generation_tokens", "counter"),
+    signals=("generation_tokens",),
     sidecar=True,
     row="gpu",
     runbook_queries=runbook_queries,

@@ -16,11 +16,10 @@ from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.panel_parts import alert_steps, panel_runbook, pod_filter, rec
 from generator.builders.promtool_series import example_pod
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "kv_cache"
@@ -58,11 +57,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     value = (params(plan.alerts[KEY]).max + 1) / 2
     rule = rules(plan)[0]
     return ceiling.gauge_cases(plan, KEY, gauge, rule, value, {"pod": example_pod(plan)})
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The KV-cache gauge (and a ratio gauge's denominator series)."""
-    return ceiling.gauge_input(plan, KEY, "kvCacheUsage", plan.kv_cache_usage, ALERT)
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
@@ -104,8 +98,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("kvCacheUsage", "kv_cache_usage", "gauge"),
-    inputs=inputs,
+    signals=("kv_cache_usage",),
     row="saturation",
     rank=2,
     panels=panels,

@@ -14,13 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import (
-    SERVICE_KEYS,
-    SignalInput,
-    Source,
-    server_remedy,
-    targets_up,
-)
 from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
@@ -32,7 +25,7 @@ from generator.builders.promtool_series import (
     labels_of,
 )
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
@@ -81,24 +74,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     return fire_and_quiet(plan, KEY, ALERT, fire, healthy(plan, base), expected)
 
 
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The preemptions counter."""
-    counter = plan.preemptions
-    if KEY not in plan.alerts or counter is None:
-        return []
-    return [
-        SignalInput(
-            "preemptions",
-            counter.name,
-            SERVICE_KEYS,
-            ((Source(counter.name, counter.matchers),),),
-            (targets_up(plan),),
-            (ALERT,),
-            remedy=server_remedy("preemptions"),
-        )
-    ]
-
-
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """Preemptions per second summed over pods, the alert's ``max`` drawn."""
     if plan.preemptions is None:
@@ -138,8 +113,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("preemptions", "preemptions", "counter"),
-    inputs=inputs,
+    signals=("preemptions",),
     row="saturation",
     rank=4,
     panels=panels,

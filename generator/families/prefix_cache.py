@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from generator import naming
 from generator.builders.common import alert_rule, recorded
 from generator.builders.grafana_json import PanelDef, Query
-from generator.builders.guard_inputs import SERVICE_KEYS, SignalInput, Source, targets_up
 from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.builders.promtool_series import (
     BASE_PER_MIN,
@@ -27,7 +26,7 @@ from generator.builders.promtool_series import (
     fire_and_quiet,
     healthy,
 )
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.signals import prefix_cache as signal
 from generator.units import decimal_str
 
@@ -91,27 +90,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     return groups
 
 
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The hit and query counters, or the hit-rate gauge."""
-    cache = plan.prefix_cache
-    if KEY not in plan.alerts or cache is None:
-        return []
-    names = [cache.gauge.names] if cache.gauge else [cache.hits, cache.queries]
-    matchers = cache.gauge.matchers if cache.gauge else cache.matchers
-    return [
-        SignalInput(
-            "prefixCache",
-            names[0][0],
-            SERVICE_KEYS,
-            tuple(tuple(Source(n, matchers) for n in group) for group in names),
-            (targets_up(plan),),
-            (ALERT,),
-            remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
-            "the server exposes (obsgen verify lists it).",
-        )
-    ]
-
-
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """The hit ratio, the alert's ``min`` drawn (red under it)."""
     if plan.prefix_cache is None:
@@ -153,8 +131,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("prefixCache", "prefix_cache", "prefix-cache hit ratio", declarable=False),
-    inputs=inputs,
+    signals=("prefix_cache",),
     row="saturation",
     rank=5,
     panels=panels,

@@ -15,11 +15,10 @@ from generator import naming
 from generator.builders.grafana_json import PanelDef, Query
 from generator.builders.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
-    from generator.builders.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "queue_depth"
@@ -56,11 +55,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         return []
     value = params(plan.alerts[KEY]).max * 2 + 1
     return ceiling.gauge_cases(plan, KEY, gauge, rules(plan)[0], value, {})
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The queue-depth gauge."""
-    return ceiling.gauge_input(plan, KEY, "queueDepth", plan.queue_depth, ALERT)
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
@@ -101,8 +95,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("queueDepth", "queue_depth", "gauge"),
-    inputs=inputs,
+    signals=("queue_depth",),
     row="saturation",
     rank=3,
     panels=panels,

@@ -26,7 +26,7 @@ from generator.builders.promtool_series import (
     series_text,
 )
 from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.promql import selector
 from generator.units import decimal_str, format_duration_ms
 
@@ -220,7 +220,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("specDecode", "spec_decode", "speculative-decoding counters", declarable=False),
+    signals=("spec_decode",),
     row="saturation",
     rank=6,
     panels=panels,

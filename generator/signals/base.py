@@ -13,6 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.builders.common import record_rule
+from generator.builders.guard_inputs import (
+    SERVICE_KEYS,
+    SignalInput,
+    Source,
+    server_remedy,
+    targets_up,
+)
 from generator.plan_types import CounterPlan, GaugePlan, _merge
 from generator.promql import Matcher, any_of, by, selector
 from generator.units import decimal_str
@@ -45,6 +52,36 @@ class Scope:
     decode: tuple[Matcher, ...]
 
 
+@dataclass(frozen=True)
+class Needs:
+    """The series an alert family exists for: without it (neither the server's preset nor
+    ``spec.metrics.<metric>.name`` has it) the alert is left out, with a warning when enabled.
+
+    Attributes:
+        metric: the ``spec.metrics`` key (``kvCacheUsage``).
+        attribute: the field of the preset and of ``spec.metrics`` (``kv_cache_usage``).
+        kind: what the series is, for the warning (``gauge``, ``counter``).
+        declarable: whether ``spec.metrics`` can name it; if not, only a preset supplies it.
+    """
+
+    metric: str
+    attribute: str
+    kind: str
+    declarable: bool = True
+
+    def left_out(self, alert: str, server: str) -> str:
+        """The warning when ``alert`` is enabled but server ``server`` has no such series."""
+        if not self.declarable:
+            return (
+                f"{alert} alert left out: the {server} preset reads no {self.kind} "
+                "(docs/spec.md, Server presets)"
+            )
+        return (
+            f"{alert} alert left out: server {server} exports no {self.metric} {self.kind}; "
+            f"declare spec.metrics.{self.metric}.name to enable it"
+        )
+
+
 def _no_rules(plan: ServicePlan) -> list[Rule]:
     return []
 
@@ -55,6 +92,10 @@ def _no_series(plan: ServicePlan, s: Series, length: int) -> None:
 
 def _no_names(value: Any) -> tuple[str, ...]:
     return ()
+
+
+def _no_guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+    return []
 
 
 @dataclass(frozen=True)
@@ -72,6 +113,9 @@ class Signal:
         records: ``plan -> [recording rule]``, in the ``traffic`` group after the requests'.
         healthy: ``(plan, series, steps)``: adds its series as a healthy service shows them
             (:func:`generator.builders.promtool_series.healthy`).
+        needs: what a family reading it is left out without (None: every server has it).
+        guard: ``(plan, readers) -> [SignalInput]``: what ``ModelSignalMissing`` guards for
+            the alerts ``readers`` reading it; none where it may be absent on purpose.
     """
 
     key: str
@@ -80,6 +124,8 @@ class Signal:
     reads: Callable[[Any], tuple[str, ...]] = _no_names
     records: Callable[[ServicePlan], list[Rule]] = _no_rules
     healthy: Callable[[ServicePlan, Series, int], None] = _no_series
+    needs: Needs | None = None
+    guard: Callable[[ServicePlan, tuple[str, ...]], list[SignalInput]] = _no_guard
 
     def of(self, plan: ServicePlan) -> Any:
         """The signal's plan in ``plan`` (None where the service has no such series)."""
@@ -140,3 +186,26 @@ def gauge_record(
     name = naming.record((*plan.group_by, *pod), metric, agg)
     keep = tuple(sorted({*plan.agg_labels, *pod}))
     return [record_rule(plan, name, gauge_expr(g, agg, keep))]
+
+
+def gauge_guard(
+    plan: ServicePlan, field: str, g: GaugePlan | None, readers: tuple[str, ...]
+) -> list[SignalInput]:
+    """The guarded input of gauge ``g`` (``spec.metrics.<field>``; a ratio gauge needs its
+    denominator series too) read by ``readers``; none without the gauge."""
+    if g is None:
+        return []
+    needs = [tuple(Source(name, g.matchers) for name in g.names)]
+    if g.denominator is not None:
+        needs.append((Source(g.name, g.denominator),))
+    return [
+        SignalInput(
+            field,
+            g.name,
+            SERVICE_KEYS,
+            tuple(needs),
+            (targets_up(plan),),
+            readers,
+            remedy=server_remedy(field),
+        )
+    ]

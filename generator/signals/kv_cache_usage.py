@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.series_parts import example_pod, labels_of
-from generator.signals.base import Scope, Signal, gauge, gauge_record
+from generator.signals.base import Needs, Scope, Signal, gauge, gauge_guard, gauge_record
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
+    from generator.builders.guard_inputs import SignalInput
     from generator.builders.promtool_series import Series
     from generator.plan import GaugePlan, ServicePlan
 
@@ -45,4 +46,18 @@ def healthy(plan: ServicePlan, s: Series, length: int) -> None:
         s.gauge(kv.name, labels_of(plan, kv.denominator, pod=example_pod(plan)), "1000" + steady)
 
 
-SIGNAL = Signal(KEY, "kvCacheUsage", resolve, reads, records, healthy)
+def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+    """The gauge (and a ratio gauge's denominator series)."""
+    return gauge_guard(plan, "kvCacheUsage", plan.kv_cache_usage, readers)
+
+
+SIGNAL = Signal(
+    KEY,
+    "kvCacheUsage",
+    resolve,
+    reads,
+    records,
+    healthy,
+    needs=Needs("kvCacheUsage", KEY, "gauge"),
+    guard=guard,
+)

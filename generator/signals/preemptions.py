@@ -10,9 +10,23 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.common import counter_target, record_rule
+from generator.builders.guard_inputs import (
+    SERVICE_KEYS,
+    SignalInput,
+    Source,
+    server_remedy,
+    targets_up,
+)
 from generator.builders.series_parts import labels_of
 from generator.promql import selector, sum_rate
-from generator.signals.base import RATE_WINDOW, RATE_WINDOW_SECONDS, Scope, Signal, counter
+from generator.signals.base import (
+    RATE_WINDOW,
+    RATE_WINDOW_SECONDS,
+    Needs,
+    Scope,
+    Signal,
+    counter,
+)
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
@@ -54,4 +68,31 @@ def healthy(plan: ServicePlan, s: Series, length: int) -> None:
         s.add(plan.preemptions.name, labels_of(plan, plan.preemptions.matchers), 0)
 
 
-SIGNAL = Signal(KEY, "preemptions", resolve, reads, records, healthy)
+def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+    """The preemptions counter."""
+    c = plan.preemptions
+    if c is None:
+        return []
+    return [
+        SignalInput(
+            "preemptions",
+            c.name,
+            SERVICE_KEYS,
+            ((Source(c.name, c.matchers),),),
+            (targets_up(plan),),
+            readers,
+            remedy=server_remedy("preemptions"),
+        )
+    ]
+
+
+SIGNAL = Signal(
+    KEY,
+    "preemptions",
+    resolve,
+    reads,
+    records,
+    healthy,
+    needs=Needs("preemptions", KEY, "counter"),
+    guard=guard,
+)

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.common import record_rule
+from generator.builders.guard_inputs import SERVICE_KEYS, SignalInput, Source, targets_up
 from generator.builders.series_parts import labels_of
 from generator.plan_types import PrefixCachePlan
 from generator.promql import go_float, sum_rate_any
-from generator.signals.base import RATE_WINDOW, Scope, Signal, gauge, gauge_expr
+from generator.signals.base import RATE_WINDOW, Needs, Scope, Signal, gauge, gauge_expr
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
@@ -87,4 +88,34 @@ def healthy(plan: ServicePlan, s: Series, length: int) -> None:
     series(plan, s, max(0.5, (1 + least) / 2), length)
 
 
-SIGNAL = Signal(KEY, None, resolve, reads, records, healthy)
+def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+    """The hit and query counters, or the hit-rate gauge."""
+    cache = plan.prefix_cache
+    if cache is None:
+        return []
+    names = [cache.gauge.names] if cache.gauge else [cache.hits, cache.queries]
+    matchers = cache.gauge.matchers if cache.gauge else cache.matchers
+    return [
+        SignalInput(
+            "prefixCache",
+            names[0][0],
+            SERVICE_KEYS,
+            tuple(tuple(Source(n, matchers) for n in group) for group in names),
+            (targets_up(plan),),
+            readers,
+            remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
+            "the server exposes (obsgen verify lists it).",
+        )
+    ]
+
+
+SIGNAL = Signal(
+    KEY,
+    None,
+    resolve,
+    reads,
+    records,
+    healthy,
+    needs=Needs("prefixCache", KEY, "prefix-cache hit ratio", declarable=False),
+    guard=guard,
+)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.builders.series_parts import labels_of
-from generator.signals.base import Scope, Signal, gauge, gauge_record
+from generator.signals.base import Needs, Scope, Signal, gauge, gauge_guard, gauge_record
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
+    from generator.builders.guard_inputs import SignalInput
     from generator.builders.promtool_series import Series
     from generator.plan import GaugePlan, ServicePlan
 
@@ -40,4 +41,18 @@ def healthy(plan: ServicePlan, s: Series, length: int) -> None:
         s.gauge(g.name, labels_of(plan, g.matchers), f"0+0x{length}")
 
 
-SIGNAL = Signal(KEY, "runningRequests", resolve, reads, records, healthy)
+def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+    """The gauge."""
+    return gauge_guard(plan, "runningRequests", plan.running_requests, readers)
+
+
+SIGNAL = Signal(
+    KEY,
+    "runningRequests",
+    resolve,
+    reads,
+    records,
+    healthy,
+    needs=Needs("runningRequests", KEY, "gauge"),
+    guard=guard,
+)

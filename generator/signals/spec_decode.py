@@ -7,7 +7,7 @@ The acceptance records belong to :mod:`generator.families.spec_decode`, their on
 from __future__ import annotations
 
 from generator.plan_types import CounterPlan
-from generator.signals.base import Scope, Signal
+from generator.signals.base import Needs, Scope, Signal
 
 KEY = "spec_decode"
 
@@ -20,4 +20,11 @@ def resolve(scope: Scope) -> tuple[CounterPlan, CounterPlan] | None:
     return CounterPlan(pair[0], scope.decode), CounterPlan(pair[1], scope.decode)
 
 
-SIGNAL = Signal(KEY, None, resolve)
+# Unguarded: the server creates the counters only while speculative decoding is on
+# (generator.builders.guard_rules lists them as such).
+SIGNAL = Signal(
+    KEY,
+    None,
+    resolve,
+    needs=Needs("specDecode", KEY, "speculative-decoding counters", declarable=False),
+)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator.signals.base import Scope, Signal, counter
+from generator.signals.base import Needs, Scope, Signal, counter
 
 if TYPE_CHECKING:
     from generator.plan import CounterPlan
@@ -27,5 +27,17 @@ def reads(c: CounterPlan) -> tuple[str, ...]:
     return (c.name,)
 
 
-PROMPT = Signal("prompt_tokens", "promptTokens", _prompt, reads)
-GENERATION = Signal("generation_tokens", "generationTokens", _generation, reads)
+PROMPT = Signal(
+    "prompt_tokens",
+    "promptTokens",
+    _prompt,
+    reads,
+    needs=Needs("promptTokens", "prompt_tokens", "counter"),
+)
+GENERATION = Signal(
+    "generation_tokens",
+    "generationTokens",
+    _generation,
+    reads,
+    needs=Needs("generationTokens", "generation_tokens", "counter"),
+)
