@@ -9,7 +9,7 @@ It imports no builder, only the signals (:mod:`generator.signals`) a family read
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from generator.builders.grafana_json import PanelDef
     from generator.builders.guard_inputs import SignalInput
     from generator.plan import ServicePlan
+    from generator.plan_types import HistogramPlan, _Problems
+    from generator.release_bounds import Releases
+    from generator.spec import ServiceSpec
 
 
 class Role(StrEnum):
@@ -40,6 +43,28 @@ class Role(StrEnum):
     """Read from the NVML sidecar of one pod."""
     GPU_EXPORTER_DOWN = "gpu-exporter-down"
     """The pod's NVML sidecar is down or cannot read NVML: its GPU alerts are blind."""
+
+
+@dataclass
+class Resolving:
+    """One family's alert while :func:`generator.plan_alerts._resolve_alerts` resolves it.
+
+    Attributes:
+        body: the spec's ``spec``; ``given``: its ``spec.alerts`` entry (None: not written).
+        path: ``spec.alerts.<field>``, for problems; ``problems``: where they are reported.
+        histograms: the plan's latency histograms by indicator key.
+        releases: the declared server release line, for per-release bucket checks.
+        params: the alert's parameters (the family's defaults, then the spec's), changed in
+            place by the family's hooks.
+    """
+
+    body: ServiceSpec
+    given: Any
+    path: str
+    problems: _Problems
+    histograms: Mapping[str, HistogramPlan]
+    releases: Releases | None
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def _no_panels(plan: ServicePlan) -> list[PanelDef]:
@@ -82,6 +107,12 @@ class Family:
         panels: ``plan -> [PanelDef]``: its dashboard panels (drawn also when disabled).
         runbook_queries: ``(plan, rec) -> {name: query or None}``: the ``q`` entries its
             runbook page reads; ``rec(record, *matchers)`` selects a recorded series.
+        unavailable: ``Resolving -> why or None``: why the service cannot have the alert
+            (left out, with that warning where the spec enables it), beside ``needs``.
+        inherit: ``Resolving``: fills parameters from the rest of the spec before the spec's
+            own ``spec.alerts`` entry applies (``slowRequests`` takes a latency SLO's threshold).
+        check: ``Resolving -> keep``: the family's own checks of its resolved parameters
+            (reported in ``problems``); False leaves the alert out.
         signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
             ``needs`` the first one's is used, and without ``inputs`` the signals' guards
             (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
@@ -107,6 +138,9 @@ class Family:
         _no_queries
     )
     signals: tuple[str, ...] = ()
+    unavailable: Callable[[Resolving], str | None] | None = None
+    inherit: Callable[[Resolving], None] | None = None
+    check: Callable[[Resolving], bool] | None = None
 
     def __post_init__(self) -> None:
         read = tuple(BY_KEY[key] for key in self.signals)

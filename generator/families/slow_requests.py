@@ -25,7 +25,9 @@ from generator.builders.promtool_series import (
     mixed,
     slow_class,
 )
-from generator.families.base import Family, Role
+from generator.families import latency
+from generator.families.base import Family, Resolving, Role
+from generator.plan_metrics import _SLOW_EFFECT, _check_bound
 from generator.promql import Matcher
 from generator.units import decimal_str
 
@@ -153,6 +155,45 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     ]
 
 
+def inherit(r: Resolving) -> None:
+    """No threshold of its own: the first latency SLO's, on that SLO's histogram unless the
+    spec's entry names an indicator or a threshold."""
+    latency_slos = [s for s in r.body.slos if s.indicator is not None]
+    if "threshold_seconds" not in r.params and latency_slos:
+        r.params["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
+        if r.given is None or (r.given.indicator is None and r.given.threshold is None):
+            # The SLO's threshold belongs to the SLO's histogram, not the default one.
+            r.params["indicator"] = latency_slos[0].indicator
+
+
+def check(r: Resolving) -> bool:
+    """The indicator's histogram and the bucket bound the threshold names (``bound``); off
+    without a threshold, and left out where one inherited from an SLO names no bound (that
+    SLO's own check reports it)."""
+    histogram = latency.histogram(r)
+    if histogram is None:
+        return False
+    merged = r.params
+    if "threshold_seconds" not in merged:
+        return False  # no threshold to test against: disabled unless configured
+    if (
+        r.given is None
+        and histogram.bounded
+        and histogram.bound_for(merged["threshold_seconds"]) is None
+    ):
+        return False  # inherited from a latency SLO, whose own check reports it
+    # Inherited from a latency SLO: that SLO's own check speaks of its releases.
+    merged["bound"] = _check_bound(
+        histogram,
+        merged["threshold_seconds"],
+        f"{r.path}.threshold",
+        r.problems,
+        r.releases if r.given is not None else None,
+        _SLOW_EFFECT,
+    )
+    return True
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="slowRequests",
@@ -167,4 +208,7 @@ FAMILY = Family(
     row="latency",
     rank=1,
     panels=panels,
+    unavailable=latency.unavailable(ALERT),
+    inherit=inherit,
+    check=check,
 )
