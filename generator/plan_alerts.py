@@ -7,12 +7,10 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from generator import naming
 from generator.families import FAMILIES
 from generator.families.base import Resolving
 from generator.plan_defaults import (
     _GPU_ALERTS,
-    _OPT_IN,
     _SPEC_PARAM,
     ALERT_DEFAULTS,
     SIGNAL_MISSING_MIN_SCRAPES,
@@ -57,22 +55,11 @@ def _resolve_alerts(
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
             continue
-        if key == "cold_start" and body.scale_to_zero.activator is None:
-            given = body.alerts.cold_start
-            if given is not None and given.enabled:
-                p.warn(
-                    "spec.alerts.coldStart",
-                    f"{naming.ALERT_COLD_START} alert left out: it reads where requests wait "
-                    "while no pod is up; name it in spec.scaleToZero.activator",
-                )
-            continue
         given = getattr(body.alerts, key)
-        if key in _OPT_IN and given is None:
+        family = _FAMILIES.get(key)
+        off = family is not None and family.default_on is not None and not family.default_on(body)
+        if given is None and off:
             continue
-        if key == "lora_pool" and given is None and body.models is None:
-            continue  # on by default only where spec.models says several models share a server
-        if key == "kv_transfer" and given is None and body.roles is None:
-            continue  # on by default only for disaggregated (spec.roles) services
         if not available.get(key, True):
             if given is not None and given.enabled and key in missing:
                 p.warn(f"spec.alerts.{to_camel(key)}", missing[key])
@@ -81,7 +68,6 @@ def _resolve_alerts(
             continue
         merged: dict[str, Any] = dict(params)
         path = f"spec.alerts.{to_camel(key)}"
-        family = _FAMILIES.get(key)
         resolving = Resolving(body, given, path, p, plan_hist, releases, merged)
         if family is not None and family.inherit is not None:
             family.inherit(resolving)
@@ -90,15 +76,7 @@ def _resolve_alerts(
                 value = getattr(given, attr, None)
                 if value is not None:
                     merged[param] = value / 1000 if param == "threshold_seconds" else value
-            baseline = getattr(given, "baseline", None) if key == "efficiency_regression" else None
-            if baseline is not None:
-                merged["baseline_ms"] = {"1d": 86_400_000, "7d": 604_800_000}[baseline]
         if family is not None and family.check is not None and not family.check(resolving):
-            continue
-        if (
-            key in ("memory_headroom", "memory_exhaustion", "oom_killed", "crash_loop")
-            and not body.deployment
-        ):
             continue
         if key == "signal_missing":
             for_ms = _signal_missing_for(given, for_ms, body.prometheus.scrape_interval, p)

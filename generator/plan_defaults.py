@@ -63,5 +63,3 @@ _SPEC_PARAM = {
     "measure": "measure",
     "max_loras": "max_loras",
 }
-# Families off unless the spec sets them (their output would be new for every existing spec).
-_OPT_IN = {"efficiency_regression"}

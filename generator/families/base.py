@@ -113,6 +113,8 @@ class Family:
             own ``spec.alerts`` entry applies (``slowRequests`` takes a latency SLO's threshold).
         check: ``Resolving -> keep``: the family's own checks of its resolved parameters
             (reported in ``problems``); False leaves the alert out.
+        default_on: ``spec -> on``: whether a spec without its ``spec.alerts`` entry has it
+            (None: always; ``lambda body: False``: opt-in).
         signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
             ``needs`` the first one's is used, and without ``inputs`` the signals' guards
             (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
@@ -141,6 +143,7 @@ class Family:
     unavailable: Callable[[Resolving], str | None] | None = None
     inherit: Callable[[Resolving], None] | None = None
     check: Callable[[Resolving], bool] | None = None
+    default_on: Callable[[ServiceSpec], bool] | None = None
 
     def __post_init__(self) -> None:
         read = tuple(BY_KEY[key] for key in self.signals)

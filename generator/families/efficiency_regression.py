@@ -22,7 +22,7 @@ from generator.builders.promtool_series import (
     healthy,
     labels_of,
 )
-from generator.families.base import Family, Role
+from generator.families.base import Family, Resolving, Role
 from generator.promql import by, go_float, selector
 from generator.units import decimal_str, format_duration_ms
 
@@ -156,6 +156,17 @@ def runbook_queries(plan: ServicePlan, record: Any) -> dict[str, str | None]:
     return {"efficiency_energy": recorded(plan, _record("energy"))}
 
 
+_BASELINES_MS = {"1d": 86_400_000, "7d": 604_800_000}
+
+
+def check(r: Resolving) -> bool:
+    """``spec.alerts.efficiencyRegression.baseline`` (``1d`` or ``7d``) as ``baseline_ms``."""
+    baseline = getattr(r.given, "baseline", None)
+    if baseline is not None:
+        r.params["baseline_ms"] = _BASELINES_MS[baseline]
+    return True
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="efficiencyRegression",
@@ -177,4 +188,6 @@ FAMILY = Family(
     row="gpu",
     runbook_queries=runbook_queries,
     rank=40,
+    check=check,
+    default_on=lambda body: False,  # opt-in: its output would be new for every existing spec
 )

@@ -225,4 +225,6 @@ FAMILY = Family(
     row="traffic",
     rank=90,
     panels=panels,
+    # On by default only for disaggregated (spec.roles) services.
+    default_on=lambda body: body.roles is not None,
 )

@@ -202,4 +202,6 @@ FAMILY = Family(
     row="saturation",
     rank=90,
     panels=panels,
+    # On by default only where spec.models says several models share a server.
+    default_on=lambda body: body.models is not None,
 )
