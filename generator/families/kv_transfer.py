@@ -25,7 +25,7 @@ from generator.builders.promtool_series import (
     series_text,
 )
 from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.promql import Matcher, selector
 from generator.units import decimal_str
 
@@ -59,7 +59,7 @@ def latency_record(plan: ServicePlan) -> str:
 def rules(plan: ServicePlan) -> list[Rule]:
     """The two records, then the two alerts (module docstring), where enabled."""
     alert = plan.alerts.get(KEY)
-    series = plan.preset.kv_transfer
+    series = plan.kv_transfer
     if alert is None or series is None:
         return []
     histogram, failed = series
@@ -103,8 +103,8 @@ def _transfers(
 ) -> list[dict[str, str]]:
     """The decode role's transfer series: ``per_min`` done (all at 5 ms, or at 5 s when
     ``slow``) and ``failed`` failed transfers a minute."""
-    assert plan.preset.kv_transfer is not None
-    histogram, counter = plan.preset.kv_transfer
+    assert plan.kv_transfer is not None
+    histogram, counter = plan.kv_transfer
     labels = labels_of(plan, _matchers(plan), model_name="m", engine="0")
     out = [{"series": series_text(counter, labels), "values": f"0+{failed}x{steps}"}]
     out.append(
@@ -125,7 +125,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """One group each: healthy transfers (fast, none failing) silent; a quarter failing fires
     ``ModelKVTransferFailing``; all at 5 s fires ``ModelKVTransferSlow``."""
     alert = plan.alerts.get(KEY)
-    if alert is None or plan.preset.kv_transfer is None:
+    if alert is None or plan.kv_transfer is None:
         return []
     if float(alert.params["max_ratio"]) >= 0.25 or float(alert.params["threshold_seconds"]) >= 4.5:
         return []  # the cases' failures and delays would not reach such limits
@@ -163,9 +163,9 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """The failed share (0–1) and the p99 transfer time (s) over 5m, each with its alert's
     limit drawn; none where the alerts are off or the server exports no transfer series."""
-    if plan.alerts.get(KEY) is None or plan.preset.kv_transfer is None:
+    if plan.alerts.get(KEY) is None or plan.kv_transfer is None:
         return []
-    histogram, failed = plan.preset.kv_transfer
+    histogram, failed = plan.kv_transfer
     return [
         PanelDef(
             title="KV transfers failing",
@@ -201,7 +201,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
     """The failed share and the p99 transfer time records (None without the series)."""
-    if plan.preset.kv_transfer is None:
+    if plan.kv_transfer is None:
         return {"kv_transfer_failures": None, "kv_transfer_p99": None}
     return {
         "kv_transfer_failures": record(failures_record(plan)),
@@ -220,7 +220,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("kvTransfer", "kv_transfer", "KV-transfer series", declarable=False),
+    signals=("kv_transfer",),
     runbook_queries=runbook_queries,
     row="traffic",
     rank=90,

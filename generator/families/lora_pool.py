@@ -25,7 +25,7 @@ from generator.builders.promtool_series import (
     series_text,
 )
 from generator.builders.series_parts import labels_of, up_labels
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.promql import Matcher, selector
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def full_pattern(slots: int) -> str:
 def rules(plan: ServicePlan) -> list[Rule]:
     """The record and ``ModelLoRAPoolSaturated`` (module docstring), where enabled."""
     alert = plan.alerts.get(KEY)
-    name = plan.preset.lora_info
+    name = plan.lora_info
     if alert is None or name is None:
         return []
     newest = f"topk without ({MAX_LORA}, {RUNNING}, {WAITING}) (1, {selector(name, plan.matchers)})"
@@ -97,7 +97,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """Two groups over 60 steps: a pool of ``maxLoras`` slots all running with one adapter
     waiting from step 20 fires after ``for``; one slot free with one waiting, then all running
     with none waiting, stays silent."""
-    name = plan.preset.lora_info
+    name = plan.lora_info
     alert = plan.alerts.get(KEY)
     if alert is None or name is None:
         return []
@@ -138,7 +138,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     """The pool of each pod now (table: ``max_lora``, running and waiting adapters) and the
     pods whose pool is full and whose adapters wait (time series); none where the alert is
     off or the preset reads no pool gauge."""
-    if plan.alerts.get(KEY) is None or plan.preset.lora_info is None:
+    if plan.alerts.get(KEY) is None or plan.lora_info is None:
         return []
     record = record_name(plan)
     state = rec(plan, record, pod_filter())
@@ -152,7 +152,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
         PanelDef(
             title="LoRA adapter pool per pod",
             key="lora-pool/state",
-            description=f"Each pod's adapter pool now ({record}, from {plan.preset.lora_info}): "
+            description=f"Each pod's adapter pool now ({record}, from {plan.lora_info}): "
             f"{MAX_LORA} slots, the adapters running in them and those waiting for one "
             "(comma-joined names). Full (as many running as slots) with adapters waiting: "
             f"{ALERT}.",
@@ -198,7 +198,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("loraPool", "lora_info", "LoRA adapter gauge", declarable=False),
+    signals=("lora_info",),
     row="saturation",
     rank=90,
     panels=panels,

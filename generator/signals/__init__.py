@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from generator.signals import (
     kv_cache_usage,
+    kv_transfer,
+    lora_info,
     preemptions,
     prefix_cache,
     queue_depth,
@@ -27,6 +29,8 @@ SIGNALS: tuple[Signal, ...] = (
     preemptions.SIGNAL,
     prefix_cache.SIGNAL,
     spec_decode.SIGNAL,
+    lora_info.SIGNAL,
+    kv_transfer.SIGNAL,
 )
 BY_KEY: dict[str, Signal] = {s.key: s for s in SIGNALS}
 

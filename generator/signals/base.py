@@ -82,6 +82,18 @@ class Needs:
         )
 
 
+@dataclass(frozen=True)
+class Presence:
+    """A series ``obsgen verify`` expects on the running server: ``what`` (its row's
+    subject), the ``metric`` and ``matchers`` it looks for, and ``why`` it matters (the
+    warning where it is absent)."""
+
+    what: str
+    metric: str
+    matchers: tuple[Matcher, ...]
+    why: str
+
+
 def _no_rules(plan: ServicePlan) -> list[Rule]:
     return []
 
@@ -116,6 +128,8 @@ class Signal:
         needs: what a family reading it is left out without (None: every server has it).
         guard: ``(plan, readers) -> [SignalInput]``: what ``ModelSignalMissing`` guards for
             the alerts ``readers`` reading it; none where it may be absent on purpose.
+        verify: ``(plan, readers) -> [Presence]``: the series ``obsgen verify`` warns about
+            when absent, for a signal a server may run without (``readers`` then stay silent).
     """
 
     key: str
@@ -126,6 +140,7 @@ class Signal:
     healthy: Callable[[ServicePlan, Series, int], None] = _no_series
     needs: Needs | None = None
     guard: Callable[[ServicePlan, tuple[str, ...]], list[SignalInput]] = _no_guard
+    verify: Callable[[ServicePlan, tuple[str, ...]], list[Presence]] | None = None
 
     def of(self, plan: ServicePlan) -> Any:
         """The signal's plan in ``plan`` (None where the service has no such series)."""
