@@ -3,7 +3,8 @@ cache, preemptions): the alert rule, the gauge's firing and quiet cases."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from generator import naming
 from generator.builders.common import Rule, alert_rule, recorded
@@ -20,7 +21,14 @@ from generator.promql import go_float
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.plan import GaugePlan, ServicePlan
+    from generator.plan import AlertPlan, GaugePlan, ServicePlan
+
+
+class Ceiling(Protocol):
+    """The typed parameters of a ceiling family: ``max``, in the record's unit."""
+
+    @property
+    def max(self) -> float: ...
 
 
 def above_max(
@@ -29,17 +37,18 @@ def above_max(
     name: str,
     record_metric: str,
     operation: str,
+    params: Callable[[AlertPlan], Ceiling],
     levels: tuple[str, ...] = (),
     **extra: Any,
 ) -> list[Rule]:
     """Alert ``name`` when the service's record ``<level>:<record_metric>:<operation>`` (by
     the spec's ``groupBy`` plus ``levels``) stays above ``spec.alerts.<key>.max``; none when
-    the alert is off."""
+    the alert is off; ``params`` are the family's typed parameters."""
     alert = plan.alerts.get(key)
     if alert is None:
         return []
     value = recorded(plan, naming.record((*plan.group_by, *levels), record_metric, operation))
-    limit = decimal_str(alert.params["max"])
+    limit = decimal_str(params(alert).max)
     return [
         alert_rule(
             plan, name, f"{value} > {limit}", alert.for_ms, alert.severity, max=limit, **extra

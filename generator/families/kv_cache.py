@@ -46,7 +46,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelKVCacheNearFull`` while a pod's usage record stays above ``max``."""
     if plan.kv_cache_usage is None:
         return []
-    return ceiling.above_max(plan, KEY, ALERT, naming.KV_CACHE_USAGE, "max", ("pod",))
+    return ceiling.above_max(plan, KEY, ALERT, naming.KV_CACHE_USAGE, "max", params, ("pod",))
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:

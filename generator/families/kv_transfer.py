@@ -11,6 +11,7 @@ without NIXL, so silent there. On by default with ``spec.roles``; docs/spec.md, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, roles
@@ -31,7 +32,7 @@ from generator.units import decimal_str
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "kv_transfer"
 ALERT_FAILING = naming.ALERT_KV_TRANSFER_FAILING
@@ -39,6 +40,20 @@ ALERT_SLOW = naming.ALERT_KV_TRANSFER_SLOW
 FAILURES = "model_kv_transfer_failures"  # share (0–1) of transfers that failed
 LATENCY = "model_kv_transfer_seconds"  # p99 transfer time (s)
 TOP_BOUND_S = 5.0  # the largest finite bucket of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_ratio``: the failed share (0–1) of transfers above which it alerts;
+    ``threshold_seconds``: the p99 transfer time (s) above which it alerts."""
+
+    max_ratio: float
+    threshold_seconds: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``kv_transfer`` alert."""
+    return Params(float(alert.params["max_ratio"]), float(alert.params["threshold_seconds"]))
 
 
 def _matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
@@ -72,8 +87,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     bad = rate(failed)
     share = f"{bad} / ({bad} + {done} > 0)"
     p99 = f"histogram_quantile(0.99, {rate(histogram + '_bucket', 'le')})"
-    max_ratio = float(alert.params["max_ratio"])
-    threshold = float(alert.params["threshold_seconds"])
+    max_ratio = params(alert).max_ratio
+    threshold = params(alert).threshold_seconds
     return [
         record_rule(plan, failures_record(plan), share),
         record_rule(plan, latency_record(plan), p99),
@@ -127,7 +142,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None or plan.kv_transfer is None:
         return []
-    if float(alert.params["max_ratio"]) >= 0.25 or float(alert.params["threshold_seconds"]) >= 4.5:
+    if params(alert).max_ratio >= 0.25 or params(alert).threshold_seconds >= 4.5:
         return []  # the cases' failures and delays would not reach such limits
     steps = alert.for_ms // 60_000 + 20
     at = (alert.for_ms // 60_000 + 15) * 60_000

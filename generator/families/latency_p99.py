@@ -56,14 +56,14 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     p99 = recorded(
         plan,
         naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m"),
         Matcher(naming.INDICATOR, "=", h.indicator),
         Matcher(naming.QUANTILE, "=", "0.99"),
     )
-    threshold = alert.params["threshold_seconds"]
+    threshold = params(alert).threshold_seconds
     return [
         alert_rule(
             plan,

@@ -12,6 +12,7 @@ On by default with ``spec.models``; docs/spec.md, "LoRA adapter pool"; page text
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
@@ -30,7 +31,7 @@ from generator.promql import Matcher, selector
 
 if TYPE_CHECKING:
     from generator.builders.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "lora_pool"
 ALERT = naming.ALERT_LORA_POOL
@@ -38,6 +39,18 @@ RECORD = "model_lora_pool"  # the newest pool state of each target (value: its s
 POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
 MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
 DEFAULT_MAX_LORAS = 1  # vLLM's --max-loras default (EngineArgs.max_loras)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_loras``: the adapter slots of the pool (the server's ``--max-loras``)."""
+
+    max_loras: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``lora_pool`` alert."""
+    return Params(int(alert.params.get("max_loras", DEFAULT_MAX_LORAS)))
 
 
 def record_name(plan: ServicePlan) -> str:
@@ -67,7 +80,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     full = recorded(
         plan,
         record_name(plan),
-        Matcher(POOL, "=~", full_pattern(int(alert.params.get("max_loras", DEFAULT_MAX_LORAS)))),
+        Matcher(POOL, "=~", full_pattern(params(alert).max_loras)),
         Matcher(WAITING, "!=", ""),
     )
     # The adapters' names leave the alert's labels: a new waiting set must not restart `for`.
@@ -105,7 +118,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     at = (20 + alert.for_ms // 60_000 + 5) * 60_000
     (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
     up = {"series": series_text("up", up_labels(plan)), "values": f"1+0x{steps}"}
-    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    slots = params(alert).max_loras
     names = [f"adapter{i}" for i in range(slots + 1)]
     size, all_busy, one_free = str(slots), ",".join(names[:slots]), ",".join(names[: slots - 1])
     idle = {MAX_LORA: size, RUNNING: one_free, WAITING: ""}
@@ -144,7 +157,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     state = rec(plan, record, pod_filter())
     by = ", ".join(plan.agg_labels)
     alert = plan.alerts[KEY]
-    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    slots = params(alert).max_loras
     full = rec(plan, record, pod_filter(), Matcher(POOL, "=~", full_pattern(slots)))
     waiting = rec(plan, record, pod_filter(), Matcher(WAITING, "!=", ""))
     runbook = panel_runbook(plan, ALERT)

@@ -56,7 +56,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     if plan.preemptions is None:
         return []
     return ceiling.above_max(
-        plan, KEY, ALERT, naming.PREEMPTIONS, "rate5m", metric=plan.preemptions.name
+        plan, KEY, ALERT, naming.PREEMPTIONS, "rate5m", params, metric=plan.preemptions.name
     )
 
 

@@ -58,7 +58,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     if alert is None or cache is None:
         return []
     ratio = recorded(plan, signal.record_name(plan))
-    least = decimal_str(alert.params["min"])
+    least = decimal_str(params(alert).min)
     low = f"{ratio} < {least}"
     if cache.gauge is not None:
         # A gauge keeps its last value when idle: only while requests flow. The counters'

@@ -45,7 +45,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelQueueDepthHigh`` while the summed queue stays above ``max``."""
     if plan.queue_depth is None:
         return []
-    return ceiling.above_max(plan, KEY, ALERT, naming.QUEUE_DEPTH, "sum")
+    return ceiling.above_max(plan, KEY, ALERT, naming.QUEUE_DEPTH, "sum", params)
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:

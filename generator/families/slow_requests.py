@@ -72,14 +72,14 @@ def rules(plan: ServicePlan) -> list[Rule]:
     g = plan.group_by
     on = ", ".join(plan.agg_labels)
     requests = recorded(plan, naming.record(g, naming.REQUESTS, "rate5m"))
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     ratio = recorded(
         plan,
         naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m"),
         Matcher(naming.INDICATOR, "=", h.indicator),
     )
-    min_events = int(alert.params["min_events"])
-    most = decimal_str(alert.params["max_ratio"])
+    min_events = params(alert).min_events
+    most = decimal_str(params(alert).max_ratio)
     return [
         alert_rule(
             plan,
@@ -89,8 +89,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
             alert.severity,
             {naming.INDICATOR: h.indicator},
             indicator=h.indicator,
-            threshold=f"{decimal_str(alert.params['threshold_seconds'])}s",
-            threshold_bound=decimal_str(alert.params["bound"]),
+            threshold=f"{decimal_str(params(alert).threshold_seconds)}s",
+            threshold_bound=decimal_str(params(alert).bound),
             max_ratio=most,
             metric=h.metric,
         )
@@ -103,11 +103,11 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     if h.native:
         return []
-    slow = slow_class(h, alert.params["threshold_seconds"], above=True)
-    max_ratio = Fraction(str(alert.params["max_ratio"]))
+    slow = slow_class(h, params(alert).threshold_seconds, above=True)
+    max_ratio = Fraction(str(params(alert).max_ratio))
     high, low = (max_ratio + 1) / 2, max_ratio / 2
     rule = rules(plan)[0]
     labels = {
@@ -115,7 +115,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         naming.SERVICE: plan.name,
         naming.INDICATOR: h.indicator,
         "threshold": rule["labels"].get("threshold")
-        or decimal_str(alert.params["threshold_seconds"]),
+        or decimal_str(params(alert).threshold_seconds),
     }
     expected = [expected_alert(rule, labels, float(high))]
     busy = busy_per_min(alert.params)
@@ -129,9 +129,9 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     slow = plan.alerts.get(KEY)
     if slow is None:
         return []
-    h = plan.histograms[slow.params["indicator"]]
+    h = plan.histograms[params(slow).indicator]
     record = naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m")
-    threshold = decimal_str(slow.params["threshold_seconds"])
+    threshold = decimal_str(params(slow).threshold_seconds)
     return [
         PanelDef(
             title=f"Requests slower than {threshold}s ({h.indicator})",
