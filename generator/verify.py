@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from generator import naming
 from generator.builders import pods
 from generator.errors import printable
+from generator.families import slow_requests
 from generator.plan import GaugePlan, HistogramPlan, ServicePlan
 from generator.presets import renames
 from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS
@@ -250,8 +251,9 @@ def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float
         if slo.histogram is not None and slo.histogram.key == hist.key and slo.threshold_bound:
             found.append((f"spec.slos[{i}].threshold", slo.threshold_bound))
     slow = plan.alerts.get("slow_requests")
-    if slow is not None and slow.params.get("indicator") == hist.key and slow.params.get("bound"):
-        found.append(("spec.alerts.slowRequests.threshold", float(slow.params["bound"])))
+    typed = slow_requests.params(slow) if slow is not None else None
+    if typed is not None and typed.indicator == hist.key and typed.bound:
+        found.append(("spec.alerts.slowRequests.threshold", typed.bound))
     for goodput in plan.goodput:
         for j, target in enumerate(goodput.targets):
             if target.histogram.key == hist.key:

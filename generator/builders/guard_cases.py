@@ -42,6 +42,7 @@ from generator.builders.windowed_series import (
     selected,
     without,
 )
+from generator.families import latency_p99
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 
@@ -354,8 +355,9 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
     names = sorted({r["alert"] for r in alert_rules(plan)})
     p99 = plan.alerts.get("latency_p99")
     if p99 is not None:
-        h = plan.histograms[p99.params["indicator"]]
-        if 0.99 * h.buckets[0] * h.seconds_per_unit > p99.params["threshold_seconds"]:
+        typed = latency_p99.params(p99)
+        h = plan.histograms[typed.indicator]
+        if 0.99 * h.buckets[0] * h.seconds_per_unit > typed.threshold_seconds:
             names.remove(naming.ALERT_LATENCY_P99)  # even the fastest bucket is over it
     steps = LONG_HEALTHY_MS // INTERVAL_MS
     s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)

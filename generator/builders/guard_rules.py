@@ -25,7 +25,7 @@ from generator.builders.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.families import FAMILIES, gpu, xid_catalog
+from generator.families import FAMILIES, gpu, latency_p99, slow_requests, xid_catalog
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.presets import layouts
 from generator.promql import Matcher, by, le_matcher, quote, selector
@@ -179,11 +179,13 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
     users: dict[str, list[tuple[str, float | None]]] = {}
     p99 = plan.alerts.get("latency_p99")
     if p99 is not None:
-        users.setdefault(p99.params["indicator"], []).append((naming.ALERT_LATENCY_P99, None))
+        users.setdefault(latency_p99.params(p99).indicator, []).append(
+            (naming.ALERT_LATENCY_P99, None)
+        )
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
-        users.setdefault(slow.params["indicator"], []).append(
-            (naming.ALERT_SLOW_REQUESTS, float(slow.params["bound"]))
+        users.setdefault(slow_requests.params(slow).indicator, []).append(
+            (naming.ALERT_SLOW_REQUESTS, slow_requests.params(slow).bound)
         )
     for s in plan.slos:
         if s.histogram is not None and s.threshold_bound is not None:

@@ -17,7 +17,7 @@ from generator.builders.common import (
     record_rule,
     recorded,
 )
-from generator.families import FAMILIES
+from generator.families import FAMILIES, slow_requests
 from generator.plan import (
     HistogramPlan,
     ServicePlan,
@@ -151,15 +151,16 @@ def latency_records(plan: ServicePlan) -> list[Rule]:
             )
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
-        h = plan.histograms[slow.params["indicator"]]
+        typed = slow_requests.params(slow)
+        h = plan.histograms[typed.indicator]
         rules.append(
             record_rule(
                 plan,
                 naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m"),
-                slow_ratio_expr(plan, h, slow.params["bound"]),
+                slow_ratio_expr(plan, h, typed.bound),
                 {
                     naming.INDICATOR: h.indicator,
-                    "threshold": decimal_str(slow.params["threshold_seconds"]),
+                    "threshold": decimal_str(typed.threshold_seconds),
                 },
             )
         )
