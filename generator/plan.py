@@ -17,7 +17,6 @@ from generator.errors import Diagnostic, ObsgenError
 from generator.plan_alerts import _resolve_alerts
 from generator.plan_defaults import (
     _GPU_ALERTS,
-    _LEGACY_DEFAULTS,
     _NOT_HISTOGRAMS,
     _SPEC_PARAM,
     ALERT_DEFAULTS,
@@ -75,7 +74,6 @@ __all__ = [
     "WINDOWED",
     "WINDOW_FACTOR",
     "_GPU_ALERTS",
-    "_LEGACY_DEFAULTS",
     "_SPEC_PARAM",
     "ActivatorPlan",
     "AlertPlan",

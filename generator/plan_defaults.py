@@ -7,18 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from generator.families import FAMILIES
+from generator.families.kinds import KINDS
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
-# generator/families/ hold their own; the input guards, which read every family's inputs, are
-# not a family module.
-_LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
-    "signal_missing": (900_000, "warning", {"ignore": ()}),
-}
+# generator/families/ hold their own, and so does the input guard (families/kinds.py).
 ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     **{f.key: f.defaults for f in FAMILIES},
-    **_LEGACY_DEFAULTS,
+    **{k.key: k.defaults for k in KINDS if k.key is not None},
 }
 # Shares of an SLO's error budget left at which ErrorBudgetLow tickets (spec.slos[].alerting).
 BUDGET_LEVELS = (0.5, 0.25)
