@@ -24,7 +24,6 @@ from generator.plan_defaults import (
     DEFAULT_STARTUP_GRACE_MS,
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
-    WINDOWED,
 )
 from generator.plan_metrics import _histogram, _requests
 from generator.plan_slos import _query_offset, _resolve_slos
@@ -71,7 +70,6 @@ __all__ = [
     "BUDGET_LEVELS",
     "DEFAULT_STARTUP_GRACE_MS",
     "SIGNAL_MISSING_MIN_SCRAPES",
-    "WINDOWED",
     "WINDOW_FACTOR",
     "_GPU_ALERTS",
     "_SPEC_PARAM",

@@ -15,7 +15,6 @@ from generator.plan_defaults import (
     ALERT_DEFAULTS,
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
-    WINDOWED,
 )
 from generator.plan_types import AlertPlan, HistogramPlan, _Problems
 from generator.presets import (
@@ -83,7 +82,7 @@ def _resolve_alerts(
             merged["ignore"] = tuple(merged["ignore"])
         if given is not None and given.for_ is not None:
             for_ms = given.for_
-        if key in WINDOWED or key == "crash_loop":
+        if family is not None and family.windowed:
             spec_window = getattr(given, "window", None) if given is not None else None
             _held_window(key, merged, for_ms, spec_window, body.prometheus.scrape_interval, p)
         alerts[key] = AlertPlan(

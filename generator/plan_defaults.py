@@ -30,9 +30,8 @@ _NOT_HISTOGRAMS = (
     "preemptions",
 )
 _GPU_ALERTS = {f.key for f in FAMILIES if f.sidecar}
-# Alerts on the time a condition held within a window (spec.WindowedAlert), and the default
-# window as a multiple of `for`: a full outage fires after `for`, as a plain `for` would.
-WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
+# The default window of a windowed family (Family.windowed) as a multiple of `for`: a full
+# outage fires after `for`, as a plain `for` would.
 WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4

@@ -115,6 +115,8 @@ class Family:
             (reported in ``problems``); False leaves the alert out.
         default_on: ``spec -> on``: whether a spec without its ``spec.alerts`` entry has it
             (None: always; ``lambda body: False``: opt-in).
+        windowed: its condition is counted within a window (``spec.alerts.<field>.window``,
+            ``params["window_ms"]``; default :data:`generator.plan.WINDOW_FACTOR` × ``for``).
         signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
             ``needs`` the first one's is used, and without ``inputs`` the signals' guards
             (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
@@ -144,6 +146,7 @@ class Family:
     inherit: Callable[[Resolving], None] | None = None
     check: Callable[[Resolving], bool] | None = None
     default_on: Callable[[ServiceSpec], bool] | None = None
+    windowed: bool = False
 
     def __post_init__(self) -> None:
         read = tuple(BY_KEY[key] for key in self.signals)

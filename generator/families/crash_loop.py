@@ -258,4 +258,5 @@ FAMILY = Family(
     rank=3,
     panels=panels,
     runbook_queries=runbook_queries,
+    windowed=True,
 )

@@ -229,4 +229,5 @@ FAMILY = Family(
     row="gpu",
     rank=3,
     panels=panels,
+    windowed=True,
 )

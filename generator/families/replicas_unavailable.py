@@ -297,4 +297,5 @@ FAMILY = Family(
     group="guards",
     rules=rules,
     cases=cases,
+    windowed=True,
 )

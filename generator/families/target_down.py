@@ -550,4 +550,5 @@ FAMILY = Family(
     group="targets",
     rules=rules,
     cases=cases,
+    windowed=True,
 )
