@@ -92,9 +92,9 @@ def model_rows(r: _Report) -> None:
 
 
 def adapters_and_transfers(r: _Report) -> None:
-    """The series of the signals a server may run without (:attr:`generator.signals.base.Signal.verify`:
-    the LoRA pool, the KV transfers) that an enabled family reads: a warning when absent (the
-    server runs without LoRA or without NIXL, and the family stays silent)."""
+    """The series of the signals a server may run without that an enabled family reads
+    (:attr:`generator.signals.base.Signal.verify`: the LoRA pool, the KV transfers): a warning
+    when absent (the server runs without LoRA or without NIXL, and the family stays silent)."""
     plan = r.plan
     for signal in SIGNALS:
         readers = tuple(

@@ -130,6 +130,8 @@ class Signal:
             the alerts ``readers`` reading it; none where it may be absent on purpose.
         verify: ``(plan, readers) -> [Presence]``: the series ``obsgen verify`` warns about
             when absent, for a signal a server may run without (``readers`` then stay silent).
+        verified: the words ``obsgen verify`` names it by where it looks for the series the
+            plan reads, or their names in other releases (None: it does not).
     """
 
     key: str
@@ -141,6 +143,7 @@ class Signal:
     needs: Needs | None = None
     guard: Callable[[ServicePlan, tuple[str, ...]], list[SignalInput]] = _no_guard
     verify: Callable[[ServicePlan, tuple[str, ...]], list[Presence]] | None = None
+    verified: str | None = None
 
     def of(self, plan: ServicePlan) -> Any:
         """The signal's plan in ``plan`` (None where the service has no such series)."""

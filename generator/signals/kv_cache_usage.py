@@ -60,4 +60,5 @@ SIGNAL = Signal(
     healthy,
     needs=Needs("kvCacheUsage", KEY, "gauge"),
     guard=guard,
+    verified="KV-cache usage",
 )

@@ -55,4 +55,5 @@ SIGNAL = Signal(
     healthy,
     needs=Needs("queueDepth", KEY, "gauge"),
     guard=guard,
+    verified="queue depth",
 )

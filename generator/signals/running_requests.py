@@ -55,4 +55,5 @@ SIGNAL = Signal(
     healthy,
     needs=Needs("runningRequests", KEY, "gauge"),
     guard=guard,
+    verified="running requests",
 )

@@ -33,6 +33,7 @@ PROMPT = Signal(
     _prompt,
     reads,
     needs=Needs("promptTokens", "prompt_tokens", "counter"),
+    verified="prompt tokens",
 )
 GENERATION = Signal(
     "generation_tokens",
@@ -40,4 +41,5 @@ GENERATION = Signal(
     _generation,
     reads,
     needs=Needs("generationTokens", "generation_tokens", "counter"),
+    verified="generation tokens",
 )
