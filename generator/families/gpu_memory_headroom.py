@@ -132,7 +132,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     the MIG instance cases."""
     if KEY not in plan.alerts:
         return []
-    min_free = Fraction(str(plan.alerts[KEY].params["min_free"]))
+    min_free = Fraction(str(params(plan.alerts[KEY]).min_free))
     total = gpu_series.TOTAL
     free = _whole_mib(total * min_free / 2)
     rule = rules(plan)[0]

@@ -32,6 +32,7 @@ from generator.parts.series_parts import example_value as _example
 from generator.parts.series_parts import labels_of as labels_of
 from generator.parts.series_parts import up_labels as up_labels
 from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
+from generator.signals import SIGNALS
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -310,21 +311,8 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
     s = traffic(plan, classes)
     steady = f"+0x{length}"
     s.gauge("up", up_labels(plan), "1" + steady)
-    for gauge in (plan.queue_depth, plan.running_requests):
-        if gauge is not None:
-            s.gauge(gauge.name, labels_of(plan, gauge.matchers), "0" + steady)
-    if plan.preemptions is not None:
-        s.add(plan.preemptions.name, labels_of(plan, plan.preemptions.matchers), 0)
-    cache_alert = plan.alerts.get("prefix_cache")
-    least = float(cache_alert.params["min"]) if cache_alert is not None else 0.0
-    prefix_cache_series(plan, s, max(0.5, (1 + least) / 2), length)
-    kv = plan.kv_cache_usage
-    if kv is not None:
-        s.gauge(kv.name, labels_of(plan, kv.matchers, pod=example_pod(plan)), "0" + steady)
-        if kv.denominator is not None:
-            s.gauge(
-                kv.name, labels_of(plan, kv.denominator, pod=example_pod(plan)), "1000" + steady
-            )
+    for signal in SIGNALS:
+        signal.healthy(plan, s, length)
     limit = memory_limit(plan)
     pod = container_labels(plan)
     s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
@@ -339,23 +327,6 @@ def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Se
         free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
         gpu_series.healthy_gpu(plan, s, length, free, _healthy_celsius(plan))
     return s
-
-
-def prefix_cache_series(
-    plan: ServicePlan, s: Series, ratio: float, length: int, tokens: float = 1000.0
-) -> None:
-    """The prefix cache finding ``ratio`` of looked-up tokens: ``tokens`` looked up a step
-    (counters; 0 for an idle service) or the hit-rate gauge at ``ratio`` for ``length`` steps."""
-    cache = plan.prefix_cache
-    if cache is None:
-        return
-    if cache.gauge is not None:
-        labels = labels_of(plan, cache.gauge.matchers)
-        s.gauge(cache.gauge.name, labels, f"{go_float(ratio)}+0x{length}")
-        return
-    labels = labels_of(plan, cache.matchers)
-    s.counters[(cache.hits[0], tuple(sorted(labels.items())))] = tokens * ratio
-    s.counters[(cache.queries[0], tuple(sorted(labels.items())))] = tokens
 
 
 def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
