@@ -21,8 +21,12 @@ from generator import dcgm_fields as f
 from generator.builders.guard_rules import signal_inputs
 from generator.families import xid_catalog
 from generator.parts import gpu_series
-from generator.parts.promtool_series import BASE_PER_MIN, Klass, healthy
+from generator.parts.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+)
 from generator.render import load_plans
+from generator.signals.healthy import healthy
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import ROOT, render_to
 from tests.toolchain import binary

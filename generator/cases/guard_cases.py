@@ -32,7 +32,6 @@ from generator.parts.promtool_series import (
     alert_test,
     expected_alert,
     family_case,
-    healthy,
     healthy_replicas,
     labels_of,
     promtool_group,
@@ -45,6 +44,7 @@ from generator.parts.windowed_series import (
 )
 from generator.plan import ServicePlan
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 
 # --- input guards ----------------------------------------------------------------------------
 # Which ModelSignalMissing alerts a set of synthetic series raises is predicted here from the

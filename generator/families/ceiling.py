@@ -14,10 +14,10 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
     labels_of,
 )
 from generator.promql import go_float
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

@@ -38,13 +38,13 @@ from generator.parts.promtool_series import (
     alert_test,
     container_labels,
     expected_alert,
-    healthy,
     healthy_replicas,
     steps_until,
 )
 from generator.parts.replica_series import set_replicas, switch
 from generator.parts.windowed_series import Minutes, gauge_group, values_text
 from generator.promql import Matcher, by, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:

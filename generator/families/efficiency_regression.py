@@ -21,10 +21,10 @@ from generator.parts.promtool_series import (
     Klass,
     expected_alert,
     family_case,
-    healthy,
     labels_of,
 )
 from generator.promql import by, go_float, selector
+from generator.signals.healthy import healthy
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:

@@ -26,12 +26,12 @@ from generator.parts.promtool_series import (
     expected_alert,
     family_case,
     fire_and_quiet,
-    healthy,
     in_cluster,
     mixed,
 )
 from generator.parts.series_parts import ERROR_EXAMPLES, example_value, labels_of
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

@@ -32,7 +32,6 @@ from generator.parts.promtool_series import (
     Series,
     alert_test,
     expected_alert,
-    healthy,
     steps_until,
 )
 from generator.parts.windowed_series import (
@@ -45,6 +44,7 @@ from generator.parts.windowed_series import (
     values_text,
 )
 from generator.promql import Matcher, by
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:

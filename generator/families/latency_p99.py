@@ -22,11 +22,11 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
 )
 from generator.plan_metrics import _P99_EFFECT, _below_top, _release_checks
 from generator.promql import Matcher
 from generator.release_bounds import Test
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

@@ -24,10 +24,10 @@ from generator.parts.promtool_series import (
     container_labels,
     expected_alert,
     family_case,
-    healthy,
     memory_limit,
 )
 from generator.promql import by, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:

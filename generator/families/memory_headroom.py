@@ -30,10 +30,10 @@ from generator.parts.promtool_series import (
     container_labels,
     expected_alert,
     fire_and_quiet,
-    healthy,
     memory_limit,
 )
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

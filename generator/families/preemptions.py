@@ -23,9 +23,9 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
     labels_of,
 )
+from generator.signals.healthy import healthy
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule

@@ -25,9 +25,9 @@ from generator.parts.promtool_series import (
     expected_alert,
     family_case,
     fire_and_quiet,
-    healthy,
 )
 from generator.signals import prefix_cache as signal
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

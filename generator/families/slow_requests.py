@@ -23,12 +23,12 @@ from generator.parts.promtool_series import (
     busy_per_min,
     expected_alert,
     fire_and_quiet,
-    healthy,
     mixed,
     slow_class,
 )
 from generator.plan_metrics import _SLOW_EFFECT, _check_bound
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

@@ -24,7 +24,6 @@ from generator.parts.promtool_series import (
     after_for,
     alert_test,
     expected_alert,
-    healthy,
     healthy_replicas,
     steps_until,
     up_labels,
@@ -51,6 +50,7 @@ from generator.parts.windowed_series import (
     without,
 )
 from generator.promql import Matcher, quote, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:

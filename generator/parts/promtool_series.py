@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from generator import naming, regexes
-from generator.parts import gpu_series, native_series
+from generator import regexes
+from generator.parts import native_series
 from generator.parts.common import Rule
 from generator.parts.go_templates import render_template
 from generator.parts.pods import (
@@ -32,7 +32,6 @@ from generator.parts.series_parts import example_value as _example
 from generator.parts.series_parts import labels_of as labels_of
 from generator.parts.series_parts import up_labels as up_labels
 from generator.promql import Matcher, equals, go_float, prometheus3_le, selector
-from generator.signals import SIGNALS
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -305,31 +304,7 @@ def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
         )
 
 
-def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
-    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic;
-    gauges hold ``length`` steps."""
-    s = traffic(plan, classes)
-    steady = f"+0x{length}"
-    s.gauge("up", up_labels(plan), "1" + steady)
-    for signal in SIGNALS:
-        signal.healthy(plan, s, length)
-    limit = memory_limit(plan)
-    pod = container_labels(plan)
-    s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
-    working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
-    s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
-    s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
-    if "oom_killed" in plan.alerts:
-        s.gauge(naming.CADVISOR_OOM_EVENTS, pod, "0" + steady)
-    kube_state(plan, s, length)
-    if plan.gpu_exporter:
-        total = gpu_series.TOTAL
-        free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
-        gpu_series.healthy_gpu(plan, s, length, free, _healthy_celsius(plan))
-    return s
-
-
-def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
+def healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
     """Free bytes of a healthy service: ``size - size // parts`` (3/4 of the memory, half the
     GPU's), or halfway between the alert's ``min_free`` share and all of ``size`` when that
     would be under it (a high minFree must not fire on a healthy service)."""
@@ -340,7 +315,7 @@ def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
     return free
 
 
-def _healthy_celsius(plan: ServicePlan) -> str:
+def healthy_celsius(plan: ServicePlan) -> str:
     """A healthy GPU's temperature: 60 °C, or 10 °C under a lower ``gpuTemperature.max``."""
     alert = plan.alerts.get("gpu_temperature")
     limit = float(alert.params["max"]) if alert is not None else 70.0

@@ -124,7 +124,7 @@ class Signal:
         reads: ``plan -> names``: the metric names it reads, for ``ServicePlan.utf8_names``.
         records: ``plan -> [recording rule]``, in the ``traffic`` group after the requests'.
         healthy: ``(plan, series, steps)``: adds its series as a healthy service shows them
-            (:func:`generator.parts.promtool_series.healthy`).
+            (:func:`generator.signals.healthy.healthy`).
         needs: what a family reading it is left out without (None: every server has it).
         guard: ``(plan, readers) -> [SignalInput]``: what ``ModelSignalMissing`` guards for
             the alerts ``readers`` reading it; none where it may be absent on purpose.
