@@ -3,7 +3,7 @@
     specs ─load─▶ plans ─build─▶ files ─prove─▶ Bundle ─write (generator.writer)─▶ disk
 
 :func:`render_bundle` runs the first four and writes nothing; the build and the proof are an
-:class:`~generator.engines.Engine`'s, the core or the fleet layer, chosen in :func:`engine`.
+:class:`~generator.core.engine.Engine`'s, the core or the fleet layer, chosen in :func:`engine`.
 Nothing is written unless every spec loaded and every file passed promtool and amtool.
 """
 
@@ -18,18 +18,6 @@ from pathlib import Path
 from typing import cast
 
 from generator import kube_names, naming, writer
-from generator.build import (
-    BuildOptions,
-    BundleFiles,
-    FleetOptions,
-    Outputs,
-    build_outputs,
-    chunk_size,
-    fork_pool,
-    only,
-    parallel_workers,
-)
-from generator.build import Built as BuiltService
 from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.chart_names import check_chart_names, configured_release
@@ -38,13 +26,18 @@ from generator.builders.operator_selection import check_selection
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
-from generator.cache import OutputCache, plan_digest
-from generator.engines import Built, Core, Engine, Fleet
+from generator.core.engine import Built, Core, Engine
+from generator.core.outputs import BuildOptions, Outputs
+from generator.core.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.errors import Diagnostic, Level, ObsgenError, processing
+from generator.fleet.bundle import BundleFiles, only
+from generator.fleet.cache import OutputCache, plan_digest
+from generator.fleet.engine import Fleet
+from generator.fleet.pool import chunk_size, fork_pool, parallel_workers
+from generator.fleet.progress import Progress
+from generator.fleet.services import BuiltService, FleetOptions
 from generator.plan import ServicePlan, resolve
-from generator.progress import Progress
 from generator.project_config import RulerConfig, config_path, load_project_config
-from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
 from generator.receivers import ReceiversConfig, load_receivers
 from generator.ruler import apply_ruler
 from generator.slow_page import plan_slow_page_warnings
@@ -56,7 +49,6 @@ __all__ = [
     "Bundle",
     "RenderOptions",
     "amtool_problems",
-    "build_outputs",
     "engine",
     "find_specs",
     "load_plans",
@@ -129,7 +121,7 @@ def _ruler_at(root: Path, stamp: tuple[int, int] | None) -> RulerConfig:
 
 # What a loading worker does with each plan it loaded, besides sending it back (set in the
 # worker by the pool's initializer, whose arguments a forked worker inherits): in a render, build
-# the service's own files (:meth:`generator.engines.Fleet.prebuild`), so that one round of
+# the service's own files (:meth:`generator.fleet.engine.Fleet.prebuild`), so that one round of
 # workers loads and builds.
 _then: Callable[[ServicePlan], object] | None = None
 
@@ -188,7 +180,7 @@ def load_plans_then(
     (:func:`spec_identities`): a name one of them shares is qualified as in a full render.
 
     ``progress`` is called with 1 after each spec. From ``parallel_from`` specs on (default
-    :data:`generator.build.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
+    :data:`generator.fleet.pool.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
     default one per usable core).
 
     Raises:
@@ -301,7 +293,7 @@ def _qualify_shared_names(
 
 def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
     """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
-    of each service's files, :func:`generator.build.service_outputs`)."""
+    of each service's files, :func:`generator.core.outputs.service_outputs`)."""
     return {
         naming.rules_file(p.stem): dump_yaml(rule_file(p), header=generated_header(p.source))
         for p in plans
@@ -382,11 +374,11 @@ class RenderOptions:
             of their own (:meth:`BuildOptions.variant`, ``+untested``), which only another
             such render reuses; the next render that proves builds and proves them again.
         jobs: worker processes at most (None: one per usable core).
-        fleet: build and prove through the fleet layer (:class:`generator.engines.Fleet`:
-            workers, cache, spooled files); False: the core (:class:`generator.engines.Core`),
+        fleet: build and prove through the fleet layer (:class:`generator.fleet.engine.Fleet`:
+            workers, cache, spooled files); False: the core (:class:`generator.core.engine.Core`),
             in this process, nothing reused. Same bytes, same verdicts.
         parallel_from: worker processes from this many services to build or specs to load on
-            (None: :data:`generator.build.PARALLEL_FROM`).
+            (None: :data:`generator.fleet.pool.PARALLEL_FROM`).
     """
 
     run_promtool: bool = True
@@ -438,7 +430,7 @@ def render_bundle(
     those services' own files only. ``warn`` receives each spec's warnings (alerts left out,
     relative links) and the receivers' (teams without receivers) before building, then the
     install overlays' size warnings. ``cache`` reuses unchanged services' outputs and proofs
-    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``spool_to`` (a
+    (:mod:`generator.fleet.cache`); ``progress`` shows the phases on a terminal; ``spool_to`` (a
     folder that outlives the bundle) keeps many built services as files, not in memory.
 
     Raises:

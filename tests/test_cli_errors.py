@@ -31,7 +31,7 @@ CASES = [
     pytest.param("generator.render", "resolve", ["check", SPEC], id="check"),
     pytest.param("generator.render", "resolve", ["explain", SPEC], id="explain"),
     pytest.param(
-        "generator.engines", "build_services", ["render", "--skip-promtool", SPEC], id="render"
+        "generator.fleet.engine", "build_services", ["render", "--skip-promtool", SPEC], id="render"
     ),
     pytest.param(
         "generator.commands.verify",
