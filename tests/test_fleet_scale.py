@@ -617,18 +617,18 @@ def test_specs_loaded_by_workers_give_the_plans_and_problems_of_one_process(
 def test_a_crash_in_a_loading_worker_names_its_spec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.render as render_module
+    import generator.core.load as load_module
     from generator.errors import input_of
 
     paths = _clone_specs(tmp_path / "specs", 20)
-    resolve = render_module.resolve
+    resolve = load_module.resolve
 
     def crash_on_seven(spec: Any, source: str) -> ServicePlan:
         if source.endswith("-07.yaml"):
             raise RuntimeError("boom")
         return resolve(spec, source)
 
-    monkeypatch.setattr(render_module, "resolve", crash_on_seven)
+    monkeypatch.setattr(load_module, "resolve", crash_on_seven)
     with pytest.raises(RuntimeError) as err:
         load_plans(paths, tmp_path, jobs=2)
     assert input_of(err.value) == "specs/triton-trtllm-07.yaml"

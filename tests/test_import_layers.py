@@ -171,6 +171,20 @@ def test_the_core_reaches_no_fleet_writer_or_render_module() -> None:
     assert not bad, "the core imports the fleet layer:\n" + "\n".join(bad)
 
 
+def test_only_the_fleet_pool_starts_processes() -> None:
+    """Loading, building and proving fork workers through ``generator/fleet/pool.py`` alone."""
+    starting = ("multiprocessing", "concurrent.futures.process", "concurrent.futures.Process")
+    found = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "generator").rglob("*.py")
+        if path != ROOT / "generator" / "fleet" / "pool.py"
+        and any(
+            name.startswith(starting) for name in _imports(path, "generator.x", typing_only=True)
+        )
+    )
+    assert not found, f"worker processes outside generator/fleet/pool.py: {found}"
+
+
 def test_every_layer_is_a_folder() -> None:
     assert all((ROOT / "generator" / name / "__init__.py").is_file() for name in LAYERS)
 

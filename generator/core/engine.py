@@ -1,7 +1,7 @@
 """The Engine interface, and the core that implements it plainly.
 
-An :class:`Engine` builds (``build(plans) -> Built``) and proves (``prove(files) ->
-diagnostics``). :class:`Core` builds every file in this process, one service after another,
+An :class:`Engine` loads (``load(paths) -> plans``), builds (``build(plans) -> Built``) and
+proves (``prove(files) -> diagnostics``). :class:`Core` builds every file in this process, one service after another,
 and proves every file; :class:`generator.fleet.engine.Fleet` gives the same files and verdicts
 cheaper. ``tests/test_core_equivalence.py`` holds the fleet layer to the core's bytes.
 """
@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from generator.builders.alertmanager import alertmanager_outputs
+from generator.core import load
 from generator.core.outputs import BuildOptions, Outputs, fleet_outputs, service_outputs
 from generator.core.prove import amtool_problems, promtool_problems
 from generator.errors import Diagnostic
@@ -77,7 +79,19 @@ class Built:
 
 
 class Engine(Protocol):
-    """``build(plans) -> files`` and ``prove(files) -> diagnostics``."""
+    """``load(paths) -> plans``, ``build(plans) -> files`` and ``prove(files) ->
+    diagnostics``."""
+
+    def load(
+        self, paths: Sequence[Path], root: Path, others: Iterable[tuple[str, str | None]] = ()
+    ) -> list[ServicePlan]:
+        """The plans of the spec files ``paths``, sorted by name and stem (``root``: the
+        repository; ``others``: see :func:`generator.core.load.collect`).
+
+        Raises:
+            ObsgenError: every problem in every file (exit code 2).
+        """
+        ...
 
     def build(
         self, plans: Sequence[ServicePlan], receivers: ReceiversConfig | None, fleet: bool = True
@@ -110,6 +124,12 @@ class Core:
     file run, nothing reused."""
 
     options: BuildOptions = field(default_factory=BuildOptions)
+
+    def load(
+        self, paths: Sequence[Path], root: Path, others: Iterable[tuple[str, str | None]] = ()
+    ) -> list[ServicePlan]:
+        """See :meth:`Engine.load`: one spec after another, in this process."""
+        return load.load_plans(paths, root, others=others)
 
     def build(
         self, plans: Sequence[ServicePlan], receivers: ReceiversConfig | None, fleet: bool = True

@@ -6,9 +6,10 @@ proofs, work skipped for files unchanged on disk).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from generator.builders.alertmanager import alertmanager_outputs
 from generator.core.engine import Built
@@ -16,6 +17,7 @@ from generator.core.outputs import BuildOptions, Outputs, fleet_outputs, fleet_p
 from generator.errors import Diagnostic
 from generator.fleet.cache import OutputCache
 from generator.fleet.filebacked import flush_soon
+from generator.fleet.load import load_plans
 from generator.fleet.pool import in_own_process, parallel_workers
 from generator.fleet.progress import Progress
 from generator.fleet.prove import amtool_problems, promtool_problems
@@ -40,14 +42,28 @@ class Fleet:
     fleet: FleetOptions = field(default_factory=FleetOptions)
     root: Path | None = None
     progress: Progress | None = None
-    prebuilt: Mapping[tuple[str, str], BuiltService] = field(default_factory=dict)
+    prebuilt: dict[tuple[str, str], BuiltService] = field(default_factory=dict)
 
-    def prebuild(self) -> Callable[[ServicePlan], BuiltService | None]:
-        """What a loading worker runs on each plan it loaded
-        (:func:`generator.render.load_plans_then`):
-        :func:`generator.fleet.services.prebuild_service` with these options. Its results, by
-        ``(source, stem)``, are :attr:`prebuilt`."""
-        return functools.partial(prebuild_service, options=self.options, fleet=self.fleet)
+    def load(
+        self, paths: Sequence[Path], root: Path, others: Iterable[tuple[str, str | None]] = ()
+    ) -> list[ServicePlan]:
+        """See :meth:`~generator.core.engine.Engine.load`: in worker processes when many
+        (:func:`generator.fleet.load.load_plans`), each worker building the services it
+        loaded (:func:`generator.fleet.services.prebuild_service`, cached services excepted):
+        what they built, by ``(source, stem)`` of the plan, is added to :attr:`prebuilt`,
+        which :meth:`build` takes as built."""
+        progress, means = self.progress, self.fleet
+        if progress is not None:
+            progress.phase("loading and building", len(paths))
+        advance = progress.advance if progress is not None else None
+        then = functools.partial(prebuild_service, options=self.options, fleet=means)
+        plans, extras = load_plans(
+            paths, root, advance, means.jobs, means.parallel_from, others, then
+        )
+        self.prebuilt.update(
+            (where, cast("BuiltService", built)) for where, built in extras.items() if built
+        )
+        return plans
 
     def build(
         self, plans: Sequence[ServicePlan], receivers: ReceiversConfig | None, fleet: bool = True
