@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from generator import core
 from generator.cli import main
 from generator.lint import LintConfig, Severity, lint_paths
-from generator.render import build_outputs, find_specs, load_plans
+from generator.render import find_specs, load_plans
 
 from .helpers import LintFn, alert, needs_promtool, record, rule_file
 
@@ -187,7 +188,7 @@ def _rendered(tmp_path: Path, version: str) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         specs.append(path)
-    outputs = build_outputs(load_plans(specs, tmp_path))
+    outputs = core.build(load_plans(specs, tmp_path))
     written = []
     for relative, content in outputs.items():
         if relative.startswith(("rules/", "manifests/", "helm/")) and relative.endswith(".yaml"):
