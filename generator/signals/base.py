@@ -20,6 +20,7 @@ from generator.parts.guard_inputs import (
     server_remedy,
     targets_up,
 )
+from generator.parts.series_parts import labels_of
 from generator.plan_types import CounterPlan, GaugePlan, _merge
 from generator.promql import Matcher, any_of, by, selector
 from generator.units import decimal_str
@@ -227,3 +228,50 @@ def gauge_guard(
             remedy=server_remedy(field),
         )
     ]
+
+
+def gauge_signal(
+    key: str,
+    spec_field: str,
+    metric: str,
+    agg: str,
+    *,
+    per_pod: bool,
+    verified: str,
+    healthy: Callable[[ServicePlan, Series, int], None] | None = None,
+) -> Signal:
+    """A gauge signal whose preset attribute, ``spec.metrics`` field (snake case) and plan
+    attribute are all ``key``: recorded as ``agg`` over the pods (``per_pod``: kept per pod,
+    :func:`gauge_record`), guarded as one gauge (:func:`gauge_guard`), read by the families
+    that need a gauge; a healthy service shows it at 0 on the service's labels unless
+    ``healthy`` says otherwise."""
+
+    def resolve(scope: Scope) -> GaugePlan | None:
+        return gauge(getattr(scope.preset, key), getattr(scope.metrics, key), scope.base)
+
+    def records(plan: ServicePlan) -> list[Rule]:
+        return gauge_record(plan, getattr(plan, key), metric, agg, per_pod)
+
+    def at_zero(plan: ServicePlan, s: Series, length: int) -> None:
+        g = getattr(plan, key)
+        if g is not None:
+            s.gauge(g.name, labels_of(plan, g.matchers), f"0+0x{length}")
+
+    def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
+        return gauge_guard(plan, spec_field, getattr(plan, key), readers)
+
+    return Signal(
+        key,
+        spec_field,
+        resolve,
+        _gauge_names,
+        records,
+        healthy or at_zero,
+        needs=Needs(spec_field, key, "gauge"),
+        guard=guard,
+        verified=verified,
+    )
+
+
+def _gauge_names(g: GaugePlan) -> tuple[str, ...]:
+    return g.names

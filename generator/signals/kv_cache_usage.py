@@ -10,29 +10,13 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.parts.series_parts import example_pod, labels_of
-from generator.signals.base import Needs, Scope, Signal, gauge, gauge_guard, gauge_record
+from generator.signals.base import gauge_signal
 
 if TYPE_CHECKING:
-    from generator.parts.common import Rule
-    from generator.parts.guard_inputs import SignalInput
     from generator.parts.promtool_series import Series
-    from generator.plan import GaugePlan, ServicePlan
+    from generator.plan import ServicePlan
 
 KEY = "kv_cache_usage"
-
-
-def resolve(scope: Scope) -> GaugePlan | None:
-    """The preset's ``kv_cache_usage`` gauge, or ``spec.metrics.kvCacheUsage``'."""
-    return gauge(scope.preset.kv_cache_usage, scope.metrics.kv_cache_usage, scope.base)
-
-
-def reads(g: GaugePlan) -> tuple[str, ...]:
-    return g.names
-
-
-def records(plan: ServicePlan) -> list[Rule]:
-    """The fullest cache per pod (``max``; a per-pod gauge is one series per pod already)."""
-    return gauge_record(plan, plan.kv_cache_usage, naming.KV_CACHE_USAGE, "max", True)
 
 
 def healthy(plan: ServicePlan, s: Series, length: int) -> None:
@@ -46,19 +30,13 @@ def healthy(plan: ServicePlan, s: Series, length: int) -> None:
         s.gauge(kv.name, labels_of(plan, kv.denominator, pod=example_pod(plan)), "1000" + steady)
 
 
-def guard(plan: ServicePlan, readers: tuple[str, ...]) -> list[SignalInput]:
-    """The gauge (and a ratio gauge's denominator series)."""
-    return gauge_guard(plan, "kvCacheUsage", plan.kv_cache_usage, readers)
-
-
-SIGNAL = Signal(
+# The fullest cache per pod (``max``; a per-pod gauge is one series per pod already).
+SIGNAL = gauge_signal(
     KEY,
     "kvCacheUsage",
-    resolve,
-    reads,
-    records,
-    healthy,
-    needs=Needs("kvCacheUsage", KEY, "gauge"),
-    guard=guard,
+    naming.KV_CACHE_USAGE,
+    "max",
+    per_pod=True,
     verified="KV-cache usage",
+    healthy=healthy,
 )
