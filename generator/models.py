@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator.presets.layouts import LAYOUTS
 from generator.promql import Matcher, regex_escape
-from generator.spec import OTHER_MODELS, Models
+from generator.spec_workload import OTHER_MODELS, Models
 
 if TYPE_CHECKING:
     from generator.plan import RequestsPlan

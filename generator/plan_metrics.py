@@ -26,7 +26,7 @@ from generator.promql import (
     Matcher,
 )
 from generator.release_bounds import Releases, Test
-from generator.spec import (
+from generator.spec_metrics import (
     FailureDefinition,
     MetricOverride,
     Metrics,

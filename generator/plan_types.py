@@ -21,7 +21,7 @@ from generator.promql import (
     equals,
 )
 from generator.roles import RolePlan
-from generator.spec import (
+from generator.spec_workload import (
     Autoscaling,
 )
 

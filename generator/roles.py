@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator.promql import Matcher
-from generator.spec import Roles
+from generator.spec_workload import Roles
 
 if TYPE_CHECKING:
     from generator.plan import HistogramPlan

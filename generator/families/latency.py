@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from generator import naming
 from generator.plan_metrics import _no_histogram
-from generator.spec import INDICATOR_ALIASES
+from generator.spec_types import INDICATOR_ALIASES
 
 if TYPE_CHECKING:
     from generator.families.base import Resolving
