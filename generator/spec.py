@@ -16,7 +16,7 @@ import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -30,7 +30,8 @@ from pydantic import (
 
 from generator import kube_names, naming, near_keys
 from generator.errors import Diagnostic, ObsgenError, printable
-from generator.spec_alerts import Alerts, WindowedAlert
+from generator.families import FAMILIES
+from generator.spec_alerts import WindowedAlert, alerts_model
 from generator.spec_metrics import FailureDefinition, MetricOverride, Metrics, PrometheusSettings
 from generator.spec_slos import GOODPUT_SIGNALS, SLO, BurnRateTier
 from generator.spec_types import (
@@ -106,6 +107,13 @@ __all__ = [
     "_duration",
     "_gap_duration",
 ]
+
+
+# ``spec.alerts``: one entry per registered family, each family's model declared in its module.
+if TYPE_CHECKING:
+    Alerts = StrictModel
+else:
+    Alerts = alerts_model(FAMILIES, __name__)
 
 
 class Metadata(StrictModel):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.signals import BY_KEY
 from generator.signals.base import Needs as Needs
+from generator.spec_alerts import AlertBase, WindowedAlert
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -87,6 +88,10 @@ class Family:
         key: its key in ``ServicePlan.alerts`` and :data:`generator.plan.ALERT_DEFAULTS`
             (snake case of the spec field: ``kv_cache``).
         spec_field: its ``spec.alerts`` field as users write it (``kvCache``).
+        spec_model: the model of that field (:class:`generator.spec_alerts.AlertBase` and the
+            family's parameters; default the switches alone, with ``window`` when ``windowed``):
+            ``spec.Alerts`` is assembled from the families' models
+            (:func:`generator.spec_alerts.alerts_model`).
         alerts: the alert names it emits (``ModelKVCacheNearFull``), each with its
             ``templates/alerts/<name>.j2`` and ``templates/runbooks/<name>.md.j2``.
         for_ms: default ``for`` (ms, 0 for none); ``severity``: default severity.
@@ -147,8 +152,11 @@ class Family:
     check: Callable[[Resolving], bool] | None = None
     default_on: Callable[[ServiceSpec], bool] | None = None
     windowed: bool = False
+    spec_model: type[AlertBase] = AlertBase
 
     def __post_init__(self) -> None:
+        if self.windowed and self.spec_model is AlertBase:
+            object.__setattr__(self, "spec_model", WindowedAlert)
         read = tuple(BY_KEY[key] for key in self.signals)
         if self.needs is None and read:
             object.__setattr__(self, "needs", read[0].needs)

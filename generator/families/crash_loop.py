@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import gap_bridge, naming
 from generator.families import memory
@@ -45,6 +47,8 @@ from generator.parts.replica_series import set_replicas, switch
 from generator.parts.windowed_series import Minutes, gauge_group, values_text
 from generator.promql import Matcher, by, selector
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import HeldWindow
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -55,6 +59,14 @@ if TYPE_CHECKING:
 KEY = "crash_loop"
 ALERT = naming.ALERT_CRASH_LOOP
 _WAITING = Matcher("reason", "=", naming.CRASH_LOOP_REASON)
+
+
+class CrashLoopAlert(AlertBase):
+    """``alerts.crashLoop``: the model container restarted ``minRestarts`` times within
+    ``window``, or was seen waiting in ``CrashLoopBackOff`` there."""
+
+    window: HeldWindow | None = None
+    min_restarts: Annotated[int, Field(ge=1, le=1000)] | None = None
 
 
 @dataclass(frozen=True)
@@ -245,6 +257,7 @@ def runbook_queries(plan: ServicePlan, rec: Callable[..., str]) -> dict[str, str
 FAMILY = Family(
     key=KEY,
     spec_field="crashLoop",
+    spec_model=CrashLoopAlert,
     alerts=(ALERT,),
     for_ms=0,
     severity="warning",

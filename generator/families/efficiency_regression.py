@@ -10,7 +10,9 @@ follows the daily load) and how shared GPUs are attributed: docs/spec.md, "Effic
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import Field
 
 from generator import naming
 from generator.families.base import Family, Resolving, Role
@@ -25,6 +27,7 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import by, go_float, selector
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
@@ -43,6 +46,19 @@ WHAT = {
     "energy": "energy per 1,000 output tokens",
     "gpuSeconds": "GPU-seconds per million output tokens",
 }
+
+
+class EfficiencyRegressionAlert(AlertBase):
+    """``alerts.efficiencyRegression`` (off unless set): a ticket when energy per 1,000 output
+    tokens (``measure: energy``) or GPU-seconds per million output tokens (``gpuSeconds``)
+    over the last hour is more than ``maxIncrease`` (ratio, 0.2 = 20 %) above the same hour
+    ``baseline`` ago (``1d`` or ``7d``), while both hours averaged at least
+    ``minTokensPerSecond`` output tokens a second (docs/spec.md, "Efficiency")."""
+
+    max_increase: Annotated[float, Field(gt=0, le=10)] | None = None
+    baseline: Literal["1d", "7d"] | None = None
+    min_tokens_per_second: Annotated[float, Field(gt=0)] | None = None
+    measure: Literal["energy", "gpuSeconds"] | None = None
 
 
 @dataclass(frozen=True)
@@ -194,6 +210,7 @@ def check(r: Resolving) -> bool:
 FAMILY = Family(
     key=KEY,
     spec_field="efficiencyRegression",
+    spec_model=EfficiencyRegressionAlert,
     alerts=(ALERT,),
     for_ms=3_600_000,
     severity="warning",

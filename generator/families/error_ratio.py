@@ -32,6 +32,8 @@ from generator.parts.promtool_series import (
 from generator.parts.series_parts import ERROR_EXAMPLES, example_value, labels_of
 from generator.promql import Matcher
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio, MinEvents
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -40,6 +42,13 @@ if TYPE_CHECKING:
 
 KEY = "error_ratio"
 ALERT = naming.ALERT_ERROR_RATIO
+
+
+class ErrorRatioAlert(AlertBase):
+    """``alerts.errorRatio``: failed requests / all requests above ``maxRatio``."""
+
+    max_ratio: AlertRatio | None = None
+    min_events: MinEvents | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +176,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 FAMILY = Family(
     key=KEY,
     spec_field="errorRatio",
+    spec_model=ErrorRatioAlert,
     alerts=(ALERT,),
     for_ms=300_000,
     severity="critical",

@@ -12,7 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import dcgm_fields, gap_bridge
 from generator.families import dcgm, gpu
@@ -30,6 +32,7 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import Matcher, by
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -40,6 +43,13 @@ if TYPE_CHECKING:
 WINDOW = "10m"
 Fault = tuple[str, str, str | None]
 """(sidecar metric, promtool values, its ``error_type``/``counter`` label or None)."""
+
+
+class GPUErrorRateAlert(AlertBase):
+    """``alerts.gpuNvLinkErrors`` / ``alerts.gpuPcieReplays``: a GPU's link errors per minute
+    (10m rate) above ``max``."""
+
+    max: Annotated[float, Field(ge=0, le=1e9)] | None = None
 
 
 def rose(plan: ServicePlan, reads: tuple[tuple[str, tuple[Matcher, ...]], ...]) -> str:

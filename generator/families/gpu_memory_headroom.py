@@ -29,6 +29,8 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import by
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import FreeShare
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -38,6 +40,12 @@ if TYPE_CHECKING:
 
 KEY = "gpu_memory_headroom"
 ALERT = naming.ALERT_GPU_MEMORY_HEADROOM
+
+
+class GPUMemoryHeadroomAlert(AlertBase):
+    """``alerts.gpuMemoryHeadroom``: GPU memory free / total below ``minFree``."""
+
+    min_free: FreeShare | None = None
 
 
 @dataclass(frozen=True)
@@ -228,6 +236,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="gpuMemoryHeadroom",
+    spec_model=GPUMemoryHeadroomAlert,
     alerts=(ALERT,),
     for_ms=300_000,
     severity="warning",

@@ -96,6 +96,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="gpuNvLinkErrors",
+    spec_model=gpu_health.GPUErrorRateAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

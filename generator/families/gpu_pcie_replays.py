@@ -93,6 +93,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="gpuPcieReplays",
+    spec_model=gpu_health.GPUErrorRateAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import dcgm_fields, naming
 from generator.families import dcgm, gpu
@@ -17,6 +19,7 @@ from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.guard_inputs import Source
 from generator.parts.panel_parts import alert_steps, named, panel_runbook
 from generator.promql import by, go_float
+from generator.spec_alerts import AlertBase
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -26,6 +29,12 @@ if TYPE_CHECKING:
 
 KEY = "gpu_temperature"
 ALERT = naming.ALERT_GPU_TEMPERATURE
+
+
+class GPUTemperatureAlert(AlertBase):
+    """``alerts.gpuTemperature``: GPU temperature above ``max`` degrees Celsius."""
+
+    max: Annotated[float, Field(gt=0, le=150)] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +165,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="gpuTemperature",
+    spec_model=GPUTemperatureAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

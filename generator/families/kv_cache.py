@@ -17,6 +17,8 @@ from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, panel_runbook, pod_filter, rec
 from generator.parts.promtool_series import example_pod
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -24,6 +26,12 @@ if TYPE_CHECKING:
 
 KEY = "kv_cache"
 ALERT = naming.ALERT_KV_CACHE
+
+
+class KVCacheAlert(AlertBase):
+    """``alerts.kvCache``: KV-cache usage (ratio 0–1) above ``max``."""
+
+    max: AlertRatio | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="kvCache",
+    spec_model=KVCacheAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pydantic import field_validator
+
 from generator import naming, roles
 from generator.families.base import Family, Role
 from generator.parts.common import alert_rule, record_rule, recorded
@@ -28,6 +30,8 @@ from generator.parts.promtool_series import (
 )
 from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import Matcher, selector
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio, DurationMs
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -40,6 +44,26 @@ ALERT_SLOW = naming.ALERT_KV_TRANSFER_SLOW
 FAILURES = "model_kv_transfer_failures"  # share (0–1) of transfers that failed
 LATENCY = "model_kv_transfer_seconds"  # p99 transfer time (s)
 TOP_BOUND_S = 5.0  # the largest finite bucket of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0)
+
+
+class KVTransferAlert(AlertBase):
+    """``alerts.kvTransfer``: disaggregated serving's KV-cache transfers on the decode role:
+    failed / all transfers over 5m above ``maxRatio`` (0–1), or the p99 transfer time over 5m
+    above ``threshold`` (below 5s, the largest bucket of ``vllm:nixl_xfer_time_seconds``)."""
+
+    max_ratio: AlertRatio | None = None
+    threshold: DurationMs | None = None
+
+    @field_validator("threshold")
+    @classmethod
+    def _below_top_bucket(cls, value: int | None) -> int | None:
+        if value is not None and not 0 < value < 5000:
+            raise ValueError(
+                f"{decimal_str(value / 1000)}s is not between 0 and 5s: 5s is the largest "
+                "bucket bound of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0), so a p99 "
+                "never reads more and the alert could never fire"
+            )
+        return value
 
 
 @dataclass(frozen=True)
@@ -227,6 +251,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="kvTransfer",
+    spec_model=KVTransferAlert,
     alerts=(ALERT_FAILING, ALERT_SLOW),
     for_ms=600_000,
     severity="warning",

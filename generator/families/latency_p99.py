@@ -27,6 +27,8 @@ from generator.plan_metrics import _P99_EFFECT, _below_top, _release_checks
 from generator.promql import Matcher
 from generator.release_bounds import Test
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import DurationMs
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -35,6 +37,13 @@ if TYPE_CHECKING:
 
 KEY = "latency_p99"
 ALERT = naming.ALERT_LATENCY_P99
+
+
+class LatencyP99Alert(AlertBase):
+    """``alerts.latencyP99``: p99 over 5m above ``threshold``."""
+
+    threshold: DurationMs | None = None
+    indicator: str | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +170,7 @@ def check(r: Resolving) -> bool:
 FAMILY = Family(
     key=KEY,
     spec_field="latencyP99",
+    spec_model=LatencyP99Alert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

@@ -13,7 +13,9 @@ On by default with ``spec.models``; docs/spec.md, "LoRA adapter pool"; page text
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import naming
 from generator.families.base import Family, Role
@@ -28,6 +30,7 @@ from generator.parts.promtool_series import (
 )
 from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import Matcher, selector
+from generator.spec_alerts import AlertBase
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -39,6 +42,14 @@ RECORD = "model_lora_pool"  # the newest pool state of each target (value: its s
 POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
 MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
 DEFAULT_MAX_LORAS = 1  # vLLM's --max-loras default (EngineArgs.max_loras)
+
+
+class LoraPoolAlert(AlertBase):
+    """``alerts.loraPool``: the LoRA pool full (``maxLoras`` adapters running: the server's
+    ``--max-loras``, vLLM's default 1) with adapters waiting (docs/spec.md, "LoRA adapter
+    pool")."""
+
+    max_loras: Annotated[int, Field(ge=1, le=256)] | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +214,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 FAMILY = Family(
     key=KEY,
     spec_field="loraPool",
+    spec_model=LoraPoolAlert,
     alerts=(ALERT,),
     for_ms=900_000,
     severity="warning",

@@ -28,6 +28,8 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import by, selector
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import Horizon, Lookback
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -37,6 +39,13 @@ if TYPE_CHECKING:
 
 KEY = "memory_exhaustion"
 ALERT = naming.ALERT_MEMORY_EXHAUSTION
+
+
+class MemoryExhaustionAlert(AlertBase):
+    """``alerts.memoryExhaustion``: working-set trend reaches the limit within ``horizon``."""
+
+    horizon: Horizon | None = None
+    lookback: Lookback | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,7 @@ def runbook_queries(plan: ServicePlan, rec: Callable[..., str]) -> dict[str, str
 FAMILY = Family(
     key=KEY,
     spec_field="memoryExhaustion",
+    spec_model=MemoryExhaustionAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

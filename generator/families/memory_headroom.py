@@ -34,6 +34,8 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import Matcher
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import FreeShare
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -43,6 +45,12 @@ if TYPE_CHECKING:
 
 KEY = "memory_headroom"
 ALERT = naming.ALERT_MEMORY_HEADROOM
+
+
+class MemoryHeadroomAlert(AlertBase):
+    """``alerts.memoryHeadroom``: working set leaves less than ``minFree`` (0–1) of the limit."""
+
+    min_free: FreeShare | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,7 @@ def runbook_queries(plan: ServicePlan, rec: Callable[..., str]) -> dict[str, str
 FAMILY = Family(
     key=KEY,
     spec_field="memoryHeadroom",
+    spec_model=MemoryHeadroomAlert,
     alerts=(ALERT,),
     for_ms=300_000,
     severity="critical",

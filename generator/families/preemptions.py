@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import naming
 from generator.families import ceiling
@@ -26,6 +28,7 @@ from generator.parts.promtool_series import (
     labels_of,
 )
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -33,6 +36,13 @@ if TYPE_CHECKING:
 
 KEY = "preemptions"
 ALERT = naming.ALERT_PREEMPTIONS
+
+
+class PreemptionsAlert(AlertBase):
+    """``alerts.preemptions``: requests preempted per second (summed over pods, 5m rate) above
+    ``max``."""
+
+    max: Annotated[float, Field(ge=0)] | None = None
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="preemptions",
+    spec_model=PreemptionsAlert,
     alerts=(ALERT,),
     for_ms=900_000,
     severity="warning",

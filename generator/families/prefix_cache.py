@@ -28,6 +28,8 @@ from generator.parts.promtool_series import (
 )
 from generator.signals import prefix_cache as signal
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -36,6 +38,13 @@ if TYPE_CHECKING:
 
 KEY = "prefix_cache"
 ALERT = naming.ALERT_PREFIX_CACHE
+
+
+class PrefixCacheAlert(AlertBase):
+    """``alerts.prefixCache``: the prefix cache's hit ratio (0–1) below ``min`` while requests
+    flow."""
+
+    min: AlertRatio | None = None
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="prefixCache",
+    spec_model=PrefixCacheAlert,
     alerts=(ALERT,),
     for_ms=1_800_000,
     severity="warning",

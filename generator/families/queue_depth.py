@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from generator import naming
 from generator.families import ceiling
 from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
+from generator.spec_alerts import AlertBase
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -23,6 +26,12 @@ if TYPE_CHECKING:
 
 KEY = "queue_depth"
 ALERT = naming.ALERT_QUEUE_DEPTH
+
+
+class QueueDepthAlert(AlertBase):
+    """``alerts.queueDepth``: queued requests (summed over pods) above ``max``."""
+
+    max: Annotated[float, Field(ge=0)] | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="queueDepth",
+    spec_model=QueueDepthAlert,
     alerts=(ALERT,),
     for_ms=300_000,
     severity="warning",

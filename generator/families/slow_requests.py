@@ -29,6 +29,8 @@ from generator.parts.promtool_series import (
 from generator.plan_metrics import _SLOW_EFFECT, _check_bound
 from generator.promql import Matcher
 from generator.signals.healthy import healthy
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio, DurationMs, MinEvents
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -37,6 +39,15 @@ if TYPE_CHECKING:
 
 KEY = "slow_requests"
 ALERT = naming.ALERT_SLOW_REQUESTS
+
+
+class SlowRequestsAlert(AlertBase):
+    """``alerts.slowRequests``: share of requests slower than ``threshold`` above ``maxRatio``."""
+
+    threshold: DurationMs | None = None
+    max_ratio: AlertRatio | None = None
+    indicator: str | None = None
+    min_events: MinEvents | None = None
 
 
 @dataclass(frozen=True)
@@ -197,6 +208,7 @@ def check(r: Resolving) -> bool:
 FAMILY = Family(
     key=KEY,
     spec_field="slowRequests",
+    spec_model=SlowRequestsAlert,
     alerts=(ALERT,),
     for_ms=600_000,
     severity="warning",

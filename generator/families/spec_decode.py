@@ -28,6 +28,8 @@ from generator.parts.promtool_series import (
 )
 from generator.parts.series_parts import labels_of, up_labels
 from generator.promql import selector
+from generator.spec_alerts import AlertBase
+from generator.spec_types import AlertRatio
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
@@ -39,6 +41,13 @@ ALERT = naming.ALERT_SPEC_DECODE
 ACCEPTANCE = "model_spec_decode_acceptance"  # share (0–1) of draft tokens accepted
 BASELINE = "1d"  # the trailing baseline: accepted / draft tokens over the last day
 HISTORY_MS = 6 * 3_600_000  # the 1h ratio must have existed this long ago
+
+
+class SpecDecodeAlert(AlertBase):
+    """``alerts.specDecode``: the speculative-decoding acceptance rate (accepted / draft tokens)
+    over 1h more than ``maxDrop`` (0–1, relative) below its own average over the last day."""
+
+    max_drop: AlertRatio | None = None
 
 
 @dataclass(frozen=True)
@@ -212,6 +221,7 @@ def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, 
 FAMILY = Family(
     key=KEY,
     spec_field="specDecode",
+    spec_model=SpecDecodeAlert,
     alerts=(ALERT,),
     for_ms=1_800_000,
     severity="warning",
