@@ -8,6 +8,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     Field,
     field_validator,
@@ -15,7 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from generator import kube_names
+from generator import kube_names, urls
 from generator.spec_types import (
     MAX_FOR_MS,
     MAX_SHOWN,
@@ -211,6 +212,17 @@ CooldownPeriod = Annotated[
 PerReplica = Annotated[float, Field(gt=0)]
 
 
+def _base_url(value: str) -> str:
+    # KEDA appends /api/v1/query?… to the address, prometheus-adapter splits it into url,
+    # port and path: a query or fragment would be cut off or end up inside the path.
+    if "?" in value or "#" in value:
+        raise ValueError(
+            f"{_shown(value)} has a query or fragment; expected the server's base URL, such as "
+            "http://prometheus-operated.monitoring.svc:9090"
+        )
+    return value
+
+
 class Autoscaling(StrictModel):
     """``spec.autoscaling``: a KEDA ScaledObject (Prometheus triggers) for the workload of
     ``spec.deployment``, between ``replicas.min`` and ``replicas.max``, on obsgen's own
@@ -230,7 +242,8 @@ class Autoscaling(StrictModel):
     autoscaler: Literal["keda", "hpa"] = "keda"
     server_address: Annotated[
         str,
-        _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
+        AfterValidator(urls.checked("http://prometheus-operated.monitoring.svc:9090")),
+        AfterValidator(_base_url),
     ]
     queue_per_replica: PerReplica | None = None
     kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
