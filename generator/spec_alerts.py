@@ -25,6 +25,10 @@ from generator.units import (
     decimal_str,
 )
 
+# Largest count or rate a threshold may name: far above any server's queue or preemption
+# rate, far below 2**53, past which a float no longer holds every integer Prometheus compares.
+MAX_THRESHOLD = 1e9
+
 
 class AlertBase(StrictModel):
     """Common alert switches: ``enabled``, ``for`` and ``severity``."""
@@ -43,7 +47,7 @@ class EfficiencyRegressionAlert(AlertBase):
 
     max_increase: Annotated[float, Field(gt=0, le=10)] | None = None
     baseline: Literal["1d", "7d"] | None = None
-    min_tokens_per_second: Annotated[float, Field(gt=0)] | None = None
+    min_tokens_per_second: Annotated[float, Field(gt=0, le=MAX_THRESHOLD)] | None = None
     measure: Literal["energy", "gpuSeconds"] | None = None
 
 
@@ -73,7 +77,7 @@ class ErrorRatioAlert(AlertBase):
 class QueueDepthAlert(AlertBase):
     """``alerts.queueDepth``: queued requests (summed over pods) above ``max``."""
 
-    max: Annotated[float, Field(ge=0)] | None = None
+    max: Annotated[float, Field(ge=0, le=MAX_THRESHOLD)] | None = None
 
 
 class KVCacheAlert(AlertBase):
@@ -86,7 +90,7 @@ class PreemptionsAlert(AlertBase):
     """``alerts.preemptions``: requests preempted per second (summed over pods, 5m rate) above
     ``max``."""
 
-    max: Annotated[float, Field(ge=0)] | None = None
+    max: Annotated[float, Field(ge=0, le=MAX_THRESHOLD)] | None = None
 
 
 class PrefixCacheAlert(AlertBase):

@@ -372,6 +372,13 @@ def _values_ok(labels: dict[str, str]) -> dict[str, str]:
             raise ValueError(
                 f"label {key}: {_shown(value)} contains a control character (newline, tab, …)"
             )
+        hidden = next((c for c in value if c != " " and not c.isprintable()), None)
+        if hidden is not None:  # bidi overrides, zero-width and other invisible characters
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains the invisible character "
+                f"U+{ord(hidden):04X} {unicodedata.name(hidden, '')}".rstrip()
+                + ", which shows the value as other than it is in rules, runbooks and dashboards"
+            )
     return labels
 
 

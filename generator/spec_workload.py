@@ -209,7 +209,10 @@ PollingInterval = Annotated[
 CooldownPeriod = Annotated[
     DurationMs, _within(0, 86_400_000, "a scale-to-zero cooldown longer than a day never fires")
 ]
-PerReplica = Annotated[float, Field(gt=0)]
+# KEDA keeps a target in thousandths (int64(value * 1000), pkg/scalers GetMetricTargetMili up
+# to v2.16): a smaller one becomes 0, an AverageValue the HPA refuses.
+MIN_TARGET = 0.001
+PerReplica = Annotated[float, Field(ge=MIN_TARGET, le=1e9)]
 
 
 def _base_url(value: str) -> str:
@@ -246,8 +249,8 @@ class Autoscaling(StrictModel):
         AfterValidator(_base_url),
     ]
     queue_per_replica: PerReplica | None = None
-    kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
-    activation_threshold: Annotated[float, Field(ge=0)] = 0
+    kv_cache_per_replica: Annotated[float, Field(ge=MIN_TARGET, le=1)] | None = None
+    activation_threshold: Annotated[float, Field(ge=0, le=1e9)] = 0
     polling_interval: PollingInterval = 30_000
     cooldown_period: CooldownPeriod = 300_000
     cluster: PlainText | None = None

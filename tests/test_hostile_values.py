@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from generator import urls
 from generator.builders.hpa import adapter_values
@@ -19,7 +20,7 @@ from generator.errors import ObsgenError
 from generator.receivers import parse_receivers
 from generator.render import build_outputs, load_plans
 from tests import toolchain
-from tests.factories import good_spec, set_path, write_spec
+from tests.factories import REPO, good_spec, set_path, write_spec
 
 SPEC = "specs/x.yaml"
 ADDRESS = "http://prometheus-operated.monitoring.svc:9090"
@@ -170,3 +171,72 @@ def test_a_secret_key_that_names_its_folder_or_parent_is_refused(key: str) -> No
     [problem] = raised.value.diagnostics
     assert problem.path == "teams[0].page[0].pagerduty.routingKey.key"
     assert "is not a Secret key Kubernetes accepts" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("spec.selector.job", "chat\u202e"),
+        ("spec.selector.job", "ch\u200bat"),
+        ("spec.metrics.queueDepth.selector.job", "q\ufeffueue"),
+        ("spec.gpu.selector.pool", "a\u00a0b"),
+        ("spec.gpu.selector.pool", "a\u2028b"),
+    ],
+)
+def test_an_invisible_character_in_a_label_value_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    field: str,
+    value: str,
+) -> None:
+    assert _check(tmp_path, monkeypatch, set_path(good_spec(), field, value)) == "2"
+    err = capsys.readouterr().err
+    label = field.rpartition(".")[2]
+    assert f"{SPEC}: {field.rpartition('.')[0]}: label {label}: " in err
+    assert "U+" in err and "Traceback" not in err
+
+
+def test_model_names_with_an_invisible_character_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = yaml.safe_load((REPO / "specs" / "llama3-70b-vllm.yaml").read_text())
+    data = set_path(data, "spec.models", {"names": ["llama-8b", "qwen\u202e"]})
+    assert _check(tmp_path, monkeypatch, data) == "2"
+    assert f"{SPEC}: spec.models.names: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("spec.alerts.queueDepth.max", 2**63),
+        ("spec.alerts.queueDepth.max", 1e20),
+        ("spec.alerts.preemptions.max", 1e308),
+        ("spec.alerts.efficiencyRegression.minTokensPerSecond", 2**53 + 1),
+    ],
+)
+def test_a_threshold_beyond_any_count_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    field: str,
+    value: float,
+) -> None:
+    assert _check(tmp_path, monkeypatch, set_path(good_spec(), field, value)) == "2"
+    assert f"{SPEC}: {field}: Input should be less than or equal to 1000000000" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize("autoscaler", ["keda", "hpa"])
+@pytest.mark.parametrize("target", [1e-300, 1e-4])
+def test_a_target_below_what_keda_keeps_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    autoscaler: str,
+    target: float,
+) -> None:
+    data = _autoscaled(ADDRESS, autoscaler, queuePerReplica=target)
+    assert _check(tmp_path, monkeypatch, data) == "2"
+    assert f"{SPEC}: spec.autoscaling.queuePerReplica: " in capsys.readouterr().err
