@@ -57,6 +57,9 @@ GIT_DIFF = (
 )
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# Terminal colour and erase escapes git writes with color.diff=always (ECMA-48 SGR and EL);
+# YAML allows no raw ESC, so no rule file's line holds one.
+_COLOUR = re.compile(rb"\x1b\[[0-9;]*[mK]")
 _ESCAPES = {
     "a": 7,
     "b": 8,
@@ -396,7 +399,10 @@ def parse_diff(
     both sides of it.
     """
     reader = _Reader(root, prefixes)
-    lines = _numbered(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+    raw_data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    if b"\x1b[" in raw_data:  # saved with colour forced (color.ui=always): escapes, not text
+        raw_data = _COLOUR.sub(b"", raw_data)
+    lines = _numbered(raw_data)
     pending: tuple[int, bytes] | None = None
     while True:
         item = pending or next(lines, None)
@@ -544,7 +550,20 @@ def from_git(base: str, cwd: Path, paths: Sequence[str] = ()) -> Changes:
         )
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     root = Path(os.fsdecode(bytes(top.rstrip(b"\n"))))
-    _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], root)
+    try:
+        _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], root)
+    except ObsgenError:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    "--base",
+                    "",
+                    f"{base!r} names no commit of this repository, so --changed-only has nothing "
+                    "to compare with; expected a commit, branch or tag (a shallow CI clone may "
+                    "need `git fetch` of it; a repository without commits has no HEAD yet)",
+                )
+            ]
+        ) from None
     spec = ["--"]
     if paths:
         inside = _in_repository(paths, cwd, root)
