@@ -303,6 +303,13 @@ def validation_diagnostics(
         message = _message(error)
         if error["type"] == "extra_forbidden":
             message += near_keys.suggestion(model, _model_loc(loc))
+        elif error["type"] == "literal_error":
+            expected = str(error.get("ctx", {}).get("expected", ""))
+            message += near_keys.value_suggestion(error.get("input"), expected)
+        elif error["type"] in ("float_type", "int_type") and near_keys.is_number_text(
+            error.get("input")
+        ):
+            message += "; write the number without quotes"
         diagnostics.append(Diagnostic(file, _field_path(loc), message))
     if len(errors) > MAX_DIAGNOSTICS:
         more = len(errors) - MAX_DIAGNOSTICS
