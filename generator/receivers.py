@@ -40,7 +40,7 @@ MAX_PORT = 65535
 
 def _check(regex: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
-        if not regex.match(value):
+        if not regex.fullmatch(value):
             shown = repr(value) if len(value) <= 80 else repr(value[:79] + "…")
             raise ValueError(f"{shown} is not {what}")
         return value

@@ -38,7 +38,7 @@ def _host_problem(host: str) -> str | None:
     if len(host) > 253:
         return f"a host of {len(host)} characters; expected at most 253"
     for label in host.removesuffix(".").split("."):
-        if not _DNS_LABEL.match(label):
+        if not _DNS_LABEL.fullmatch(label):
             return (
                 f"host {host!r}: {label!r} is not a DNS label (letters, digits and '-', at most "
                 "63, not starting or ending with '-')"
@@ -82,7 +82,7 @@ def problem(value: str) -> str | None:
     if why is not None:
         return why
     has_port = ":" in authority.rpartition("]")[2]
-    if has_port and not (_PORT.match(port) and 1 <= int(port) <= 65535):
+    if has_port and not (_PORT.fullmatch(port) and 1 <= int(port) <= 65535):
         return f"port {port!r} is not a number from 1 to 65535"
     try:
         urllib.parse.urlsplit(value).port  # noqa: B018 - what consumers parse must parse here

@@ -240,3 +240,60 @@ def test_a_target_below_what_keda_keeps_is_refused(
     data = _autoscaled(ADDRESS, autoscaler, queuePerReplica=target)
     assert _check(tmp_path, monkeypatch, data) == "2"
     assert f"{SPEC}: spec.autoscaling.queuePerReplica: " in capsys.readouterr().err
+
+
+TRAILING_NEWLINE = [
+    "metadata.name",
+    "metadata.team",
+    "spec.slos[0].name",
+    "spec.slos[0].description",
+    "spec.deployment.name",
+    "spec.deployment.container",
+    "spec.gpu.image",
+    "spec.gpu.claim",
+    "spec.gpu.valuesPath",
+    "spec.metrics.requests.name",
+    "spec.prometheus.release",
+    "spec.prometheus.version",
+]
+
+
+@pytest.mark.parametrize("field", TRAILING_NEWLINE)
+def test_a_value_ending_in_a_newline_is_refused_at_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], field: str
+) -> None:
+    """Python's ``$`` also matches before a final newline: ``name: |`` in YAML gives
+    ``chat\\n``, which reached manifests (refused at render), alert labels and the runbooks'
+    shell snippets (``kubectl logs … -c vllm⏎ --since=15m`` runs as two commands)."""
+    value = "3\n" if field.endswith("version") else "chat\n"
+    assert _check(tmp_path, monkeypatch, set_path(good_spec(), field, value)) == "2"
+    err = capsys.readouterr().err
+    assert f"{SPEC}: {field}: " in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "teams[0].name",
+        "teams[0].page[0].pagerduty.routingKey.key",
+        "teams[0].page[0].pagerduty.routingKey.secret",
+        "teams[0].ticket[0].slack.channel",
+        "secretsDir",
+    ],
+)
+def test_a_receivers_value_ending_in_a_newline_is_refused(path: str) -> None:
+    data = {
+        "apiVersion": "obsgen/v1alpha1",
+        "kind": "AlertReceivers",
+        "teams": [
+            {
+                "name": "ml-platform",
+                "page": [{"pagerduty": {"routingKey": {"secret": "pd", "key": "ml"}}}],
+                "ticket": [{"slack": {"apiURL": {"secret": "s", "key": "k"}, "channel": "#ml"}}],
+            }
+        ],
+    }
+    data = set_path(data, path, "/etc/x\n" if path == "secretsDir" else "ml-x\n")
+    with pytest.raises(ObsgenError) as raised:
+        parse_receivers(data)
+    assert [d.path for d in raised.value.diagnostics] == [path]
