@@ -297,3 +297,25 @@ def test_a_receivers_value_ending_in_a_newline_is_refused(path: str) -> None:
     with pytest.raises(ObsgenError) as raised:
         parse_receivers(data)
     assert [d.path for d in raised.value.diagnostics] == [path]
+
+
+@pytest.mark.parametrize(
+    ("config", "path", "why"),
+    [
+        ("install:\n  commonLabels: {'a b': x}\n", "install.commonLabels.a b", "key"),
+        ("install:\n  commonLabels: {team: '$(id)'}\n", "install.commonLabels.team", "value"),
+        ('install:\n  commonLabels: {team: "a\\nb"}\n', "install.commonLabels.team", "value"),
+    ],
+)
+def test_chart_labels_in_obsgen_yaml_are_kubernetes_labels(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    config: str,
+    path: str,
+    why: str,
+) -> None:
+    (tmp_path / "obsgen.yaml").write_text(config)
+    assert _check(tmp_path, monkeypatch, good_spec()) == "2"
+    err = capsys.readouterr().err
+    assert f"obsgen.yaml: {path}: " in err and f"is not a Kubernetes label {why}" in err
