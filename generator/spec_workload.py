@@ -134,6 +134,15 @@ Replicas = Annotated[
 ]
 
 
+def _port_number(value: Any) -> Any:
+    # A number outside 1-65535 said as such (the union would otherwise report its text branch:
+    # "Input should be a valid string").
+    if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
+        shown = str(value) if len(str(value)) <= 20 else str(value)[:19] + "…"
+        raise ValueError(f"port {shown} is out of range; expected 1 to 65535, or a port name")
+    return value
+
+
 class Deployment(StrictModel):
     """``spec.deployment``: the Kubernetes workload serving the model.
 
@@ -146,7 +155,9 @@ class Deployment(StrictModel):
     replicas: Replicas = Field(default=1, validate_default=True)
     memory_limit: MemoryBytes | None = None
     pod_labels: PodLabels | None = None
-    metrics_port: PortName | Annotated[int, Field(ge=1, le=65535)] = "metrics"
+    metrics_port: Annotated[
+        PortName | Annotated[int, Field(ge=1, le=65535)], BeforeValidator(_port_number)
+    ] = "metrics"
     metrics_path: Annotated[
         str, _pattern(re.compile(r"^/[A-Za-z0-9._~/-]*$"), "a URL path such as /metrics")
     ] = "/metrics"

@@ -319,3 +319,15 @@ def test_chart_labels_in_obsgen_yaml_are_kubernetes_labels(
     assert _check(tmp_path, monkeypatch, good_spec()) == "2"
     err = capsys.readouterr().err
     assert f"obsgen.yaml: {path}: " in err and f"is not a Kubernetes label {why}" in err
+
+
+@pytest.mark.parametrize("port", [0, -1, 65536, 2**31, 2**63])
+def test_a_port_number_out_of_range_is_said_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], port: int
+) -> None:
+    data = set_path(good_spec(), "spec.deployment.metricsPort", port)
+    assert _check(tmp_path, monkeypatch, data) == "2"
+    assert (
+        f"{SPEC}: spec.deployment.metricsPort: port {port} is out of range; expected 1 to 65535"
+        in capsys.readouterr().err
+    )
