@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
+from generator.lint import changes as diff_mode
 from tests.lint.test_diff_paths import CHANGED, ONLY_SECOND, RULES
 
 
@@ -139,3 +140,24 @@ def test_a_base_that_names_no_commit_is_said_plainly(
     code, _found, err = _lint(capsys, "--changed-only", "--base", base, "rules.yaml")
     assert code == 2
     assert f"--base: {base!r} names no commit of this repository, so --changed-only" in err
+
+
+def test_a_diff_naming_too_many_files_is_refused_quickly(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file a diff names costs a path resolution: 64 MiB of one-line file sections took
+    minutes; past the cap the diff is refused, naming it."""
+    monkeypatch.setattr(diff_mode, "MAX_DIFF_FILES", 100)
+    _committed(repo)
+    sections = b"".join(
+        b"diff --git a/f%d.yaml b/f%d.yaml\n--- a/f%d.yaml\n+++ b/f%d.yaml\n@@ -1 +1 @@\n-x\n+y\n"
+        % (i, i, i, i)
+        for i in range(101)
+    )
+    (repo / "change.diff").write_bytes(sections)
+    code, _found, err = _lint(capsys, "--diff", "change.diff", "rules.yaml")
+    assert code == 2
+    assert "change.diff: names more than 100 files; expected a diff of the changed" in err
+    (repo / "change.diff").write_bytes(sections[: sections.index(b"diff --git a/f100")])
+    code, found, err = _lint(capsys, "--diff", "change.diff", "rules.yaml")
+    assert (code, found) == (0, []), err
