@@ -1,7 +1,7 @@
 """Where a distinct service's render CPU goes: the builders' shares, and the test generation's.
 
 Builds the files of the first ``--count`` specs of the realistic fleet
-(:func:`_fleet_specs.realistic_specs`) with :func:`generator.build.service_outputs`, in this
+(:func:`_fleet_specs.realistic_specs`) with :func:`generator.core.outputs.service_outputs`, in this
 process, no promtool: first timed (best of ``--runs``: CPU ms per service, and the share of
 :func:`generator.cases.rule_tests.service_rule_tests`), then under cProfile, printing each
 builder's cumulative share of ``service_outputs``. ``--without-tests``: as a render that
@@ -25,7 +25,7 @@ from _common import REPO, command_line, machine, markdown_table
 from _fleet_specs import realistic_specs
 
 sys.path.insert(0, str(REPO))
-from generator import build  # this checkout's
+from generator.core import outputs  # this checkout's
 from generator.render import load_plans
 
 PARTS = (
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="obsgen-bench-profile-") as tmp:
         root = Path(tmp)
         plans = load_plans(realistic_specs(root / "specs", args.count), root, jobs=0)
-        real, spent = build.service_rule_tests, [0.0]
+        real, spent = outputs.service_rule_tests, [0.0]
 
         def timed(*a: object) -> object:
             start = time.process_time()
@@ -64,20 +64,20 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 spent[0] += time.process_time() - start
 
-        build.service_rule_tests = timed  # type: ignore[assignment]
+        outputs.service_rule_tests = timed  # type: ignore[assignment]
         best: tuple[float, float] | None = None
         for _ in range(args.runs):
             spent[0] = 0.0
             start = time.process_time()
             for plan in plans:
-                build.service_outputs(plan, tests=tests)
+                outputs.service_outputs(plan, tests=tests)
             total = time.process_time() - start
             best = (total, spent[0]) if best is None or total < best[0] else best
-        build.service_rule_tests = real
+        outputs.service_rule_tests = real
         profile = cProfile.Profile()
         profile.enable()
         for plan in plans:
-            build.service_outputs(plan, tests=tests)
+            outputs.service_outputs(plan, tests=tests)
         profile.disable()
     assert best is not None
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]

@@ -4,7 +4,7 @@ Python work (on this machine's ext4, creating the same files costs 0.9–9.5 s f
 the next).
 
 The fleet is synthetic: per service, five rule and test files, a dashboard, a values file, a
-manifest and 20 runbooks, spooled by :func:`generator.filebacked.spool` as a render spools
+manifest and 20 runbooks, spooled by :func:`generator.fleet.filebacked.spool` as a render spools
 them, plus one file built in the main process. ``--baseline REV`` also times obsgen's writer
 as of git revision REV (exported with ``git archive``), alternating runs in one table.
 
@@ -30,8 +30,8 @@ _RUN = r"""
 import os, resource, shutil, sys, time
 from pathlib import Path
 from generator import writer
-from generator.build import BundleFiles
-from generator.filebacked import spool
+from generator.fleet.bundle import BundleFiles
+from generator.fleet.filebacked import spool
 
 root = Path(sys.argv[1])
 shutil.rmtree(root, ignore_errors=True)

@@ -12,13 +12,16 @@ KEDA-only fields. Why, with the promtool proof: docs/spec.md, "Autoscaling".
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from generator.errors import Diagnostic
+from generator.families import kv_cache, queue_depth
+from generator.families.ceiling import Ceiling
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 # kube-controller-manager --horizontal-pod-autoscaler-tolerance (default 0.1): the HPA leaves
 # the replica count alone while the ratio of metric to target is within 10 % of 1.
@@ -89,6 +92,13 @@ def _hpa_problems(plan: ServicePlan) -> list[Diagnostic]:
     return out
 
 
+# The typed parameters of the families an autoscaler's target is checked against.
+_CEILINGS: dict[str, Callable[[AlertPlan], Ceiling]] = {
+    "queue_depth": queue_depth.params,
+    "kv_cache": kv_cache.params,
+}
+
+
 def service_threshold(plan: ServicePlan, key: str) -> float | None:
     """The service-level total at which alert family ``key`` pages (None: the alert is off).
 
@@ -97,7 +107,7 @@ def service_threshold(plan: ServicePlan, key: str) -> float | None:
     alert = plan.alerts.get(key)
     if alert is None:
         return None
-    limit = float(alert.params["max"])
+    limit = _CEILINGS[key](alert).max
     return limit * plan.replicas_max if key == "kv_cache" else limit
 
 
@@ -172,7 +182,7 @@ def problems(plan: ServicePlan) -> list[Diagnostic]:
         held = saturation(target, plan.replicas_max)
         if held >= limit:
             per_pod = " per pod" if key == "kv_cache" else ""
-            alert_max = plan.alerts[key].params["max"]
+            alert_max = _CEILINGS[key](plan.alerts[key]).max
             most = limit / plan.replicas_max / (1 + HPA_TOLERANCE)
             add(
                 path,

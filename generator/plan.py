@@ -17,7 +17,6 @@ from generator.errors import Diagnostic, ObsgenError
 from generator.plan_alerts import _resolve_alerts
 from generator.plan_defaults import (
     _GPU_ALERTS,
-    _LEGACY_DEFAULTS,
     _NOT_HISTOGRAMS,
     _SPEC_PARAM,
     ALERT_DEFAULTS,
@@ -25,9 +24,8 @@ from generator.plan_defaults import (
     DEFAULT_STARTUP_GRACE_MS,
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
-    WINDOWED,
 )
-from generator.plan_metrics import _counter, _gauge, _histogram, _prefix_cache, _requests
+from generator.plan_metrics import _histogram, _requests
 from generator.plan_slos import _query_offset, _resolve_slos
 from generator.plan_types import (
     ActivatorPlan,
@@ -60,6 +58,7 @@ from generator.promql import (
     metric_name_problem,
 )
 from generator.release_bounds import Releases
+from generator.signals import SIGNALS, Scope
 from generator.spec import (
     Activator,
     ModelServiceSpec,
@@ -71,10 +70,8 @@ __all__ = [
     "BUDGET_LEVELS",
     "DEFAULT_STARTUP_GRACE_MS",
     "SIGNAL_MISSING_MIN_SCRAPES",
-    "WINDOWED",
     "WINDOW_FACTOR",
     "_GPU_ALERTS",
-    "_LEGACY_DEFAULTS",
     "_SPEC_PARAM",
     "ActivatorPlan",
     "AlertPlan",
@@ -272,27 +269,15 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     if body.gpu.exporter == "dcgm":
         # dcgm-exporter runs on each node, in its own namespace: its targets' own labels.
         gpu_base = tuple(sorted(equals(dict(body.gpu.dcgm.selector))))
-    gauges = (
-        _gauge(preset.queue_depth, metrics.queue_depth, base),
-        _gauge(preset.running_requests, metrics.running_requests, base),
-        _gauge(preset.kv_cache_usage, metrics.kv_cache_usage, base),
-    )
-    decode_base = roles.scoped(role, roles.DECODE, base)
-    counters = (
-        _counter(preset.prompt_tokens, metrics.prompt_tokens, decode_base),
-        _counter(preset.generation_tokens, metrics.generation_tokens, decode_base),
-        _counter(preset.preemptions, metrics.preemptions, base),
-    )
-    prefix_cache = _prefix_cache(preset, base)
+    scope = Scope(preset, metrics, base, roles.scoped(role, roles.DECODE, base))
+    signals = {s.key: s.resolve(scope) for s in SIGNALS}
     activator = _activator(body.scale_to_zero.activator)
     read = [
         *(n for h in histograms.values() for n in h.names),
         requests.name,
         *([requests.failure_name] if requests.failure_name else []),
-        *(n for g in gauges if g is not None for n in g.names),
-        *(c.name for c in counters if c is not None),
+        *(n for s in SIGNALS if signals[s.key] is not None for n in s.reads(signals[s.key])),
         *(n for m in preset.mean_latency.values() for n in (m.sum_name, m.count_name)),
-        *(prefix_cache.names if prefix_cache else ()),
         *(activator.names if activator else ()),
     ]
     plan = ServicePlan(
@@ -311,20 +296,8 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
         max_gap_ms=body.prometheus.max_gap,
         histograms=histograms,
         requests=requests,
-        queue_depth=gauges[0],
-        running_requests=gauges[1],
-        kv_cache_usage=gauges[2],
-        prompt_tokens=counters[0],
-        generation_tokens=counters[1],
-        preemptions=counters[2],
-        prefix_cache=prefix_cache,
+        **signals,
         model_label=preset.model_label,
-        spec_decode=None
-        if preset.spec_decode is None
-        else (
-            CounterPlan(preset.spec_decode[0], decode_base),
-            CounterPlan(preset.spec_decode[1], decode_base),
-        ),
         slos=tuple(s for s in slos if s.kind != "goodput"),
         goodput=tuple(s for s in slos if s.kind == "goodput"),
         alerts=alerts,

@@ -7,35 +7,24 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from generator import naming
 from generator.families import FAMILIES
+from generator.families.base import Resolving
 from generator.plan_defaults import (
     _GPU_ALERTS,
-    _OPT_IN,
     _SPEC_PARAM,
     ALERT_DEFAULTS,
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
-    WINDOWED,
-)
-from generator.plan_metrics import (
-    _P99_EFFECT,
-    _SLOW_EFFECT,
-    _below_top,
-    _check_bound,
-    _no_histogram,
-    _release_checks,
 )
 from generator.plan_types import AlertPlan, HistogramPlan, _Problems
 from generator.presets import (
     Preset,
 )
-from generator.release_bounds import Releases, Test
+from generator.release_bounds import Releases
 from generator.spec import (
-    INDICATOR_ALIASES,
     ModelServiceSpec,
 )
-from generator.units import decimal_str, format_duration_ms
+from generator.units import format_duration_ms
 
 
 def _resolve_alerts(
@@ -46,50 +35,30 @@ def _resolve_alerts(
     releases: Releases | None = None,
 ) -> dict[str, AlertPlan]:
     body = spec.spec
-    latency_slos = [s for s in body.slos if s.indicator is not None]
-    available = {
-        "latency_p99": bool(plan_hist),
-        "slow_requests": bool(plan_hist),
-    }
+    available: dict[str, bool] = {}
     missing: dict[str, str] = {}
     for f in FAMILIES:
+        if f.unavailable is not None:
+            given = getattr(body.alerts, f.key)
+            why = f.unavailable(Resolving(body, given, "", p, plan_hist, releases))
+            if why is not None:
+                available[f.key] = False
+                missing[f.key] = why
         if f.needs is None:
             continue
         declared = getattr(body.metrics, f.needs.attribute, None) if f.needs.declarable else None
         if getattr(preset, f.needs.attribute) is None and not (declared and declared.name):
             available[f.key] = False
             missing[f.key] = f.needs.left_out(f.alerts[0], body.server)
-    if not plan_hist:
-        # No latency histogram in this release (Triton before 24.11): say why, and since when.
-        for key, alert in (
-            ("latency_p99", naming.ALERT_LATENCY_P99),
-            ("slow_requests", naming.ALERT_SLOW_REQUESTS),
-        ):
-            wanted = getattr(body.alerts, key)
-            indicator = INDICATOR_ALIASES.get(str(getattr(wanted, "indicator", None) or ""))
-            indicator = indicator or _upcoming_histogram(releases) or "requestDuration"
-            why = _no_histogram(body.server, indicator, plan_hist, releases)
-            missing[key] = f"{alert} alert left out: {why}"
     alerts: dict[str, AlertPlan] = {}
     for key, (for_ms, severity, params) in ALERT_DEFAULTS.items():
         if key in _GPU_ALERTS and body.gpu.exporter == "none":
             continue
-        if key == "cold_start" and body.scale_to_zero.activator is None:
-            given = body.alerts.cold_start
-            if given is not None and given.enabled:
-                p.warn(
-                    "spec.alerts.coldStart",
-                    f"{naming.ALERT_COLD_START} alert left out: it reads where requests wait "
-                    "while no pod is up; name it in spec.scaleToZero.activator",
-                )
-            continue
         given = getattr(body.alerts, key)
-        if key in _OPT_IN and given is None:
+        family = _FAMILIES.get(key)
+        off = family is not None and family.default_on is not None and not family.default_on(body)
+        if given is None and off:
             continue
-        if key == "lora_pool" and given is None and body.models is None:
-            continue  # on by default only where spec.models says several models share a server
-        if key == "kv_transfer" and given is None and body.roles is None:
-            continue  # on by default only for disaggregated (spec.roles) services
         if not available.get(key, True):
             if given is not None and given.enabled and key in missing:
                 p.warn(f"spec.alerts.{to_camel(key)}", missing[key])
@@ -97,112 +66,23 @@ def _resolve_alerts(
         if given is not None and not given.enabled:
             continue
         merged: dict[str, Any] = dict(params)
-        if key == "slow_requests" and "threshold_seconds" not in merged and latency_slos:
-            merged["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
-            if given is None or (given.indicator is None and given.threshold is None):
-                # The SLO's threshold belongs to the SLO's histogram, not the default one.
-                merged["indicator"] = latency_slos[0].indicator
+        path = f"spec.alerts.{to_camel(key)}"
+        resolving = Resolving(body, given, path, p, plan_hist, releases, merged)
+        if family is not None and family.inherit is not None:
+            family.inherit(resolving)
         if given is not None:
             for attr, param in _SPEC_PARAM.items():
                 value = getattr(given, attr, None)
                 if value is not None:
                     merged[param] = value / 1000 if param == "threshold_seconds" else value
-            baseline = getattr(given, "baseline", None) if key == "efficiency_regression" else None
-            if baseline is not None:
-                merged["baseline_ms"] = {"1d": 86_400_000, "7d": 604_800_000}[baseline]
-        path = f"spec.alerts.{to_camel(key)}"
-        if key in ("latency_p99", "slow_requests"):
-            indicator = INDICATOR_ALIASES.get(str(merged["indicator"]))
-            if indicator is None:
-                p.add(
-                    f"{path}.indicator",
-                    f"{merged['indicator']!r} is not a latency indicator; expected one of {', '.join(INDICATOR_ALIASES)}",
-                )
-                continue
-            merged["indicator"] = indicator
-            histogram = plan_hist.get(indicator)
-            if histogram is None and (given is None or given.indicator is None):
-                # Default indicator missing (Triton has no e2e histogram): use the first
-                # latency histogram the server has, e2e before ttft before itl.
-                indicator = next(k for k in naming.INDICATOR_LABEL if k in plan_hist)
-                merged["indicator"] = indicator
-                histogram = plan_hist[indicator]
-            if histogram is None:
-                p.add(
-                    f"{path}.indicator",
-                    _no_histogram(body.server, indicator, plan_hist, releases),
-                )
-                continue
-            if key == "slow_requests":
-                if "threshold_seconds" not in merged:
-                    continue  # no threshold to test against: disabled unless configured
-                if (
-                    given is None
-                    and histogram.bounded
-                    and histogram.bound_for(merged["threshold_seconds"]) is None
-                ):
-                    continue  # inherited from a latency SLO, whose own check reports it
-                # Inherited from a latency SLO: that SLO's own check speaks of its releases.
-                merged["bound"] = _check_bound(
-                    histogram,
-                    merged["threshold_seconds"],
-                    f"{path}.threshold",
-                    p,
-                    releases if given is not None else None,
-                    _SLOW_EFFECT,
-                )
-            elif histogram.bounded:
-                top = histogram.buckets[-1] * histogram.seconds_per_unit
-                seconds = float(merged["threshold_seconds"])
-                test = Test(_below_top(seconds), "below the largest bucket bound", _P99_EFFECT)
-                per_release = releases is not None and histogram.key in releases.preset_keys
-                shown = f"{decimal_str(seconds)}s"
-                if seconds < top and per_release and releases is not None:
-                    if given is not None:
-                        _release_checks(histogram, seconds, f"{path}.threshold", p, releases, test)
-                    else:
-                        # A default threshold: the line's other releases only warn.
-                        for problem in filter(
-                            None,
-                            (
-                                releases.line_problem(histogram.key, test, shown),
-                                releases.upgrade_warning(histogram.key, test, shown),
-                                releases.unset_warning(histogram.key, test, shown),
-                            ),
-                        ):
-                            p.warn(path, f"default {naming.ALERT_LATENCY_P99}: {problem}")
-                if merged["threshold_seconds"] >= top and given is None:
-                    # An unconfigured default that could never fire: leave it out, and say so.
-                    p.warn(
-                        path,
-                        f"default {naming.ALERT_LATENCY_P99} alert left out: its "
-                        f"{decimal_str(merged['threshold_seconds'])}s threshold is not below "
-                        f"the largest bucket bound {decimal_str(top)}s of {histogram.metric}, "
-                        f"so it could never fire; enable it with {path}.threshold below "
-                        f"{decimal_str(top)}s",
-                    )
-                    continue
-                if merged["threshold_seconds"] >= top:
-                    fix = (
-                        f" — {releases.refusal(histogram.key, test)}"
-                        if per_release and releases is not None
-                        else ""
-                    )
-                    p.add(
-                        f"{path}.threshold",
-                        f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket bound {decimal_str(top)}s; histogram_quantile never reports more than that bound, so the alert could never fire{fix}",
-                    )
-        if (
-            key in ("memory_headroom", "memory_exhaustion", "oom_killed", "crash_loop")
-            and not body.deployment
-        ):
+        if family is not None and family.check is not None and not family.check(resolving):
             continue
         if key == "signal_missing":
             for_ms = _signal_missing_for(given, for_ms, body.prometheus.scrape_interval, p)
             merged["ignore"] = tuple(merged["ignore"])
         if given is not None and given.for_ is not None:
             for_ms = given.for_
-        if key in WINDOWED or key == "crash_loop":
+        if family is not None and family.windowed:
             spec_window = getattr(given, "window", None) if given is not None else None
             _held_window(key, merged, for_ms, spec_window, body.prometheus.scrape_interval, p)
         alerts[key] = AlertPlan(
@@ -216,11 +96,7 @@ def _resolve_alerts(
     return alerts
 
 
-def _upcoming_histogram(releases: Releases | None) -> str | None:
-    """The first latency histogram key a later release than the declared one exposes."""
-    if releases is None:
-        return None
-    return next((k for k in naming.INDICATOR_LABEL if releases.upcoming(k) is not None), None)
+_FAMILIES = {f.key: f for f in FAMILIES}
 
 
 def _held_window(

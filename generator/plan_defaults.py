@@ -7,18 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from generator.families import FAMILIES
+from generator.families.kinds import KINDS
 
 # Alert defaults: (for, severity, params). Thresholds are sensible starting points for an
 # LLM service; the spec overrides each. Durations in ms, ratios 0–1. The families of
-# generator/families/ hold their own; the input guards, which read every family's inputs, are
-# not a family module.
-_LEGACY_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
-    # Input guards: at least SIGNAL_MISSING_MIN_SCRAPES scrape intervals (resolve() raises it).
-    "signal_missing": (900_000, "warning", {"ignore": ()}),
-}
+# generator/families/ hold their own, and so does the input guard (families/kinds.py).
 ALERT_DEFAULTS: dict[str, tuple[int, str, dict[str, Any]]] = {
     **{f.key: f.defaults for f in FAMILIES},
-    **_LEGACY_DEFAULTS,
+    **{k.key: k.defaults for k in KINDS if k.key is not None},
 }
 # Shares of an SLO's error budget left at which ErrorBudgetLow tickets (spec.slos[].alerting).
 BUDGET_LEVELS = (0.5, 0.25)
@@ -34,9 +30,8 @@ _NOT_HISTOGRAMS = (
     "preemptions",
 )
 _GPU_ALERTS = {f.key for f in FAMILIES if f.sidecar}
-# Alerts on the time a condition held within a window (spec.WindowedAlert), and the default
-# window as a multiple of `for`: a full outage fires after `for`, as a plain `for` would.
-WINDOWED = ("target_down", "replicas_unavailable", "gpu_hardware_slowdown")
+# The default window of a windowed family (Family.windowed) as a multiple of `for`: a full
+# outage fires after `for`, as a plain `for` would.
 WINDOW_FACTOR = 3
 # A series must be gone for this many scrape intervals before a guard may call it absent.
 SIGNAL_MISSING_MIN_SCRAPES = 4
@@ -63,5 +58,3 @@ _SPEC_PARAM = {
     "measure": "measure",
     "max_loras": "max_loras",
 }
-# Families off unless the spec sets them (their output would be new for every existing spec).
-_OPT_IN = {"efficiency_regression"}

@@ -10,18 +10,14 @@ from dataclasses import replace
 from generator import failures as failures_mod
 from generator import naming
 from generator.plan_types import (
-    CounterPlan,
     FailureSourcePlan,
-    GaugePlan,
     HistogramPlan,
-    PrefixCachePlan,
     RequestsPlan,
     _merge,
     _Problems,
 )
 from generator.presets import (
     PRESETS,
-    GaugeDef,
     HistogramDef,
     Preset,
     layouts,
@@ -111,44 +107,6 @@ def _histogram(
         also=() if custom or default is None else default.also,
         form=form,
     )
-
-
-def _gauge(
-    default: GaugeDef | None, override: MetricOverride | None, base: tuple[Matcher, ...]
-) -> GaugePlan | None:
-    if override and override.name:
-        return GaugePlan(
-            override.name,
-            _merge(base, override.selector),
-            1.0 if default is None else default.scale,
-        )
-    if default is None:
-        return None
-    own = _merge(base, dict(default.matchers))
-    matchers = _merge(own, override.selector if override else None)
-    denominator = None
-    if default.denominator is not None:
-        denominator = _merge(
-            _merge(base, dict(default.denominator)), override.selector if override else None
-        )
-    return GaugePlan(default.name, matchers, default.scale, denominator, default.also)
-
-
-def _counter(
-    default: str | None, override: MetricOverride | None, base: tuple[Matcher, ...]
-) -> CounterPlan | None:
-    name = override.name if override and override.name else default
-    if name is None:
-        return None
-    return CounterPlan(name, _merge(base, override.selector if override else None))
-
-
-def _prefix_cache(preset: Preset, base: tuple[Matcher, ...]) -> PrefixCachePlan | None:
-    cache = preset.prefix_cache
-    if cache is None:
-        return None
-    gauge = _gauge(cache.gauge, None, base) if cache.gauge is not None else None
-    return PrefixCachePlan(base, cache.hits, cache.queries, gauge)
 
 
 def _requests(

@@ -368,6 +368,10 @@ class ServicePlan:
     # Speculative decoding's (draft tokens, accepted tokens) counters, None where the preset
     # has none (generator.families.spec_decode).
     spec_decode: tuple[CounterPlan, CounterPlan] | None = None
+    # The preset's LoRA info gauge and (KV-transfer histogram, failed-transfer counter)
+    # (generator.signals.lora_info, generator.signals.kv_transfer).
+    lora_info: str | None = None
+    kv_transfer: tuple[str, str] | None = None
     # spec.autoscaling (None: no ScaledObject); checked against the alerts by
     # generator.autoscaling.problems.
     autoscaling: Autoscaling | None = None

@@ -2,34 +2,20 @@
 
     specs ─load─▶ plans ─build─▶ files ─prove─▶ Bundle ─write (generator.writer)─▶ disk
 
-:func:`render_bundle` runs the first four and writes nothing; the build and the proof are an
-:class:`~generator.engines.Engine`'s, the core or the fleet layer, chosen in :func:`engine`.
+:func:`render_bundle` runs the first four and writes nothing; the load, the build and the proof
+are an :class:`~generator.core.engine.Engine`'s, the core or the fleet layer, chosen in
+:func:`engine`.
 Nothing is written unless every spec loaded and every file passed promtool and amtool.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 
-from generator import kube_names, naming, writer
-from generator.build import (
-    BuildOptions,
-    BundleFiles,
-    FleetOptions,
-    Outputs,
-    build_outputs,
-    chunk_size,
-    fork_pool,
-    only,
-    parallel_workers,
-)
-from generator.build import Built as BuiltService
+from generator import naming, writer
 from generator.builders.alertmanager import retention_warnings
 from generator.builders.alertmanager_routing import routing_warnings
 from generator.builders.chart_names import check_chart_names, configured_release
@@ -38,30 +24,29 @@ from generator.builders.operator_selection import check_selection
 from generator.builders.overlay import check_overlay
 from generator.builders.rulefile import rule_file
 from generator.builders.runbooks import runbook_outputs
-from generator.cache import OutputCache, plan_digest
-from generator.engines import Built, Core, Engine, Fleet
-from generator.errors import Diagnostic, Level, ObsgenError, processing
-from generator.plan import ServicePlan, resolve
-from generator.progress import Progress
-from generator.project_config import RulerConfig, config_path, load_project_config
-from generator.prove import amtool_problems, promtool3_unproved, promtool_problems
+from generator.core.engine import Built, Core, Engine
+from generator.core.outputs import BuildOptions, Outputs
+from generator.core.prove import promtool3_unproved
+from generator.errors import Diagnostic, Level, ObsgenError
+from generator.fleet import load as fleet_load
+from generator.fleet.bundle import BundleFiles, only
+from generator.fleet.cache import OutputCache
+from generator.fleet.engine import Fleet
+from generator.fleet.progress import Progress
+from generator.fleet.services import FleetOptions
+from generator.plan import ServicePlan
+from generator.project_config import load_project_config
 from generator.receivers import ReceiversConfig, load_receivers
-from generator.ruler import apply_ruler
 from generator.slow_page import plan_slow_page_warnings
-from generator.spec import find_spec_files, load_spec, parse_yaml
-from generator.text import compile_all as compile_templates
+from generator.spec import find_spec_files, parse_yaml
 from generator.yamlio import dump_yaml, generated_header
 
 __all__ = [
     "Bundle",
     "RenderOptions",
-    "amtool_problems",
-    "build_outputs",
     "engine",
     "find_specs",
     "load_plans",
-    "promtool3_unproved",
-    "promtool_problems",
     "render",
     "render_bundle",
     "rules_outputs",
@@ -72,88 +57,6 @@ __all__ = [
 find_specs = find_spec_files
 
 
-def display_path(path: Path, root: Path) -> str:
-    """How errors and headers name a spec: relative to ``root`` (the output repository) when
-    inside it, else relative to the working directory when inside that, else as given."""
-    for base in (root, Path.cwd()):
-        try:
-            return path.resolve().relative_to(base.resolve()).as_posix()
-        except ValueError:
-            continue
-    return str(path)
-
-
-def _load_one(job: tuple[Path, Path]) -> ServicePlan | list[Diagnostic]:
-    """One spec's plan (its digest derived too: the cache asks for it next), or its
-    problems."""
-    path, root = job
-    shown = display_path(path, root)
-    try:
-        with processing(shown):
-            spec = load_spec(path, shown)
-            plan = resolve(spec, shown)
-    except ObsgenError as err:
-        return list(err.diagnostics)
-    try:
-        ruled = apply_ruler(plan, spec, _ruler(root))
-    except ObsgenError:
-        # A bad obsgen.yaml is reported once, beside every spec's problems, by the caller
-        # (load_project_config in check and render); each spec does not repeat it.
-        ruled = plan
-    if isinstance(ruled, list):
-        return ruled
-    plan = ruled
-    plan_digest(plan)
-    return plan
-
-
-def _ruler(root: Path) -> RulerConfig:
-    """``obsgen.yaml``'s ``ruler`` section at ``root``, read once per process while the file
-    stays as it is.
-
-    Raises:
-        ObsgenError: the file is invalid.
-    """
-    try:
-        stat = config_path(root).stat()
-        stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
-    except OSError:
-        stamp = None
-    return _ruler_at(root.resolve(), stamp)
-
-
-@functools.lru_cache(maxsize=8)
-def _ruler_at(root: Path, stamp: tuple[int, int] | None) -> RulerConfig:
-    return load_project_config(root).ruler
-
-
-# What a loading worker does with each plan it loaded, besides sending it back (set in the
-# worker by the pool's initializer, whose arguments a forked worker inherits): in a render, build
-# the service's own files (:meth:`generator.engines.Fleet.prebuild`), so that one round of
-# workers loads and builds.
-_then: Callable[[ServicePlan], object] | None = None
-
-
-def _use_then(then: Callable[[ServicePlan], object] | None) -> None:
-    global _then
-    _then = then
-
-
-Loaded = tuple[ServicePlan | list[Diagnostic], object]
-
-
-def _load_in_worker(job: tuple[Path, Path]) -> Loaded | None:
-    """:func:`_load_one` and what :data:`_then` gave for the plan (None without), or None
-    when loading raised something unexpected: the parent loads that spec again itself, so the
-    error reaches the CLI tagged with its file."""
-    try:
-        found = _load_one(job)
-    except Exception:
-        return None
-    extra = _then(found) if _then is not None and not isinstance(found, list) else None
-    return found, extra
-
-
 def load_plans(
     spec_paths: Iterable[Path],
     root: Path,
@@ -162,146 +65,18 @@ def load_plans(
     parallel_from: int | None = None,
     others: Iterable[tuple[str, str | None]] = (),
 ) -> list[ServicePlan]:
-    """Load and resolve every spec, collecting all errors before failing
-    (:func:`load_plans_then` without work after loading)."""
-    return load_plans_then(spec_paths, root, progress, jobs, parallel_from, others)[0]
-
-
-def load_plans_then(
-    spec_paths: Iterable[Path],
-    root: Path,
-    progress: Callable[[int], None] | None = None,
-    jobs: int | None = None,
-    parallel_from: int | None = None,
-    others: Iterable[tuple[str, str | None]] = (),
-    then: Callable[[ServicePlan], object] | None = None,
-) -> tuple[list[ServicePlan], dict[tuple[str, str], object]]:
-    """Load and resolve every spec, collecting all errors before failing; and where worker
-    processes load them, ``then(plan)`` in the worker right after loading each plan.
-
-    Returns the plans, and ``then``'s result by ``(plan.source, plan.stem)`` for each plan a
-    worker loaded (the stem as loaded: a plan whose stem the parent qualifies afterwards has
-    none under its new stem). ``then`` runs in the worker, on the plan before it is sent back:
-    what it adds to or drops from the plan's derived values travels with it.
-
-    ``others``: the (name, namespace) of specs of the repository not loaded here
-    (:func:`spec_identities`): a name one of them shares is qualified as in a full render.
-
-    ``progress`` is called with 1 after each spec. From ``parallel_from`` specs on (default
-    :data:`generator.build.PARALLEL_FROM`), worker processes load them (``jobs`` of them,
-    default one per usable core).
+    """Load and resolve every spec, collecting all errors before failing; in worker processes
+    when many (:func:`generator.fleet.load.load_plans`, nothing built after loading).
 
     Raises:
-        ObsgenError: every problem in every file (exit code 2), including two specs that
-            declare the same service name.
+        ObsgenError: every problem in every file (exit code 2).
     """
-    jobs_args = [(path, root) for path in spec_paths]
-    workers = parallel_workers(len(jobs_args), jobs, parallel_from)
-    pool = None
-    loaded: Iterable[Loaded | None]
-    if workers:
-        if then is not None:  # the workers build: they inherit the templates compiled
-            compile_templates()
-        pool = fork_pool(workers, initializer=_use_then, initargs=(then,))
-        loaded = pool.map(_load_in_worker, jobs_args, chunksize=chunk_size(len(jobs_args), workers))
-    else:
-        loaded = ((found, None) for found in map(_load_one, jobs_args))
-    problems: list[Diagnostic] = []
-    plans: list[ServicePlan] = []
-    extras: dict[tuple[str, str], object] = {}
-    owners: dict[tuple[str, str | None], str] = {}
-    try:
-        for job, result in zip(jobs_args, loaded, strict=True):
-            found, extra = result if result is not None else (_load_one(job), None)
-            if isinstance(found, list):
-                problems.extend(found)
-                continue
-            plan = found
-            identity = (plan.name, plan.namespace)
-            if identity in owners:
-                where = f" in namespace {plan.namespace!r}" if plan.namespace else ""
-                problems.append(
-                    Diagnostic(
-                        plan.source,
-                        "metadata.name",
-                        f"service {plan.name!r}{where} is already defined in {owners[identity]}"
-                        + (
-                            "" if plan.namespace else "; give each spec its spec.selector.namespace"
-                        ),
-                    )
-                )
-                continue
-            owners[identity] = plan.source
-            plans.append(plan)
-            if extra is not None:
-                extras[(plan.source, plan.stem)] = extra
-            if progress is not None:
-                progress(1)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    plans = _qualify_shared_names(plans, problems, others)
-    if problems:
-        raise ObsgenError(problems)
-    return sorted(plans, key=lambda p: (p.name, p.stem)), extras
-
-
-def _qualify_shared_names(
-    plans: list[ServicePlan],
-    problems: list[Diagnostic],
-    others: Iterable[tuple[str, str | None]] = (),
-) -> list[ServicePlan]:
-    """``plans`` with each name that several specs share (in different namespaces) given
-    :func:`naming.qualified_stem` as its stem; a stem that another spec's stem already is (a
-    service named ``chat--team-a`` beside ``chat`` in ``team-a``), one too long for a
-    Kubernetes name, and a shared name without a namespace are added to ``problems``."""
-    identities = {(p.name, p.namespace) for p in plans} | set(others)
-    count = Counter(name for name, _ in identities)
-    out = [
-        replace(p, file_stem=naming.qualified_stem(p.name, p.namespace))
-        if count[p.name] > 1 and p.namespace
-        else p
-        for p in plans
-    ]
-    seen: dict[str, str] = {}
-    for plan in out:
-        if count[plan.name] > 1 and not plan.namespace:
-            problems.append(
-                Diagnostic(
-                    plan.source,
-                    "spec.selector.namespace",
-                    f"not set, and another spec's service is named {plan.name!r} too: without "
-                    "a namespace this service's records and alerts are told apart by name "
-                    "alone and would read the other's; set its namespace",
-                )
-            )
-        if plan.stem != plan.name and len(plan.stem) > kube_names.LABEL_MAX:
-            problems.append(
-                Diagnostic(
-                    plan.source,
-                    "metadata.name",
-                    f"{plan.name!r} is also the name of another spec's service, so its files "
-                    f"are named {plan.stem!r}, longer than {kube_names.LABEL_MAX} characters; "
-                    "shorten metadata.name or spec.selector.namespace",
-                )
-            )
-        if plan.stem in seen:
-            problems.append(
-                Diagnostic(
-                    plan.source,
-                    "metadata.name",
-                    f"files named {plan.stem!r} are already those of {seen[plan.stem]}; rename "
-                    "one service (a name shared across namespaces is written "
-                    f"<name>{naming.STEM_SEPARATOR}<namespace>)",
-                )
-            )
-        seen.setdefault(plan.stem, plan.source)
-    return out
+    return fleet_load.load_plans(spec_paths, root, progress, jobs, parallel_from, others)[0]
 
 
 def rules_outputs(plans: Sequence[ServicePlan]) -> Outputs:
     """``rules/<service>.rules.yaml`` for each plan (alone: a render builds them with the rest
-    of each service's files, :func:`generator.build.service_outputs`)."""
+    of each service's files, :func:`generator.core.outputs.service_outputs`)."""
     return {
         naming.rules_file(p.stem): dump_yaml(rule_file(p), header=generated_header(p.source))
         for p in plans
@@ -382,11 +157,11 @@ class RenderOptions:
             of their own (:meth:`BuildOptions.variant`, ``+untested``), which only another
             such render reuses; the next render that proves builds and proves them again.
         jobs: worker processes at most (None: one per usable core).
-        fleet: build and prove through the fleet layer (:class:`generator.engines.Fleet`:
-            workers, cache, spooled files); False: the core (:class:`generator.engines.Core`),
+        fleet: build and prove through the fleet layer (:class:`generator.fleet.engine.Fleet`:
+            workers, cache, spooled files); False: the core (:class:`generator.core.engine.Core`),
             in this process, nothing reused. Same bytes, same verdicts.
         parallel_from: worker processes from this many services to build or specs to load on
-            (None: :data:`generator.build.PARALLEL_FROM`).
+            (None: :data:`generator.fleet.pool.PARALLEL_FROM`).
     """
 
     run_promtool: bool = True
@@ -412,7 +187,7 @@ def engine(
     progress: Progress | None = None,
     spool_to: Path | None = None,
 ) -> Engine:
-    """The one place a render chooses how to build and prove: the fleet layer, or with
+    """The one place a render chooses how to load, build and prove: the fleet layer, or with
     ``options.fleet`` False the core (``cache``, ``progress`` and ``spool_to`` unused)."""
     if not options.fleet:
         return Core(options.build_options())
@@ -438,7 +213,7 @@ def render_bundle(
     those services' own files only. ``warn`` receives each spec's warnings (alerts left out,
     relative links) and the receivers' (teams without receivers) before building, then the
     install overlays' size warnings. ``cache`` reuses unchanged services' outputs and proofs
-    (:mod:`generator.cache`); ``progress`` shows the phases on a terminal; ``spool_to`` (a
+    (:mod:`generator.fleet.cache`); ``progress`` shows the phases on a terminal; ``spool_to`` (a
     folder that outlives the bundle) keeps many built services as files, not in memory.
 
     Raises:
@@ -450,15 +225,11 @@ def render_bundle(
     # must not be rewritten from a partial set of specs, nor deleted as stale.
     partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
     runs = engine(options, root, cache, progress, spool_to)
-    # The fleet layer builds each service in the worker that loaded its spec: one round of
-    # workers for both, the parent left with the fleet-wide files.
-    then = runs.prebuild() if isinstance(runs, Fleet) else None
     try:
-        plans, prebuilt = _plans(root, spec_args, options, progress, then)
+        paths = find_specs(spec_args, Path("."))
+        plans = runs.load(paths, root, spec_identities(paths) if partial else ())
     except ObsgenError as err:  # with the receivers' problems: every input's in one pass
         raise ObsgenError([*err.diagnostics, *receivers_problems(root)]) from None
-    if isinstance(runs, Fleet) and prebuilt:  # then's results: prebuild_service's
-        runs = replace(runs, prebuilt=cast("dict[tuple[str, str], BuiltService]", prebuilt))
     if warn is not None:
         for warning in outside_specs(spec_args, root):
             warn(warning)
@@ -513,28 +284,11 @@ def outside_specs(spec_args: Sequence[str], root: Path) -> list[Diagnostic]:
     return out
 
 
-def _plans(
-    root: Path,
-    spec_args: Sequence[str],
-    options: RenderOptions,
-    progress: Progress | None,
-    then: Callable[[ServicePlan], object] | None = None,
-) -> tuple[list[ServicePlan], dict[tuple[str, str], object]]:
-    paths = find_specs(spec_args, Path("."))
-    if progress is not None:
-        progress.phase("loading specs" if then is None else "loading and building", len(paths))
-    advance = progress.advance if progress is not None else None
-    partial = bool(spec_args) and all(Path(arg).is_file() for arg in spec_args)
-    others = spec_identities(paths) if partial else ()
-    jobs, parallel_from = options.jobs, options.parallel_from
-    return load_plans_then(paths, root, advance, jobs, parallel_from, others, then)
-
-
 def spec_identities(rendered: Sequence[Path]) -> list[tuple[str, str | None]]:
     """``(metadata.name, spec.selector.namespace)`` of each spec in ``specs/`` that is not in
     ``rendered``, read without resolving it (a broken one is skipped): a render of named spec
     files names their files as the full render does, which qualifies a name that another spec
-    shares (:func:`_qualify_shared_names`)."""
+    shares (:func:`generator.core.load.qualify_shared_names`)."""
     try:
         every = find_specs([], Path("."))
     except ObsgenError:

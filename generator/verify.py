@@ -15,12 +15,14 @@ from collections.abc import Callable, Iterable, Sequence
 
 from generator import naming
 from generator.errors import printable
+from generator.families import slow_requests
 from generator.parts import pods
-from generator.plan import GaugePlan, HistogramPlan, ServicePlan
+from generator.plan import HistogramPlan, ServicePlan
 from generator.presets import renames
 from generator.project_config import DEFAULT_REPLICA_LABELS, TARGET_COPY_LABELS
 from generator.prometheus_api import PrometheusAPI
 from generator.promql import Matcher, le_matcher, prometheus3_le, selector
+from generator.signals import SIGNALS
 from generator.units import TIME_UNITS, decimal_str, format_duration_ms, parse_duration_ms, unit_of
 from generator.verify_models import adapters_and_transfers, model_rows
 from generator.verify_report import Row as Row
@@ -230,17 +232,11 @@ def _renamed(
 
 
 def _gauges(r: _Report) -> None:
-    plan = r.plan
-    for what, gauge in (
-        ("queue depth", plan.queue_depth),
-        ("running requests", plan.running_requests),
-        ("KV-cache usage", plan.kv_cache_usage),
-        ("prompt tokens", plan.prompt_tokens),
-        ("generation tokens", plan.generation_tokens),
-    ):
-        if gauge is not None:
-            names = gauge.names if isinstance(gauge, GaugePlan) else (gauge.name,)
-            _renamed(r, what, names, gauge.matchers)
+    """The series of each signal verify checks (:attr:`generator.signals.base.Signal.verified`)."""
+    for signal in SIGNALS:
+        value = signal.of(r.plan)
+        if signal.verified is not None and value is not None:
+            _renamed(r, signal.verified, signal.reads(value), value.matchers)
 
 
 def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float]]:
@@ -250,8 +246,9 @@ def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float
         if slo.histogram is not None and slo.histogram.key == hist.key and slo.threshold_bound:
             found.append((f"spec.slos[{i}].threshold", slo.threshold_bound))
     slow = plan.alerts.get("slow_requests")
-    if slow is not None and slow.params.get("indicator") == hist.key and slow.params.get("bound"):
-        found.append(("spec.alerts.slowRequests.threshold", float(slow.params["bound"])))
+    typed = slow_requests.params(slow) if slow is not None else None
+    if typed is not None and typed.indicator == hist.key and typed.bound:
+        found.append(("spec.alerts.slowRequests.threshold", typed.bound))
     for goodput in plan.goodput:
         for j, target in enumerate(goodput.targets):
             if target.histogram.key == hist.key:

@@ -3,11 +3,13 @@ of the LoRA pool and KV-transfer series; docs/verify.md, "The checks"."""
 
 from __future__ import annotations
 
-from generator import naming, roles
+from generator import naming
 from generator.builders import model_slo_rules
+from generator.families import FAMILIES
 from generator.models import requests_by_model
 from generator.plan import ServicePlan
 from generator.promql import Matcher, selector
+from generator.signals import SIGNALS
 from generator.units import decimal_str, format_duration_ms
 from generator.verify_report import Status, _Report
 
@@ -90,27 +92,18 @@ def model_rows(r: _Report) -> None:
 
 
 def adapters_and_transfers(r: _Report) -> None:
-    """Where ``loraPool`` / ``kvTransfer`` are on: whether the series they read exist (a
-    warning when absent: the server runs without LoRA or without NIXL, and they stay silent)."""
+    """The series of the signals a server may run without that an enabled family reads
+    (:attr:`generator.signals.base.Signal.verify`: the LoRA pool, the KV transfers): a warning
+    when absent (the server runs without LoRA or without NIXL, and the family stays silent)."""
     plan = r.plan
-    if "lora_pool" in plan.alerts and plan.preset.lora_info is not None:
-        r.series(
-            "lora pool",
-            plan.preset.lora_info,
-            plan.matchers,
-            Status.WARNING,
-            f"{naming.ALERT_LORA_POOL} stays silent; the server sets it only with LoRA "
-            "enabled (vLLM --enable-lora)",
+    for signal in SIGNALS:
+        readers = tuple(
+            alert
+            for f in FAMILIES
+            if signal.key in f.signals and f.key in plan.alerts
+            for alert in f.alerts
         )
-    if "kv_transfer" in plan.alerts and plan.preset.kv_transfer is not None:
-        histogram, failed = plan.preset.kv_transfer
-        sel = roles.scoped(plan.roles, roles.DECODE, plan.matchers)
-        for metric in (histogram + "_count", failed):
-            r.series(
-                "kv transfer",
-                metric,
-                sel,
-                Status.WARNING,
-                f"{naming.ALERT_KV_TRANSFER_FAILING} and {naming.ALERT_KV_TRANSFER_SLOW} stay "
-                "silent; the server exports it only with a NIXL KV connector on the decode role",
-            )
+        if signal.verify is None or not readers:
+            continue
+        for p in signal.verify(plan, readers):
+            r.series(p.what, p.metric, p.matchers, Status.WARNING, p.why)

@@ -17,15 +17,14 @@ import secrets
 import shutil
 import stat
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from generator import naming
 from generator.errors import Diagnostic, ObsgenError
-from generator.filebacked import spooled_file
+from generator.fleet.filebacked import libc_syncfs, spooled_file
 
 # A path as text or a Path: the write of 29,523 files keeps them as text (a Path per file
 # and its conversions back were a third of the writer's own time).
@@ -278,7 +277,7 @@ def _stage(
     devices: dict[str, int] | None = None,
 ) -> StrPath:
     """Stage ``outputs[rel]`` for ``path``: the spooled file holding it
-    (:func:`generator.filebacked.spooled_file`, written with mode 0644) where it is, when it is
+    (:func:`generator.fleet.filebacked.spooled_file`, written with mode 0644) where it is, when it is
     on ``path``'s filesystem (the replace then moves it); else written as
     ``.obsgen-staged.<run>.<name>`` beside ``path``. Not yet durable: see
     :func:`_make_durable`. ``devices``: the filesystem of each folder already looked at by this
@@ -331,7 +330,7 @@ def _make_durable(paths: Sequence[StrPath], folders: bool = False) -> None:
     journal commit each time (the 29,523 files of 1,000 services took 22 s that way on ext4,
     against under 1 s). Elsewhere, an ``fsync`` per path.
     """
-    syncfs = _libc_syncfs()
+    syncfs = libc_syncfs()
     if syncfs is None:
         for path in paths:
             if folders:
@@ -355,39 +354,6 @@ def _make_durable(paths: Sequence[StrPath], folders: bool = False) -> None:
                 raise OSError(code, os.strerror(code), folder)
         finally:
             os.close(fd)
-
-
-def flush_soon(folder: Path) -> None:
-    """Start flushing the filesystem holding ``folder`` to disk (``syncfs(2)``) in a
-    background thread, so that :func:`write_all`'s own flush finds little left: render
-    calls it once the services' files are spooled, and builds the fleet files meanwhile.
-    Best effort: does nothing where there is no ``syncfs``, and ignores errors (the flush of
-    :func:`write_all` reports them)."""
-    syncfs = _libc_syncfs()
-    if syncfs is None:
-        return
-
-    def flush() -> None:
-        with contextlib.suppress(OSError):
-            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                syncfs(fd)  # ctypes lets go of the GIL for the call
-            finally:
-                os.close(fd)
-
-    threading.Thread(target=flush, name="obsgen-flush", daemon=True).start()
-
-
-def _libc_syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs`` (Linux), or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    except OSError:
-        return None
-    function: Callable[[int], int] | None = getattr(libc, "syncfs", None)
-    return function
 
 
 def _backup(path: StrPath, run: str) -> Path | None:

@@ -21,11 +21,11 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     family_case,
-    healthy,
     labels_of,
 )
 from generator.plan import ServicePlan
 from generator.promql import go_float
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 from tests.factories import good_spec, set_path, write_spec
 

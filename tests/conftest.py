@@ -38,7 +38,7 @@ def repo() -> Path:
 def _own_render_cache(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Renders through the CLI record into a cache of this test's own (generator.cache): no
+    """Renders through the CLI record into a cache of this test's own (generator.fleet.cache): no
     test reuses another's outputs or promtool proofs, nor the developer's."""
     monkeypatch.setenv("OBSGEN_CACHE_DIR", str(tmp_path_factory.mktemp("obsgen-cache")))
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from generator import core
 from generator.builders.rulefile import rule_file
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from generator.yamlio import dump_yaml
 from tests.toolchain import binary
 
@@ -46,7 +47,7 @@ def logging_promtool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def render_to(spec: Path, out: Path, root: Path = ROOT) -> dict[str, Path]:
     """Render ``spec`` in memory (with the obsgen.yaml of ``root``) and write its rules/
     outputs under ``out``; {repo path: file}."""
-    outputs = build_outputs(load_plans([spec], root))
+    outputs = core.build(load_plans([spec], root))
     written = {}
     for rel, content in outputs.items():
         if rel.startswith("rules/"):

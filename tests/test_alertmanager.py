@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 import yaml
 
-from generator import amtool, naming
+from generator import amtool, core, naming
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import (
     ALERT_ROLES,
@@ -29,10 +29,11 @@ from generator.builders.alertmanager_routing import (
     ticket_receiver,
 )
 from generator.cli import main
+from generator.core.prove import amtool_problems
 from generator.families.base import Role
 from generator.plan import ServicePlan
 from generator.receivers import RECEIVERS_FILE, load_receivers, parse_receivers
-from generator.render import amtool_problems, build_outputs, find_specs, load_plans
+from generator.render import find_specs, load_plans
 from tests.alertmanager_server import AlertmanagerServer, find_alertmanager
 from tests.data_dir import data_path
 from tests.e2e.e2e_env import SPECS as E2E_SPECS
@@ -53,7 +54,7 @@ def plans() -> list[ServicePlan]:
 
 @pytest.fixture(scope="module")
 def outputs(plans: list[ServicePlan]) -> dict[str, str]:
-    return build_outputs(plans, receivers=load_receivers(ROOT))
+    return core.build(plans, receivers=load_receivers(ROOT))
 
 
 # -- classification -----------------------------------------------------------------------------

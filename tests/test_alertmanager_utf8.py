@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import amtool, naming
+from generator import amtool, core, naming
 from generator.builders import alertmanager
 from generator.builders.alertmanager_routing import (
     InhibitRule,
@@ -33,7 +33,7 @@ from generator.builders.alertmanager_routing import (
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.receivers import ReceiversConfig, load_receivers, parse_receivers
-from generator.render import build_outputs, find_specs, load_plans
+from generator.render import find_specs, load_plans
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
 from tests.e2e.e2e_clock import (
     GROUP_INTERVAL_S,
@@ -174,7 +174,7 @@ def operator_config(outputs: Mapping[str, str]) -> tuple[dict[str, Any], dict[st
 def _configs(plans: list[ServicePlan], webhook: WebhookRecorder) -> dict[str, str]:
     """Every generated Alertmanager configuration, by what it is."""
     repository = load_plans(find_specs([], ROOT), ROOT)
-    rendered = build_outputs(repository, receivers=load_receivers(ROOT))
+    rendered = core.build(repository, receivers=load_receivers(ROOT))
     hostile = alertmanager.alertmanager_outputs(plans, _receivers(webhook))
     return {
         "alertmanager.yaml of the repository's specs": rendered[alertmanager.CONFIG_FILE],
@@ -254,7 +254,7 @@ def test_every_route_case_reaches_its_receiver_in_strict_amtool(
 
 
 def test_the_repositorys_route_tests_pass_with_the_strict_utf8_parser(tmp_path: Path) -> None:
-    outputs = build_outputs(load_plans(find_specs([], ROOT), ROOT), receivers=load_receivers(ROOT))
+    outputs = core.build(load_plans(find_specs([], ROOT), ROOT), receivers=load_receivers(ROOT))
     path = tmp_path / "alertmanager.yaml"
     path.write_text(outputs[alertmanager.CONFIG_FILE], encoding="utf-8")
     cases = yaml.safe_load(outputs[alertmanager.ROUTE_TESTS_FILE])["cases"]

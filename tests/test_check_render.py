@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.render import build_outputs, load_plans, promtool_problems
+from generator import core
+from generator.core.prove import promtool_problems
+from generator.render import load_plans
 from tests.factories import good_spec, write_spec
 
 
@@ -23,5 +25,5 @@ def test_edge_specs_that_check_accepts_pass_their_promtool_tests(tmp_path: Path)
     body["alerts"]["gpuMemoryHeadroom"] = {"minFree": 0.8}  # the healthy GPU had 50 % free
     spec = write_spec(tmp_path / "specs", data)
     plans = load_plans([spec], tmp_path)  # check accepts it
-    problems = promtool_problems(build_outputs(plans))
+    problems = promtool_problems(core.build(plans))
     assert not problems, "\n".join(str(p) for p in problems)

@@ -28,10 +28,10 @@ sys.exit(main(sys.argv[1:]))
 """
 
 CASES = [
-    pytest.param("generator.render", "resolve", ["check", SPEC], id="check"),
-    pytest.param("generator.render", "resolve", ["explain", SPEC], id="explain"),
+    pytest.param("generator.core.load", "resolve", ["check", SPEC], id="check"),
+    pytest.param("generator.core.load", "resolve", ["explain", SPEC], id="explain"),
     pytest.param(
-        "generator.engines", "build_services", ["render", "--skip-promtool", SPEC], id="render"
+        "generator.fleet.engine", "build_services", ["render", "--skip-promtool", SPEC], id="render"
     ),
     pytest.param(
         "generator.commands.verify",
@@ -84,7 +84,7 @@ def test_an_unexpected_exception_is_one_line_and_exit_70(
     ],
 )
 def test_the_traceback_comes_on_request(flag: list[str], env: dict[str, str]) -> None:
-    proc = _run("generator.render", "resolve", [*flag, "check", SPEC], env=env)
+    proc = _run("generator.core.load", "resolve", [*flag, "check", SPEC], env=env)
     assert proc.returncode == errors.EXIT_INTERNAL_ERROR
     assert "Traceback (most recent call last)" in proc.stderr
     assert "RuntimeError: boom" in proc.stderr
@@ -92,7 +92,7 @@ def test_the_traceback_comes_on_request(flag: list[str], env: dict[str, str]) ->
 
 
 def test_debug_is_accepted_after_the_command_too() -> None:
-    proc = _run("generator.render", "resolve", ["check", "--debug", SPEC])
+    proc = _run("generator.core.load", "resolve", ["check", "--debug", SPEC])
     assert proc.returncode == errors.EXIT_INTERNAL_ERROR
     assert "Traceback (most recent call last)" in proc.stderr
 
@@ -100,15 +100,15 @@ def test_debug_is_accepted_after_the_command_too() -> None:
 def test_the_failing_input_is_named(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from generator import render
+    from generator.core import load
 
     def resolve(spec: object, source: str) -> object:
         if source.endswith("triton-trtllm.yaml"):
             raise RecursionError("maximum recursion depth exceeded")
         return real(spec, source)
 
-    real = render.resolve
-    monkeypatch.setattr(render, "resolve", resolve)
+    real = load.resolve
+    monkeypatch.setattr(load, "resolve", resolve)
     assert main(["check", str(REPO / "specs")]) == errors.EXIT_INTERNAL_ERROR
     err = capsys.readouterr().err
     assert "obsgen check: internal error on " in err

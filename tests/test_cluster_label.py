@@ -21,13 +21,13 @@ import promql_parser as P
 import pytest
 import yaml
 
-from generator import amtool, promtool
+from generator import amtool, core, promtool
 from generator.builders.alertmanager import CONFIG_FILE
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.plan import ServicePlan, resolve
 from generator.proof_split import split_test_file
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from generator.spec import parse_spec
 from tests.e2e.e2e_scenarios import dashboard_queries
 from tests.factories import good_spec, set_path, write_spec
@@ -72,7 +72,7 @@ def cluster_specs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def outputs(cluster_specs: list[Path]) -> dict[str, str]:
-    return build_outputs(load_plans(cluster_specs, REPO))
+    return core.build(load_plans(cluster_specs, REPO))
 
 
 def rendered_expressions(outputs: dict[str, str]) -> Iterator[tuple[str, str]]:
@@ -202,8 +202,8 @@ def test_every_rendered_expression_keeps_the_cluster_label(outputs: dict[str, st
 
 def test_unset_renders_byte_identical_outputs(tmp_path: Path) -> None:
     with_null = set_path(good_spec(), "spec.prometheus.clusterLabel", None)
-    plain = build_outputs(load_plans([write_spec(tmp_path, good_spec())], REPO))
-    nulled = build_outputs(load_plans([write_spec(tmp_path, with_null)], REPO))
+    plain = core.build(load_plans([write_spec(tmp_path, good_spec())], REPO))
+    nulled = core.build(load_plans([write_spec(tmp_path, with_null)], REPO))
     assert plain == nulled
     assert "cluster" not in plain["rules/o1-preview.rules.yaml"]
 
@@ -243,7 +243,7 @@ def _cluster_rules_and_tests(tmp_path: Path, keep: str) -> tuple[Path, Path]:
     """o1-preview with ``clusterLabel: cluster``: its rule file, and its generated test file cut
     to the groups whose name contains ``keep``, written under ``tmp_path``."""
     spec = write_spec(tmp_path, set_path(good_spec(), "spec.prometheus.clusterLabel", CLUSTER))
-    outputs = build_outputs(load_plans([spec], REPO))
+    outputs = core.build(load_plans([spec], REPO))
     rules = tmp_path / "rules" / "o1-preview.rules.yaml"
     rules.parent.mkdir()
     rules.write_text(outputs["rules/o1-preview.rules.yaml"], encoding="utf-8")
@@ -321,7 +321,7 @@ def test_every_dashboard_has_a_cluster_variable_and_every_query_filters_by_it(
 
 def test_dashboard_uids_differ_with_a_cluster_label(outputs: dict[str, str]) -> None:
     spec = REPO / "specs" / "o1-preview.yaml"
-    plain = json.loads(build_outputs(load_plans([spec], REPO))["dashboards/o1-preview.json"])
+    plain = json.loads(core.build(load_plans([spec], REPO))["dashboards/o1-preview.json"])
     clustered = json.loads(outputs["dashboards/o1-preview.json"])
     assert plain["uid"] != clustered["uid"]
     assert "cluster" not in [v["name"] for v in plain["templating"]["list"]]

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, naming
-from generator.cache import OutputCache
+from generator import core, naming
 from generator.cli import main
-from generator.engines import Core, Fleet, core_outputs
-from generator.filebacked import spooled_file
+from generator.core import Core
+from generator.fleet import pool
+from generator.fleet.cache import OutputCache
+from generator.fleet.engine import Fleet
+from generator.fleet.filebacked import spooled_file
 from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
 from generator.render import RenderOptions, load_plans, render_bundle
 
@@ -35,7 +37,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def _core(root: Path) -> dict[str, bytes]:
     plans = load_plans(sorted((root / "specs").glob("*.yaml")), root)
-    return {rel: text.encode() for rel, text in core_outputs(plans).items()}
+    return {rel: text.encode() for rel, text in core.build(plans).items()}
 
 
 def _fleet_render(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
@@ -63,7 +65,7 @@ def test_the_example_specs_render_as_the_core_builds_them(
 def test_a_fleet_in_workers_with_copies_renders_as_the_core_builds_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(build, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(pool, "PARALLEL_FROM", 4)
     root = tmp_path / "repo"
     realistic_specs(root / "specs", 8)
     template = sorted((root / "specs").glob("*.yaml"))[0]

@@ -17,8 +17,8 @@ import pytest
 from generator import naming
 from generator.builders.dashboard import dashboard_outputs, service_dashboard
 from generator.builders.rulefile import rule_file, rule_groups
-from generator.dashboard_lint import lint_dashboards
 from generator.errors import ObsgenError
+from generator.lint.dashboards import lint_dashboards
 from generator.lint.promql import parse_duration
 from generator.parts.grafana_json import DATASOURCE
 from generator.plan import AlertPlan, CounterPlan, GaugePlan, ServicePlan

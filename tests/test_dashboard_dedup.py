@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from generator import core
 from generator.cases.duplicate_cases import PHASES, copies, phased
-from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.dedup import collapse_panel
-from generator.render import build_outputs, load_plans
+from generator.lint.dashboards import lint_dashboards, promql_for_promtool
+from generator.render import load_plans
 from tests import toolchain
 
 SPEC = Path(__file__).parent / "fixtures" / "slo-duplicates.yaml"
@@ -31,7 +32,7 @@ TARGET = 'instance="10.0.0.1:8000",job="chat",namespace="chat",pod="chat-0"'
 def _outputs(root: Path, mode: str) -> dict[str, str]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "obsgen.yaml").write_text(f"ruler:\n  deduplication: {mode}\n")
-    return build_outputs(load_plans([SPEC], root))
+    return core.build(load_plans([SPEC], root))
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from generator.builders.dashboard import service_dashboard
-from generator.dashboard_lint import lint_dashboards, promql_for_promtool
+from generator.lint.dashboards import lint_dashboards, promql_for_promtool
 from generator.render import find_specs, load_plans
 from tests.data_dir import data_path
 
@@ -83,17 +83,31 @@ def _bad_function(d: Dashboard) -> None:
 
 
 CASES = [
-    pytest.param(_duplicate_ids, "panel-id: id 1 already used", id="two panels sharing an id"),
-    pytest.param(_mixed_ids, "panel-id: null id mixed", id="one numeric id among null ids"),
-    pytest.param(_overlap, "grid-overlap: gridPos overlaps", id="two panels overlapping"),
-    pytest.param(_too_wide, "outside the 24-column grid", id="a panel wider than the grid"),
-    pytest.param(_no_unit, "unit: fieldConfig.defaults.unit is not set", id="a panel without unit"),
-    pytest.param(_no_panel_datasource, "datasource: panel has no", id="a panel without datasource"),
     pytest.param(
-        _no_target_datasource, "datasource: target has no", id="a target without datasource"
+        _duplicate_ids, "dashboard-panel-id: id 1 already used", id="two panels sharing an id"
     ),
-    pytest.param(_fixed_range, "rate-interval: range [5m]", id="a rate over a fixed 5m range"),
-    pytest.param(_unused_variable, "unused-variable: $cluster", id="a variable nothing uses"),
+    pytest.param(
+        _mixed_ids, "dashboard-panel-id: null id mixed", id="one numeric id among null ids"
+    ),
+    pytest.param(_overlap, "dashboard-grid: gridPos overlaps", id="two panels overlapping"),
+    pytest.param(_too_wide, "outside the 24-column grid", id="a panel wider than the grid"),
+    pytest.param(
+        _no_unit, "dashboard-unit: fieldConfig.defaults.unit is not set", id="a panel without unit"
+    ),
+    pytest.param(
+        _no_panel_datasource, "dashboard-datasource: panel has no", id="a panel without datasource"
+    ),
+    pytest.param(
+        _no_target_datasource,
+        "dashboard-datasource: target has no",
+        id="a target without datasource",
+    ),
+    pytest.param(
+        _fixed_range, "dashboard-rate-interval: range [5m]", id="a rate over a fixed 5m range"
+    ),
+    pytest.param(
+        _unused_variable, "dashboard-unused-variable: $cluster", id="a variable nothing uses"
+    ),
     pytest.param(_bad_promql, "promql: ", id="a query missing its closing parenthesis"),
     pytest.param(_bad_function, "promql: ", id="a query calling an unknown function"),
 ]
@@ -167,7 +181,7 @@ def test_corpus_dashboards_lint_with_their_true_findings() -> None:
     for d in found:
         by_file.setdefault(d.file, set()).add(d.message.split(":")[0])
     # TGI rates over fixed [10m]/[1m]/[5m] ranges; dcgm-exporter panels carry no unit.
-    assert "rate-interval" in by_file["tgi_grafana.json"]
-    assert "unit" in by_file["dcgm-exporter-dashboard.json"]
+    assert "dashboard-rate-interval" in by_file["tgi_grafana.json"]
+    assert "dashboard-unit" in by_file["dcgm-exporter-dashboard.json"]
     # Pyrra sums a range vector: sum(x[$__rate_interval]) does not parse.
     assert any(d.file == "pyrra_slo-detail.json" and d.message.startswith("promql:") for d in found)

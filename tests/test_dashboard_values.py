@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from generator import promtool
-from generator.dashboard_lint import promql_for_promtool
+from generator.lint.dashboards import promql_for_promtool
 from generator.yamlio import dump_yaml
 
 ROOT = Path(__file__).resolve().parents[1]

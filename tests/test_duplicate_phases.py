@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import core
 from generator.cases.duplicate_cases import PHASES, copies, phased, steps
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from tests import toolchain
 from tests.factories import good_spec, write_spec
 from tests.helpers_promtool import render_to
@@ -87,7 +88,7 @@ def test_generated_cases_feed_every_family_a_phased_pair(tmp_path: Path) -> None
     (test_duplicate_series runs the whole suite through promtool.)"""
     (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
     spec = write_spec(tmp_path / "specs", good_spec(), "o1.yaml")
-    outputs = build_outputs(load_plans([spec], tmp_path))
+    outputs = core.build(load_plans([spec], tmp_path))
     checked = 0
     for rel, text in outputs.items():
         if not (rel.startswith("rules/") and rel.endswith(".test.yaml")):

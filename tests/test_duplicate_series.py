@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import verify
+from generator import core, verify
 from generator.cases.duplicate_cases import copies
 from generator.cli import main
 from generator.dedup import collapse
 from generator.project_config import RulerConfig
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from generator.verify import Status
 from tests import toolchain
 from tests.factories import good_spec, write_spec
@@ -328,7 +328,7 @@ def test_native_histogram_copies_are_averaged_not_dropped(tmp_path: Path) -> Non
     """``max`` ignores histogram samples: a native histogram's rate collapsed with it would
     leave the p50/p90/p99 records empty. ``avg`` keeps them."""
     (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
-    rules = build_outputs(load_plans([_NATIVE], tmp_path))["rules/native-lat.rules.yaml"]
+    rules = core.build(load_plans([_NATIVE], tmp_path))["rules/native-lat.rules.yaml"]
     assert "avg without (endpoint, instance, job, prometheus_replica, replica) (rate(" in rules
     (tmp_path / "native-lat.rules.yaml").write_text(rules)
     (tmp_path / "native.test.yaml").write_text(_NATIVE_TEST)
@@ -348,7 +348,7 @@ def test_every_family_of_a_gpu_service_survives_the_copies(tmp_path: Path) -> No
     pair and a second target, passes the real promtool 3."""
     (tmp_path / "obsgen.yaml").write_text("ruler:\n  deduplication: rules\n")
     spec = write_spec(tmp_path / "specs", good_spec(), "o1.yaml")
-    outputs = build_outputs(load_plans([spec], tmp_path))
+    outputs = core.build(load_plans([spec], tmp_path))
     for rel, text in outputs.items():
         if rel.startswith("rules/"):
             (tmp_path / Path(rel).name).write_text(text)

@@ -16,9 +16,14 @@ import pytest
 from generator import naming
 from generator.builders import efficiency_rules
 from generator.parts import gpu_series
-from generator.parts.promtool_series import BASE_PER_MIN, Klass, healthy, labels_of
+from generator.parts.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+    labels_of,
+)
 from generator.plan import ServicePlan
 from generator.promql import go_float
+from generator.signals.healthy import healthy
 from tests.helpers_promtool import promtool_groups
 from tests.test_server_reality import plan_of, spec_data
 

@@ -17,7 +17,7 @@ import pytest
 from generator.builders import efficiency_rules
 from generator.builders.dashboard import service_dashboard
 from generator.builders.rulefile import rule_file
-from generator.dashboard_lint import lint_dashboards
+from generator.lint.dashboards import lint_dashboards
 from generator.plan import ServicePlan
 from tests.helpers_promtool import promtool_groups
 from tests.test_efficiency import SPECS, _group

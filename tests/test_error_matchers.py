@@ -28,6 +28,7 @@ from generator.parts import promtool_series
 from generator.plan import ServicePlan, resolve
 from generator.presets import PRESETS, layouts
 from generator.render import find_specs, load_plans
+from generator.signals.healthy import healthy as healthy_service
 from generator.spec import parse_spec
 from tests.factories import good_spec
 from tests.helpers_promtool import ROOT, assert_ok, render_to, run_promtool
@@ -298,7 +299,7 @@ def test_request_series_with_the_status_label_stay_silent(tmp_path: Path) -> Non
 def test_the_generated_cases_strip_the_label_and_keep_the_series() -> None:
     plan = load_plans([ROOT / "specs" / "llama-trtllm-serve.yaml"], ROOT)[0]
     (item,) = [i for i in signal_inputs(plan) if i.signal == "requestErrors"]
-    s = promtool_series.healthy(plan, [promtool_series.Klass(60)])
+    s = healthy_service(plan, [promtool_series.Klass(60)])
     before = {dict(k[1]).get("finished_reason") for k in s.counters if k[0] == plan.requests.name}
     for source in item.needs[0]:
         guard_cases._remove(plan, s, copy.deepcopy(source))

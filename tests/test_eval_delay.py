@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from generator import core
 from generator.cli import main
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from generator.units import parse_duration_ms
 from tests import toolchain
 from tests.factories import set_path, write_spec
@@ -35,7 +36,7 @@ def _render(root: Path, data: dict[str, Any], config: str | None) -> dict[str, s
         (root / "obsgen.yaml").write_text(config)
     return {
         rel: text
-        for rel, text in build_outputs(load_plans([spec], root)).items()
+        for rel, text in core.build(load_plans([spec], root)).items()
         if rel.startswith("rules/")
     }
 

@@ -18,15 +18,18 @@ from typing import Any
 
 import pytest
 
-from generator import build, cache, naming, writer
-from generator.build import build_outputs
+from generator import core, naming, writer
 from generator.builders.dashboard import fleet_dashboard_output
-from generator.cache import plan_digest
 from generator.cli import main
+from generator.core import outputs as core_outputs
 from generator.errors import Diagnostic, Level, ObsgenError, summarise
-from generator.filebacked import identity
+from generator.fleet import cache, pool
+from generator.fleet.cache import plan_digest
+from generator.fleet.engine import Fleet
+from generator.fleet.filebacked import identity
+from generator.fleet.progress import Progress
+from generator.fleet.services import FleetOptions, build_services
 from generator.plan import ServicePlan
-from generator.progress import Progress
 from generator.render import find_specs, load_plans
 from tests.helpers_promtool import logging_promtool, promtool
 
@@ -47,10 +50,15 @@ def _clone_specs(folder: Path, count: int, example: str = "triton-trtllm") -> li
     return paths
 
 
+def _fleet_build(plans: list[ServicePlan], jobs: int) -> dict[str, str]:
+    """Every file of ``plans`` as the fleet layer builds them with ``jobs`` workers."""
+    return dict(Fleet(fleet=FleetOptions(jobs=jobs)).build(plans, None).files().items())
+
+
 @pytest.fixture
 def parallel_from_4(monkeypatch: pytest.MonkeyPatch) -> int:
     """Worker processes from 4 services on (16 by default): small cases take the parallel path."""
-    monkeypatch.setattr(build, "PARALLEL_FROM", 4)
+    monkeypatch.setattr(pool, "PARALLEL_FROM", 4)
     return 4
 
 
@@ -58,17 +66,17 @@ def test_worker_processes_build_exactly_what_one_process_builds(
     tmp_path: Path, parallel_from_4: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     plans = load_plans(_clone_specs(tmp_path / "specs", parallel_from_4), tmp_path)
-    serial = build_outputs(plans, jobs=1)
+    serial = core.build(plans)
     pools: list[int] = []
-    original = build.ProcessPoolExecutor
+    original = pool.ProcessPoolExecutor
 
     def counted(max_workers: int, **kwargs: object) -> object:
         pools.append(max_workers)
         return original(max_workers=max_workers, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build, "ProcessPoolExecutor", counted)
-    assert build_outputs(plans, jobs=2) == serial
-    assert pools == [2]
+    monkeypatch.setattr(pool, "ProcessPoolExecutor", counted)
+    assert _fleet_build(plans, jobs=2) == serial
+    assert pools == [1, 2]  # the Alertmanager files' own process, then the two workers
 
 
 def test_a_render_in_worker_processes_writes_what_one_process_writes(
@@ -89,15 +97,15 @@ def test_a_render_in_worker_processes_writes_what_one_process_writes(
 
 
 def test_work_in_its_own_process_gives_its_result_or_its_error() -> None:
-    with build.in_own_process(os.getpid) as result:
+    with pool.in_own_process(os.getpid) as result:
         assert result() != os.getpid()
-    with build.in_own_process(os.getpid, enabled=False) as result:
+    with pool.in_own_process(os.getpid, enabled=False) as result:
         assert result() == os.getpid()
 
     def failing() -> None:
         raise ObsgenError([Diagnostic("specs/a.yaml", "spec.alerts", "bad")], exit_code=2)
 
-    with pytest.raises(ObsgenError) as caught, build.in_own_process(failing) as result:
+    with pytest.raises(ObsgenError) as caught, pool.in_own_process(failing) as result:
         result()
     assert [str(d) for d in caught.value.diagnostics] == ["specs/a.yaml: spec.alerts: bad"]
     assert caught.value.exit_code == 2
@@ -107,16 +115,16 @@ def test_a_spec_error_in_a_worker_reaches_the_parent_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parallel_from_4: int
 ) -> None:
     plans = load_plans(_clone_specs(tmp_path / "specs", parallel_from_4), tmp_path)
-    original = build.service_rule_tests
+    original = core_outputs.service_rule_tests
 
     def failing(plan: ServicePlan, groups: Any = None) -> dict[str, str]:
         if plan.name == "svc-03":
             raise ObsgenError([Diagnostic(plan.source, "spec.metrics", "no example value")])
         return original(plan, groups)
 
-    monkeypatch.setattr(build, "service_rule_tests", failing)  # inherited by forked workers
+    monkeypatch.setattr(core_outputs, "service_rule_tests", failing)  # inherited by forked workers
     with pytest.raises(ObsgenError) as caught:
-        build_outputs(plans, jobs=2)
+        _fleet_build(plans, jobs=2)
     assert caught.value.exit_code == 2
     assert [str(d) for d in caught.value.diagnostics] == [
         f"{plans[3].source}: spec.metrics: no example value"
@@ -146,7 +154,7 @@ def _write_tests(root: Path) -> None:
 
 def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     built: list[str] = []
-    original = build.service_outputs
+    original = core_outputs.service_outputs
 
     def counting(
         plan: ServicePlan,
@@ -159,7 +167,7 @@ def _counting_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         built.append(plan.name)
         return original(plan, dashboards_via, mimir, warn, tests, overlay)
 
-    monkeypatch.setattr(build, "service_outputs", counting)
+    monkeypatch.setattr(core_outputs, "service_outputs", counting)
     return built
 
 
@@ -308,7 +316,7 @@ def test_pool_workers_leave_ctrl_c_to_the_parent() -> None:
     # background job of a non-interactive shell starts with SIGINT ignored).
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with build.in_own_process(lambda: signal.getsignal(signal.SIGINT)) as handler:
+        with pool.in_own_process(lambda: signal.getsignal(signal.SIGINT)) as handler:
             assert handler() == signal.SIG_IGN
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
@@ -362,7 +370,7 @@ def test_a_reused_service_repeats_the_warnings_it_was_built_with(tmp_path: Path)
 
 def test_build_services_reports_each_services_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
     plans = load_plans(find_specs([], REPO), REPO)[:2]
-    original = build.service_outputs
+    original = core_outputs.service_outputs
 
     def warning(
         plan: ServicePlan,
@@ -376,8 +384,8 @@ def test_build_services_reports_each_services_warnings(monkeypatch: pytest.Monke
             warn(Diagnostic(plan.source, "", "big", Level.WARNING))
         return original(plan, via, mimir, warn, tests, overlay)
 
-    monkeypatch.setattr(build, "service_outputs", warning)
-    _, found = build.build_services(plans)
+    monkeypatch.setattr(core_outputs, "service_outputs", warning)
+    _, found = build_services(plans)
     assert {name: [d.message for d in ds] for name, ds in found.items()} == {
         p.name: ["big"] for p in plans
     }
@@ -609,18 +617,18 @@ def test_specs_loaded_by_workers_give_the_plans_and_problems_of_one_process(
 def test_a_crash_in_a_loading_worker_names_its_spec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import generator.render as render_module
+    import generator.core.load as load_module
     from generator.errors import input_of
 
     paths = _clone_specs(tmp_path / "specs", 20)
-    resolve = render_module.resolve
+    resolve = load_module.resolve
 
     def crash_on_seven(spec: Any, source: str) -> ServicePlan:
         if source.endswith("-07.yaml"):
             raise RuntimeError("boom")
         return resolve(spec, source)
 
-    monkeypatch.setattr(render_module, "resolve", crash_on_seven)
+    monkeypatch.setattr(load_module, "resolve", crash_on_seven)
     with pytest.raises(RuntimeError) as err:
         load_plans(paths, tmp_path, jobs=2)
     assert input_of(err.value) == "specs/triton-trtllm-07.yaml"

@@ -21,10 +21,11 @@ import yaml
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from generator import promtool
+from generator import core, promtool
 from generator.cli import main
+from generator.core.prove import promtool_problems
 from generator.errors import EXIT_INTERNAL_ERROR, ObsgenError
-from generator.render import build_outputs, load_plans, promtool_problems
+from generator.render import load_plans
 from tests import fuzzing
 from tests.factories import good_spec, set_path
 
@@ -230,7 +231,7 @@ def test_what_check_accepts_builds_and_passes_promtool_check(data: dict[str, Any
         event("accepted by check" if plans else "refused by check")
         if plans is None:
             return
-        outputs = build_outputs(plans)  # raises (a failing test) where check should have refused
+        outputs = core.build(plans)  # raises (a failing test) where check should have refused
         rules = sorted(p for p in outputs if p.endswith(".rules.yaml"))
         for rel in rules:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -246,5 +247,5 @@ def test_what_check_accepts_passes_its_generated_promtool_tests(data: dict[str, 
         plans = _accepted(data, Path(tmp))
         assume(plans is not None)  # refusals are cheap: draw until check accepts one
         assert plans is not None
-        problems = promtool_problems(build_outputs(plans))
+        problems = promtool_problems(core.build(plans))
         assert not problems, "\n".join(str(p) for p in problems)

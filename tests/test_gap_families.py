@@ -29,9 +29,10 @@ from typing import Any
 import pytest
 import yaml
 
+from generator import core
 from generator.families import FAMILIES
 from generator.plan import ServicePlan
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from tests import toolchain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -261,7 +262,7 @@ def test_a_hole_past_the_lookback_still_pages_and_the_control_stays_silent(
     plan = _plan_for(key)
     assert plan is not None
     family = next(f for f in FAMILIES if f.key == key)
-    outputs = build_outputs([plan])
+    outputs = core.build([plan])
     rules = next(rel for rel in outputs if rel.endswith(".rules.yaml"))
     (tmp_path / "rules.yaml").write_text(outputs[rules], encoding="utf-8")
     groups = []

@@ -33,9 +33,9 @@ from generator.parts.promtool_series import (
     after_for,
     expected_alert,
     family_case,
-    healthy,
 )
 from generator.render import load_plans
+from generator.signals.healthy import healthy
 from generator.yamlio import dump_yaml
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import ROOT, render_to

@@ -27,7 +27,11 @@ from generator.builders.guard_rules import signal_inputs
 from generator.families import gpu_page_retirement_pending, gpu_pages_retired
 from generator.parts import gpu_series
 from generator.parts.guard_inputs import SignalInput
-from generator.parts.promtool_series import BASE_PER_MIN, Klass, healthy
+from generator.parts.promtool_series import (
+    BASE_PER_MIN,
+    Klass,
+)
+from generator.signals.healthy import healthy
 from nvml_exporter.fake import default_fake
 from tests.factories import set_path, write_spec
 from tests.helpers_promtool import render_to

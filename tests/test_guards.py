@@ -31,6 +31,7 @@ from generator.parts.pods import example_pods, generated_name
 from generator.plan import ServicePlan, resolve
 from generator.promql import Matcher, quote
 from generator.render import find_specs, load_plans
+from generator.signals.healthy import healthy as healthy_service
 from generator.spec import parse_spec
 from generator.yamlio import dump_yaml
 from nvml_exporter.collector import NvmlCollector
@@ -196,7 +197,7 @@ def test_case_4_truncated_pod_names_still_reach_the_gpu_and_memory_alerts(tmp_pa
     assert not re.fullmatch(re.escape(LONG_NAME) + "-[a-z0-9]+-[a-z0-9]+", pod)  # the old rule
     old_pod, old_replicaset = example_pods(plan)[0]
     s = _renamed(
-        promtool_series.healthy(plan, [promtool_series.Klass(600)]),
+        healthy_service(plan, [promtool_series.Klass(600)]),
         {old_pod: pod, old_replicaset: replicaset},
     )
     gpu = {"namespace": NS, "pod": pod, "container": "nvml-exporter", "job": "obsgen-llama-gpu"}
@@ -301,7 +302,7 @@ def test_pods_not_attributed_is_a_ticket_not_silence(tmp_path: Path) -> None:
     stay quiet)."""
     plan = plan_of(spec_data())
     pod, _ = example_pods(plan)[0]
-    s = promtool_series.healthy(plan, [promtool_series.Klass(600)])
+    s = healthy_service(plan, [promtool_series.Klass(600)])
     s.gauges = {
         (name, labels): values
         for (name, labels), values in s.gauges.items()
@@ -350,7 +351,7 @@ def test_case_1_renamed_kv_cache_gauge(tmp_path: Path) -> None:
     assert plan.kv_cache_usage is not None and running.kv_cache_usage is not None
     assert plan.kv_cache_usage.names == ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc")
     assert running.kv_cache_usage.name == "vllm:kv_cache_usage_perc"
-    exposed = promtool_series.healthy(running, [promtool_series.Klass(6000)])
+    exposed = healthy_service(running, [promtool_series.Klass(6000)])
     pod = promtool_series.example_pod(running)
     labels = promtool_series.labels_of(running, running.kv_cache_usage.matchers, pod=pod)
     exposed.gauge("vllm:kv_cache_usage_perc", labels, "0.97+0x60")
@@ -396,7 +397,7 @@ def test_case_2_request_counter_not_exposed_fires_the_guard(tmp_path: Path) -> N
     spec = spec_data(serverVersion="0.8.5", slos=[{"name": "availability", "objective": 99.9}])
     plan = plan_of(spec)
     assert plan.requests.name == "http_requests_total"
-    exposed = promtool_series.healthy(plan, [promtool_series.Klass(600)])
+    exposed = healthy_service(plan, [promtool_series.Klass(600)])
     exposed.counters = {k: v for k, v in exposed.counters.items() if k[0] != "http_requests_total"}
     assert any(name == "vllm:e2e_request_latency_seconds_count" for name, _ in exposed.counters)
     guard = expect(
@@ -421,7 +422,7 @@ def test_a_latency_slo_bucket_missing_beside_its_count_fires_the_guard(tmp_path:
     """The histogram's _count and other buckets are there, but not le="30", which the latency
     SLO counts as good: the SLI would read 100 % bad or nothing. The guard names the bucket."""
     plan = load_plans([ROOT / "specs" / "o1-preview.yaml"], ROOT)[0]
-    exposed = promtool_series.healthy(plan, [promtool_series.Klass(6000)])
+    exposed = healthy_service(plan, [promtool_series.Klass(6000)])
     bucket = "http_request_duration_seconds_bucket"
     exposed.counters = {
         k: v
@@ -445,7 +446,7 @@ def test_a_renamed_gauge_without_aliases_fires_the_guard_and_a_down_target_does_
     """queueDepth declared as a name the server does not expose (no preset alias can save it):
     with the target up the guard fires; with the target down it stays silent."""
     plan = plan_of(spec_data(metrics={"queueDepth": {"name": "my_queue_depth"}}))
-    exposed = promtool_series.healthy(plan, [promtool_series.Klass(600)])
+    exposed = healthy_service(plan, [promtool_series.Klass(600)])
     exposed.gauges = {k: v for k, v in exposed.gauges.items() if k[0] != "my_queue_depth"}
     guard = expect(
         plan,

@@ -17,13 +17,13 @@ import promql_parser as P
 import pytest
 import yaml
 
-from generator import naming
+from generator import core, naming
 from generator.builders.alertmanager_routing import alert_labels
 from generator.cli import main
 from generator.errors import ObsgenError
 from generator.lint import promql
 from generator.project_config import CONFIG_FILE, FULL_OUTPUTS
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from tests.factories import good_spec, set_path, write_spec
 from tests.helpers_promtool import assert_ok, run_promtool
 from tests.test_cluster_label import rendered_expressions
@@ -77,7 +77,7 @@ def spec_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         ]
         if yaml.safe_load(p.read_text())["spec"]["selector"].get("namespace")
     ]
-    return build_outputs(load_plans(paths, REPO))
+    return core.build(load_plans(paths, REPO))
 
 
 def _identities(outputs: dict[str, str]) -> dict[str, str]:
@@ -292,7 +292,7 @@ def test_a_name_that_is_another_services_stem_is_refused(tmp_path: Path) -> None
 
 
 def _rules_of(data: dict[str, Any], out: Path) -> Path:
-    outputs = build_outputs(load_plans([write_spec(out, data, "chat.yaml")], REPO))
+    outputs = core.build(load_plans([write_spec(out, data, "chat.yaml")], REPO))
     path = out / "chat.rules.yaml"
     path.write_text(outputs["rules/chat.rules.yaml"], encoding="utf-8")
     return path

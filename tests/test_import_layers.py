@@ -1,5 +1,6 @@
 """The generator's folders import in one direction and no two import each other, imports inside
-functions included (docs/architecture.md, "Layers")."""
+functions included (docs/architecture.md, "Layers"); the core reaches no fleet, writer or
+render module (docs/architecture.md, "The seam: the core and the fleet layer")."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # The ordered folders of ``generator/``, lowest first: each imports only from those before it.
-LAYERS = ("parts", "families", "builders", "cases")
+LAYERS = ("parts", "signals", "families", "builders", "cases", "core", "fleet")
 
 
 def _imports(path: Path, module: str, *, typing_only: bool) -> set[str]:
@@ -122,6 +123,66 @@ def test_no_two_folders_import_each_other() -> None:
 
 def test_the_folders_import_downward_only() -> None:
     assert upward_imports(ROOT) == []
+
+
+# What the pure build and proof must never reach, even through a module outside the folders.
+NOT_FROM_CORE = ("generator.fleet", "generator.writer", "generator.render", "generator.commands")
+
+
+def _source(module: str) -> Path | None:
+    base = ROOT.joinpath(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def reached_from(package: str) -> dict[str, str]:
+    """Every module of ``generator`` that the modules of ``package`` import, transitively
+    (functions and type-only imports included), with the module that first imported it."""
+    todo = [
+        ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for p in sorted((ROOT / package.replace(".", "/")).glob("*.py"))
+    ]
+    by: dict[str, str] = {}
+    seen = set(todo)
+    while todo:
+        module = todo.pop()
+        path = _source(module)
+        assert path is not None, module
+        for name in sorted(_imports(path, module, typing_only=True)):
+            if name.startswith("generator") and name not in seen and _source(name) is not None:
+                seen.add(name)
+                by[name] = module
+                todo.append(name)
+    return by
+
+
+def test_the_core_reaches_no_fleet_writer_or_render_module() -> None:
+    by = reached_from("generator.core")
+    assert by, "generator/core/ imports the builders"
+    bad = []
+    for name in sorted(by):
+        if any(name == f or name.startswith(f + ".") for f in NOT_FROM_CORE):
+            chain = [name]
+            while chain[-1] in by:
+                chain.append(by[chain[-1]])
+            bad.append(" <- ".join(chain))
+    assert not bad, "the core imports the fleet layer:\n" + "\n".join(bad)
+
+
+def test_only_the_fleet_pool_starts_processes() -> None:
+    """Loading, building and proving fork workers through ``generator/fleet/pool.py`` alone."""
+    starting = ("multiprocessing", "concurrent.futures.process", "concurrent.futures.Process")
+    found = sorted(
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "generator").rglob("*.py")
+        if path != ROOT / "generator" / "fleet" / "pool.py"
+        and any(
+            name.startswith(starting) for name in _imports(path, "generator.x", typing_only=True)
+        )
+    )
+    assert not found, f"worker processes outside generator/fleet/pool.py: {found}"
 
 
 def test_every_layer_is_a_folder() -> None:

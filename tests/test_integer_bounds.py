@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import amtool, promtool
+from generator import amtool, core, promtool
 from generator.builders.alertmanager import CONFIG_FILE
 from generator.cli import main
 from generator.receivers import MAX_INT32, MAX_PORT, RECEIVERS_FILE, parse_receivers
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 
 from .factories import good_spec, set_path, write_spec
 
@@ -83,7 +83,7 @@ def _amtool_loads(tmp_path: Path, text: str) -> list[str]:
 
 def _config(tmp_path: Path, receivers: dict[str, Any]) -> dict[str, str]:
     (plan,) = load_plans([write_spec(tmp_path / "specs", good_spec())], tmp_path)
-    return build_outputs([plan], receivers=parse_receivers(receivers))
+    return core.build([plan], receivers=parse_receivers(receivers))
 
 
 def test_max_alerts_at_its_bound_loads_and_the_reported_value_does_not(tmp_path: Path) -> None:
@@ -172,7 +172,7 @@ def test_spec_integers_at_their_bounds_load_in_the_real_promtool_and_amtool(
     for path, value in SPEC_MAXIMA.items():
         set_path(data, path, value)
     (plan,) = load_plans([write_spec(tmp_path / "specs", data)], tmp_path)
-    outputs = build_outputs([plan])
+    outputs = core.build([plan])
     rules = tmp_path / "o1-preview.rules.yaml"
     rules.write_text(outputs["rules/o1-preview.rules.yaml"])
     result = promtool.check_rules([rules])

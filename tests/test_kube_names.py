@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import kube_names
+from generator import core, kube_names
 from generator.builders import overlay
 from generator.cli import main
 from generator.errors import ObsgenError
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 
 from .factories import good_spec, set_path, write_spec
 
@@ -130,7 +130,7 @@ def test_values_at_the_edge_of_each_rule_render_manifests_the_api_accepts(
     set_path(data, "spec.deployment.podLabels", {key: "V" * 63, "tier": ""})
     set_path(data, "spec.deployment.metricsPort", "m-1-2-3-4-5-6-7")
     (plan,) = load_plans([write_spec(tmp_path / "specs", data)], tmp_path)
-    outputs = build_outputs([plan])
+    outputs = core.build([plan])
     manifests = {p: t for p, t in outputs.items() if p.startswith("manifests/o1-preview/")}
     assert len(manifests) >= 5
     for path, text in manifests.items():
@@ -155,7 +155,7 @@ def test_a_plan_built_past_the_spec_cannot_write_a_refused_manifest(
 ) -> None:
     (plan,) = load_plans([write_spec(tmp_path / "specs", good_spec())], tmp_path)
     with pytest.raises(ObsgenError) as caught:
-        build_outputs([dataclasses.replace(plan, **change)])
+        core.build([dataclasses.replace(plan, **change)])
     found = {d.path for d in caught.value.diagnostics}
     assert where in found, found
     assert all("refused by the API server" in d.message for d in caught.value.diagnostics)

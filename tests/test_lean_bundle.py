@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, naming
+from generator import naming
 from generator.builders.dashboard import service_dashboard
 from generator.cli import main
+from generator.core import outputs as core_outputs
 from generator.errors import ObsgenError
 from generator.project_config import (
     CONFIG_FILE,
@@ -90,9 +91,7 @@ def _one_alert_expr(files: dict[str, bytes]) -> str:
     rules = files.get("rules/o1-preview.rules.yaml")
     if rules is None:  # the rule file is not written: build it to know the text
         plans = load_plans([REPO / "specs" / SPEC], REPO)
-        from generator.engines import service_rule_file
-
-        rules = service_rule_file(plans[0]).encode()
+        rules = core_outputs.service_rule_file(plans[0]).encode()
     found = re.search(rb"- alert: ModelQueueDepthHigh\n(?:.*\n)*?\s+expr: (.+)\n", rules)
     assert found is not None
     return found.group(1).decode()
@@ -190,7 +189,7 @@ def test_a_service_reused_without_its_rule_file_renders_the_same(
     def not_again(*_: object, **__: object) -> dict[str, str]:
         raise AssertionError("a service the cache recorded was built again")
 
-    monkeypatch.setattr(build, "service_outputs", not_again)
+    monkeypatch.setattr(core_outputs, "service_outputs", not_again)
     assert main(args) == 0
     assert _files(root) == files
     assert main(["render", "--check", *args[1:]]) == 0

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import naming
+from generator import core, naming
 from generator.cli import main
-from generator.render import build_outputs, load_plans
+from generator.core import BuildOptions
+from generator.render import load_plans
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = sorted((REPO / "specs").glob("*.yaml"))
@@ -37,7 +38,7 @@ RULE_KEYS = {"record", "alert", "expr", "for", "keep_firing_for", "labels", "ann
 
 @pytest.fixture(scope="module")
 def outputs() -> dict[str, str]:
-    return build_outputs(load_plans(SPECS, REPO), mimir=True)
+    return core.build(load_plans(SPECS, REPO), BuildOptions(mimir=True))
 
 
 def test_one_namespace_file_per_service_with_the_rule_files_groups(
@@ -65,7 +66,7 @@ def test_one_namespace_file_per_service_with_the_rule_files_groups(
 
 
 def test_no_mimir_files_without_the_option() -> None:
-    assert not [p for p in build_outputs(load_plans(SPECS, REPO)) if p.startswith("mimir/")]
+    assert not [p for p in core.build(load_plans(SPECS, REPO)) if p.startswith("mimir/")]
 
 
 def test_render_writes_them_deterministically_and_check_needs_the_same_option(

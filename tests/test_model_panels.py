@@ -16,8 +16,8 @@ import pytest
 
 from generator.builders.dashboard import service_dashboard
 from generator.builders.rulefile import rule_file
-from generator.dashboard_lint import lint_dashboards, promql_for_promtool
 from generator.families import kv_transfer
+from generator.lint.dashboards import lint_dashboards, promql_for_promtool
 from generator.plan import ServicePlan
 from tests.test_grafana_schema import RELEASES, schema_errors
 from tests.test_per_model import SLOS, _model, _plan, _pool, _promtool, _up

@@ -23,12 +23,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from generator import naming, promtool
+from generator import core, naming, promtool
 from generator.builders import install_limits, kube, overlay
+from generator.core import BuildOptions
 from generator.errors import ObsgenError
 from generator.plan import ServicePlan, resolve
 from generator.promql import Matcher
-from generator.render import build_outputs, find_specs, load_plans
+from generator.render import find_specs, load_plans
 from generator.spec import parse_spec
 from generator.yamlio import dump_json, dump_yaml
 from tests.data_dir import data_path
@@ -153,7 +154,7 @@ def rendered(
     request: pytest.FixtureRequest, plans: list[ServicePlan], renders: dict[str, dict[str, str]]
 ) -> dict[str, str]:
     if request.param not in renders:
-        outputs = build_outputs(plans, request.param)
+        outputs = core.build(plans, BuildOptions(request.param))
         outputs.update(overlay.overlay_outputs(plans, _with_dashboards(plans), request.param))
         renders[request.param] = outputs
     return renders[request.param]

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import build, naming
+from generator import naming
 from generator.cli import main
-from generator.engines import Core
+from generator.core import Core
+from generator.core import outputs as core_outputs
 from generator.errors import ObsgenError
+from generator.fleet import pool
 from generator.project_config import CONFIG_FILE, DEFAULT_OUTPUTS, FULL_OUTPUTS, load_project_config
 from generator.render import RenderOptions, load_plans
 from tests.helpers_promtool import logging_promtool
@@ -143,8 +145,8 @@ def test_tests_neither_written_nor_proved_are_not_built(
     (full / CONFIG_FILE).write_text(FULL)
     assert main([*args, str(full), str(full / "specs")]) == 0
     (lean / CONFIG_FILE).write_text(f"render:\n  outputs: [{', '.join(ALL_BUT_TESTS)}]\n")
-    monkeypatch.setattr(build, "service_rule_tests", _no_test_generation)
-    monkeypatch.setattr(build, "PARALLEL_FROM", 4)  # built in worker processes too
+    monkeypatch.setattr(core_outputs, "service_rule_tests", _no_test_generation)
+    monkeypatch.setattr(pool, "PARALLEL_FROM", 4)  # built in worker processes too
     assert main([*args, str(lean), str(lean / "specs")]) == 0
     written = _tree(lean)
     expected = {rel: b for rel, b in _tree(full).items() if naming.output_kind(rel) != "tests"}
@@ -184,7 +186,7 @@ def test_a_proof_left_unwritten_still_catches_a_broken_rule(
     (tmp_path / "specs").mkdir()
     (tmp_path / "specs" / "tiny.yaml").write_text(TINY)
     (tmp_path / CONFIG_FILE).write_text("render:\n  outputs: [rules, runbooks]\n")
-    real = build.rule_groups
+    real = core_outputs.rule_groups
 
     def never_firing(plan: object) -> object:
         groups = copy.deepcopy(real(plan))  # type: ignore[arg-type]
@@ -193,7 +195,7 @@ def test_a_proof_left_unwritten_still_catches_a_broken_rule(
                 rule["expr"] = "vector(1) < 0"
         return groups
 
-    monkeypatch.setattr(build, "rule_groups", never_firing)
+    monkeypatch.setattr(core_outputs, "rule_groups", never_firing)
     args = ["render", "-q", "--out", str(tmp_path), str(tmp_path / "specs")]
     assert main(args) == 1
     err = capsys.readouterr().err

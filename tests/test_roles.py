@@ -201,34 +201,42 @@ def test_router_owns_the_outcome() -> None:
     )
 
 
-@pytest.mark.parametrize("spec_roles", [ROLES, ROUTED], ids=["prefill-decode", "with-router"])
-def test_disaggregated_gives_the_aggregated_numbers(
-    spec_roles: dict[str, str], tmp_path: Path
-) -> None:
-    """Every generated case of the aggregated plan (SLO burn tiers, latency and error-ratio
-    alerts, healthy and zero-traffic controls) passes on the disaggregated rules with the
-    traffic split over two roles; the aggregated rules fail the burn cases on it."""
-    aggregated, disaggregated = _plans(spec_roles)
-    assert disaggregated.roles is not None
-    groups = _groups(aggregated, disaggregated.roles)
-    result = promtool_rules("prometheus3", tmp_path, rule_file(disaggregated), groups, timeout=600)
-    assert result.startswith("PASS"), result[-4000:]
-    burning = _burning(groups)
-    assert len(burning) >= 3, [g["name"] for g in groups]
-    assert any("GoodputBudgetBurn" in str(g["alert_rule_test"]) for g in burning)
-    missed = []
-    for group in burning:
-        # Each alone on the rules without roles, the prefill role's healthy copy counted too.
-        if promtool_rules(
-            "prometheus3", tmp_path, rule_file(aggregated), [group], timeout=600
-        ).startswith("FAIL"):
-            missed.append(group)
-    # Every burn-rate case (tuned just past its tier) is missed when both roles are counted;
-    # an error-ratio case far above its threshold may still fire at half its ratio, but the
-    # burn tiers' dilution is the reported bug.
-    burns = [g for g in burning if _alerts(g) & {"ErrorBudgetBurn", "GoodputBudgetBurn"}]
-    assert len(burns) >= 2
-    assert [g["name"] for g in burns if g not in missed] == []
+# In a class: `make test` distributes tests by module and class (--dist loadscope), so these
+# two promtool proofs (one to two minutes each) and the module's own (the disaggregated plan's
+# cases, as long) can run on different workers.
+class TestSameNumbers:
+    """The disaggregated rules give the aggregated numbers; the aggregated ones do not."""
+
+    @pytest.mark.parametrize("spec_roles", [ROLES, ROUTED], ids=["prefill-decode", "with-router"])
+    def test_disaggregated_gives_the_aggregated_numbers(
+        self, spec_roles: dict[str, str], tmp_path: Path
+    ) -> None:
+        """Every generated case of the aggregated plan (SLO burn tiers, latency and error-ratio
+        alerts, healthy and zero-traffic controls) passes on the disaggregated rules with the
+        traffic split over two roles; the aggregated rules fail the burn cases on it."""
+        aggregated, disaggregated = _plans(spec_roles)
+        assert disaggregated.roles is not None
+        groups = _groups(aggregated, disaggregated.roles)
+        result = promtool_rules(
+            "prometheus3", tmp_path, rule_file(disaggregated), groups, timeout=600
+        )
+        assert result.startswith("PASS"), result[-4000:]
+        burning = _burning(groups)
+        assert len(burning) >= 3, [g["name"] for g in groups]
+        assert any("GoodputBudgetBurn" in str(g["alert_rule_test"]) for g in burning)
+        missed = []
+        for group in burning:
+            # Each alone on the rules without roles, the prefill role's healthy copy counted too.
+            if promtool_rules(
+                "prometheus3", tmp_path, rule_file(aggregated), [group], timeout=600
+            ).startswith("FAIL"):
+                missed.append(group)
+        # Every burn-rate case (tuned just past its tier) is missed when both roles are counted;
+        # an error-ratio case far above its threshold may still fire at half its ratio, but the
+        # burn tiers' dilution is the reported bug.
+        burns = [g for g in burning if _alerts(g) & {"ErrorBudgetBurn", "GoodputBudgetBurn"}]
+        assert len(burns) >= 2
+        assert [g["name"] for g in burns if g not in missed] == []
 
 
 @pytest.mark.parametrize(

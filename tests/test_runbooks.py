@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import core
 from generator.builders.runbooks import ALERTS, runbook, runbook_file, service_runbook_outputs
 from generator.plan import ServicePlan
-from generator.render import build_outputs, find_specs, load_plans
+from generator.render import find_specs, load_plans
 from tests.factories import good_spec, set_path, write_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def outputs() -> dict[str, str]:
-    return build_outputs(load_plans(find_specs([], ROOT), ROOT))
+    return core.build(load_plans(find_specs([], ROOT), ROOT))
 
 
 def test_every_design_alert_has_exactly_one_page(outputs: dict[str, str]) -> None:

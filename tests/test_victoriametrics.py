@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import naming
+from generator import core, naming
 from generator.plan import ServicePlan
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from tests.e2e.e2e_scenarios import dashboard_queries
 from tests.e2e.e2e_victoriametrics import VictoriaMetricsStack, find_victoriametrics
 from tests.factories import good_spec, write_spec
@@ -71,7 +71,7 @@ def plans(tmp_path_factory: pytest.TempPathFactory) -> list[ServicePlan]:
 
 @pytest.fixture(scope="module")
 def outputs(plans: list[ServicePlan]) -> dict[str, str]:
-    return build_outputs(plans)
+    return core.build(plans)
 
 
 def _quoted(plans: list[ServicePlan]) -> set[str]:

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from generator import writer
-from generator.build import BundleFiles
 from generator.cli import main
 from generator.errors import ObsgenError
-from generator.filebacked import FileBacked, identity, size_of, spool, spool_changes
+from generator.fleet.bundle import BundleFiles
+from generator.fleet.filebacked import FileBacked, identity, size_of, spool, spool_changes
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC = REPO / "specs" / "o1-preview.yaml"
@@ -493,7 +493,7 @@ def test_without_syncfs_every_staged_file_is_fsynced(
     for path in files:
         path.write_text("x")
     synced: list[int] = []
-    monkeypatch.setattr(writer, "_libc_syncfs", lambda: None)
+    monkeypatch.setattr(writer, "libc_syncfs", lambda: None)
     monkeypatch.setattr(writer.os, "fsync", synced.append)
     writer._make_durable(files)
     assert len(synced) == 2
@@ -502,15 +502,15 @@ def test_without_syncfs_every_staged_file_is_fsynced(
 def test_syncfs_is_called_once_per_filesystem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert writer._libc_syncfs() is not None  # Linux: the fast path is the one CI takes
+    assert writer.libc_syncfs() is not None  # Linux: the fast path is the one CI takes
     folders = [tmp_path / "a", tmp_path / "b"]
     for folder in folders:
         folder.mkdir()
         (folder / "f").write_text("x")
     calls: list[int] = []
-    real = writer._libc_syncfs()
+    real = writer.libc_syncfs()
     assert real is not None
-    monkeypatch.setattr(writer, "_libc_syncfs", lambda: lambda fd: calls.append(fd) or real(fd))
+    monkeypatch.setattr(writer, "libc_syncfs", lambda: lambda fd: calls.append(fd) or real(fd))
     writer._make_durable([folder / "f" for folder in folders])
     assert len(calls) == 1  # both folders are on tmp_path's filesystem
 

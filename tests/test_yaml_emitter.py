@@ -12,10 +12,10 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator import yamlio
-from generator.build import rule_groups_text
+from generator import core, yamlio
 from generator.builders.rulefile import rule_file
-from generator.render import build_outputs, find_specs, load_plans
+from generator.core.outputs import rule_groups_text
+from generator.render import find_specs, load_plans
 from generator.yamlio import dump_json
 
 REPO = Path(__file__).resolve().parents[1]
@@ -152,7 +152,7 @@ def test_fast_path_writes_what_libyaml_writes(document: Any) -> None:
 def test_every_rendered_yaml_file_reads_back_to_the_same_bytes() -> None:
     """Each YAML file of a render, loaded and dumped again, is the same through both paths."""
     plans = load_plans(find_specs([], REPO), REPO)
-    outputs = build_outputs(plans)
+    outputs = core.build(plans)
     documents = [yaml.safe_load(text) for path, text in outputs.items() if path.endswith(".yaml")]
     assert len(documents) > 20
     for document in documents:

@@ -2,6 +2,6 @@
 generated file (rules, dashboards, Kubernetes objects, Alertmanager, runbooks; the promtool
 tests are :mod:`generator.cases`). They import the families and :mod:`generator.parts`.
 
-They read plans, never specs; :mod:`generator.build` calls them. Why their output can be
+They read plans, never specs; :mod:`generator.core.outputs` calls them. Why their output can be
 trusted: docs/architecture.md, "Why each stage can be trusted".
 """

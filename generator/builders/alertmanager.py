@@ -380,8 +380,8 @@ def alertmanager_outputs(
 ) -> dict[str, str]:
     """Every Alertmanager output of ``plans``; ``receivers`` None: placeholders for every team.
     ``tests`` False leaves out the route tests and ``manifests`` False the AlertmanagerConfig
-    manifests, when nothing writes or proves them (:attr:`generator.build.BuildOptions.tests`
-    and :attr:`~generator.build.BuildOptions.overlay`: at 1,000 services the route tests are
+    manifests, when nothing writes or proves them (:attr:`generator.core.outputs.BuildOptions.tests`
+    and :attr:`~generator.core.outputs.BuildOptions.overlay`: at 1,000 services the route tests are
     15 MB of YAML, two thirds of this function's time).
 
     Raises:

@@ -22,21 +22,13 @@ from generator.builders.rulefile import alert_rules
 from generator.errors import Diagnostic, Level, capped_list
 from generator.families import FAMILIES
 from generator.families.base import Role
+from generator.families.kinds import KINDS
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.receivers import RECEIVERS_FILE, Receiver, ReceiversConfig, Timing
 
-_LEGACY_ROLES: dict[str, Role] = {
-    naming.ALERT_ERROR_BUDGET_BURN: Role.SYMPTOM,
-    naming.ALERT_GOODPUT_BURN: Role.SYMPTOM,
-    naming.ALERT_GOODPUT_BUDGET_LOW: Role.SYMPTOM,
-    naming.ALERT_ERROR_BUDGET_LOW: Role.SYMPTOM,
-    naming.ALERT_SIGNAL_MISSING: Role.GUARD,
-    naming.ALERT_BURN_BY_MODEL: Role.SYMPTOM,
-    naming.ALERT_MODELS_UNWATCHED: Role.GUARD,
-}
 ALERT_ROLES: dict[str, Role] = {
-    **_LEGACY_ROLES,
+    **{k.alert: k.role for k in KINDS},
     **{alert: f.role for f in FAMILIES for alert in f.alerts},
 }
 

@@ -18,7 +18,7 @@ from generator.builders.efficiency_panels import efficiency_row
 from generator.builders.goodput_panels import goodput_panels
 from generator.builders.model_panels import models_row
 from generator.builders.slo_rules import error_ratio_record, exhaustion_record
-from generator.families import FAMILIES, gpu
+from generator.families import FAMILIES, gpu, latency_p99
 from generator.families.gpu import GPU_BY, GPU_LEGEND
 from generator.parts.common import identity_matchers
 from generator.parts.grafana_json import PanelDef, Query, RowDef, Step
@@ -371,8 +371,8 @@ def latency_row(plan: ServicePlan) -> RowDef:
             if s.histogram is not None and s.histogram.key == key and s.threshold_seconds:
                 steps.append(Step(s.threshold_seconds, ORANGE))
                 notes.append(f"SLO {s.name} threshold {decimal_str(s.threshold_seconds)}s")
-        if p99_alert is not None and p99_alert.params["indicator"] == key:
-            threshold = float(p99_alert.params["threshold_seconds"])
+        if p99_alert is not None and latency_p99.params(p99_alert).indicator == key:
+            threshold = latency_p99.params(p99_alert).threshold_seconds
             steps.append(Step(threshold, SEVERITY_COLOR[p99_alert.severity]))
             notes.append(f"{naming.ALERT_LATENCY_P99} threshold {decimal_str(threshold)}s")
         record = naming.record(g, naming.LATENCY, "quantile_rate5m")

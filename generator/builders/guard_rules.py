@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
-from generator.families import FAMILIES, gpu, xid_catalog
+from generator.families import FAMILIES, gpu, latency_p99, slow_requests, xid_catalog
 from generator.parts import replicas
 from generator.parts.common import Rule, alert_rule
 from generator.parts.guard_inputs import (
@@ -179,11 +179,13 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
     users: dict[str, list[tuple[str, float | None]]] = {}
     p99 = plan.alerts.get("latency_p99")
     if p99 is not None:
-        users.setdefault(p99.params["indicator"], []).append((naming.ALERT_LATENCY_P99, None))
+        users.setdefault(latency_p99.params(p99).indicator, []).append(
+            (naming.ALERT_LATENCY_P99, None)
+        )
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
-        users.setdefault(slow.params["indicator"], []).append(
-            (naming.ALERT_SLOW_REQUESTS, float(slow.params["bound"]))
+        users.setdefault(slow_requests.params(slow).indicator, []).append(
+            (naming.ALERT_SLOW_REQUESTS, slow_requests.params(slow).bound)
         )
     for s in plan.slos:
         if s.histogram is not None and s.threshold_bound is not None:

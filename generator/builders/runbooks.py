@@ -22,30 +22,18 @@ from generator.builders.alertmanager_routing import alert_routes, inhibition_not
 from generator.builders.fleet import fleet_cluster_label
 from generator.builders.guard_rules import signal_inputs
 from generator.families import FAMILIES, gpu
+from generator.families.kinds import GOODPUT, GOODPUT_BUDGET, KINDS, MODELS, MODELS_BURN, SLO_BUDGET
 from generator.parts.common import identity_matchers
 from generator.parts.pods import OWNER_RECORD, replica_metrics
 from generator.plan import ServicePlan
 from generator.promql import Matcher, by, selector
 from generator.text import render
 
-# Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert family in ServicePlan.alerts
-# (None: rendered per SLO tier, SLO_BUDGET: per SLO budget level — not alert families).
-SLO_BUDGET = "slo_budget"
-GOODPUT = "goodput"  # rendered per goodput SLO tier
-GOODPUT_BUDGET = "goodput_budget"  # rendered per goodput SLO budget level
-MODELS_BURN = "models_burn"  # spec.models: rendered per SLO tier and named model
-MODELS = "models"  # spec.models: the unwatched-traffic ticket
-_LEGACY_ALERTS: dict[str, str | None] = {
-    naming.ALERT_ERROR_BUDGET_BURN: None,
-    naming.ALERT_ERROR_BUDGET_LOW: SLO_BUDGET,
-    naming.ALERT_GOODPUT_BURN: GOODPUT,
-    naming.ALERT_GOODPUT_BUDGET_LOW: GOODPUT_BUDGET,
-    naming.ALERT_SIGNAL_MISSING: "signal_missing",
-    naming.ALERT_BURN_BY_MODEL: MODELS_BURN,
-    naming.ALERT_MODELS_UNWATCHED: MODELS,
-}
+# Every alert obsgen renders (docs/contracts.md, Alerts): alert name → spec key of the alert
+# family in ServicePlan.alerts, or how a declared kind's page is rendered (families/kinds.py:
+# None per SLO tier, SLO_BUDGET per SLO budget level, …).
 ALERTS: dict[str, str | None] = {
-    **_LEGACY_ALERTS,
+    **{k.alert: k.page for k in KINDS},
     **{alert: f.key for f in FAMILIES for alert in f.alerts},
 }
 

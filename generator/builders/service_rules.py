@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 from generator import failures, naming
 from generator.builders import histogram_forms
-from generator.families import FAMILIES
-from generator.families.prefix_cache import prefix_cache_record
+from generator.families import FAMILIES, slow_requests
 from generator.parts.common import (
     Rule,
     counter_target,
@@ -20,17 +19,15 @@ from generator.parts.common import (
     recorded,
 )
 from generator.plan import (
-    CounterPlan,
-    GaugePlan,
     HistogramPlan,
-    PrefixCachePlan,
     ServicePlan,
 )
-from generator.promql import any_of, by, le_matcher, selector, sum_rate, sum_rate_any
+from generator.promql import le_matcher, selector, sum_rate, sum_rate_any
+from generator.signals import SIGNALS
+from generator.signals.base import RATE_WINDOW as RATE_WINDOW
+from generator.signals.base import RATE_WINDOW_SECONDS as RATE_WINDOW_SECONDS
 from generator.units import decimal_str
 
-RATE_WINDOW = "5m"
-RATE_WINDOW_SECONDS = 300
 QUANTILES = (0.5, 0.9, 0.99)
 
 
@@ -154,15 +151,16 @@ def latency_records(plan: ServicePlan) -> list[Rule]:
             )
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
-        h = plan.histograms[slow.params["indicator"]]
+        typed = slow_requests.params(slow)
+        h = plan.histograms[typed.indicator]
         rules.append(
             record_rule(
                 plan,
                 naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m"),
-                slow_ratio_expr(plan, h, slow.params["bound"]),
+                slow_ratio_expr(plan, h, typed.bound),
                 {
                     naming.INDICATOR: h.indicator,
-                    "threshold": decimal_str(slow.params["threshold_seconds"]),
+                    "threshold": decimal_str(typed.threshold_seconds),
                 },
             )
         )
@@ -174,14 +172,6 @@ def slow_ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
     group = plan.agg_labels
     total = count_rate(h, group)
     return f"1 - ({bucket_rate(h, bound, plan.le_version, group)}) / ({total} > 0)"
-
-
-def _gauge_expr(g: GaugePlan, agg: str, group: tuple[str, ...]) -> str:
-    expr = f"{agg}{by(group)} ({any_of(g.names, g.matchers)})"
-    if g.denominator is not None:
-        # Both sides aggregated to the same labels first, so the type label drops out.
-        expr = f"{expr} / ({agg}{by(group)} ({selector(g.name, g.denominator)}) > 0)"
-    return expr if g.scale == 1 else f"({expr}) * {decimal_str(g.scale)}"
 
 
 def mean_latency_records(plan: ServicePlan) -> list[Rule]:
@@ -220,54 +210,10 @@ def traffic_records(plan: ServicePlan) -> list[Rule]:
             f"{recorded(plan, errors)} / ({recorded(plan, requests)} > 0)",
         ),
     ]
-    # Saturation gauges: queue and running requests summed over pods, KV cache per pod.
-    for gauge, metric, agg, per_pod in (
-        (plan.queue_depth, naming.QUEUE_DEPTH, "sum", False),
-        (plan.running_requests, naming.RUNNING_REQUESTS, "sum", False),
-        (plan.kv_cache_usage, naming.KV_CACHE_USAGE, "max", True),
-    ):
-        if gauge is None:
-            continue
-        pod = ("pod",) if per_pod else ()
-        name = naming.record((*g, *pod), metric, agg)
-        keep = tuple(sorted({*plan.agg_labels, *pod}))
-        rules.append(record_rule(plan, name, _gauge_expr(gauge, agg, keep)))
-    if plan.preemptions is not None:
-        rules.append(
-            record_rule(
-                plan,
-                naming.record(g, naming.PREEMPTIONS, "rate5m"),
-                preemptions_rate(plan, plan.preemptions),
-            )
-        )
-    if plan.prefix_cache is not None:
-        rules.append(
-            record_rule(
-                plan, prefix_cache_record(plan), prefix_cache_ratio(plan, plan.prefix_cache)
-            )
-        )
+    # The signals' records (generator.signals): saturation gauges, preemptions, prefix cache.
+    for signal in SIGNALS:
+        rules += signal.records(plan)
     return rules
-
-
-def prefix_cache_ratio(plan: ServicePlan, cache: PrefixCachePlan) -> str:
-    """Share (0–1) of looked-up prompt tokens found in the prefix cache: hits / queries, both
-    summed 5m rates (absent while nothing is looked up: never a division by zero), or the
-    hit-rate gauge averaged over pods."""
-    group = plan.agg_labels
-    if cache.gauge is not None:
-        return _gauge_expr(cache.gauge, "avg", group)
-    hits = sum_rate_any(cache.hits, cache.matchers, RATE_WINDOW, group)
-    queries = sum_rate_any(cache.queries, cache.matchers, RATE_WINDOW, group)
-    return f"{hits} / ({queries} > 0)"
-
-
-def preemptions_rate(plan: ServicePlan, counter: CounterPlan) -> str:
-    """Requests the engine preempted per second (5m rate) by ``counter`` (the plan's
-    ``preemptions``), summed by the service's aggregation labels; a series born late counts
-    from its first value (:func:`generator.promql.born_rate`)."""
-    target = counter_target(plan, counter.matchers)
-    series = selector(counter.name, counter.matchers)
-    return sum_rate(series, RATE_WINDOW, plan.agg_labels, target, RATE_WINDOW_SECONDS)
 
 
 def traffic_alerts(plan: ServicePlan) -> list[Rule]:

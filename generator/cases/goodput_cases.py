@@ -25,11 +25,11 @@ from generator.parts.promtool_series import (
     agg_of,
     alert_test,
     expected_alert,
-    healthy,
     promtool_group,
     steps_until,
 )
 from generator.plan import GoodputTargetPlan, HistogramPlan, ServicePlan, SLOPlan
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 CHECK_MS = 30 * INTERVAL_MS  # constant shares from the first sample: every window reads them

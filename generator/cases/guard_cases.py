@@ -14,6 +14,7 @@ from typing import Any
 from generator import naming
 from generator.builders.guard_rules import CARRIES, signal_inputs
 from generator.builders.rulefile import alert_rules
+from generator.families import latency_p99
 from generator.parts import replicas
 from generator.parts.common import Rule
 from generator.parts.go_templates import render_template
@@ -31,7 +32,6 @@ from generator.parts.promtool_series import (
     alert_test,
     expected_alert,
     family_case,
-    healthy,
     healthy_replicas,
     labels_of,
     promtool_group,
@@ -44,6 +44,7 @@ from generator.parts.windowed_series import (
 )
 from generator.plan import ServicePlan
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 
 # --- input guards ----------------------------------------------------------------------------
 # Which ModelSignalMissing alerts a set of synthetic series raises is predicted here from the
@@ -354,8 +355,9 @@ def long_healthy_group(plan: ServicePlan) -> dict[str, Any]:
     names = sorted({r["alert"] for r in alert_rules(plan)})
     p99 = plan.alerts.get("latency_p99")
     if p99 is not None:
-        h = plan.histograms[p99.params["indicator"]]
-        if 0.99 * h.buckets[0] * h.seconds_per_unit > p99.params["threshold_seconds"]:
+        typed = latency_p99.params(p99)
+        h = plan.histograms[typed.indicator]
+        if 0.99 * h.buckets[0] * h.seconds_per_unit > typed.threshold_seconds:
             names.remove(naming.ALERT_LATENCY_P99)  # even the fastest bucket is over it
     steps = LONG_HEALTHY_MS // INTERVAL_MS
     s = healthy(plan, [Klass(BASE_PER_MIN)], length=steps)

@@ -23,13 +23,13 @@ from generator.parts.promtool_series import (
     agg_of,
     alert_test,
     expected_alert,
-    healthy,
     in_cluster,
     promtool_group,
     steps_until,
     traffic,
 )
 from generator.plan import HistogramPlan, ServicePlan
+from generator.signals.healthy import healthy
 
 CHECK_MS = 30 * 60_000  # the guard's 15m `for` held, every burn window reads 25m of failures
 UNNAMED = "unnamed-model"  # a model spec.models does not name

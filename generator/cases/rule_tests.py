@@ -37,7 +37,6 @@ from generator.parts.promtool_series import (
     Klass,
     alert_test,
     family_case,
-    healthy,
     promtool_group,
     steps_until,
 )
@@ -46,6 +45,7 @@ from generator.parts.windowed_series import (
     without,
 )
 from generator.plan import ServicePlan
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms, parse_duration_ms
 from generator.yamlio import dump_yaml, generated_header
 

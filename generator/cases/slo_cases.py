@@ -24,7 +24,6 @@ from generator.parts.promtool_series import (
     agg_of,
     alert_test,
     expected_alert,
-    healthy,
     mixed,
     promtool_group,
     series_text,
@@ -34,6 +33,7 @@ from generator.parts.promtool_series import (
 )
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import go_float
+from generator.signals.healthy import healthy
 from generator.slo import Tier
 from generator.units import decimal_str, format_duration_ms
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from generator import promtool
-from generator.build import BundleFiles
-from generator.cache import OutputCache
 from generator.errors import Diagnostic, ObsgenError, summarise
-from generator.progress import Progress
+from generator.fleet.bundle import BundleFiles
+from generator.fleet.cache import OutputCache
+from generator.fleet.progress import Progress
 from generator.project_config import (
     CONFIG_FILE,
     DASHBOARDS_VIA,

@@ -1,22 +1,29 @@
 """What one alert family is: :class:`Family`, everything obsgen knows about one
 ``spec.alerts`` entry, from its defaults to its dashboard panels.
 
-Leaf module: it imports no builder, so :mod:`generator.plan` can read the defaults of every
-registered family (:data:`generator.families.FAMILIES`) without an import cycle.
+It imports no builder, only the signals (:mod:`generator.signals`) a family reads, so
+:mod:`generator.plan` can read the defaults of every registered family
+(:data:`generator.families.FAMILIES`) without an import cycle.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from generator.signals import BY_KEY
+from generator.signals.base import Needs as Needs
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.parts.grafana_json import PanelDef
     from generator.parts.guard_inputs import SignalInput
     from generator.plan import ServicePlan
+    from generator.plan_types import HistogramPlan, _Problems
+    from generator.release_bounds import Releases
+    from generator.spec import ServiceSpec
 
 
 class Role(StrEnum):
@@ -38,34 +45,26 @@ class Role(StrEnum):
     """The pod's NVML sidecar is down or cannot read NVML: its GPU alerts are blind."""
 
 
-@dataclass(frozen=True)
-class Needs:
-    """The series an alert family exists for: without it (neither the server's preset nor
-    ``spec.metrics.<metric>.name`` has it) the alert is left out, with a warning when enabled.
+@dataclass
+class Resolving:
+    """One family's alert while :func:`generator.plan_alerts._resolve_alerts` resolves it.
 
     Attributes:
-        metric: the ``spec.metrics`` key (``kvCacheUsage``).
-        attribute: the field of the preset and of ``spec.metrics`` (``kv_cache_usage``).
-        kind: what the series is, for the warning (``gauge``, ``counter``).
-        declarable: whether ``spec.metrics`` can name it; if not, only a preset supplies it.
+        body: the spec's ``spec``; ``given``: its ``spec.alerts`` entry (None: not written).
+        path: ``spec.alerts.<field>``, for problems; ``problems``: where they are reported.
+        histograms: the plan's latency histograms by indicator key.
+        releases: the declared server release line, for per-release bucket checks.
+        params: the alert's parameters (the family's defaults, then the spec's), changed in
+            place by the family's hooks.
     """
 
-    metric: str
-    attribute: str
-    kind: str
-    declarable: bool = True
-
-    def left_out(self, alert: str, server: str) -> str:
-        """The warning when ``alert`` is enabled but server ``server`` has no such series."""
-        if not self.declarable:
-            return (
-                f"{alert} alert left out: the {server} preset reads no {self.kind} "
-                "(docs/spec.md, Server presets)"
-            )
-        return (
-            f"{alert} alert left out: server {server} exports no {self.metric} {self.kind}; "
-            f"declare spec.metrics.{self.metric}.name to enable it"
-        )
+    body: ServiceSpec
+    given: Any
+    path: str
+    problems: _Problems
+    histograms: Mapping[str, HistogramPlan]
+    releases: Releases | None
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def _no_panels(plan: ServicePlan) -> list[PanelDef]:
@@ -108,6 +107,19 @@ class Family:
         panels: ``plan -> [PanelDef]``: its dashboard panels (drawn also when disabled).
         runbook_queries: ``(plan, rec) -> {name: query or None}``: the ``q`` entries its
             runbook page reads; ``rec(record, *matchers)`` selects a recorded series.
+        unavailable: ``Resolving -> why or None``: why the service cannot have the alert
+            (left out, with that warning where the spec enables it), beside ``needs``.
+        inherit: ``Resolving``: fills parameters from the rest of the spec before the spec's
+            own ``spec.alerts`` entry applies (``slowRequests`` takes a latency SLO's threshold).
+        check: ``Resolving -> keep``: the family's own checks of its resolved parameters
+            (reported in ``problems``); False leaves the alert out.
+        default_on: ``spec -> on``: whether a spec without its ``spec.alerts`` entry has it
+            (None: always; ``lambda body: False``: opt-in).
+        windowed: its condition is counted within a window (``spec.alerts.<field>.window``,
+            ``params["window_ms"]``; default :data:`generator.plan.WINDOW_FACTOR` × ``for``).
+        signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
+            ``needs`` the first one's is used, and without ``inputs`` the signals' guards
+            (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
     """
 
     key: str
@@ -129,6 +141,26 @@ class Family:
     runbook_queries: Callable[[ServicePlan, Callable[..., str]], dict[str, str | None]] = (
         _no_queries
     )
+    signals: tuple[str, ...] = ()
+    unavailable: Callable[[Resolving], str | None] | None = None
+    inherit: Callable[[Resolving], None] | None = None
+    check: Callable[[Resolving], bool] | None = None
+    default_on: Callable[[ServiceSpec], bool] | None = None
+    windowed: bool = False
+
+    def __post_init__(self) -> None:
+        read = tuple(BY_KEY[key] for key in self.signals)
+        if self.needs is None and read:
+            object.__setattr__(self, "needs", read[0].needs)
+        if self.inputs is _no_inputs and read:
+            key, readers = self.key, self.alerts
+
+            def guarded(plan: ServicePlan) -> list[SignalInput]:
+                if key not in plan.alerts:
+                    return []
+                return [item for signal in read for item in signal.guard(plan, readers)]
+
+            object.__setattr__(self, "inputs", guarded)
 
     @property
     def defaults(self) -> tuple[int, str, dict[str, Any]]:

@@ -1,33 +1,34 @@
 """Shared pieces of the "a recorded value stays above ``max``" families (queue depth, KV
-cache, preemptions): the alert rule, the guarded gauge, the gauge's firing and quiet cases."""
+cache, preemptions): the alert rule, the gauge's firing and quiet cases."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from generator import naming
 from generator.parts.common import Rule, alert_rule, recorded
-from generator.parts.guard_inputs import (
-    SERVICE_KEYS,
-    SignalInput,
-    Source,
-    server_remedy,
-    targets_up,
-)
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
     Klass,
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
     labels_of,
 )
 from generator.promql import go_float
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
-    from generator.plan import GaugePlan, ServicePlan
+    from generator.plan import AlertPlan, GaugePlan, ServicePlan
+
+
+class Ceiling(Protocol):
+    """The typed parameters of a ceiling family: ``max``, in the record's unit."""
+
+    @property
+    def max(self) -> float: ...
 
 
 def above_max(
@@ -36,43 +37,21 @@ def above_max(
     name: str,
     record_metric: str,
     operation: str,
+    params: Callable[[AlertPlan], Ceiling],
     levels: tuple[str, ...] = (),
     **extra: Any,
 ) -> list[Rule]:
     """Alert ``name`` when the service's record ``<level>:<record_metric>:<operation>`` (by
     the spec's ``groupBy`` plus ``levels``) stays above ``spec.alerts.<key>.max``; none when
-    the alert is off."""
+    the alert is off; ``params`` are the family's typed parameters."""
     alert = plan.alerts.get(key)
     if alert is None:
         return []
     value = recorded(plan, naming.record((*plan.group_by, *levels), record_metric, operation))
-    limit = decimal_str(alert.params["max"])
+    limit = decimal_str(params(alert).max)
     return [
         alert_rule(
             plan, name, f"{value} > {limit}", alert.for_ms, alert.severity, max=limit, **extra
-        )
-    ]
-
-
-def gauge_input(
-    plan: ServicePlan, key: str, signal: str, gauge: GaugePlan | None, alert: str
-) -> list[SignalInput]:
-    """The guarded input of alert family ``key`` reading ``gauge`` (``spec.metrics.<signal>``;
-    a ratio gauge needs its denominator series too); none when the alert is off."""
-    if key not in plan.alerts or gauge is None:
-        return []
-    needs = [tuple(Source(name, gauge.matchers) for name in gauge.names)]
-    if gauge.denominator is not None:
-        needs.append((Source(gauge.name, gauge.denominator),))
-    return [
-        SignalInput(
-            signal,
-            gauge.name,
-            SERVICE_KEYS,
-            tuple(needs),
-            (targets_up(plan),),
-            (alert,),
-            remedy=server_remedy(signal),
         )
     ]
 

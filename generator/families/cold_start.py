@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Role
+from generator.families.base import Family, Resolving, Role
 from generator.families.memory import runbook_cluster
 from generator.parts import replicas
 from generator.parts.common import alert_rule
@@ -253,6 +253,16 @@ def runbook_queries(plan: ServicePlan, rec: Callable[..., str]) -> dict[str, str
     }
 
 
+def unavailable(r: Resolving) -> str | None:
+    """Left out without ``spec.scaleToZero.activator``: the alert reads where requests wait."""
+    if r.body.scale_to_zero.activator is not None:
+        return None
+    return (
+        f"{ALERT} alert left out: it reads where requests wait while no pod is up; name it "
+        "in spec.scaleToZero.activator"
+    )
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="coldStart",
@@ -269,4 +279,5 @@ FAMILY = Family(
     rank=2,
     panels=panels,
     runbook_queries=runbook_queries,
+    unavailable=unavailable,
 )

@@ -9,6 +9,7 @@ docs/metrics/workload/pod-metrics.md); page text in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import gap_bridge, naming
@@ -37,23 +38,37 @@ from generator.parts.promtool_series import (
     alert_test,
     container_labels,
     expected_alert,
-    healthy,
     healthy_replicas,
     steps_until,
 )
 from generator.parts.replica_series import set_replicas, switch
 from generator.parts.windowed_series import Minutes, gauge_group, values_text
 from generator.promql import Matcher, by, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.parts.guard_inputs import SignalInput
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "crash_loop"
 ALERT = naming.ALERT_CRASH_LOOP
 _WAITING = Matcher("reason", "=", naming.CRASH_LOOP_REASON)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``window_ms``: the window restarts are counted in; ``min_restarts``: the restarts
+    within it that fire."""
+
+    window_ms: int
+    min_restarts: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``crash_loop`` alert."""
+    return Params(int(alert.params["window_ms"]), int(alert.params["min_restarts"]))
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -68,7 +83,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = format_duration_ms(int(alert.params["window_ms"]))
+    window = format_duration_ms(params(alert).window_ms)
     keys = by(plan.keeping(*memory.POD_LABELS))
     restarts = selector(naming.KSM_RESTARTS, plan.container_matchers)
     # max − min, not increase(): see the OOM rule (generator.families.oom_killed); bridged
@@ -79,7 +94,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     waiting = selector(naming.KSM_WAITING_REASON, (*plan.container_matchers, _WAITING))
     backoff = f"max{keys} {owned(plan, f'max_over_time({waiting}[{window}])')}"
     on = ", ".join(plan.keeping(*memory.POD_LABELS))
-    minimum = int(alert.params["min_restarts"])
+    minimum = params(alert).min_restarts
     expr = f"{rose} >= {minimum}\nor\n({rose} > 0 and on ({on}) {backoff} == 1)"
     # A crash-looping pod being scaled away to zero replicas is no page.
     expr = replicas.unless_scaled_to_zero(plan, expr)
@@ -105,8 +120,8 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
-    minimum = int(alert.params["min_restarts"])
+    window = params(alert).window_ms
+    minimum = params(alert).min_restarts
     rule = rules(plan)[0]
     pod = container_labels(plan)
     out = memory.out_labels(plan, pod)
@@ -181,7 +196,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = format_duration_ms(int(alert.params["window_ms"]))
+    window = format_duration_ms(params(alert).window_ms)
     waiting = memory.panel_pods(plan, naming.KSM_WAITING_REASON, _WAITING)
     restart_series = selector(
         naming.KSM_RESTARTS, (*plan.container_matchers, *scope(plan), pod_filter())
@@ -194,7 +209,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
             description=f"Restarts per pod (increase of {naming.KSM_RESTARTS} over "
             f"$__rate_interval) and whether the container waits in {naming.CRASH_LOOP_REASON} "
             f"({naming.KSM_WAITING_REASON}, 1 = yes). {ALERT} fires at "
-            f"{alert.params['min_restarts']} restarts within {window}, or at any restart "
+            f"{params(alert).min_restarts} restarts within {window}, or at any restart "
             "while it waits.",
             kind="timeseries",
             queries=(
@@ -243,4 +258,5 @@ FAMILY = Family(
     rank=3,
     panels=panels,
     runbook_queries=runbook_queries,
+    windowed=True,
 )

@@ -9,10 +9,11 @@ follows the daily load) and how shared GPUs are attributed: docs/spec.md, "Effic
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Resolving, Role
 from generator.parts import gpu_series
 from generator.parts.common import alert_rule, recorded
 from generator.parts.promtool_series import (
@@ -20,15 +21,15 @@ from generator.parts.promtool_series import (
     Klass,
     expected_alert,
     family_case,
-    healthy,
     labels_of,
 )
 from generator.promql import by, go_float, selector
+from generator.signals.healthy import healthy
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "efficiency_regression"
 ALERT = naming.ALERT_EFFICIENCY_REGRESSED
@@ -42,6 +43,28 @@ WHAT = {
     "energy": "energy per 1,000 output tokens",
     "gpuSeconds": "GPU-seconds per million output tokens",
 }
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_increase``: the share (0–1) the measure may rise over its baseline;
+    ``baseline_ms``: how long ago the baseline hour is (1d or 7d); ``min_tokens_per_second``:
+    the output tokens under which it stays silent; ``measure``: ``energy`` or ``gpuSeconds``."""
+
+    max_increase: float
+    baseline_ms: int
+    min_tokens_per_second: float
+    measure: str
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``efficiency_regression`` alert."""
+    return Params(
+        float(alert.params["max_increase"]),
+        int(alert.params["baseline_ms"]),
+        float(alert.params["min_tokens_per_second"]),
+        str(alert.params["measure"]),
+    )
 
 
 def _record(measure: str) -> str:
@@ -60,15 +83,15 @@ def _tokens(plan: ServicePlan, offset: str) -> str:
 def expr(plan: ServicePlan) -> str:
     """The hour's average of the measure over the same hour ``baseline`` ago, above
     1 + ``max_increase``, where both hours averaged at least ``min_tokens_per_second``."""
-    params = plan.alerts[KEY].params
-    record = recorded(plan, _record(params["measure"]))
-    baseline = format_duration_ms(params["baseline_ms"])
-    least = decimal_str(params["min_tokens_per_second"])
+    p = params(plan.alerts[KEY])
+    record = recorded(plan, _record(p.measure))
+    baseline = format_duration_ms(p.baseline_ms)
+    least = decimal_str(p.min_tokens_per_second)
     on = f"on ({', '.join(plan.keeping('namespace'))})"
     return (
         f"(\n  avg_over_time({record}[{WINDOW}])\n/\n"
         f"  avg_over_time({record}[{WINDOW}] offset {baseline})\n"
-        f") > {go_float(1 + float(params['max_increase']))}\n"
+        f") > {go_float(1 + p.max_increase)}\n"
         f"and {on} {_tokens(plan, '')} >= {least}\n"
         f"and {on} {_tokens(plan, baseline)} >= {least}"
     )
@@ -80,7 +103,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None or not plan.gpu_exporter or plan.generation_tokens is None:
         return []
-    params = alert.params
+    p = params(alert)
     return [
         alert_rule(
             plan,
@@ -88,9 +111,9 @@ def rules(plan: ServicePlan) -> list[Rule]:
             expr(plan),
             alert.for_ms,
             alert.severity,
-            what=WHAT[params["measure"]],
-            increase=f"{float(params['max_increase']) * 100:g} %",
-            baseline=format_duration_ms(params["baseline_ms"]),
+            what=WHAT[p.measure],
+            increase=f"{p.max_increase * 100:g} %",
+            baseline=format_duration_ms(p.baseline_ms),
         )
     ]
 
@@ -123,14 +146,14 @@ def proof_cases(plan: ServicePlan) -> list[dict[str, Any]]:
     regression on too little traffic. The baseline is fixed at a day here (the 7d offset is
     the same expression with another offset)."""
     rule = next(iter(rules(plan)), None)
-    if rule is None or plan.alerts[KEY].params["baseline_ms"] != 86_400_000:
+    if rule is None or params(plan.alerts[KEY]).baseline_ms != 86_400_000:
         return []
-    params = plan.alerts[KEY].params
+    p = params(plan.alerts[KEY])
     alert = plan.alerts[KEY]
     at = (1440 + 60 + 10) * 60_000 + alert.for_ms
     steps = at // 60_000 + 1
-    busy = float(params["min_tokens_per_second"]) * 100
-    idle = float(params["min_tokens_per_second"]) / 2
+    busy = p.min_tokens_per_second * 100
+    idle = p.min_tokens_per_second / 2
     labels = {**labels_of(plan, ()), naming.SERVICE: plan.name}
     labels = {k: v for k, v in labels.items() if k in (*plan.keeping("namespace"), naming.SERVICE)}
     expected = [expected_alert(rule, labels, None)]
@@ -157,6 +180,17 @@ def runbook_queries(plan: ServicePlan, record: Any) -> dict[str, str | None]:
     return {"efficiency_energy": recorded(plan, _record("energy"))}
 
 
+_BASELINES_MS = {"1d": 86_400_000, "7d": 604_800_000}
+
+
+def check(r: Resolving) -> bool:
+    """``spec.alerts.efficiencyRegression.baseline`` (``1d`` or ``7d``) as ``baseline_ms``."""
+    baseline = getattr(r.given, "baseline", None)
+    if baseline is not None:
+        r.params["baseline_ms"] = _BASELINES_MS[baseline]
+    return True
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="efficiencyRegression",
@@ -173,9 +207,11 @@ FAMILY = Family(
     group="gpu",
     rules=rules,
     cases=cases,
-    needs=Needs("generationTokens", "generation_tokens", "counter"),
+    signals=("generation_tokens",),
     sidecar=True,
     row="gpu",
     runbook_queries=runbook_queries,
     rank=40,
+    check=check,
+    default_on=lambda body: False,  # opt-in: its output would be new for every existing spec
 )

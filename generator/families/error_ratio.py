@@ -26,12 +26,12 @@ from generator.parts.promtool_series import (
     expected_alert,
     family_case,
     fire_and_quiet,
-    healthy,
     in_cluster,
     mixed,
 )
 from generator.parts.series_parts import ERROR_EXAMPLES, example_value, labels_of
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -69,8 +69,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     on = ", ".join(plan.agg_labels)
     requests = recorded(plan, naming.record(plan.group_by, naming.REQUESTS, "rate5m"))
     ratio = recorded(plan, _record(plan))
-    min_events = int(alert.params["min_events"])
-    most = decimal_str(alert.params["max_ratio"])
+    min_events = params(alert).min_events
+    most = decimal_str(params(alert).max_ratio)
     return [
         alert_rule(
             plan,
@@ -90,7 +90,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    max_ratio = Fraction(str(alert.params["max_ratio"]))
+    max_ratio = Fraction(str(params(alert).max_ratio))
     high, low = (max_ratio + 1) / 2, max_ratio / 2
     labels = {**agg_of(plan, plan.requests.matchers), naming.SERVICE: plan.name}
     expected = [expected_alert(rules(plan)[0], labels, float(high))]

@@ -23,9 +23,9 @@ from generator.parts.promtool_series import (
     Klass,
     expected_alert,
     fire_and_quiet,
-    healthy,
 )
 from generator.promql import Matcher, born, by, selector
+from generator.signals.healthy import healthy
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule

@@ -21,9 +21,9 @@ from generator.parts.promtool_series import (
     Series,
     expected_alert,
     family_case,
-    healthy,
 )
 from generator.promql import by
+from generator.signals.healthy import healthy
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule

@@ -6,6 +6,7 @@ Page text in ``templates/runbooks/GPUHardwareSlowdown.md.j2``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
@@ -31,7 +32,6 @@ from generator.parts.promtool_series import (
     Series,
     alert_test,
     expected_alert,
-    healthy,
     steps_until,
 )
 from generator.parts.windowed_series import (
@@ -44,14 +44,27 @@ from generator.parts.windowed_series import (
     values_text,
 )
 from generator.promql import Matcher, by
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "gpu_hardware_slowdown"
 ALERT = naming.ALERT_GPU_SLOWDOWN
+
+
+@dataclass(frozen=True)
+class Params:
+    """``window_ms``: the window the condition's share of time is measured in."""
+
+    window_ms: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``gpu_hardware_slowdown`` alert."""
+    return Params(int(alert.params["window_ms"]))
 
 
 def slowdown_matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
@@ -72,7 +85,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     active = _active(plan)
     expr = held_for(
         plan,
@@ -100,7 +113,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     rule = rules(plan)[0]
     name = rule["alert"]
@@ -177,7 +190,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = format_duration_ms(int(alert.params["window_ms"]))
+    window = format_duration_ms(params(alert).window_ms)
     held = format_duration_ms(max(alert.for_ms, plan.scrape_interval_ms))
     active = _active(plan, *scope(plan), pod_filter())
     labels = by(plan.keeping(*gpu.GPU_LABELS, "gpu", "reason"))
@@ -216,4 +229,5 @@ FAMILY = Family(
     row="gpu",
     rank=3,
     panels=panels,
+    windowed=True,
 )

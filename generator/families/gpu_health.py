@@ -27,9 +27,9 @@ from generator.parts.promtool_series import (
     after_for,
     expected_alert,
     family_case,
-    healthy,
 )
 from generator.promql import Matcher, by
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ from generator.parts.promtool_series import (
     after_for,
     expected_alert,
     family_case,
-    healthy,
 )
 from generator.promql import by
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     the MIG instance cases."""
     if KEY not in plan.alerts:
         return []
-    min_free = Fraction(str(plan.alerts[KEY].params["min_free"]))
+    min_free = Fraction(str(params(plan.alerts[KEY]).min_free))
     total = gpu_series.TOTAL
     free = _whole_mib(total * min_free / 2)
     rule = rules(plan)[0]

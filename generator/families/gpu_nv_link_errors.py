@@ -10,6 +10,7 @@ errors matter only at 100+ a second there and are left to the panel. Page text i
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
@@ -22,11 +23,23 @@ from generator.units import decimal_str
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.parts.guard_inputs import SignalInput
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "gpu_nv_link_errors"
 ALERT = naming.ALERT_GPU_NVLINK
 COUNTERS = (Matcher("counter", "=~", "replay|recovery"),)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max``: the errors per second above which it alerts."""
+
+    max: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``gpu_nv_link_errors`` alert."""
+    return Params(float(alert.params["max"]))
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -34,7 +47,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    limit = float(alert.params["max"])
+    limit = params(alert).max
     expr = gpu_health.per_minute(plan, naming.GPU_NVLINK_ERRORS, limit, *COUNTERS)
     return [alert_rule(plan, ALERT, expr, alert.for_ms, alert.severity, max=decimal_str(limit))]
 
@@ -45,7 +58,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    limit = float(alert.params["max"])
+    limit = params(alert).max
     fast = f"0+{go_float(2 * limit + 1)}x60"
     faults: list[gpu_health.Fault] = [(naming.GPU_NVLINK_ERRORS, fast, "replay")]
     quiet: list[tuple[str, list[gpu_health.Fault]]] = []

@@ -9,6 +9,7 @@ NVIDIA/DCGM ``common/DcgmGPUHardwareLimits.h``). Page text in
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import dcgm_fields, naming
@@ -21,10 +22,22 @@ from generator.units import decimal_str
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.parts.guard_inputs import SignalInput
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "gpu_pcie_replays"
 ALERT = naming.ALERT_GPU_PCIE
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max``: the errors per second above which it alerts."""
+
+    max: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``gpu_pcie_replays`` alert."""
+    return Params(float(alert.params["max"]))
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -32,7 +45,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    limit = float(alert.params["max"])
+    limit = params(alert).max
     expr = gpu_health.per_minute(plan, naming.GPU_PCIE_REPLAYS, limit)
     return [alert_rule(plan, ALERT, expr, alert.for_ms, alert.severity, max=decimal_str(limit))]
 
@@ -43,7 +56,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    limit = float(alert.params["max"])
+    limit = params(alert).max
     faults: list[gpu_health.Fault] = [
         (naming.GPU_PCIE_REPLAYS, f"0+{go_float(2 * limit + 1)}x60", None)
     ]

@@ -46,7 +46,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     if alert is None:
         return []
     hottest = f"max{by(plan.keeping(*gpu.GPU_LABELS))} ({gpu.read(plan, naming.GPU_TEMPERATURE)})"
-    limit = decimal_str(alert.params["max"])
+    limit = decimal_str(params(alert).max)
     return [
         alert_rule(plan, ALERT, f"{hottest} > {limit}", alert.for_ms, alert.severity, max=limit)
     ]

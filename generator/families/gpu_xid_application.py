@@ -21,8 +21,8 @@ from generator.parts.promtool_series import (
     after_for,
     expected_alert,
     family_case,
-    healthy,
 )
+from generator.signals.healthy import healthy
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule

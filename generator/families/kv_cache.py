@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, panel_runbook, pod_filter, rec
 from generator.parts.promtool_series import example_pod
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "kv_cache"
@@ -47,7 +46,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelKVCacheNearFull`` while a pod's usage record stays above ``max``."""
     if plan.kv_cache_usage is None:
         return []
-    return ceiling.above_max(plan, KEY, ALERT, naming.KV_CACHE_USAGE, "max", ("pod",))
+    return ceiling.above_max(plan, KEY, ALERT, naming.KV_CACHE_USAGE, "max", params, ("pod",))
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -58,11 +57,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     value = (params(plan.alerts[KEY]).max + 1) / 2
     rule = rules(plan)[0]
     return ceiling.gauge_cases(plan, KEY, gauge, rule, value, {"pod": example_pod(plan)})
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The KV-cache gauge (and a ratio gauge's denominator series)."""
-    return ceiling.gauge_input(plan, KEY, "kvCacheUsage", plan.kv_cache_usage, ALERT)
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
@@ -104,8 +98,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("kvCacheUsage", "kv_cache_usage", "gauge"),
-    inputs=inputs,
+    signals=("kv_cache_usage",),
     row="saturation",
     rank=2,
     panels=panels,

@@ -11,10 +11,11 @@ without NIXL, so silent there. On by default with ``spec.roles``; docs/spec.md, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming, roles
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.common import alert_rule, record_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
@@ -31,7 +32,7 @@ from generator.units import decimal_str
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "kv_transfer"
 ALERT_FAILING = naming.ALERT_KV_TRANSFER_FAILING
@@ -39,6 +40,20 @@ ALERT_SLOW = naming.ALERT_KV_TRANSFER_SLOW
 FAILURES = "model_kv_transfer_failures"  # share (0–1) of transfers that failed
 LATENCY = "model_kv_transfer_seconds"  # p99 transfer time (s)
 TOP_BOUND_S = 5.0  # the largest finite bucket of vllm:nixl_xfer_time_seconds (v0.11.1 … v0.14.0)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_ratio``: the failed share (0–1) of transfers above which it alerts;
+    ``threshold_seconds``: the p99 transfer time (s) above which it alerts."""
+
+    max_ratio: float
+    threshold_seconds: float
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``kv_transfer`` alert."""
+    return Params(float(alert.params["max_ratio"]), float(alert.params["threshold_seconds"]))
 
 
 def _matchers(plan: ServicePlan) -> tuple[Matcher, ...]:
@@ -59,7 +74,7 @@ def latency_record(plan: ServicePlan) -> str:
 def rules(plan: ServicePlan) -> list[Rule]:
     """The two records, then the two alerts (module docstring), where enabled."""
     alert = plan.alerts.get(KEY)
-    series = plan.preset.kv_transfer
+    series = plan.kv_transfer
     if alert is None or series is None:
         return []
     histogram, failed = series
@@ -72,8 +87,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     bad = rate(failed)
     share = f"{bad} / ({bad} + {done} > 0)"
     p99 = f"histogram_quantile(0.99, {rate(histogram + '_bucket', 'le')})"
-    max_ratio = float(alert.params["max_ratio"])
-    threshold = float(alert.params["threshold_seconds"])
+    max_ratio = params(alert).max_ratio
+    threshold = params(alert).threshold_seconds
     return [
         record_rule(plan, failures_record(plan), share),
         record_rule(plan, latency_record(plan), p99),
@@ -103,8 +118,8 @@ def _transfers(
 ) -> list[dict[str, str]]:
     """The decode role's transfer series: ``per_min`` done (all at 5 ms, or at 5 s when
     ``slow``) and ``failed`` failed transfers a minute."""
-    assert plan.preset.kv_transfer is not None
-    histogram, counter = plan.preset.kv_transfer
+    assert plan.kv_transfer is not None
+    histogram, counter = plan.kv_transfer
     labels = labels_of(plan, _matchers(plan), model_name="m", engine="0")
     out = [{"series": series_text(counter, labels), "values": f"0+{failed}x{steps}"}]
     out.append(
@@ -125,9 +140,9 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """One group each: healthy transfers (fast, none failing) silent; a quarter failing fires
     ``ModelKVTransferFailing``; all at 5 s fires ``ModelKVTransferSlow``."""
     alert = plan.alerts.get(KEY)
-    if alert is None or plan.preset.kv_transfer is None:
+    if alert is None or plan.kv_transfer is None:
         return []
-    if float(alert.params["max_ratio"]) >= 0.25 or float(alert.params["threshold_seconds"]) >= 4.5:
+    if params(alert).max_ratio >= 0.25 or params(alert).threshold_seconds >= 4.5:
         return []  # the cases' failures and delays would not reach such limits
     steps = alert.for_ms // 60_000 + 20
     at = (alert.for_ms // 60_000 + 15) * 60_000
@@ -163,9 +178,9 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """The failed share (0–1) and the p99 transfer time (s) over 5m, each with its alert's
     limit drawn; none where the alerts are off or the server exports no transfer series."""
-    if plan.alerts.get(KEY) is None or plan.preset.kv_transfer is None:
+    if plan.alerts.get(KEY) is None or plan.kv_transfer is None:
         return []
-    histogram, failed = plan.preset.kv_transfer
+    histogram, failed = plan.kv_transfer
     return [
         PanelDef(
             title="KV transfers failing",
@@ -201,7 +216,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
     """The failed share and the p99 transfer time records (None without the series)."""
-    if plan.preset.kv_transfer is None:
+    if plan.kv_transfer is None:
         return {"kv_transfer_failures": None, "kv_transfer_p99": None}
     return {
         "kv_transfer_failures": record(failures_record(plan)),
@@ -220,9 +235,11 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("kvTransfer", "kv_transfer", "KV-transfer series", declarable=False),
+    signals=("kv_transfer",),
     runbook_queries=runbook_queries,
     row="traffic",
     rank=90,
     panels=panels,
+    # On by default only for disaggregated (spec.roles) services.
+    default_on=lambda body: body.roles is not None,
 )

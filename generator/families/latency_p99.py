@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Role
+from generator.families import latency
+from generator.families.base import Family, Resolving, Role
 from generator.parts.common import alert_rule, recorded
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
@@ -21,9 +22,11 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
 )
+from generator.plan_metrics import _P99_EFFECT, _below_top, _release_checks
 from generator.promql import Matcher
+from generator.release_bounds import Test
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -53,14 +56,14 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     p99 = recorded(
         plan,
         naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m"),
         Matcher(naming.INDICATOR, "=", h.indicator),
         Matcher(naming.QUANTILE, "=", "0.99"),
     )
-    threshold = alert.params["threshold_seconds"]
+    threshold = params(alert).threshold_seconds
     return [
         alert_rule(
             plan,
@@ -100,6 +103,61 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     return fire_and_quiet(plan, KEY, ALERT, fire, quiet, expected)
 
 
+def check(r: Resolving) -> bool:
+    """The indicator's histogram, and a threshold under its largest bound (``histogram_quantile``
+    never reports more): refused where the spec sets it, left out with a warning where it is
+    the default; a line of releases with other bounds is checked too."""
+    histogram = latency.histogram(r)
+    if histogram is None:
+        return False
+    if not histogram.bounded:
+        return True
+    merged, path, p, releases = r.params, r.path, r.problems, r.releases
+    top = histogram.buckets[-1] * histogram.seconds_per_unit
+    seconds = float(merged["threshold_seconds"])
+    test = Test(_below_top(seconds), "below the largest bucket bound", _P99_EFFECT)
+    per_release = releases is not None and histogram.key in releases.preset_keys
+    shown = f"{decimal_str(seconds)}s"
+    if seconds < top and per_release and releases is not None:
+        if r.given is not None:
+            _release_checks(histogram, seconds, f"{path}.threshold", p, releases, test)
+        else:
+            # A default threshold: the line's other releases only warn.
+            for problem in filter(
+                None,
+                (
+                    releases.line_problem(histogram.key, test, shown),
+                    releases.upgrade_warning(histogram.key, test, shown),
+                    releases.unset_warning(histogram.key, test, shown),
+                ),
+            ):
+                p.warn(path, f"default {naming.ALERT_LATENCY_P99}: {problem}")
+    if merged["threshold_seconds"] >= top and r.given is None:
+        # An unconfigured default that could never fire: leave it out, and say so.
+        p.warn(
+            path,
+            f"default {naming.ALERT_LATENCY_P99} alert left out: its "
+            f"{decimal_str(merged['threshold_seconds'])}s threshold is not below "
+            f"the largest bucket bound {decimal_str(top)}s of {histogram.metric}, "
+            f"so it could never fire; enable it with {path}.threshold below "
+            f"{decimal_str(top)}s",
+        )
+        return False
+    if merged["threshold_seconds"] >= top:
+        fix = (
+            f" — {releases.refusal(histogram.key, test)}"
+            if per_release and releases is not None
+            else ""
+        )
+        p.add(
+            f"{path}.threshold",
+            f"{decimal_str(merged['threshold_seconds'])}s is not below the largest bucket "
+            f"bound {decimal_str(top)}s; histogram_quantile never reports more than that "
+            f"bound, so the alert could never fire{fix}",
+        )
+    return True
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="latencyP99",
@@ -111,4 +169,6 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
+    unavailable=latency.unavailable(ALERT),
+    check=check,
 )

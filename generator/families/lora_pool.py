@@ -12,10 +12,11 @@ On by default with ``spec.models``; docs/spec.md, "LoRA adapter pool"; page text
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.common import alert_rule, record_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import kept_by, legend, panel_runbook, pod_filter, rec
@@ -30,7 +31,7 @@ from generator.promql import Matcher, selector
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "lora_pool"
 ALERT = naming.ALERT_LORA_POOL
@@ -38,6 +39,18 @@ RECORD = "model_lora_pool"  # the newest pool state of each target (value: its s
 POOL = "lora_pool"  # the joined label "<max_lora>;<running adapters>"
 MAX_LORA, RUNNING, WAITING = "max_lora", "running_lora_adapters", "waiting_lora_adapters"
 DEFAULT_MAX_LORAS = 1  # vLLM's --max-loras default (EngineArgs.max_loras)
+
+
+@dataclass(frozen=True)
+class Params:
+    """``max_loras``: the adapter slots of the pool (the server's ``--max-loras``)."""
+
+    max_loras: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``lora_pool`` alert."""
+    return Params(int(alert.params.get("max_loras", DEFAULT_MAX_LORAS)))
 
 
 def record_name(plan: ServicePlan) -> str:
@@ -55,7 +68,7 @@ def full_pattern(slots: int) -> str:
 def rules(plan: ServicePlan) -> list[Rule]:
     """The record and ``ModelLoRAPoolSaturated`` (module docstring), where enabled."""
     alert = plan.alerts.get(KEY)
-    name = plan.preset.lora_info
+    name = plan.lora_info
     if alert is None or name is None:
         return []
     newest = f"topk without ({MAX_LORA}, {RUNNING}, {WAITING}) (1, {selector(name, plan.matchers)})"
@@ -67,7 +80,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     full = recorded(
         plan,
         record_name(plan),
-        Matcher(POOL, "=~", full_pattern(int(alert.params.get("max_loras", DEFAULT_MAX_LORAS)))),
+        Matcher(POOL, "=~", full_pattern(params(alert).max_loras)),
         Matcher(WAITING, "!=", ""),
     )
     # The adapters' names leave the alert's labels: a new waiting set must not restart `for`.
@@ -97,7 +110,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     """Two groups over 60 steps: a pool of ``maxLoras`` slots all running with one adapter
     waiting from step 20 fires after ``for``; one slot free with one waiting, then all running
     with none waiting, stays silent."""
-    name = plan.preset.lora_info
+    name = plan.lora_info
     alert = plan.alerts.get(KEY)
     if alert is None or name is None:
         return []
@@ -105,7 +118,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     at = (20 + alert.for_ms // 60_000 + 5) * 60_000
     (rule,) = [r for r in rules(plan) if r.get("alert") == ALERT]
     up = {"series": series_text("up", up_labels(plan)), "values": f"1+0x{steps}"}
-    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    slots = params(alert).max_loras
     names = [f"adapter{i}" for i in range(slots + 1)]
     size, all_busy, one_free = str(slots), ",".join(names[:slots]), ",".join(names[: slots - 1])
     idle = {MAX_LORA: size, RUNNING: one_free, WAITING: ""}
@@ -138,13 +151,13 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     """The pool of each pod now (table: ``max_lora``, running and waiting adapters) and the
     pods whose pool is full and whose adapters wait (time series); none where the alert is
     off or the preset reads no pool gauge."""
-    if plan.alerts.get(KEY) is None or plan.preset.lora_info is None:
+    if plan.alerts.get(KEY) is None or plan.lora_info is None:
         return []
     record = record_name(plan)
     state = rec(plan, record, pod_filter())
     by = ", ".join(plan.agg_labels)
     alert = plan.alerts[KEY]
-    slots = int(alert.params.get("max_loras", DEFAULT_MAX_LORAS))
+    slots = params(alert).max_loras
     full = rec(plan, record, pod_filter(), Matcher(POOL, "=~", full_pattern(slots)))
     waiting = rec(plan, record, pod_filter(), Matcher(WAITING, "!=", ""))
     runbook = panel_runbook(plan, ALERT)
@@ -152,7 +165,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
         PanelDef(
             title="LoRA adapter pool per pod",
             key="lora-pool/state",
-            description=f"Each pod's adapter pool now ({record}, from {plan.preset.lora_info}): "
+            description=f"Each pod's adapter pool now ({record}, from {plan.lora_info}): "
             f"{MAX_LORA} slots, the adapters running in them and those waiting for one "
             "(comma-joined names). Full (as many running as slots) with adapters waiting: "
             f"{ALERT}.",
@@ -198,8 +211,10 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("loraPool", "lora_info", "LoRA adapter gauge", declarable=False),
+    signals=("lora_info",),
     row="saturation",
     rank=90,
     panels=panels,
+    # On by default only where spec.models says several models share a server.
+    default_on=lambda body: body.models is not None,
 )

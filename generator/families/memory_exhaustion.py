@@ -24,10 +24,10 @@ from generator.parts.promtool_series import (
     container_labels,
     expected_alert,
     family_case,
-    healthy,
     memory_limit,
 )
 from generator.promql import by, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
@@ -85,13 +85,13 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     if alert is None:
         return []
     limit = memory_limit(plan)
-    horizon_s = alert.params["horizon_ms"] / 1000
+    horizon_s = params(alert).horizon_ms / 1000
     per_min = limit * 60 // int(horizon_s)  # reaches the limit within one horizon
     pod = container_labels(plan)
     base = [Klass(BASE_PER_MIN)]
     fire = healthy(plan, base)
     fire.gauge(naming.CADVISOR_WORKING_SET, pod, f"{limit // 2}+{per_min}x120")
-    at = CHECK_MS + alert.for_ms + alert.params["lookback_ms"]
+    at = CHECK_MS + alert.for_ms + params(alert).lookback_ms
     rule = rules(plan)[0]
     expected = [expected_alert(rule, memory.out_labels(plan, pod), None)]
     return [

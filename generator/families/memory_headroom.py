@@ -30,10 +30,10 @@ from generator.parts.promtool_series import (
     container_labels,
     expected_alert,
     fire_and_quiet,
-    healthy,
     memory_limit,
 )
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     if alert is None:
         return []
     limit = memory_limit(plan)
-    min_free = Fraction(str(alert.params["min_free"]))
+    min_free = Fraction(str(params(alert).min_free))
     used = int(limit * (1 - min_free / 2))
     pod = container_labels(plan)
     base = [Klass(BASE_PER_MIN)]

@@ -45,10 +45,10 @@ from generator.parts.promtool_series import (
     alert_test,
     container_labels,
     expected_alert,
-    healthy,
 )
 from generator.parts.windowed_series import Minutes, gauge_group, values_text, without
 from generator.promql import Matcher, by, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:

@@ -14,15 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
-from generator.parts.guard_inputs import (
-    SERVICE_KEYS,
-    SignalInput,
-    Source,
-    server_remedy,
-    targets_up,
-)
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
@@ -30,9 +23,9 @@ from generator.parts.promtool_series import (
     agg_of,
     expected_alert,
     fire_and_quiet,
-    healthy,
     labels_of,
 )
+from generator.signals.healthy import healthy
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -63,7 +56,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     if plan.preemptions is None:
         return []
     return ceiling.above_max(
-        plan, KEY, ALERT, naming.PREEMPTIONS, "rate5m", metric=plan.preemptions.name
+        plan, KEY, ALERT, naming.PREEMPTIONS, "rate5m", params, metric=plan.preemptions.name
     )
 
 
@@ -79,24 +72,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     labels = {**agg_of(plan, counter.matchers), naming.SERVICE: plan.name}
     expected = [expected_alert(rules(plan)[0], labels, per_s)]
     return fire_and_quiet(plan, KEY, ALERT, fire, healthy(plan, base), expected)
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The preemptions counter."""
-    counter = plan.preemptions
-    if KEY not in plan.alerts or counter is None:
-        return []
-    return [
-        SignalInput(
-            "preemptions",
-            counter.name,
-            SERVICE_KEYS,
-            ((Source(counter.name, counter.matchers),),),
-            (targets_up(plan),),
-            (ALERT,),
-            remedy=server_remedy("preemptions"),
-        )
-    ]
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
@@ -138,8 +113,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("preemptions", "preemptions", "counter"),
-    inputs=inputs,
+    signals=("preemptions",),
     row="saturation",
     rank=4,
     panels=panels,

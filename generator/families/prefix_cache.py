@@ -2,7 +2,7 @@
 tokens found in the prefix cache below ``min`` while requests flow.
 
 Reads the hit-ratio record :func:`generator.builders.service_rules.traffic_records` writes
-(:func:`prefix_cache_record`) from the preset's counters or gauge (no ``spec.metrics`` key);
+(:func:`generator.signals.prefix_cache.record_name`) from the preset's counters or gauge (no ``spec.metrics`` key);
 page text in ``templates/runbooks/ModelPrefixCacheHitRatioLow.md.j2``.
 """
 
@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.common import alert_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
-from generator.parts.guard_inputs import SERVICE_KEYS, SignalInput, Source, targets_up
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
@@ -26,9 +25,9 @@ from generator.parts.promtool_series import (
     expected_alert,
     family_case,
     fire_and_quiet,
-    healthy,
-    prefix_cache_series,
 )
+from generator.signals import prefix_cache as signal
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -51,14 +50,6 @@ def params(alert: AlertPlan) -> Params:
     return Params(min=float(alert.params["min"]))
 
 
-def prefix_cache_record(plan: ServicePlan) -> str:
-    """Name of the prefix-cache hit ratio record: ``…:ratio_rate5m`` from counters, ``…:avg``
-    (over pods) from a gauge."""
-    cache = plan.prefix_cache
-    operations = "avg" if cache is not None and cache.gauge is not None else "ratio_rate5m"
-    return naming.record(plan.group_by, naming.PREFIX_CACHE_HITS, operations)
-
-
 def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelPrefixCacheHitRatioLow`` while the hit ratio stays under ``min``; from a gauge
     (which keeps its last value when idle) only while requests flow."""
@@ -66,8 +57,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
     cache = plan.prefix_cache
     if alert is None or cache is None:
         return []
-    ratio = recorded(plan, prefix_cache_record(plan))
-    least = decimal_str(alert.params["min"])
+    ratio = recorded(plan, signal.record_name(plan))
+    least = decimal_str(params(alert).min)
     low = f"{ratio} < {least}"
     if cache.gauge is not None:
         # A gauge keeps its last value when idle: only while requests flow. The counters'
@@ -87,44 +78,23 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     poor = params(plan.alerts[KEY]).min / 2
     base = [Klass(BASE_PER_MIN)]
     fire = healthy(plan, base)
-    prefix_cache_series(plan, fire, poor, 60)
+    signal.series(plan, fire, poor, 60)
     matchers = cache.gauge.matchers if cache.gauge else cache.matchers
     labels = {**agg_of(plan, matchers), naming.SERVICE: plan.name}
     expected = [expected_alert(rules(plan)[0], labels, poor)]
     groups = fire_and_quiet(plan, KEY, ALERT, fire, healthy(plan, base), expected)
     idle = healthy(plan, [])
-    prefix_cache_series(plan, idle, 0, 60, tokens=0)
+    signal.series(plan, idle, 0, 60, tokens=0)
     at = after_for(plan, KEY)
     groups.append(family_case(plan, f"{ALERT}: idle, silent", idle, ALERT, [], at))
     return groups
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The hit and query counters, or the hit-rate gauge."""
-    cache = plan.prefix_cache
-    if KEY not in plan.alerts or cache is None:
-        return []
-    names = [cache.gauge.names] if cache.gauge else [cache.hits, cache.queries]
-    matchers = cache.gauge.matchers if cache.gauge else cache.matchers
-    return [
-        SignalInput(
-            "prefixCache",
-            names[0][0],
-            SERVICE_KEYS,
-            tuple(tuple(Source(n, matchers) for n in group) for group in names),
-            (targets_up(plan),),
-            (ALERT,),
-            remedy="A server upgrade may have renamed it: compare spec.serverVersion with what "
-            "the server exposes (obsgen verify lists it).",
-        )
-    ]
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
     """The hit ratio, the alert's ``min`` drawn (red under it)."""
     if plan.prefix_cache is None:
         return []
-    record = prefix_cache_record(plan)
+    record = signal.record_name(plan)
     return [
         PanelDef(
             title="Prefix-cache hit ratio",
@@ -147,7 +117,7 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
 def runbook_queries(plan: ServicePlan, record: Callable[..., str]) -> dict[str, str | None]:
     """``prefix_cache``: the hit-ratio record (None without a prefix cache)."""
     cached = plan.prefix_cache is not None
-    return {"prefix_cache": record(prefix_cache_record(plan)) if cached else None}
+    return {"prefix_cache": record(signal.record_name(plan)) if cached else None}
 
 
 FAMILY = Family(
@@ -161,8 +131,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("prefixCache", "prefix_cache", "prefix-cache hit ratio", declarable=False),
-    inputs=inputs,
+    signals=("prefix_cache",),
     row="saturation",
     rank=5,
     panels=panels,

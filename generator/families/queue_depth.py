@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.families import ceiling
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.parts.guard_inputs import SignalInput
     from generator.plan import AlertPlan, ServicePlan
 
 KEY = "queue_depth"
@@ -46,7 +45,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     """``ModelQueueDepthHigh`` while the summed queue stays above ``max``."""
     if plan.queue_depth is None:
         return []
-    return ceiling.above_max(plan, KEY, ALERT, naming.QUEUE_DEPTH, "sum")
+    return ceiling.above_max(plan, KEY, ALERT, naming.QUEUE_DEPTH, "sum", params)
 
 
 def cases(plan: ServicePlan) -> list[dict[str, Any]]:
@@ -56,11 +55,6 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         return []
     value = params(plan.alerts[KEY]).max * 2 + 1
     return ceiling.gauge_cases(plan, KEY, gauge, rules(plan)[0], value, {})
-
-
-def inputs(plan: ServicePlan) -> list[SignalInput]:
-    """The queue-depth gauge."""
-    return ceiling.gauge_input(plan, KEY, "queueDepth", plan.queue_depth, ALERT)
 
 
 def panels(plan: ServicePlan) -> list[PanelDef]:
@@ -101,8 +95,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("queueDepth", "queue_depth", "gauge"),
-    inputs=inputs,
+    signals=("queue_depth",),
     row="saturation",
     rank=3,
     panels=panels,

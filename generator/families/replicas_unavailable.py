@@ -9,6 +9,7 @@ kube-state-metrics' replica series (v2.20.0, docs/metrics/workload/); page text 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
@@ -24,7 +25,6 @@ from generator.parts.promtool_series import (
     after_for,
     alert_test,
     expected_alert,
-    healthy,
     healthy_replicas,
     steps_until,
     up_labels,
@@ -48,14 +48,27 @@ from generator.parts.windowed_series import (
     without,
 )
 from generator.promql import selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "replicas_unavailable"
 ALERT = naming.ALERT_REPLICAS_UNAVAILABLE
+
+
+@dataclass(frozen=True)
+class Params:
+    """``window_ms``: the window the condition's share of time is measured in."""
+
+    window_ms: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``replicas_unavailable`` alert."""
+    return Params(int(alert.params["window_ms"]))
 
 
 def rules(plan: ServicePlan) -> list[Rule]:
@@ -89,7 +102,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
         )
     # Not counted at zero, nor while a start from zero is within its grace.
     short = replicas.unless_scaled_to_zero(plan, short, plan.startup_grace_ms)
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     return [
         alert_rule(
             plan,
@@ -116,7 +129,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     at = alert.for_ms + INTERVAL_MS  # gauges from the first sample: one evaluation past `for`
     # Long enough for the flapping and rolling-restart cases whatever the window.
@@ -206,7 +219,7 @@ def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
     past it tickets once ``for`` is counted after the grace; a scale-down to zero stays quiet;
     with replicas allowed to be 0, no kube-state-metrics and no target up stays quiet."""
     alert = plan.alerts[KEY]
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     rule = rules(plan)[0]
     name = rule["alert"]
@@ -284,4 +297,5 @@ FAMILY = Family(
     group="guards",
     rules=rules,
     cases=cases,
+    windowed=True,
 )

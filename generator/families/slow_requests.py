@@ -13,7 +13,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Role
+from generator.families import latency
+from generator.families.base import Family, Resolving, Role
 from generator.parts.common import alert_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
@@ -22,11 +23,12 @@ from generator.parts.promtool_series import (
     busy_per_min,
     expected_alert,
     fire_and_quiet,
-    healthy,
     mixed,
     slow_class,
 )
+from generator.plan_metrics import _SLOW_EFFECT, _check_bound
 from generator.promql import Matcher
+from generator.signals.healthy import healthy
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
@@ -70,14 +72,14 @@ def rules(plan: ServicePlan) -> list[Rule]:
     g = plan.group_by
     on = ", ".join(plan.agg_labels)
     requests = recorded(plan, naming.record(g, naming.REQUESTS, "rate5m"))
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     ratio = recorded(
         plan,
         naming.record(g, naming.SLOW_REQUESTS, "ratio_rate5m"),
         Matcher(naming.INDICATOR, "=", h.indicator),
     )
-    min_events = int(alert.params["min_events"])
-    most = decimal_str(alert.params["max_ratio"])
+    min_events = params(alert).min_events
+    most = decimal_str(params(alert).max_ratio)
     return [
         alert_rule(
             plan,
@@ -87,8 +89,8 @@ def rules(plan: ServicePlan) -> list[Rule]:
             alert.severity,
             {naming.INDICATOR: h.indicator},
             indicator=h.indicator,
-            threshold=f"{decimal_str(alert.params['threshold_seconds'])}s",
-            threshold_bound=decimal_str(alert.params["bound"]),
+            threshold=f"{decimal_str(params(alert).threshold_seconds)}s",
+            threshold_bound=decimal_str(params(alert).bound),
             max_ratio=most,
             metric=h.metric,
         )
@@ -101,11 +103,11 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    h = plan.histograms[alert.params["indicator"]]
+    h = plan.histograms[params(alert).indicator]
     if h.native:
         return []
-    slow = slow_class(h, alert.params["threshold_seconds"], above=True)
-    max_ratio = Fraction(str(alert.params["max_ratio"]))
+    slow = slow_class(h, params(alert).threshold_seconds, above=True)
+    max_ratio = Fraction(str(params(alert).max_ratio))
     high, low = (max_ratio + 1) / 2, max_ratio / 2
     rule = rules(plan)[0]
     labels = {
@@ -113,7 +115,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
         naming.SERVICE: plan.name,
         naming.INDICATOR: h.indicator,
         "threshold": rule["labels"].get("threshold")
-        or decimal_str(alert.params["threshold_seconds"]),
+        or decimal_str(params(alert).threshold_seconds),
     }
     expected = [expected_alert(rule, labels, float(high))]
     busy = busy_per_min(alert.params)
@@ -127,9 +129,9 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     slow = plan.alerts.get(KEY)
     if slow is None:
         return []
-    h = plan.histograms[slow.params["indicator"]]
+    h = plan.histograms[params(slow).indicator]
     record = naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m")
-    threshold = decimal_str(slow.params["threshold_seconds"])
+    threshold = decimal_str(params(slow).threshold_seconds)
     return [
         PanelDef(
             title=f"Requests slower than {threshold}s ({h.indicator})",
@@ -153,6 +155,45 @@ def panels(plan: ServicePlan) -> list[PanelDef]:
     ]
 
 
+def inherit(r: Resolving) -> None:
+    """No threshold of its own: the first latency SLO's, on that SLO's histogram unless the
+    spec's entry names an indicator or a threshold."""
+    latency_slos = [s for s in r.body.slos if s.indicator is not None]
+    if "threshold_seconds" not in r.params and latency_slos:
+        r.params["threshold_seconds"] = (latency_slos[0].threshold or 0) / 1000
+        if r.given is None or (r.given.indicator is None and r.given.threshold is None):
+            # The SLO's threshold belongs to the SLO's histogram, not the default one.
+            r.params["indicator"] = latency_slos[0].indicator
+
+
+def check(r: Resolving) -> bool:
+    """The indicator's histogram and the bucket bound the threshold names (``bound``); off
+    without a threshold, and left out where one inherited from an SLO names no bound (that
+    SLO's own check reports it)."""
+    histogram = latency.histogram(r)
+    if histogram is None:
+        return False
+    merged = r.params
+    if "threshold_seconds" not in merged:
+        return False  # no threshold to test against: disabled unless configured
+    if (
+        r.given is None
+        and histogram.bounded
+        and histogram.bound_for(merged["threshold_seconds"]) is None
+    ):
+        return False  # inherited from a latency SLO, whose own check reports it
+    # Inherited from a latency SLO: that SLO's own check speaks of its releases.
+    merged["bound"] = _check_bound(
+        histogram,
+        merged["threshold_seconds"],
+        f"{r.path}.threshold",
+        r.problems,
+        r.releases if r.given is not None else None,
+        _SLOW_EFFECT,
+    )
+    return True
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="slowRequests",
@@ -167,4 +208,7 @@ FAMILY = Family(
     row="latency",
     rank=1,
     panels=panels,
+    unavailable=latency.unavailable(ALERT),
+    inherit=inherit,
+    check=check,
 )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
-from generator.families.base import Family, Needs, Role
+from generator.families.base import Family, Role
 from generator.parts.common import alert_rule, record_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import legend, panel_runbook, rec
@@ -220,7 +220,7 @@ FAMILY = Family(
     group="traffic",
     rules=rules,
     cases=cases,
-    needs=Needs("specDecode", "spec_decode", "speculative-decoding counters", declarable=False),
+    signals=("spec_decode",),
     row="saturation",
     rank=6,
     panels=panels,

@@ -8,6 +8,7 @@ Reads Prometheus' ``up`` series of the service's targets; page text in
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator import naming
@@ -23,7 +24,6 @@ from generator.parts.promtool_series import (
     after_for,
     alert_test,
     expected_alert,
-    healthy,
     healthy_replicas,
     steps_until,
     up_labels,
@@ -50,14 +50,27 @@ from generator.parts.windowed_series import (
     without,
 )
 from generator.promql import Matcher, quote, selector
+from generator.signals.healthy import healthy
 from generator.units import format_duration_ms
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
-    from generator.plan import ServicePlan
+    from generator.plan import AlertPlan, ServicePlan
 
 KEY = "target_down"
 ALERT = naming.ALERT_TARGET_DOWN
+
+
+@dataclass(frozen=True)
+class Params:
+    """``window_ms``: the window the condition's share of time is measured in."""
+
+    window_ms: int
+
+
+def params(alert: AlertPlan) -> Params:
+    """The typed parameters of the plan's ``target_down`` alert."""
+    return Params(int(alert.params["window_ms"]))
 
 
 def no_target(plan: ServicePlan) -> str:
@@ -101,7 +114,7 @@ def rules(plan: ServicePlan) -> list[Rule]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     grace = plan.startup_grace_ms
     up = selector("up", plan.matchers)
     keys = ", ".join(plan.keeping(*(m.label for m in plan.matchers)))
@@ -262,7 +275,7 @@ def cases(plan: ServicePlan) -> list[dict[str, Any]]:
     alert = plan.alerts.get(KEY)
     if alert is None:
         return []
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     every, absent_rule, some = rules(plan)[:3]  # all, absent, some (then one per role)
     up = up_labels(plan)
@@ -403,7 +416,7 @@ def zero_cases(plan: ServicePlan) -> list[dict[str, Any]]:
     ``for`` after it; a scale-down to zero whose last pod's target is down longer than
     ``for`` while it terminates stays quiet."""
     alert = plan.alerts[KEY]
-    window = int(alert.params["window_ms"])
+    window = params(alert).window_ms
     least = max(alert.for_ms, plan.scrape_interval_ms) / 1000
     every, no_target_rule, _ = rules(plan)[:3]
     up = up_labels(plan)
@@ -537,4 +550,5 @@ FAMILY = Family(
     group="targets",
     rules=rules,
     cases=cases,
+    windowed=True,
 )

@@ -1,6 +1,8 @@
 """Grafana dashboard JSON as lint input: the dashboard checks and the PromQL checks.
 
-More: docs/lint.md, "Dashboards as lint input".
+The dashboard checks are ordinary checks (``generator/lint/checks/dashboard_*.py``);
+:func:`lint_dashboards` runs them on dashboards held in memory. More: docs/lint.md,
+"Dashboards as lint input".
 """
 
 from __future__ import annotations
@@ -8,36 +10,31 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+import tempfile
+from collections.abc import Iterator, Mapping
 from json import decoder, scanner
+from pathlib import Path
 from typing import Any
 
-from generator import dashboard_lint
+from generator import promtool
 from generator.errors import Diagnostic
 from generator.lint import limits
 from generator.lint import promql as q
+from generator.lint.checks import CHECKS
+from generator.lint.checks import dashboards as grafana
 from generator.lint.model import Rule, RuleGroup, SourceFile
+from generator.lint.registry import DashboardFunc
+from generator.yamlio import dump_yaml
 
 DASHBOARD_SUFFIXES = (".json",)
 QUERY = "query"
-# dashboard_lint's message prefix -> lint check id.
-CHECK_IDS = {
-    "panel-id": "dashboard-panel-id",
-    "grid-overlap": "dashboard-grid",
-    "unit": "dashboard-unit",
-    "datasource": "dashboard-datasource",
-    "rate-interval": "dashboard-rate-interval",
-    "unused-variable": "dashboard-unused-variable",
-}
-_CHECKS: tuple[Callable[[str, Mapping[str, Any]], list[Diagnostic]], ...] = (
-    dashboard_lint.check_ids,
-    dashboard_lint.check_grid,
-    dashboard_lint.check_units_and_datasources,
-    dashboard_lint.check_rate_interval,
-    dashboard_lint.check_variables,
+# (check id, function) of every dashboard check, in registry order.
+DASHBOARD_CHECKS: tuple[tuple[str, DashboardFunc], ...] = tuple(
+    (c.id, c.dashboard_func) for c in CHECKS if c.dashboard_func is not None
 )
+# What a dashboard check raises on a model of the wrong shape (reported as ``rule-shape``).
+_SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError)
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)|\[\[(\w+)(?::\w+)?\]\]")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|`[^`]*`')
 _BUILTIN_NUMBERS = {"__range_s": "3600", "__range_ms": "3600000", "__interval_ms": "60000"}
 _GROUPING = re.compile(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^()]*$")
 
@@ -75,7 +72,7 @@ def grafana_to_promql(expr: str, scrape_interval: float) -> str:
     interval = q.fmt_seconds(4 * scrape_interval)
     out: list[str] = []
     last = 0
-    for string in _STRING.finditer(expr):
+    for string in grafana.STRING.finditer(expr):
         out.append(_outside(expr[last : string.start()], "".join(out), interval))
         literal = string.group(0)
         if _VARIABLE.search(literal):
@@ -144,7 +141,7 @@ def _panels(dashboard: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]
 
 
 def _resolve(dashboard: Mapping[str, Any], path: str) -> Any:
-    """The object a dashboard_lint path names (``panels[2] "T".targets[0]``), else ``None``."""
+    """The object a dashboard check's path names (``panels[2] "T".targets[0]``), else ``None``."""
     node: Any = dashboard
     if path.startswith("templating."):
         node = dashboard.get("templating")
@@ -209,15 +206,88 @@ class DashboardFile:
         group = RuleGroup("dashboard", 1, self.raw_group, tuple(rules))
         self.source = SourceFile(path, display, "dashboard", (group,))
         self.findings: list[tuple[str, int, str, str]] = []
-        for check in _CHECKS:
+        for check_id, check in DASHBOARD_CHECKS:
             try:
-                found = check(display, dashboard)
-            except (TypeError, ValueError, AttributeError, KeyError) as err:
+                hits = list(check(dashboard))
+            except _SHAPE_ERRORS as err:
                 self.findings.append(("rule-shape", 0, f"dashboard: cannot check: {err}", ""))
                 continue
-            for diagnostic in found:
-                prefix, _, message = diagnostic.message.partition(": ")
-                check_id = CHECK_IDS.get(prefix, "dashboard-grid")
-                line = line_of(_resolve(dashboard, diagnostic.path))
-                where = f" ({diagnostic.path})" if diagnostic.path else ""
-                self.findings.append((check_id, line, message + where, diagnostic.path))
+            for hit in hits:
+                line = line_of(_resolve(dashboard, hit.path))
+                where = f" ({hit.path})" if hit.path else ""
+                self.findings.append((check_id, line, hit.message + where, hit.path))
+
+
+def lint_dashboards(
+    dashboards: Mapping[str, Mapping[str, Any]], run_promtool: bool = True
+) -> list[Diagnostic]:
+    """Every dashboard check's findings over ``dashboards`` (file name → parsed JSON model,
+    held in memory: generated ones), as ``<check id>: <message>`` at the panel's path, and
+    with ``run_promtool`` every target parsed by promtool (``promql: …``); sorted.
+
+    Raises:
+        ObsgenError: ``run_promtool`` and promtool is missing.
+    """
+    found: list[Diagnostic] = []
+    for file, dashboard in sorted(dashboards.items()):
+        for check_id, check in DASHBOARD_CHECKS:
+            for hit in check(dashboard):
+                found.append(Diagnostic(file, hit.path, f"{check_id}: {hit.message}"))
+    if run_promtool:
+        found.extend(check_promql(dashboards))
+    return sorted(found)
+
+
+def promql_for_promtool(expr: str) -> str:
+    """``expr`` with Grafana variables replaced so promtool can parse it.
+
+    ``$__rate_interval``, ``$__interval`` and ``$__range`` become ``5m``; every other variable
+    (``$pod``, ``${namespace}``, ``[[x]]``) becomes ``.*`` (they only appear inside regex
+    matchers in obsgen's dashboards).
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        name = next(g for g in match.groups() if g)
+        return "5m" if name in ("__rate_interval", "__interval", "__range") else ".*"
+
+    return grafana.VARIABLE.sub(replace, expr)
+
+
+_RULE_INDEX = re.compile(r"rule (\d+)")
+
+
+def check_promql(dashboards: Mapping[str, Mapping[str, Any]]) -> list[Diagnostic]:
+    """Parse every target expression of every dashboard with one ``promtool check rules`` run.
+
+    Raises:
+        ObsgenError: promtool is missing.
+    """
+    where: list[tuple[str, str]] = []
+    rules: list[dict[str, str]] = []
+    for file in sorted(dashboards):
+        for path, target in grafana.targets(dashboards[file]):
+            expr = str(target.get("expr", "")).strip()
+            if not expr:
+                continue
+            where.append((file, path))
+            rules.append(
+                {"record": f"dashboard_lint:query_{len(rules)}", "expr": promql_for_promtool(expr)}
+            )
+    if not rules:
+        return []
+    with tempfile.TemporaryDirectory(prefix="obsgen-dashboard-lint-") as tmp:
+        rule_file = Path(tmp) / "dashboard-queries.rules.yaml"
+        rule_file.write_text(
+            dump_yaml({"groups": [{"name": "dashboard-queries", "rules": rules}]}),
+            encoding="utf-8",
+        )
+        result = promtool.check_rules([rule_file], ["dashboard queries"])
+    found: list[Diagnostic] = []
+    for diag in result.diagnostics:
+        match = _RULE_INDEX.search(diag.message)
+        if match and 0 < int(match.group(1)) <= len(where):
+            file, path = where[int(match.group(1)) - 1]
+            found.append(Diagnostic(file, path, f"promql: {diag.message}"))
+        else:
+            found.append(Diagnostic(diag.file, diag.path, f"promql: {diag.message}"))
+    return found

@@ -41,20 +41,30 @@ class _LineLoader(_BaseLoader):  # type: ignore[valid-type,misc]
     """Safe YAML loader whose mappings are :class:`_LineDict` values."""
 
 
-def _last_line(node: yaml.Node) -> int:
-    """0-based last line holding content of ``node`` (block scalars end on the next line)."""
+def _last_line(node: yaml.Node, known: dict[yaml.Node, int]) -> int:
+    """0-based last line holding content of ``node`` (block scalars end on the next line).
+
+    ``known`` keeps each collection's answer: every mapping asks for its own, so without it
+    each node would be visited again for every mapping above it."""
+    if node in known:
+        return known[node]
     if isinstance(node, yaml.MappingNode):
-        return max((_last_line(v) for _, v in node.value), default=node.start_mark.line)
-    if isinstance(node, yaml.SequenceNode):
-        return max((_last_line(v) for v in node.value), default=node.start_mark.line)
-    end = node.end_mark
-    return end.line if end.column > 0 else max(end.line - 1, node.start_mark.line)
+        found = max((_last_line(v, known) for _, v in node.value), default=node.start_mark.line)
+    elif isinstance(node, yaml.SequenceNode):
+        found = max((_last_line(v, known) for v in node.value), default=node.start_mark.line)
+    else:
+        end = node.end_mark
+        return end.line if end.column > 0 else max(end.line - 1, node.start_mark.line)
+    known[node] = found
+    return found
 
 
 def _construct_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[_LineDict]:
     data = _LineDict()
     data.line = node.start_mark.line
-    data.end_line = _last_line(node)
+    # One memo per loader (one file): it holds the nodes, so no answer outlives its node.
+    known: dict[yaml.Node, int] = loader.__dict__.setdefault("_obsgen_last_lines", {})
+    data.end_line = _last_line(node, known)
     data.key_lines = {}
     yield data
     data.update({str(k): v for k, v in loader.construct_mapping(node).items()})

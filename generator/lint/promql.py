@@ -10,7 +10,7 @@ by identity.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import lru_cache
@@ -86,9 +86,9 @@ def children(node: Expr) -> list[Expr]:
 
 Walked = tuple[tuple[Expr, tuple[Expr, ...]], ...]
 T = TypeVar("T")
-# One memo per lint run in progress (innermost last), keyed by (what, tree object): the dict
-# holds the tree, so entries stay valid for the run and go with it.
-_RUNS: list[dict[tuple[str, Expr], object]] = []
+# One memo per lint run in progress (innermost last), keyed by (what, tree object or other
+# key): the dict holds the tree, so entries stay valid for the run and go with it.
+_RUNS: list[dict[tuple[str, Hashable], object]] = []
 
 
 @contextmanager
@@ -102,8 +102,9 @@ def run_scope() -> Iterator[None]:
         _RUNS.pop()
 
 
-def memo(what: str, node: Expr, compute: Callable[[], T]) -> T:
-    """``compute()``, remembered for ``(what, node)`` while the current run lasts."""
+def memo(what: str, node: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered for ``(what, node)`` while the current run lasts (``node``:
+    a tree, or any key that stays valid for the run)."""
     if not _RUNS:
         return compute()
     run = _RUNS[-1]

@@ -97,12 +97,11 @@ def of_name(name: str, ctx: Context, seen: frozenset[str] = frozenset()) -> Quan
     if ctx.names.is_recorded(name):
         if name in seen:
             return None
-        found = {of(tree, ctx, seen | {name}) for tree in ctx.recorded_trees(name)}
-        if len(found) != 1:
-            return None
-        inner = found.pop()
-        return (
-            None if inner is None else replace(inner, source=f"its recording rule: {inner.source}")
+        # Remembered for the run by name and path: every copy of a record (one group shipped
+        # as a rule file, a PrometheusRule and Helm values) and every rule reading it would
+        # otherwise evaluate the records below again, multiplying per level.
+        return q.memo(
+            "quantity of record", (id(ctx), name, seen), lambda: _of_record(name, ctx, seen)
         )
     gauge = known.gauge(name)
     if gauge is not None:
@@ -114,6 +113,15 @@ def of_name(name: str, ctx: Context, seen: frozenset[str] = frozenset()) -> Quan
     if name.endswith(("_total", "_count", "_sum", "_bucket", "_created")):
         return None  # counters: their values count since the start, in no unit of their own
     return _by_suffix(name, "the name")
+
+
+def _of_record(name: str, ctx: Context, seen: frozenset[str]) -> Quantity | None:
+    """The quantity of the recorded ``name``: the one its recording rules agree on."""
+    found = {of(tree, ctx, seen | {name}) for tree in ctx.recorded_trees(name)}
+    if len(found) != 1:
+        return None
+    inner = found.pop()
+    return None if inner is None else replace(inner, source=f"its recording rule: {inner.source}")
 
 
 def _histogram_quantity(base: str) -> Quantity | None:

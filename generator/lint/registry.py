@@ -1,7 +1,7 @@
 """The check registry: every check's id, default severity, family, one-line summary and doc.
 
-A check is a :class:`Check` value: a per-rule function or a whole-input function with its
-metadata. :data:`generator.lint.checks.CHECKS` lists every check explicitly (nothing registers
+A check is a :class:`Check` value: a per-rule function, a whole-input function or a
+per-dashboard function with its metadata. :data:`generator.lint.checks.CHECKS` lists every check explicitly (nothing registers
 on import). ``docs/lint/<id>.md`` documents each id (a test keeps the two in step).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from generator.lint.config import LintConfig
 from generator.lint.labels import Analysis, Labels, analyse, union
@@ -93,11 +94,28 @@ class Context:
         return found
 
 
+@dataclass(frozen=True)
+class DashboardHit:
+    """What a dashboard check reports; the loader adds file, line, id and severity.
+
+    Attributes:
+        path: the panel, target or variable, as ``panels[3] "Latency".targets[0]`` or
+            ``templating.list[2]`` (the finding is on its line, the path follows the message).
+        message: one line, naming what is wrong.
+    """
+
+    path: str
+    message: str
+
+
 RuleFunc = Callable[[Rule, Expr, Context], Iterable[Hit]]
 SetFunc = Callable[
     [Sequence[SourceFile], Mapping[Rule, Expr | None], Context],
     Iterable[tuple[SourceFile, Rule | None, Hit]],
 ]
+# Given one Grafana dashboard model (parsed JSON); may raise TypeError, ValueError,
+# AttributeError or KeyError on a model of the wrong shape (reported as ``rule-shape``).
+DashboardFunc = Callable[[Mapping[str, Any]], Iterable[DashboardHit]]
 
 
 @dataclass(frozen=True)
@@ -112,6 +130,8 @@ class Check:
         summary: one line saying what it catches.
         rule_func: per-rule function (given the parsed tree), or ``None``.
         set_func: whole-input function (given all files and trees by rule), or ``None``.
+        dashboard_func: per-dashboard function (given a Grafana dashboard's JSON model; its
+            panel queries are rules too, checked by the per-rule functions), or ``None``.
     """
 
     id: str
@@ -120,6 +140,7 @@ class Check:
     summary: str
     rule_func: RuleFunc | None = None
     set_func: SetFunc | None = None
+    dashboard_func: DashboardFunc | None = None
 
     @property
     def doc(self) -> str:
@@ -148,20 +169,23 @@ def set_check(id: str, severity: Severity, family: str, summary: str) -> Callabl
     return build
 
 
+def dashboard_check(
+    id: str, severity: Severity, family: str, summary: str
+) -> Callable[[DashboardFunc], Check]:
+    """Make a check of one Grafana dashboard of the decorated function (see :func:`rule_check`)."""
+
+    def build(func: DashboardFunc) -> Check:
+        return Check(id, severity, family, summary, dashboard_func=func)
+
+    return build
+
+
 # Checks the engine itself reports (no function): input problems and promtool's verdict.
 PROMTOOL = "promtool"
 PROMQL_PARSE = "promql-parse"
 RULE_INVALID = "rule-invalid"
 RULE_SHAPE = "rule-shape"
 UNREADABLE_INPUT = "unreadable-input"
-DASHBOARD_CHECKS = {
-    "dashboard-panel-id": "panel ids are not unique (or not all null)",
-    "dashboard-grid": "panels overlap or leave the 24-column grid",
-    "dashboard-unit": "a panel without fieldConfig.defaults.unit",
-    "dashboard-datasource": "a panel or target without a datasource",
-    "dashboard-rate-interval": "a range that is not [$__rate_interval]",
-    "dashboard-unused-variable": "a templating variable nothing uses",
-}
 ENGINE_CHECKS: tuple[Check, ...] = (
     Check(PROMTOOL, Severity.ERROR, "input", "promtool check rules rejects the file"),
     Check(
@@ -171,10 +195,6 @@ ENGINE_CHECKS: tuple[Check, ...] = (
         "the expression does not parse (info when promtool accepts it: obsgen checks skipped)",
     ),
     Check(RULE_INVALID, Severity.ERROR, "input", "a rule lacks expr, or alert/record"),
-    *(
-        Check(check_id, Severity.WARNING, "dashboards", summary)
-        for check_id, summary in DASHBOARD_CHECKS.items()
-    ),
     Check(
         RULE_SHAPE,
         Severity.ERROR,

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from generator import naming, regexes
-from generator.parts import gpu_series, native_series
+from generator import regexes
+from generator.parts import native_series
 from generator.parts.common import Rule
 from generator.parts.go_templates import render_template
 from generator.parts.pods import (
@@ -304,61 +304,7 @@ def kube_state(plan: ServicePlan, s: Series, length: int = 60) -> None:
         )
 
 
-def healthy(plan: ServicePlan, classes: Sequence[Klass], length: int = 60) -> Series:
-    """A healthy service: targets up, memory and GPUs fine, queue empty, plus ``classes`` traffic;
-    gauges hold ``length`` steps."""
-    s = traffic(plan, classes)
-    steady = f"+0x{length}"
-    s.gauge("up", up_labels(plan), "1" + steady)
-    for gauge in (plan.queue_depth, plan.running_requests):
-        if gauge is not None:
-            s.gauge(gauge.name, labels_of(plan, gauge.matchers), "0" + steady)
-    if plan.preemptions is not None:
-        s.add(plan.preemptions.name, labels_of(plan, plan.preemptions.matchers), 0)
-    cache_alert = plan.alerts.get("prefix_cache")
-    least = float(cache_alert.params["min"]) if cache_alert is not None else 0.0
-    prefix_cache_series(plan, s, max(0.5, (1 + least) / 2), length)
-    kv = plan.kv_cache_usage
-    if kv is not None:
-        s.gauge(kv.name, labels_of(plan, kv.matchers, pod=example_pod(plan)), "0" + steady)
-        if kv.denominator is not None:
-            s.gauge(
-                kv.name, labels_of(plan, kv.denominator, pod=example_pod(plan)), "1000" + steady
-            )
-    limit = memory_limit(plan)
-    pod = container_labels(plan)
-    s.gauge(naming.KSM_LIMITS, {**pod, "resource": "memory"}, f"{limit}{steady}")
-    working_set = limit - _healthy_free(plan, "memory_headroom", limit, 4)
-    s.gauge(naming.CADVISOR_WORKING_SET, pod, f"{working_set}{steady}")
-    s.gauge(naming.KSM_RESTARTS, pod, "0" + steady)
-    if "oom_killed" in plan.alerts:
-        s.gauge(naming.CADVISOR_OOM_EVENTS, pod, "0" + steady)
-    kube_state(plan, s, length)
-    if plan.gpu_exporter:
-        total = gpu_series.TOTAL
-        free = _healthy_free(plan, "gpu_memory_headroom", total, 2)
-        gpu_series.healthy_gpu(plan, s, length, free, _healthy_celsius(plan))
-    return s
-
-
-def prefix_cache_series(
-    plan: ServicePlan, s: Series, ratio: float, length: int, tokens: float = 1000.0
-) -> None:
-    """The prefix cache finding ``ratio`` of looked-up tokens: ``tokens`` looked up a step
-    (counters; 0 for an idle service) or the hit-rate gauge at ``ratio`` for ``length`` steps."""
-    cache = plan.prefix_cache
-    if cache is None:
-        return
-    if cache.gauge is not None:
-        labels = labels_of(plan, cache.gauge.matchers)
-        s.gauge(cache.gauge.name, labels, f"{go_float(ratio)}+0x{length}")
-        return
-    labels = labels_of(plan, cache.matchers)
-    s.counters[(cache.hits[0], tuple(sorted(labels.items())))] = tokens * ratio
-    s.counters[(cache.queries[0], tuple(sorted(labels.items())))] = tokens
-
-
-def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
+def healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
     """Free bytes of a healthy service: ``size - size // parts`` (3/4 of the memory, half the
     GPU's), or halfway between the alert's ``min_free`` share and all of ``size`` when that
     would be under it (a high minFree must not fire on a healthy service)."""
@@ -369,7 +315,7 @@ def _healthy_free(plan: ServicePlan, alert: str, size: int, parts: int) -> int:
     return free
 
 
-def _healthy_celsius(plan: ServicePlan) -> str:
+def healthy_celsius(plan: ServicePlan) -> str:
     """A healthy GPU's temperature: 60 °C, or 10 °C under a lower ``gpuTemperature.max``."""
     alert = plan.alerts.get("gpu_temperature")
     limit = float(alert.params["max"]) if alert is not None else 70.0

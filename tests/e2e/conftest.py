@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import naming
+from generator import core, naming
 from generator.builders.alertmanager import CONFIG_FILE
 from generator.receivers import ReceiversConfig, parse_receivers
-from generator.render import build_outputs
 from tests.alertmanager_server import AlertmanagerServer, WebhookRecorder, find_alertmanager
 from tests.e2e.e2e_clock import GROUP_INTERVAL_S, GROUP_WAIT_S
 from tests.e2e.e2e_env import SERVICES, Env, Service, make_service, scrape_jobs
@@ -94,7 +93,7 @@ def e2e() -> Iterator[Env]:
         webhook = WebhookRecorder()
         stack.callback(webhook.stop)
         webhook.start()
-        outputs = build_outputs([s.plan for s in services.values()], receivers=receivers(webhook))
+        outputs = core.build([s.plan for s in services.values()], receivers=receivers(webhook))
         alertmanager = AlertmanagerServer(am_binary, workdir)
         stack.callback(alertmanager.stop)
         alertmanager.start(outputs[CONFIG_FILE])

@@ -20,13 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import promql_parser as P
 import yaml
 
-from generator import naming
+from generator import core, naming
 from generator.builders import goodput_rules, slo_rules
 from generator.lint import promql
 from generator.parts.common import recorded
 from generator.promql import Matcher
 from generator.promql import names_in as promql_names
-from generator.render import build_outputs
 from generator.units import parse_duration_ms
 from tests.e2e.e2e_clock import (
     EVALUATION_INTERVAL_S,
@@ -527,7 +526,7 @@ def dashboard(env: Env, service: Service) -> None:
     service alone) returns data. One Xid is injected first: Xid panels only have series
     after one, and it puts a firing alert (GPUXidErrors) on the alert panels."""
     assert service.gpu is not None
-    outputs = build_outputs([service.plan])
+    outputs = core.build([service.plan])
     boards = {p: json.loads(c) for p, c in outputs.items() if p.startswith("dashboards/")}
     assert naming.dashboard_file(service.name) in boards
     warm_up(env, service, f'gpu_exporter_nvml_up{{pod="{service.pod}"}} == 1')

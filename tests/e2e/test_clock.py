@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import naming
-from generator.render import build_outputs
+from generator import core, naming
 from generator.units import parse_duration_ms
 from tests.e2e.e2e_clock import (
     EVALUATION_INTERVAL_S,
@@ -30,7 +29,7 @@ SYMPTOMS = (naming.ALERT_LATENCY_P99, naming.ALERT_SLOW_REQUESTS, naming.ALERT_E
 
 def _rules(path: Path) -> str:
     plan = plan_of(spec_data(path), path.name)
-    return build_outputs([plan])[naming.rules_file(plan.name)]
+    return core.build([plan])[naming.rules_file(plan.name)]
 
 
 def _alerts(rules: str) -> set[str]:

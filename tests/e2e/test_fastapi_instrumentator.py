@@ -27,8 +27,8 @@ from fastapi import FastAPI, Response
 from prometheus_client import CollectorRegistry
 from prometheus_fastapi_instrumentator import Instrumentator
 
-from generator import naming
-from generator.render import build_outputs, load_plans
+from generator import core, naming
+from generator.render import load_plans
 from tests.e2e.e2e_clock import EVALUATION_INTERVAL_S, SCRAPE_INTERVAL_S, bound, react_s
 from tests.e2e.e2e_prometheus import (
     PrometheusServer,
@@ -116,7 +116,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str,
     spec.write_text(yaml.safe_dump(SPEC, sort_keys=False), encoding="utf-8")
     rules = workdir / "rules.yaml"
     rules.write_text(
-        build_outputs(load_plans([spec], REPO))[naming.rules_file(NAME)], encoding="utf-8"
+        core.build(load_plans([spec], REPO))[naming.rules_file(NAME)], encoding="utf-8"
     )
     app, port = _app(), free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -58,6 +59,48 @@ def prometheus_rule(
 def helm_values(key: str, *rules: dict[str, Any], group: str = "g") -> dict[str, Any]:
     """kube-prometheus-stack values with one ``additionalPrometheusRulesMap`` entry ``key``."""
     return {"additionalPrometheusRulesMap": {key: rule_file(*rules, group=group)}}
+
+
+def panel(
+    title: str = "Requests",
+    expr: str = "sum(rate(http_requests_total[$__rate_interval]))",
+    *,
+    grid: tuple[int, int, int, int] = (0, 0, 12, 8),
+    **fields: Any,
+) -> dict[str, Any]:
+    """A Grafana time series panel at ``grid`` (x, y, w, h) with a unit, a datasource and one
+    target querying ``expr``; ``fields`` override (``None`` removes one)."""
+    datasource = {"type": "prometheus", "uid": "prometheus"}
+    x, y, w, h = grid
+    built: dict[str, Any] = {
+        "type": "timeseries",
+        "title": title,
+        "gridPos": {"x": x, "y": y, "w": w, "h": h},
+        "datasource": datasource,
+        "fieldConfig": {"defaults": {"unit": "reqps"}, "overrides": []},
+        "targets": [{"datasource": datasource, "expr": expr, "refId": "A"}],
+    }
+    built.update(fields)
+    return {k: v for k, v in built.items() if v is not None}
+
+
+def dashboard(
+    *panels: dict[str, Any], variables: tuple[dict[str, Any], ...] = ()
+) -> dict[str, Any]:
+    """A Grafana dashboard model holding ``panels`` and templating ``variables`` (the lint
+    cases write it as ``fileN.json``)."""
+    return {
+        "title": "Case",
+        "uid": "case",
+        "schemaVersion": 39,
+        "panels": list(panels),
+        "templating": {"list": list(variables)},
+    }
+
+
+def is_dashboard(doc: dict[str, Any] | str) -> bool:
+    """True for a Grafana dashboard model (:func:`dashboard`): lint reads it as ``.json``."""
+    return isinstance(doc, dict) and isinstance(doc.get("panels"), list)
 
 
 LintFn = Callable[..., Report]
@@ -131,7 +174,10 @@ def case_result(
     expected: bool,
     config: dict[str, Any],
 ) -> None:
-    """Lint ``docs`` with ``config`` and fail unless ``check`` reports (``expected``) or not."""
-    report = lint(*docs, config=LintConfig(**config))
+    """Lint ``docs`` with ``config`` and fail unless ``check`` reports (``expected``) or not;
+    a dashboard (:func:`dashboard`) is written as JSON."""
+    names = [f"file{i}.{'json' if is_dashboard(d) else 'yaml'}" for i, d in enumerate(docs)]
+    texts = [json.dumps(d, indent=2) if is_dashboard(d) else d for d in docs]
+    report = lint(*texts, config=LintConfig(**config), names=names)
     hits = [f for f in report.findings if f.check == check]
     assert bool(hits) is expected, [f"{f.check}: {f.message}" for f in report.findings]

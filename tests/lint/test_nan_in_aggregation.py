@@ -75,6 +75,32 @@ def test_a_recorded_division_is_followed(lint: LintFn) -> None:
     assert [f.rule for f in report.findings if f.check == CHECK] == ["Bad"]
 
 
+def test_a_division_is_followed_through_chains_of_records_and_cycles_end(lint: LintFn) -> None:
+    """A division three records down is found; records reading each other in a cycle with no
+    division are safe (and end); a deep lattice of records, each level written twice and
+    reading both of the level below (2**24 paths from the top), is judged by its one divisor
+    at the bottom, in a moment: a path-by-path search would never end."""
+    depth = 24
+    lattice = [record("level:0", MEAN)]
+    for level in range(1, depth + 1):
+        reads = f"level:{level - 1} + on () level:{level - 1}"
+        lattice += [record(f"level:{level}", reads), record(f"level:{level}", f"2 * ({reads})")]
+    report = lint(
+        rule_file(
+            record("chain:a", MEAN),
+            record("chain:b", "chain:a * 2"),
+            record("chain:c", "chain:b + on () chain:b"),
+            record("loop:a", "loop:b * 2"),
+            record("loop:b", "loop:a + on () clamp_min(rate(y_total[5m]), 1)"),
+            *lattice,
+            alert("avg(chain:c) > 1", name="Chain"),
+            alert("avg(loop:a) > 1", name="Loop"),
+            alert(f"avg(level:{depth}) > 1", name="Lattice"),
+        )
+    )
+    assert sorted(f.rule for f in report.findings if f.check == CHECK) == ["Chain", "Lattice"]
+
+
 def test_promtool_shows_one_idle_pod_makes_the_average_nan(tmp_path: Path, lint: LintFn) -> None:
     needs_promtool()
     bad = f"avg({MEAN})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from generator.lint import Finding, LintConfig, Report, Severity, lint_paths
 from generator.lint.checks import all_checks
 
 from .checks import all_cases
-from .helpers import F, alert, needs_promtool, record, rule_file
+from .helpers import F, alert, is_dashboard, needs_promtool, record, rule_file
 
 Docs = list[dict[str, Any]]
 
@@ -30,8 +31,12 @@ Docs = list[dict[str, Any]]
 def _lint(tmp: Path, docs: Docs, config: LintConfig, promtool: bool) -> Report:
     paths = []
     for index, doc in enumerate(docs):
-        path = tmp / f"file{index}.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        if is_dashboard(doc):
+            path = tmp / f"file{index}.json"
+            path.write_text(json.dumps(doc, indent=2))
+        else:
+            path = tmp / f"file{index}.yaml"
+            path.write_text(yaml.safe_dump(doc, sort_keys=False))
         paths.append(str(path))
     return lint_paths(paths, config, promtool=promtool)
 

@@ -3,7 +3,7 @@
 Each check is one module of this package exposing ``CHECK``, a
 :class:`~generator.lint.registry.Check`; the family modules (``histograms``, ``alerts`` …)
 hold the helpers checks of a family share. :func:`all_checks` adds the checks the engine
-reports itself (promtool, input problems, dashboards).
+reports itself (promtool, input problems).
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ from generator.lint.checks import (
     burn_rate_slow_reset,
     burn_rate_window_mismatch,
     counter_compared_raw,
+    dashboard_datasource,
+    dashboard_grid,
+    dashboard_panel_id,
+    dashboard_rate_interval,
+    dashboard_unit,
+    dashboard_unused_variable,
     disable_comment,
     duplicate_rule,
     fragile_aggregation,
@@ -111,6 +117,12 @@ CHECKS: tuple[Check, ...] = (
     fragile_aggregation.CHECK,
     alert_for_value.CHECK,
     threshold_unit.CHECK,
+    dashboard_panel_id.CHECK,
+    dashboard_grid.CHECK,
+    dashboard_unit.CHECK,
+    dashboard_datasource.CHECK,
+    dashboard_rate_interval.CHECK,
+    dashboard_unused_variable.CHECK,
 )
 
 

@@ -111,6 +111,14 @@ def _recorded_budget(node: q.Expr, ctx: Context) -> float | None:
     key = _matchers_key(node, ctx)
     if key is None:
         return None
+    return q.memo("burn-rate recorded budgets", id(ctx), lambda: _recorded_budgets(ctx)).get(key)
+
+
+def _recorded_budgets(ctx: Context) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Per recorded ratio (:func:`_matchers_key`), the first budget (``0 < c < 1``) a
+    recording rule of the run divides it by, in record order: read once per run, not once per
+    alert condition (every condition would scan every record again)."""
+    budgets: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
     for rules in ctx.records.values():
         for _, tree in rules:
             for sub, _ in q.walk(tree) if tree is not None else ():
@@ -120,9 +128,10 @@ def _recorded_budget(node: q.Expr, ctx: Context) -> float | None:
                 divisor = q.constant(division.rhs)
                 if divisor is None or not 0 < divisor < 1:
                     continue
-                if _matchers_key(division.lhs, ctx) == key:
-                    return divisor
-    return None
+                key = _matchers_key(division.lhs, ctx)
+                if key is not None:
+                    budgets.setdefault(key, divisor)
+    return budgets
 
 
 def _scale(node: q.Expr) -> float:

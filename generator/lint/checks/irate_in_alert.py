@@ -27,17 +27,23 @@ def _records_using(tree: q.Expr, ctx: Context) -> list[str]:
     found = []
     for node, _ in q.walk(tree):
         name = q.selector_name(node)
-        if (
-            name
-            and name not in found
-            and any(
-                q.func_name(sub) in INSTANT
-                for recorded in ctx.recorded_trees(name)
-                for sub, _ in q.walk(recorded)
-            )
-        ):
+        if name and name not in found and _instant_recorded(name, ctx):
             found.append(name)
     return found
+
+
+def _instant_recorded(name: str, ctx: Context) -> bool:
+    """True when a recording rule writing ``name`` calls irate/idelta (remembered for the
+    run: many alerts read the same records)."""
+    return q.memo(
+        "irate-in-alert records",
+        (id(ctx), name),
+        lambda: any(
+            q.func_name(sub) in INSTANT
+            for recorded in ctx.recorded_trees(name)
+            for sub, _ in q.walk(recorded)
+        ),
+    )
 
 
 def _run(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:

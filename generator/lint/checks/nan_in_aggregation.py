@@ -77,19 +77,35 @@ def _divisions(node: q.Expr, path: Path) -> Iterator[tuple[Path, P.BinaryExpr]]:
             yield from _divisions(child, (*path, index))
 
 
-def _records_dividing(name: str, ctx: Context, seen: frozenset[str]) -> bool:
-    """True when a recording rule of the run writing ``name`` (or one it reads) divides by a
-    divisor that can be zero."""
-    if name in seen:
-        return False
-    for tree in ctx.recorded_trees(name):
-        if any(True for _ in _all_divisions(tree)):
-            return True
-        for sub, _ in q.walk(tree):
-            inner = q.selector_name(sub)
-            if inner and _records_dividing(inner, ctx, seen | {name}):
-                return True
-    return False
+def _records_dividing(name: str, ctx: Context) -> bool:
+    """True when a recording rule of the run writing ``name`` (or one it reads, directly or
+    through other records) divides by a divisor that can be zero."""
+    return name in q.memo("nan-dividing-records", id(ctx), lambda: _dividing_names(ctx))
+
+
+def _dividing_names(ctx: Context) -> frozenset[str]:
+    """Every record name of the run from which a recording rule dividing unsafely can be
+    reached through the records it reads (itself included): computed once per run, as a
+    graph search over record names, since many rules aggregate the same records (each read
+    again through every path would cost exponential time in the depth of the records)."""
+    direct: set[str] = set()
+    readers: dict[str, set[str]] = {}
+    for name in ctx.records:
+        for tree in ctx.recorded_trees(name):
+            if any(True for _ in _all_divisions(tree)):
+                direct.add(name)
+            for sub, _ in q.walk(tree):
+                inner = q.selector_name(sub)
+                if inner and inner != name and inner in ctx.records:
+                    readers.setdefault(inner, set()).add(name)
+    found = set(direct)
+    pending = list(direct)
+    while pending:
+        for reader in readers.get(pending.pop(), ()):
+            if reader not in found:
+                found.add(reader)
+                pending.append(reader)
+    return frozenset(found)
 
 
 def _all_divisions(tree: q.Expr) -> Iterator[tuple[Path, P.BinaryExpr]]:
@@ -134,7 +150,7 @@ def nan_in_aggregation(rule: Rule, tree: q.Expr, ctx: Context) -> Iterator[Hit]:
             )
             continue
         for name in dict.fromkeys(_selectors(node.expr)):
-            if name and _records_dividing(name, ctx, frozenset()):
+            if name and _records_dividing(name, ctx):
                 yield Hit(
                     f"`{q.op(node)}` adds `{name}`, whose recording rule divides by a series "
                     "that can be 0: one NaN or Inf series (no traffic) makes the whole "

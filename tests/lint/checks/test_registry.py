@@ -10,13 +10,12 @@ from tests.lint.checks import all_cases
 from tests.lint.helpers import F, P
 
 HERE = Path(__file__).parent
-# Checks proved elsewhere: the engine's own (tests/lint/test_engine.py) and the dashboard
-# checks (tests/lint/test_dashboards.py), which lint dashboards rather than rule files.
+# Checks proved elsewhere: the engine's own (tests/lint/test_engine.py).
 ENGINE = {"promtool", "promql-parse", "rule-invalid", "unreadable-input"}
 
 
 def _table_checks() -> set[str]:
-    return {c.id for c in all_checks() if c.family != "dashboards"} - ENGINE
+    return {c.id for c in all_checks()} - ENGINE
 
 
 def test_every_check_has_its_case_file() -> None:

@@ -2,20 +2,25 @@
 
 A 1,000-service render produces about a gigabyte of text. Services built in worker processes
 are written to a spool folder and services reused from an earlier render stay where they are
-(:mod:`generator.cache`); either way the render holds only their paths, and each text is read
+(:mod:`generator.fleet.cache`); either way the render holds only their paths, and each text is read
 when something asks for it (the fleet files, promtool, the writer), then dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import os
 import stat
-from collections.abc import Iterator, Mapping
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from generator.errors import Diagnostic, ObsgenError
 
-# (size, mtime_ns, ctime_ns, inode) of a file as recorded; see generator.cache.
+# (size, mtime_ns, ctime_ns, inode) of a file as recorded; see generator.fleet.cache.
 Identity = list[int]
 
 
@@ -209,3 +214,36 @@ def _spool(base: Path, outputs: Mapping[str, bytes]) -> FileBacked:
             os.close(fd)
         sizes[rel] = len(data)
     return FileBacked(base, dict.fromkeys(outputs), sizes=sizes)
+
+
+def flush_soon(folder: Path) -> None:
+    """Start flushing the filesystem holding ``folder`` to disk (``syncfs(2)``) in a
+    background thread, so that :func:`generator.writer.write_all`'s own flush finds little
+    left: the fleet layer calls it once the services' files are spooled, and builds the fleet
+    files meanwhile. Best effort: does nothing where there is no ``syncfs``, and ignores
+    errors (the writer's flush reports them)."""
+    syncfs = libc_syncfs()
+    if syncfs is None:
+        return
+
+    def flush() -> None:
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                syncfs(fd)  # ctypes lets go of the GIL for the call
+            finally:
+                os.close(fd)
+
+    threading.Thread(target=flush, name="obsgen-flush", daemon=True).start()
+
+
+def libc_syncfs() -> Callable[[int], int] | None:
+    """libc's ``syncfs`` (Linux), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+    function: Callable[[int], int] | None = getattr(libc, "syncfs", None)
+    return function

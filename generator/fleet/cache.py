@@ -18,7 +18,7 @@ from typing import Any
 
 from generator import __version__
 from generator.errors import Diagnostic, Level
-from generator.filebacked import FileBacked, identity, kept_identity_of, size_of
+from generator.fleet.filebacked import FileBacked, identity, kept_identity_of, size_of
 from generator.plan import ServicePlan
 
 FORMAT = 2
@@ -40,7 +40,7 @@ def code_digest() -> str:
     """SHA-256 over obsgen's version, every file of the ``generator`` package (code,
     templates, preset data) and the versions of :data:`_LIBRARIES`."""
     digest = hashlib.sha256(f"{FORMAT}\0{__version__}\0".encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # generator/, not generator/fleet/
     for path in sorted(package.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0")
@@ -96,7 +96,7 @@ class OutputCache:
     @staticmethod
     def key(plan: ServicePlan, variant: str) -> str:
         """The cache key of ``plan``'s own outputs rendered with options ``variant``
-        (:func:`generator.build.variant`)."""
+        (:func:`generator.core.outputs.variant`)."""
         text = f"{code_digest()}\0{variant}\0{plan_digest(plan)}"
         return hashlib.sha256(text.encode()).hexdigest()
 
