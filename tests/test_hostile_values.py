@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from generator import urls
+from generator import core, urls
 from generator.builders.hpa import adapter_values
 from generator.cli import main
 from generator.errors import ObsgenError
 from generator.receivers import parse_receivers
-from generator.render import build_outputs, load_plans
+from generator.render import load_plans
 from tests import toolchain
 from tests.factories import REPO, good_spec, set_path, write_spec
 
@@ -146,7 +146,7 @@ def test_edge_urls_that_pass_render_an_alertmanager_config_amtool_loads(tmp_path
         ],
     }
     path = write_spec(tmp_path / "specs", good_spec())
-    outputs = build_outputs(load_plans([path], tmp_path), receivers=parse_receivers(receivers))
+    outputs = core.build(load_plans([path], tmp_path), receivers=parse_receivers(receivers))
     config = tmp_path / "alertmanager.yaml"
     config.write_text(outputs["alertmanager/alertmanager.yaml"])
     run = subprocess.run([amtool, "check-config", str(config)], capture_output=True, text=True)
