@@ -78,7 +78,9 @@ def _hpa_problems(plan: ServicePlan) -> list[Diagnostic]:
                     f"is KEDA's; autoscaler hpa has no such field ({why}): drop it",
                 )
             )
-    if auto.cluster is not None and (len(auto.cluster) > 63 or not LABEL_VALUE.match(auto.cluster)):
+    if auto.cluster is not None and (
+        len(auto.cluster) > 63 or not LABEL_VALUE.fullmatch(auto.cluster)
+    ):
         out.append(
             Diagnostic(
                 plan.source,

@@ -11,6 +11,8 @@ mapping, stays where it is in a union of models (its tag), and ends the walk els
 from __future__ import annotations
 
 import difflib
+import math
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,6 +23,7 @@ from pydantic import BaseModel
 CUTOFF = 0.6
 # Keys listed when none is near (a model with more lists the first ones and "…").
 SHOWN_KEYS = 12
+_QUOTED = re.compile(r"'([^']*)'")
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:
@@ -109,3 +112,26 @@ def suggestion(model: type[BaseModel] | None, loc: Sequence[int | str]) -> str:
         return ""
     shown = ", ".join(keys[:SHOWN_KEYS]) + (", …" if len(keys) > SHOWN_KEYS else "")
     return f"; expected one of: {shown}"
+
+
+def value_suggestion(given: Any, expected: str) -> str:
+    """``; did you mean 'sidecar'?`` for a value outside a fixed set (pydantic's
+    ``literal_error``, whose ``expected`` reads ``'none', 'sidecar' or 'dcgm'``), else ``""``:
+    the value in another case, else the nearest by :func:`difflib.get_close_matches`."""
+    if not isinstance(given, str) or not given:
+        return ""
+    choices = [c for c in _QUOTED.findall(expected) if c]
+    same_case = [c for c in choices if c.lower() == given.lower()]
+    near = same_case or difflib.get_close_matches(given, choices, n=1, cutoff=CUTOFF)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def is_number_text(given: Any) -> bool:
+    """Whether ``given`` is text that reads as a finite number (``"99"``, ``"0.02"``): a
+    number written in quotes, which a strict number field refuses."""
+    if not isinstance(given, str) or len(given) > 40:
+        return False
+    try:
+        return math.isfinite(float(given))
+    except ValueError:
+        return False

@@ -12,9 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from generator import kube_names
 from generator.errors import Diagnostic, ObsgenError
+from generator.kube_names import LABEL_KEY_EXPECTED
 from generator.spec import (
     DnsLabel,
     DurationMs,
@@ -23,8 +32,32 @@ from generator.spec import (
     parse_yaml,
     validation_diagnostics,
 )
+from generator.spec_types import keyed_error
 
 CONFIG_FILE = "obsgen.yaml"
+
+
+def _kube_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Kubernetes label keys and values (the chart's ``commonLabels``, on every object it
+    renders): what the API server would refuse is refused here, at the key."""
+    for key, value in labels.items():
+        why = kube_names.label_key(key)
+        if why is not None:
+            raise keyed_error(
+                key, f"{key!r} is not a Kubernetes label key ({why}); expected {LABEL_KEY_EXPECTED}"
+            )
+        why = kube_names.label_value(value)
+        if why is not None:
+            raise keyed_error(
+                key,
+                f"{value!r} is not a Kubernetes label value ({why}); expected "
+                f"{kube_names.LABEL_VALUE_EXPECTED}",
+            )
+    return labels
+
+
+KubeLabels = Annotated[dict[str, str], AfterValidator(_kube_labels)]
+
 # YAML reads sequences as lists; the frozen models hold tuples (strict mode converts nothing).
 _AS_TUPLE = BeforeValidator(lambda value: tuple(value) if isinstance(value, list) else value)
 DASHBOARDS_VIA = ("configmaps", "values")
@@ -240,7 +273,7 @@ class InstallConfig(StrictModel):
     namespace: DnsLabel | None = None
     fullname_override: DnsLabel | None = None
     name_override: DnsLabel | None = None
-    common_labels: dict[str, str] = Field(default_factory=dict)
+    common_labels: KubeLabels = Field(default_factory=dict)
     prometheus: PrometheusValues = PrometheusValues()
     alertmanager: AlertmanagerValues = AlertmanagerValues()
 

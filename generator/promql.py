@@ -39,7 +39,7 @@ def metric_name_problem(name: str, version: str) -> str | None:
     them. On ``2`` and ``compat`` the answer names the scrape setting that stores the escaped
     name, and that name.
     """
-    if LEGACY_METRIC_NAME.match(name):
+    if LEGACY_METRIC_NAME.fullmatch(name):
         return None
     if not name:
         return "is empty; expected a metric name"
@@ -69,7 +69,7 @@ def label_name_problem(label: str, version: str) -> str | None:
     starting with ``__`` are Prometheus's own on every version."""
     if label.startswith("__"):
         return "starts with __, which Prometheus reserves for its own labels"
-    if LEGACY_LABEL_NAME.match(label):
+    if LEGACY_LABEL_NAME.fullmatch(label):
         return None
     why = metric_name_problem(label, "3")  # empty, control characters, $ {{ }}
     if why is not None:
@@ -135,7 +135,7 @@ def equals(labels: Mapping[str, str]) -> tuple[Matcher, ...]:
 def label_name(label: str) -> str:
     """``label`` as PromQL writes a label name: bare when legacy (``[a-zA-Z_][a-zA-Z0-9_]*``),
     else a quoted, escaped string (``"gen_ai.system"``), which only Prometheus 3 parses."""
-    return label if LEGACY_LABEL_NAME.match(label) else quote(label)
+    return label if LEGACY_LABEL_NAME.fullmatch(label) else quote(label)
 
 
 def selector_text(metric: str, matchers: Sequence[str]) -> str:
@@ -146,7 +146,7 @@ def selector_text(metric: str, matchers: Sequence[str]) -> str:
     ``{"gen_ai.server.request.duration_seconds_bucket",le="0.5"}`` (prometheus.io/docs/guides/utf8).
     The one place obsgen spells a metric name in PromQL, test series notation included.
     """
-    if not metric or LEGACY_METRIC_NAME.match(metric):
+    if not metric or LEGACY_METRIC_NAME.fullmatch(metric):
         return f"{metric}{{{','.join(matchers)}}}"
     return "{" + ",".join((quote(metric), *matchers)) + "}"
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import stat
-import urllib.parse
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
+from generator import urls
 from generator.errors import Diagnostic, ObsgenError
 from generator.spec import (
     TEAM_ALLOWED,
@@ -40,7 +40,7 @@ MAX_PORT = 65535
 
 def _check(regex: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
-        if not regex.match(value):
+        if not regex.fullmatch(value):
             shown = repr(value) if len(value) <= 80 else repr(value[:79] + "…")
             raise ValueError(f"{shown} is not {what}")
         return value
@@ -48,27 +48,11 @@ def _check(regex: re.Pattern[str], what: str) -> Any:
     return AfterValidator(check)
 
 
-def _url(value: str) -> str:
-    """An absolute http(s) URL with a host, and nothing a config or template could misread."""
-    shown = repr(value) if len(value) <= 80 else repr(value[:79] + "…")
-    expected = "expected an http(s) URL such as https://hooks.example.com/alerts"
-    if any(c.isspace() or c in "\"'<>{}\\`" or ord(c) < 32 for c in value):
-        raise ValueError(
-            f"{shown} is not a URL (it holds a space, quote, brace or control "
-            f"character); {expected}"
-        )
-    parts = urllib.parse.urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{shown} is not a URL; {expected}")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError(
-            f"{shown} carries credentials (user:password@), which would be written into the "
-            "rendered configuration; put them behind the receiver's own secret instead"
-        )
-    return value
-
-
-Url = Annotated[str, Field(max_length=2048), AfterValidator(_url)]
+Url = Annotated[
+    str,
+    Field(max_length=urls.MAX_URL_CHARS),
+    AfterValidator(urls.checked("https://hooks.example.com/alerts")),
+]
 # Kubernetes object names (DNS-1123 subdomain) and Secret data keys.
 SecretName = Annotated[
     str,
@@ -78,10 +62,24 @@ SecretName = Annotated[
         "a Kubernetes Secret name (lowercase letters, digits, '-', '.')",
     ),
 ]
+
+
+def _not_dots(value: str) -> str:
+    # Kubernetes refuses a Secret key of '.' or '..' or starting with '..' (IsConfigMapKey):
+    # as a file under <secretsDir>/<secret>/ it would name the folder or its parent.
+    if value in (".", "..") or value.startswith(".."):
+        raise ValueError(
+            f"{value!r} is not a Secret key Kubernetes accepts ('.', '..' and a leading '..' "
+            "are refused: as a file name it would leave the Secret's folder)"
+        )
+    return value
+
+
 SecretKey = Annotated[
     str,
     Field(max_length=253),
     _check(re.compile(r"^[-._a-zA-Z0-9]+$"), "a Secret key (letters, digits, '-', '_', '.')"),
+    AfterValidator(_not_dots),
 ]
 Email = Annotated[
     str,

@@ -12,7 +12,6 @@ in ``spec_types`` (field types), ``spec_metrics``, ``spec_slos``, ``spec_alerts`
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     Field,
@@ -28,7 +28,7 @@ from pydantic import (
     field_validator,
 )
 
-from generator import kube_names, naming, near_keys
+from generator import kube_names, naming, near_keys, urls
 from generator.errors import Diagnostic, ObsgenError, printable
 from generator.families import FAMILIES
 from generator.spec_alerts import WindowedAlert, alerts_model
@@ -124,10 +124,10 @@ class Metadata(StrictModel):
         str, Field(max_length=63), _pattern(TEAM_TEXT, f"a team name; allowed: {TEAM_ALLOWED}")
     ]
     runbook_base_url: (
-        Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
+        Annotated[str, AfterValidator(urls.checked("https://git.example.com/runbooks"))] | None
     ) = None
     grafana_url: (
-        Annotated[str, _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL")] | None
+        Annotated[str, AfterValidator(urls.checked("https://grafana.example.com"))] | None
     ) = None
 
 
@@ -311,6 +311,13 @@ def validation_diagnostics(
         message = _message(error)
         if error["type"] == "extra_forbidden":
             message += near_keys.suggestion(model, _model_loc(loc))
+        elif error["type"] == "literal_error":
+            expected = str(error.get("ctx", {}).get("expected", ""))
+            message += near_keys.value_suggestion(error.get("input"), expected)
+        elif error["type"] in ("float_type", "int_type") and near_keys.is_number_text(
+            error.get("input")
+        ):
+            message += "; write the number without quotes"
         diagnostics.append(Diagnostic(file, _field_path(loc), message))
     if len(errors) > MAX_DIAGNOSTICS:
         more = len(errors) - MAX_DIAGNOSTICS

@@ -24,6 +24,10 @@ from generator.spec_types import (
 if TYPE_CHECKING:
     from generator.families.base import Family
 
+# Largest count or rate a threshold may name: far above any server's queue or preemption
+# rate, far below 2**53, past which a float no longer holds every integer Prometheus compares.
+MAX_THRESHOLD = 1e9
+
 
 class AlertBase(StrictModel):
     """Common alert switches: ``enabled``, ``for`` and ``severity``."""

@@ -152,7 +152,7 @@ def _memory(value: Any) -> int:
 
 def _pattern(regex: re.Pattern[str], what: str) -> Any:
     def check(value: str) -> str:
-        if not regex.match(value):
+        if not regex.fullmatch(value):
             raise ValueError(f"{_shown(value)} is not {what}")
         return value
 
@@ -231,7 +231,7 @@ LabelName = Annotated[str, _pattern(LABEL_NAME, "a Prometheus label name ([a-zA-
 def _metric_name(value: str) -> str:
     # Whether a name outside the legacy set is usable depends on spec.prometheus.version
     # (Prometheus 3 stores UTF-8 names): checked in plan, naming this field.
-    if METRIC_NAME.match(value):
+    if METRIC_NAME.fullmatch(value):
         return value
     why = metric_name_problem(value, "3")
     if why is not None:
@@ -332,7 +332,7 @@ SELECTOR_RESERVED = {
 
 def _labels_ok(labels: dict[str, str]) -> dict[str, str]:
     for key in labels:
-        if not LABEL_NAME.match(key) or key.startswith("__"):
+        if not LABEL_NAME.fullmatch(key) or key.startswith("__"):
             raise ValueError(f"{_shown(key)} is not a usable label name")
     return _values_ok(labels)
 
@@ -371,6 +371,13 @@ def _values_ok(labels: dict[str, str]) -> dict[str, str]:
         if any(unicodedata.category(c) == "Cc" for c in value):
             raise ValueError(
                 f"label {key}: {_shown(value)} contains a control character (newline, tab, …)"
+            )
+        hidden = next((c for c in value if c != " " and not c.isprintable()), None)
+        if hidden is not None:  # bidi overrides, zero-width and other invisible characters
+            raise ValueError(
+                f"label {key}: {_shown(value)} contains the invisible character "
+                f"U+{ord(hidden):04X} {unicodedata.name(hidden, '')}".rstrip()
+                + ", which shows the value as other than it is in rules, runbooks and dashboards"
             )
     return labels
 

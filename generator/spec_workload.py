@@ -8,6 +8,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BeforeValidator,
     Field,
     field_validator,
@@ -15,7 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from generator import kube_names
+from generator import kube_names, urls
 from generator.spec_types import (
     MAX_FOR_MS,
     MAX_SHOWN,
@@ -133,6 +134,15 @@ Replicas = Annotated[
 ]
 
 
+def _port_number(value: Any) -> Any:
+    # A number outside 1-65535 said as such (the union would otherwise report its text branch:
+    # "Input should be a valid string").
+    if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
+        shown = str(value) if len(str(value)) <= 20 else str(value)[:19] + "…"
+        raise ValueError(f"port {shown} is out of range; expected 1 to 65535, or a port name")
+    return value
+
+
 class Deployment(StrictModel):
     """``spec.deployment``: the Kubernetes workload serving the model.
 
@@ -145,7 +155,9 @@ class Deployment(StrictModel):
     replicas: Replicas = Field(default=1, validate_default=True)
     memory_limit: MemoryBytes | None = None
     pod_labels: PodLabels | None = None
-    metrics_port: PortName | Annotated[int, Field(ge=1, le=65535)] = "metrics"
+    metrics_port: Annotated[
+        PortName | Annotated[int, Field(ge=1, le=65535)], BeforeValidator(_port_number)
+    ] = "metrics"
     metrics_path: Annotated[
         str, _pattern(re.compile(r"^/[A-Za-z0-9._~/-]*$"), "a URL path such as /metrics")
     ] = "/metrics"
@@ -208,7 +220,21 @@ PollingInterval = Annotated[
 CooldownPeriod = Annotated[
     DurationMs, _within(0, 86_400_000, "a scale-to-zero cooldown longer than a day never fires")
 ]
-PerReplica = Annotated[float, Field(gt=0)]
+# KEDA keeps a target in thousandths (int64(value * 1000), pkg/scalers GetMetricTargetMili up
+# to v2.16): a smaller one becomes 0, an AverageValue the HPA refuses.
+MIN_TARGET = 0.001
+PerReplica = Annotated[float, Field(ge=MIN_TARGET, le=1e9)]
+
+
+def _base_url(value: str) -> str:
+    # KEDA appends /api/v1/query?… to the address, prometheus-adapter splits it into url,
+    # port and path: a query or fragment would be cut off or end up inside the path.
+    if "?" in value or "#" in value:
+        raise ValueError(
+            f"{_shown(value)} has a query or fragment; expected the server's base URL, such as "
+            "http://prometheus-operated.monitoring.svc:9090"
+        )
+    return value
 
 
 class Autoscaling(StrictModel):
@@ -230,11 +256,12 @@ class Autoscaling(StrictModel):
     autoscaler: Literal["keda", "hpa"] = "keda"
     server_address: Annotated[
         str,
-        _pattern(re.compile(r"^https?://[^\s\"'<>{}]+$"), "a URL such as http://prometheus:9090"),
+        AfterValidator(urls.checked("http://prometheus-operated.monitoring.svc:9090")),
+        AfterValidator(_base_url),
     ]
     queue_per_replica: PerReplica | None = None
-    kv_cache_per_replica: Annotated[float, Field(gt=0, le=1)] | None = None
-    activation_threshold: Annotated[float, Field(ge=0)] = 0
+    kv_cache_per_replica: Annotated[float, Field(ge=MIN_TARGET, le=1)] | None = None
+    activation_threshold: Annotated[float, Field(ge=0, le=1e9)] = 0
     polling_interval: PollingInterval = 30_000
     cooldown_period: CooldownPeriod = 300_000
     cluster: PlainText | None = None

@@ -35,7 +35,7 @@ def parse(text: str) -> tuple[str, tuple[int, int]]:
     """
     if text == COMPAT:
         return COMPAT, (2, 0)
-    match = _RELEASE.match(text)
+    match = _RELEASE.fullmatch(text)
     if match is None:
         raise ValueError(f"{text!r} is not a Prometheus version; expected {EXPECTED}")
     major = int(match["major"])

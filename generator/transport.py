@@ -39,6 +39,11 @@ _HEADER_VALUE = re.compile(r"[\x20-\x7e\t]*")
 _SERVER_NAME = re.compile(r"[A-Za-z0-9._:-]+")
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 """Headers that carry secrets: refused on ``--header`` (argv is visible to every process)."""
+SECRET_LOOKING = re.compile(
+    r"auth|token|key|secret|pass|session|cookie|signature|credential|jwt", re.I
+)
+"""Names of ``--header`` s whose values are redacted like credentials (``X-Api-Key``,
+``X-Auth-Token``): a proxy or gateway may echo them back in an error page."""
 CLIENT_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 """Headers the HTTP client sets itself: refused on ``--header``."""
 
@@ -93,8 +98,10 @@ class Transport:
 
     def secrets(self) -> list[str]:
         """Every text that must never be printed: token, password, ``user:password`` and its
-        base64 (what the ``Authorization`` header carries), longest first."""
+        base64 (what the ``Authorization`` header carries), the values of extra headers whose
+        names look like credentials (:data:`SECRET_LOOKING`), longest first."""
         found = [s.value for s in (self.bearer, self.password) if s is not None and s.value]
+        found += [v for n, v in self.headers if v and SECRET_LOOKING.search(n)]
         if self.password is not None and self.password.value:
             pair = f"{self.username}:{self.password.value}"
             found += [pair, base64.b64encode(pair.encode()).decode("ascii")]

@@ -330,7 +330,7 @@ REFUSALS = [
     ),
     pytest.param(
         good(queuePerReplica=0),
-        "spec.autoscaling.queuePerReplica: Input should be greater than 0 (got 0)",
+        "spec.autoscaling.queuePerReplica: Input should be greater than or equal to 0.001 (got 0)",
         id="zero target",
     ),
     pytest.param(

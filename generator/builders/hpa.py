@@ -112,7 +112,7 @@ def adapter_values(plans: Sequence[ServicePlan]) -> Obj | None:
     if len(addresses) == 1:
         parts = urlsplit(addresses.pop())
         values["prometheus"] = {
-            "url": f"{parts.scheme}://{parts.hostname}",
+            "url": f"{parts.scheme}://{parts.netloc.rpartition(':')[0] if parts.port else parts.netloc}",
             "port": parts.port or (443 if parts.scheme == "https" else 80),
             "path": parts.path.rstrip("/"),
         }

@@ -27,7 +27,7 @@ from generator.parts.promtool_series import (
 )
 from generator.promql import by, go_float, selector
 from generator.signals.healthy import healthy
-from generator.spec_alerts import AlertBase
+from generator.spec_alerts import MAX_THRESHOLD, AlertBase
 from generator.units import decimal_str, format_duration_ms
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class EfficiencyRegressionAlert(AlertBase):
 
     max_increase: Annotated[float, Field(gt=0, le=10)] | None = None
     baseline: Literal["1d", "7d"] | None = None
-    min_tokens_per_second: Annotated[float, Field(gt=0)] | None = None
+    min_tokens_per_second: Annotated[float, Field(gt=0, le=MAX_THRESHOLD)] | None = None
     measure: Literal["energy", "gpuSeconds"] | None = None
 
 

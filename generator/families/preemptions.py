@@ -28,7 +28,7 @@ from generator.parts.promtool_series import (
     labels_of,
 )
 from generator.signals.healthy import healthy
-from generator.spec_alerts import AlertBase
+from generator.spec_alerts import MAX_THRESHOLD, AlertBase
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -42,7 +42,7 @@ class PreemptionsAlert(AlertBase):
     """``alerts.preemptions``: requests preempted per second (summed over pods, 5m rate) above
     ``max``."""
 
-    max: Annotated[float, Field(ge=0)] | None = None
+    max: Annotated[float, Field(ge=0, le=MAX_THRESHOLD)] | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from generator.families import ceiling
 from generator.families.base import Family, Role
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
-from generator.spec_alerts import AlertBase
+from generator.spec_alerts import MAX_THRESHOLD, AlertBase
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
@@ -31,7 +31,7 @@ ALERT = naming.ALERT_QUEUE_DEPTH
 class QueueDepthAlert(AlertBase):
     """``alerts.queueDepth``: queued requests (summed over pods) above ``max``."""
 
-    max: Annotated[float, Field(ge=0)] | None = None
+    max: Annotated[float, Field(ge=0, le=MAX_THRESHOLD)] | None = None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,15 @@ from generator.errors import Diagnostic, Level, ObsgenError
 # rule files (the linter reads at most 8 MiB per file), far below what exhausts memory.
 MAX_DIFF_BYTES = 64 * 1024 * 1024
 GIT_TIMEOUT_S = 60.0
+# Most files one diff may name: each costs a path resolution (about 0.1 ms), so 64 MiB of
+# one-line file sections would take minutes; far above a change to rule files.
+MAX_DIFF_FILES = 50_000
+
+
+class TooManyFiles(Exception):
+    """A diff names more than :data:`MAX_DIFF_FILES` files."""
+
+
 # Through the end of any file: a whole new file counts as changed.
 WHOLE_FILE = (1, sys.maxsize)
 # Prefixes git puts on diff paths: a/ b/ by default, c/ i/ w/ o/ with diff.mnemonicPrefix
@@ -57,6 +66,9 @@ GIT_DIFF = (
 )
 
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+# Terminal colour and erase escapes git writes with color.diff=always (ECMA-48 SGR and EL);
+# YAML allows no raw ESC, so no rule file's line holds one.
+_COLOUR = re.compile(rb"\x1b\[[0-9;]*[mK]")
 _ESCAPES = {
     "a": 7,
     "b": 8,
@@ -272,6 +284,7 @@ class _Reader:
         self.old_seen = False
         self.renamed: str | None = None  # the section's "rename to" / "copy to" path
         self.current: LineRanges | None = None
+        self.keys: dict[str, str] = {}  # path as named → its key (a header names it twice)
 
     def path_of(self, name: str, old: str | None) -> str:
         """The repository path of new-side ``name`` (``old``: the old side's name, None for
@@ -283,7 +296,11 @@ class _Reader:
         return next((c for c in options if (self.root / c).is_file()), options[0])
 
     def name(self, path: str) -> LineRanges:
-        key = _key(self.root / path)
+        key = self.keys.get(path)
+        if key is None:
+            if len(self.keys) >= MAX_DIFF_FILES:
+                raise TooManyFiles
+            key = self.keys[path] = _key(self.root / path)
         self.named.setdefault(key, path)
         return self.lines.setdefault(key, LineRanges())
 
@@ -394,9 +411,15 @@ def parse_diff(
     root. Hunk lines are read by the header's counts, so an added line ``++x`` (``+++x`` in
     the diff) is a line, not a file header. A deletion nothing replaces marks the lines on
     both sides of it.
+
+    Raises:
+        TooManyFiles: the diff names more than :data:`MAX_DIFF_FILES` files.
     """
     reader = _Reader(root, prefixes)
-    lines = _numbered(data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data)
+    raw_data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    if b"\x1b[" in raw_data:  # saved with colour forced (color.ui=always): escapes, not text
+        raw_data = _COLOUR.sub(b"", raw_data)
+    lines = _numbered(raw_data)
     pending: tuple[int, bytes] | None = None
     while True:
         item = pending or next(lines, None)
@@ -544,7 +567,20 @@ def from_git(base: str, cwd: Path, paths: Sequence[str] = ()) -> Changes:
         )
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     root = Path(os.fsdecode(bytes(top.rstrip(b"\n"))))
-    _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], root)
+    try:
+        _git(["rev-parse", "--verify", "--quiet", f"{base}^{{commit}}"], root)
+    except ObsgenError:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    "--base",
+                    "",
+                    f"{base!r} names no commit of this repository, so --changed-only has nothing "
+                    "to compare with; expected a commit, branch or tag (a shallow CI clone may "
+                    "need `git fetch` of it; a repository without commits has no HEAD yet)",
+                )
+            ]
+        ) from None
     spec = ["--"]
     if paths:
         inside = _in_repository(paths, cwd, root)
@@ -556,7 +592,18 @@ def from_git(base: str, cwd: Path, paths: Sequence[str] = ()) -> Changes:
         spec.extend(_renamed_into(inside, base, root))
     # Pathspecs are taken literally: a file named "*.yaml" is not a glob.
     diff = _git(["--literal-pathspecs", *GIT_DIFF, base, *spec], root)
-    changes = parse_diff(diff, root, ("a/", "b/"))
+    try:
+        changes = parse_diff(diff, root, ("a/", "b/"))
+    except TooManyFiles:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    "--changed-only",
+                    "",
+                    f"git diff names more than {MAX_DIFF_FILES:,} files; lint fewer paths at once",
+                )
+            ]
+        ) from None
     lines = dict(changes.lines)
     named = dict(changes.named)
     others = ["ls-files", "-z", "--others", "--exclude-standard", "--full-name", *spec]
@@ -597,7 +644,19 @@ def read_diff(path: str, cwd: Path) -> Changes:
                 )
             ]
         )
-    return parse_diff(data, cwd)
+    try:
+        return parse_diff(data, cwd)
+    except TooManyFiles:
+        raise ObsgenError(
+            [
+                Diagnostic(
+                    path,
+                    "",
+                    f"names more than {MAX_DIFF_FILES:,} files; expected a diff of the changed "
+                    "rule files (git diff -U0 <base> -- <rule folders>)",
+                )
+            ]
+        ) from None
 
 
 def unmatched(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from generator.errors import printable
 from generator.lint.engine import Report
 from generator.lint.model import Finding, Severity
 
@@ -28,9 +29,14 @@ def _summary(report: Report) -> dict[str, int]:
 
 
 def _text_line(finding: Finding) -> str:
+    # File names, rule names and the expressions quoted in messages come from the linted
+    # files: a newline there would start a line of its own (a CI runner reads
+    # "::error …::" lines as commands) and an escape would recolour or move the terminal.
     where = f"{finding.file}:{finding.line}" if finding.line else finding.file
     rule = f" ({finding.rule})" if finding.rule else ""
-    return f"{where}: {finding.severity.value}: {finding.message} [{finding.check}]{rule}"
+    return printable(
+        f"{where}: {finding.severity.value}: {finding.message} [{finding.check}]{rule}"
+    )
 
 
 def format_text(report: Report) -> str:
@@ -68,7 +74,7 @@ def format_json(report: Report) -> str:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
