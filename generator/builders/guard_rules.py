@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from generator import naming, regexes
-from generator.families import FAMILIES, gpu, latency_p99, slow_requests, xid_catalog
+from generator.families import FAMILIES, gpu, xid_catalog
 from generator.parts import replicas
 from generator.parts.common import Rule, alert_rule
 from generator.parts.guard_inputs import (
@@ -175,18 +175,12 @@ def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Input
 
 
 def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | None]]]:
-    """Histogram key → (reader, bound or None for every bucket) of each alert and SLO."""
+    """Histogram key → (reader, bound or None for every bucket) of each alert (what its family
+    reads, :attr:`generator.families.base.Family.histogram_reads`) and SLO."""
     users: dict[str, list[tuple[str, float | None]]] = {}
-    p99 = plan.alerts.get("latency_p99")
-    if p99 is not None:
-        users.setdefault(latency_p99.params(p99).indicator, []).append(
-            (naming.ALERT_LATENCY_P99, None)
-        )
-    slow = plan.alerts.get("slow_requests")
-    if slow is not None:
-        users.setdefault(slow_requests.params(slow).indicator, []).append(
-            (naming.ALERT_SLOW_REQUESTS, slow_requests.params(slow).bound)
-        )
+    for family in FAMILIES:
+        for read in family.histogram_reads(plan):
+            users.setdefault(read.key, []).append((read.reader, read.bound))
     for s in plan.slos:
         if s.histogram is not None and s.threshold_bound is not None:
             bound = s.threshold_bound
