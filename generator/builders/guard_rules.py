@@ -26,9 +26,10 @@ from generator.parts.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.plan import HistogramPlan, ServicePlan, SLOPlan
+from generator.plan import ServicePlan, SLOPlan
 from generator.presets import layouts
-from generator.promql import Matcher, by, le_matcher, quote, selector
+from generator.promql import Matcher, by, quote, selector
+from generator.signals import histograms
 from generator.units import decimal_str
 
 
@@ -195,91 +196,6 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
     return users
 
 
-def _native_remedy(h: HistogramPlan) -> str:
-    """Which form is missing, and the Prometheus 3 setting that makes it (scrape config
-    names at v3.14.0, unchanged since: ``config/config.go``)."""
-    how = (
-        "convert_classic_histograms_to_nhcb: true in its scrape config"
-        if h.form == "nhcb"
-        else "scrape_native_histograms: true (a protobuf scrape of a client exposing native "
-        "histograms)"
-    )
-    return (
-        f"The {h.form} form of {h.metric} (a native series, no _bucket suffix) is missing: "
-        f"Prometheus needs {how}; if {h.metric}_bucket exists instead, the histogram is "
-        f"classic (spec.metrics.{h.key}.histogram: classic, or both during a migration)."
-    )
-
-
-def _histogram_inputs(
-    plan: ServicePlan, h: HistogramPlan, users: list[tuple[str, float | None]], out: _Inputs
-) -> None:
-    readers = tuple(dict.fromkeys(r for r, _ in users))
-    remedy = server_remedy(h.key)
-    native = tuple(Source(name, h.matchers) for name in h.names)
-    if h.native:
-        out.add(
-            SignalInput(
-                h.key,
-                h.metric,
-                SERVICE_KEYS,
-                (native,),
-                (targets_up(plan),),
-                readers,
-                remedy=_native_remedy(h) + " " + remedy,
-            )
-        )
-        return
-    # A renamed histogram is read under each of its names: any of them will do.
-    count = tuple(Source(name + "_count", h.matchers) for name in h.names)
-    family = tuple(Source(name + "_bucket", h.matchers) for name in h.names)
-    both = h.form == "both"
-    out.add(
-        SignalInput(
-            h.key,
-            h.metric if both else count[0].metric,
-            SERVICE_KEYS,
-            ((*native, *count),) if both else (count,),
-            (targets_up(plan),),
-            readers,
-            remedy=(
-                f"Neither form of {h.metric} exists: no native series {h.metric} and no "
-                f"classic {h.metric}_count. " + remedy
-                if both
-                else remedy
-            ),
-        )
-    )
-    # Buckets exist beside their _count: missing while the count is there, they are wrong.
-    out.add(
-        SignalInput(
-            h.key,
-            family[0].metric,
-            SERVICE_KEYS,
-            (family,),
-            (targets_up(plan), Condition(count)),
-            readers,
-            remedy=f"{h.metric}_count exists without buckets: is {h.metric} a native histogram or a "
-            f"summary? Set spec.metrics.{h.key}.histogram, or name a classic histogram.",
-        )
-    )
-    for bound in sorted({b for _, b in users if b is not None}):
-        le = le_matcher(bound, plan.le_version)
-        out.add(
-            SignalInput(
-                h.key,
-                family[0].metric,
-                SERVICE_KEYS,
-                (tuple(Source(f.metric, (*h.matchers, le)) for f in family),),
-                (targets_up(plan), Condition(count), Condition(family)),
-                tuple(r for r, b in users if b == bound),
-                le=decimal_str(bound),
-                remedy=f"The histogram has buckets, but not le={decimal_str(bound)}: its buckets "
-                f"differ from spec.metrics.{h.key}.buckets (obsgen verify lists them).",
-            )
-        )
-
-
 def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> None:
     for family in FAMILIES:
         for item in family.inputs(plan) if family.sidecar == sidecar else ():
@@ -408,7 +324,8 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     _request_inputs(plan, out)
     users = _histogram_users(plan)
     for key in sorted(users):
-        _histogram_inputs(plan, plan.histograms[key], users[key], out)
+        for item in histograms.guard(plan, plan.histograms[key], users[key]):
+            out.add(item)
     _family_inputs(plan, out)
     _replica_inputs(plan, out)
     _gpu_inputs(plan, out)
