@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from generator import failures, naming
-from generator.builders import histogram_forms
 from generator.families import FAMILIES, slow_requests
 from generator.parts.common import (
     Rule,
@@ -22,13 +21,12 @@ from generator.plan import (
     HistogramPlan,
     ServicePlan,
 )
-from generator.promql import le_matcher, selector, sum_rate, sum_rate_any
-from generator.signals import SIGNALS
+from generator.promql import selector, sum_rate
+from generator.signals import SIGNALS, histograms
 from generator.signals.base import RATE_WINDOW as RATE_WINDOW
 from generator.signals.base import RATE_WINDOW_SECONDS as RATE_WINDOW_SECONDS
+from generator.signals.histograms import bucket_rate, count_rate
 from generator.units import decimal_str
-
-QUANTILES = (0.5, 0.9, 0.99)
 
 
 def _counter_rate(plan: ServicePlan) -> Callable[[str], str]:
@@ -88,67 +86,9 @@ def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
     return failures.combine(parts, requests_sum(plan, summed), req.combine, plan.agg_labels)
 
 
-def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
-    return tuple(name + suffix for name in h.names)
-
-
-def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
-    """Requests per second no slower than ``bound`` (metric unit), from a histogram of any form."""
-    if h.form == "both":
-        return histogram_forms.both_bucket_rate(h, bound, version, RATE_WINDOW, group)
-    if h.native:
-        hist = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
-        frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
-        return f"({frac} >= 0) or 0 * histogram_count({hist})"
-    return sum_rate_any(
-        _suffixed(h, "_bucket"), (*h.matchers, le_matcher(bound, version)), RATE_WINDOW, group
-    )
-
-
-def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
-    """All observations per second of a histogram."""
-    if h.form == "both":
-        return histogram_forms.both_count_rate(h, RATE_WINDOW, group)
-    if h.native:
-        return f"histogram_count({sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)})"
-    return sum_rate_any(_suffixed(h, "_count"), h.matchers, RATE_WINDOW, group)
-
-
-def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
-    if h.form == "both":
-        expr = histogram_forms.both_quantile(h, q, RATE_WINDOW, group)
-        if h.seconds_per_unit != 1:
-            expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
-        on = ", ".join(group)
-        return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
-    if h.native:
-        inner = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
-    else:
-        inner = sum_rate_any(_suffixed(h, "_bucket"), h.matchers, RATE_WINDOW, ("le", *group))
-    expr = f"histogram_quantile({decimal_str(q)}, {inner})"
-    if h.seconds_per_unit != 1:
-        expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
-    # No traffic → histogram_quantile returns NaN: record nothing instead.
-    on = ", ".join(group)
-    return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
-
-
 def latency_records(plan: ServicePlan) -> list[Rule]:
     """p50/p90/p99 (seconds) per latency indicator, and the slow-request ratio when alerted on."""
-    rules: list[Rule] = mean_latency_records(plan)
-    group = plan.agg_labels
-    name = naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m")
-    for key in sorted(plan.histograms):
-        h = plan.histograms[key]
-        for q in QUANTILES:
-            rules.append(
-                record_rule(
-                    plan,
-                    name,
-                    _quantile(h, q, group),
-                    {naming.INDICATOR: h.indicator, naming.QUANTILE: decimal_str(q)},
-                )
-            )
+    rules: list[Rule] = mean_latency_records(plan) + histograms.records(plan)
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
         typed = slow_requests.params(slow)

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming, slo
-from generator.builders import histogram_forms
 from generator.builders.service_rules import errors_sum, requests_sum
+from generator.parts import histogram_forms
 from generator.parts.common import (
     Group,
     Rule,
@@ -57,7 +57,7 @@ def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *ext
 
 def _both(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
     """Summed increments of a histogram in both forms (a migration): per series native where
-    it exists, else classic (:func:`generator.builders.histogram_forms.both_events`)."""
+    it exists, else classic (:func:`generator.parts.histogram_forms.both_events`)."""
     interval = naming.window(plan.evaluation_interval_ms)
     target = counter_target(plan, h.matchers)
     return histogram_forms.both_events(

@@ -1,14 +1,18 @@
 """The latency histograms (``spec.metrics.<indicator>``: request duration, time to first
 token, inter-token latency, queue time, time per output token), resolved into
-``ServicePlan.histograms`` by indicator key: the series ``ModelSignalMissing`` guards for the
-alerts and SLOs reading one (:func:`guard`). Who reads which histogram and bound: the
-families' ``histogram_reads`` and the SLOs (:func:`generator.builders.guard_rules.signal_inputs`).
+``ServicePlan.histograms`` by indicator key: their rates in any form, their p50/p90/p99
+records (:func:`records`) and the series ``ModelSignalMissing`` guards for the alerts and
+SLOs reading one (:func:`guard`). Who reads which histogram and bound: the families'
+``histogram_reads`` and the SLOs (:func:`generator.builders.guard_rules.signal_inputs`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from generator import naming
+from generator.parts import histogram_forms
+from generator.parts.common import record_rule
 from generator.parts.guard_inputs import (
     SERVICE_KEYS,
     Condition,
@@ -17,12 +21,83 @@ from generator.parts.guard_inputs import (
     server_remedy,
     targets_up,
 )
-from generator.promql import le_matcher
+from generator.promql import le_matcher, sum_rate_any
+from generator.signals.base import RATE_WINDOW
 from generator.units import decimal_str
 
 if TYPE_CHECKING:
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
     from generator.plan_types import HistogramPlan
+
+
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
+    return tuple(name + suffix for name in h.names)
+
+
+def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
+    """Requests per second no slower than ``bound`` (metric unit), from a histogram of any form."""
+    if h.form == "both":
+        return histogram_forms.both_bucket_rate(h, bound, version, RATE_WINDOW, group)
+    if h.native:
+        hist = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
+        frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
+        return f"({frac} >= 0) or 0 * histogram_count({hist})"
+    return sum_rate_any(
+        _suffixed(h, "_bucket"), (*h.matchers, le_matcher(bound, version)), RATE_WINDOW, group
+    )
+
+
+def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
+    """All observations per second of a histogram."""
+    if h.form == "both":
+        return histogram_forms.both_count_rate(h, RATE_WINDOW, group)
+    if h.native:
+        return f"histogram_count({sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)})"
+    return sum_rate_any(_suffixed(h, "_count"), h.matchers, RATE_WINDOW, group)
+
+
+def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
+    if h.form == "both":
+        expr = histogram_forms.both_quantile(h, q, RATE_WINDOW, group)
+        if h.seconds_per_unit != 1:
+            expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
+        on = ", ".join(group)
+        return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
+    if h.native:
+        inner = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
+    else:
+        inner = sum_rate_any(_suffixed(h, "_bucket"), h.matchers, RATE_WINDOW, ("le", *group))
+    expr = f"histogram_quantile({decimal_str(q)}, {inner})"
+    if h.seconds_per_unit != 1:
+        expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
+    # No traffic → histogram_quantile returns NaN: record nothing instead.
+    on = ", ".join(group)
+    return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
+
+
+def records(plan: ServicePlan) -> list[Rule]:
+    """p50/p90/p99 (seconds) of each histogram, by indicator key, as
+    ``<groupBy>:model_latency_seconds:quantile_rate5m{indicator, quantile}``; nothing recorded
+    at zero traffic."""
+    rules: list[Rule] = []
+    group = plan.agg_labels
+    name = naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m")
+    for key in sorted(plan.histograms):
+        h = plan.histograms[key]
+        for q in QUANTILES:
+            rules.append(
+                record_rule(
+                    plan,
+                    name,
+                    _quantile(h, q, group),
+                    {naming.INDICATOR: h.indicator, naming.QUANTILE: decimal_str(q)},
+                )
+            )
+    return rules
 
 
 def _native_remedy(h: HistogramPlan) -> str:
