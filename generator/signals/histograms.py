@@ -1,6 +1,6 @@
 """The latency histograms (``spec.metrics.<indicator>``: request duration, time to first
-token, inter-token latency, queue time, time per output token), resolved into
-``ServicePlan.histograms`` by indicator key: their rates in any form, their p50/p90/p99
+token, inter-token latency, queue time, time per output token), resolved (:func:`resolve`)
+into ``ServicePlan.histograms`` by indicator key: their rates in any form, their p50/p90/p99
 records (:func:`records`) and the series ``ModelSignalMissing`` guards for the alerts and
 SLOs reading one (:func:`guard`). Who reads which histogram and bound: the families'
 ``histogram_reads`` and the SLOs (:func:`generator.builders.guard_rules.signal_inputs`).
@@ -21,14 +21,96 @@ from generator.parts.guard_inputs import (
     server_remedy,
     targets_up,
 )
+from generator.plan_types import HistogramPlan, _merge
 from generator.promql import le_matcher, sum_rate_any
 from generator.signals.base import RATE_WINDOW
-from generator.units import decimal_str
+from generator.units import TIME_UNITS, decimal_str, unit_from_name, unit_of
 
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.plan import ServicePlan
-    from generator.plan_types import HistogramPlan
+    from generator.plan_types import _Problems
+    from generator.presets import HistogramDef, Preset
+    from generator.promql import Matcher
+    from generator.spec_metrics import MetricOverride
+
+
+_HISTOGRAM_SERIES = ("_bucket", "_count", "_sum")
+
+
+def resolve(
+    key: str,
+    preset: Preset,
+    override: MetricOverride | None,
+    base: tuple[Matcher, ...],
+    p: _Problems,
+) -> HistogramPlan | None:
+    """The plan of latency histogram ``key`` (``spec.metrics.<key>`` over the preset's
+    ``latency[key]``, on the service's matchers ``base``; problems reported in ``p``), or None
+    when neither preset nor spec has one.
+
+    The unit (seconds per unit of the ``le`` bounds) is, in order: the preset's for its own
+    metric name; else ``unit`` of the override; else the unit the name ends with
+    (``_milliseconds``, ``_ms``, ``_seconds`` …); else seconds. A ``unit`` that contradicts
+    the name's suffix, or the preset's unit for its own metric, is an error.
+    """
+    default: HistogramDef | None = preset.latency.get(key)
+    if default is None and (override is None or override.name is None or override.buckets is None):
+        return None
+    path = f"spec.metrics.{key}"
+    custom = override is not None and override.name is not None
+    name = override.name if custom else default.name  # type: ignore[union-attr]
+    assert name is not None
+    series = next((sfx for sfx in _HISTOGRAM_SERIES if name.endswith(sfx)), None)
+    if custom and series is not None:
+        p.add(
+            f"{path}.name",
+            f"{name} is one series of a histogram; give the histogram's base name "
+            f"({name.removesuffix(series)}): obsgen reads its _bucket, _count and _sum series",
+        )
+    declared = override.unit if override else None
+    named = unit_from_name(name)
+    if not custom:
+        scale = default.seconds_per_unit  # type: ignore[union-attr]
+        if declared is not None and TIME_UNITS[declared] != scale:
+            p.add(
+                f"{path}.unit",
+                f"{declared} contradicts the preset: {name} records {unit_of(scale)}; remove "
+                "unit, or set name too if you mean another histogram",
+            )
+    else:
+        if declared is not None and named is not None and declared != named:
+            p.add(
+                f"{path}.unit",
+                f"{declared} contradicts the metric name {name}, which says {named}; the name "
+                "decides the unit of its le bounds — remove unit, or fix the name",
+            )
+        scale = TIME_UNITS[declared or named or "seconds"]
+    if override and override.buckets is not None:
+        # Spec buckets are seconds; the plan holds bounds in the metric's unit.
+        buckets = tuple(float(decimal_str(b / scale)) for b in override.buckets)
+    else:
+        assert default is not None
+        # The preset's bounds, in the unit of the (possibly renamed) metric.
+        factor = default.seconds_per_unit / scale
+        buckets = tuple(float(decimal_str(b * factor)) for b in default.buckets)
+        if factor == 1:
+            buckets = default.buckets
+    if override and override.histogram:
+        form = override.histogram
+    else:
+        form = "native" if default and default.native else "classic"
+    return HistogramPlan(
+        key=key,
+        indicator=naming.INDICATOR_LABEL[key],
+        metric=name,
+        buckets=buckets,
+        seconds_per_unit=scale,
+        native=form in ("native", "nhcb"),
+        matchers=_merge(base, override.selector if override else None),
+        also=() if custom or default is None else default.also,
+        form=form,
+    )
 
 
 QUANTILES = (0.5, 0.9, 0.99)
