@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from generator import naming, regexes
+from generator import naming
 from generator.families import FAMILIES, gpu, xid_catalog
 from generator.parts import replicas
 from generator.parts.common import Rule, alert_rule
@@ -19,7 +19,6 @@ from generator.parts.guard_inputs import (
     Condition,
     SignalInput,
     Source,
-    server_remedy,
     targets_up,
 )
 from generator.parts.pods import (
@@ -27,9 +26,8 @@ from generator.parts.pods import (
     target_pods_selector,
 )
 from generator.plan import ServicePlan, SLOPlan
-from generator.presets import layouts
-from generator.promql import Matcher, by, quote, selector
-from generator.signals import histograms
+from generator.promql import Matcher, by, selector
+from generator.signals import histograms, requests
 from generator.units import decimal_str
 
 
@@ -78,101 +76,10 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
     readers += [r for s in plan.slos if s.histogram is None for r in _slo_readers(s)]
     if not readers:
         return
-    req = plan.requests
-    failed = (*req.matchers, *req.error_matchers, *req.exclude_matchers)
-    covers = [Source(req.name, failed)] if req.error_matchers else []
-    if req.failure_name is not None:
-        covers.append(Source(req.failure_name, req.matchers))
-        if req.exclude_matchers:
-            covers.append(Source(req.failure_name, (*req.matchers, *req.exclude_matchers)))
-    out.add(
-        SignalInput(
-            "requests",
-            req.name,
-            SERVICE_KEYS,
-            ((Source(req.name, req.matchers),),),
-            (targets_up(plan),),
-            tuple(readers),
-            tuple(covers),
-            remedy=server_remedy("requests"),
-        )
-    )
-    _error_label_inputs(plan, tuple(readers), out)
-    _failure_source_inputs(plan, tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS), out)
-
-
-def _failure_source_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
-    """A guard per further failure source (``spec.failure``: the engine's finish reasons):
-    requests flow, but the source's counter has no series, so failures only it sees (a stream
-    that fails after its 200) are never counted. Its failure series (absent while healthy)
-    are read beside it."""
-    if not readers:
-        return
-    req = plan.requests
-    for src in plan.requests.sources:
-        out.add(
-            SignalInput(
-                "failureSources",
-                src.name,
-                SERVICE_KEYS,
-                ((Source(src.name, src.matchers),),),
-                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
-                readers,
-                covers=(Source(src.name, src.failures),),
-                remedy=f"Requests are counted, but {src.name} ({src.field}) has no series: "
-                "failures only it sees (a streamed response that fails after its HTTP 200) "
-                "are not counted. Check that the server exposes it (obsgen verify), or set "
-                f"{src.field}: false / remove the source if the server has none.",
-            )
-        )
-
-
-CARRIES = ".+"
-"""The regex of a meaning guard's source: the series must carry the label at all."""
-
-
-def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
-    """A meaning guard per error-matcher label that successes carry too (``status="200"``):
-    request series exist, but none carries the label, so no failure can ever be counted.
-
-    A label only failures carry (``errorMatchers: {error: ".+"}``) is absent on a healthy
-    service and gets none; nor does a separate failure counter (``metrics.failures``).
-    """
-    req = plan.requests
-    if req.failure_name is not None:
-        return
-    readers = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
-    if not readers:
-        return
-    errors = Source(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
-    for m in req.error_matchers:
-        if regexes.fullmatch(m.value, "x") and regexes.fullmatch(m.value, "200"):
-            continue  # matches any value: a label of failures only
-        layout = layouts.layout_of(plan.server, req.name)
-        if layout is not None and layout.carrier is not None:
-            hint = (
-                f"{layout.library} puts {m.label} on {layout.carrier}: set "
-                f"spec.metrics.requests.name: {layout.carrier}"
-            )
-        else:
-            hint = (
-                f"Name the counter that carries {m.label} in spec.metrics.requests.name, or a "
-                "separate failure counter in spec.metrics.failures"
-            )
-        out.add(
-            SignalInput(
-                "requestErrors",
-                f"{req.name}{{{m.label}}}",
-                SERVICE_KEYS,
-                ((Source(req.name, (*req.matchers, Matcher(m.label, "=~", CARRIES))),),),
-                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
-                readers,
-                covers=(errors,),
-                remedy=f"Requests are counted, but no series of {req.name} carries the label "
-                f"{m.label} that spec.metrics.requests.errorMatchers tells failures by "
-                f"({m.label}=~{quote(m.value)}): no failure can ever be counted. {hint}.",
-            )
-        )
+    # The slow-request alert reads the count alone (its minimum events), never failures.
+    counted = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
+    for item in requests.guard(plan, tuple(readers), counted):
+        out.add(item)
 
 
 def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | None]]]:
