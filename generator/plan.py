@@ -25,7 +25,6 @@ from generator.plan_defaults import (
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
 )
-from generator.plan_metrics import _requests
 from generator.plan_slos import _query_offset, _resolve_slos
 from generator.plan_types import (
     ActivatorPlan,
@@ -60,6 +59,7 @@ from generator.promql import (
 from generator.release_bounds import Releases
 from generator.signals import SIGNALS, Scope
 from generator.signals import histograms as histograms_signal
+from generator.signals import requests as requests_signal
 from generator.spec import (
     Activator,
     ModelServiceSpec,
@@ -221,7 +221,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     )
     slos = _resolve_slos(spec, histograms, p, releases)
     alerts = _resolve_alerts(spec, histograms, preset, p, releases)
-    requests = _requests(preset, metrics, roles.scoped(role, roles.OUTCOME, base), p, body.failure)
+    requests = requests_signal.resolve(
+        preset, metrics, roles.scoped(role, roles.OUTCOME, base), p, body.failure
+    )
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",
