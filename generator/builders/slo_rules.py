@@ -11,7 +11,6 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming, slo
-from generator.builders.service_rules import errors_sum, requests_sum
 from generator.parts import histogram_forms
 from generator.parts.common import (
     Group,
@@ -25,6 +24,7 @@ from generator.parts.common import (
 )
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
+from generator.signals.requests import errors_sum, requests_sum
 from generator.units import decimal_str, format_duration_ms
 
 FIVE_MINUTES_MS = 300_000  # every SLO also records its 5m ratio: dashboards read it

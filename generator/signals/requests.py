@@ -1,16 +1,18 @@
 """The request counter (``spec.metrics.requests``, its failures and ``spec.failure``'s further
-sources): how it resolves from the preset and the spec (:func:`resolve`) and the series
+sources): how it resolves from the preset and the spec (:func:`resolve`), its rates and
+records (:func:`records`, the first of the ``traffic`` group) and the series
 ``ModelSignalMissing`` guards for the alerts and SLOs counting requests (:func:`guard`). Who
 reads it: :func:`generator.builders.guard_rules.signal_inputs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from generator import failures as failures_mod
-from generator import regexes
+from generator import naming, regexes
+from generator.parts.common import counter_target, record_rule, recorded
 from generator.parts.guard_inputs import (
     SERVICE_KEYS,
     Condition,
@@ -21,9 +23,11 @@ from generator.parts.guard_inputs import (
 )
 from generator.plan_types import FailureSourcePlan, RequestsPlan, _merge
 from generator.presets import layouts
-from generator.promql import Matcher, quote
+from generator.promql import Matcher, quote, selector, sum_rate
+from generator.signals.base import RATE_WINDOW, RATE_WINDOW_SECONDS
 
 if TYPE_CHECKING:
+    from generator.parts.common import Rule
     from generator.plan import ServicePlan
     from generator.plan_types import _Problems
     from generator.presets import Preset
@@ -197,6 +201,81 @@ def _failure_sources(
             )
         )
     return tuple(out)
+
+
+def _counter_rate(plan: ServicePlan) -> Callable[[str], str]:
+    """Selector of a request counter → its summed rate over :data:`RATE_WINDOW`, series born
+    during their target's life included (:func:`generator.promql.born_rate`)."""
+    target = counter_target(plan, plan.requests.matchers)
+    seconds = RATE_WINDOW_SECONDS
+    return lambda series: sum_rate(series, RATE_WINDOW, plan.agg_labels, target, seconds)
+
+
+def requests_rate(plan: ServicePlan) -> str:
+    """All finished requests per second, summed by the service's aggregation labels."""
+    return requests_sum(plan, _counter_rate(plan))
+
+
+def errors_rate(plan: ServicePlan) -> str:
+    """Failed requests per second; 0 (not absent) while requests flow without errors."""
+    return errors_sum(plan, _counter_rate(plan))
+
+
+def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """All finished requests, as ``summed`` turns one counter selector into an aggregate
+    (a summed rate, or summed increments)."""
+    req = plan.requests
+    if req.failure_name is None:
+        return summed(selector(req.name, req.matchers))
+    ok = summed(selector(req.name, req.matchers))
+    failed = summed(selector(req.failure_name, req.matchers))
+    # Either counter may not exist yet (created on first increment): count it as 0.
+    return f"({ok} or 0 * {failed}) + ({failed} or 0 * {ok})"
+
+
+def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
+    flow without errors."""
+    # Parenthesised: a two-counter total is a sum, and `+` binds tighter than `or`.
+    return f"{failures_sum(plan, summed)} or 0 * ({requests_sum(plan, summed)})"
+
+
+def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
+    """Failed requests as :func:`requests_sum` counts them; absent while no failure has been
+    counted (the failure series is created on the first one).
+
+    The counter's failures less its exclusions (``!~``, which keep series without the label),
+    and with further failure sources (the engine's finish reasons) their combination per
+    ``plan.requests.combine``, capped at the total (:func:`generator.failures.combine`)."""
+    req = plan.requests
+    if req.failure_name is not None:
+        own = summed(selector(req.failure_name, (*req.matchers, *req.exclude_matchers)))
+    else:
+        own = summed(
+            selector(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
+        )
+    if not req.sources:
+        return own
+    parts = [own, *(summed(selector(src.name, src.failures)) for src in req.sources)]
+    return failures_mod.combine(parts, requests_sum(plan, summed), req.combine, plan.agg_labels)
+
+
+def records(plan: ServicePlan) -> list[Rule]:
+    """Request rate, error rate (per second, 5m) and error ratio (0–1), first in the
+    ``traffic`` group: ``<groupBy>:model_requests:rate5m``,
+    ``<groupBy>:model_request_errors:rate5m`` and ``…:ratio_rate5m``."""
+    g = plan.group_by
+    requests = naming.record(g, naming.REQUESTS, "rate5m")
+    errors = naming.record(g, naming.REQUEST_ERRORS, "rate5m")
+    return [
+        record_rule(plan, requests, requests_rate(plan)),
+        record_rule(plan, errors, errors_rate(plan)),
+        record_rule(
+            plan,
+            naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m"),
+            f"{recorded(plan, errors)} / ({recorded(plan, requests)} > 0)",
+        ),
+    ]
 
 
 def guard(
