@@ -25,7 +25,6 @@ from generator.plan_defaults import (
     SIGNAL_MISSING_MIN_SCRAPES,
     WINDOW_FACTOR,
 )
-from generator.plan_metrics import _histogram, _requests
 from generator.plan_slos import _query_offset, _resolve_slos
 from generator.plan_types import (
     ActivatorPlan,
@@ -59,6 +58,8 @@ from generator.promql import (
 )
 from generator.release_bounds import Releases
 from generator.signals import SIGNALS, Scope
+from generator.signals import histograms as histograms_signal
+from generator.signals import requests as requests_signal
 from generator.spec import (
     Activator,
     ModelServiceSpec,
@@ -180,7 +181,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     for key in naming.INDICATOR_LABEL:
         attr = to_snake(key)
         override = getattr(metrics, attr)
-        hist = _histogram(key, preset, override, base, p)
+        hist = histograms_signal.resolve(key, preset, override, base, p)
         if override is not None and hist is None:
             p.add(
                 f"spec.metrics.{key}",
@@ -220,7 +221,9 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
     )
     slos = _resolve_slos(spec, histograms, p, releases)
     alerts = _resolve_alerts(spec, histograms, preset, p, releases)
-    requests = _requests(preset, metrics, roles.scoped(role, roles.OUTCOME, base), p, body.failure)
+    requests = requests_signal.resolve(
+        preset, metrics, roles.scoped(role, roles.OUTCOME, base), p, body.failure
+    )
     for label in sorted({m.label for m in requests.error_matchers} & set(body.group_by)):
         p.add(
             "spec.groupBy",

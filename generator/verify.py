@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from generator import naming
 from generator.errors import printable
-from generator.families import slow_requests
+from generator.families import FAMILIES
 from generator.parts import pods
 from generator.plan import HistogramPlan, ServicePlan
 from generator.presets import renames
@@ -245,10 +245,10 @@ def _thresholds(plan: ServicePlan, hist: HistogramPlan) -> list[tuple[str, float
     for i, slo in enumerate(plan.slos):
         if slo.histogram is not None and slo.histogram.key == hist.key and slo.threshold_bound:
             found.append((f"spec.slos[{i}].threshold", slo.threshold_bound))
-    slow = plan.alerts.get("slow_requests")
-    typed = slow_requests.params(slow) if slow is not None else None
-    if typed is not None and typed.indicator == hist.key and typed.bound:
-        found.append(("spec.alerts.slowRequests.threshold", typed.bound))
+    for family in FAMILIES:  # the bounds the alerts' families read
+        for read in family.histogram_reads(plan):
+            if read.key == hist.key and read.bound:
+                found.append((f"spec.alerts.{family.spec_field}.threshold", read.bound))
     for goodput in plan.goodput:
         for j, target in enumerate(goodput.targets):
             if target.histogram.key == hist.key:

@@ -22,8 +22,10 @@ from generator.signals.healthy import healthy
 from generator.spec import Metrics
 from tests.test_server_reality import plan_of, spec_data
 
-# Not signals: the declaration and the healthy service made of every signal's reading.
-_NOT_SIGNALS = ("base", "healthy")
+# Not signals: the declaration, the healthy service made of every signal's reading, the
+# latency histograms (one per indicator in ServicePlan.histograms) and the request counter,
+# not yet SIGNALS entries.
+_NOT_SIGNALS = ("base", "healthy", "histograms", "requests")
 _MODULES = sorted(
     m.name for m in pkgutil.iter_modules(signals.__path__) if m.name not in _NOT_SIGNALS
 )

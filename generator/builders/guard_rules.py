@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from generator import naming, regexes
-from generator.families import FAMILIES, gpu, latency_p99, slow_requests, xid_catalog
+from generator import naming
+from generator.families import FAMILIES, gpu, xid_catalog
 from generator.parts import replicas
 from generator.parts.common import Rule, alert_rule
 from generator.parts.guard_inputs import (
@@ -19,16 +19,15 @@ from generator.parts.guard_inputs import (
     Condition,
     SignalInput,
     Source,
-    server_remedy,
     targets_up,
 )
 from generator.parts.pods import (
     replica_metrics,
     target_pods_selector,
 )
-from generator.plan import HistogramPlan, ServicePlan, SLOPlan
-from generator.presets import layouts
-from generator.promql import Matcher, by, le_matcher, quote, selector
+from generator.plan import ServicePlan, SLOPlan
+from generator.promql import Matcher, by, selector
+from generator.signals import histograms, requests
 from generator.units import decimal_str
 
 
@@ -77,116 +76,19 @@ def _request_inputs(plan: ServicePlan, out: _Inputs) -> None:
     readers += [r for s in plan.slos if s.histogram is None for r in _slo_readers(s)]
     if not readers:
         return
-    req = plan.requests
-    failed = (*req.matchers, *req.error_matchers, *req.exclude_matchers)
-    covers = [Source(req.name, failed)] if req.error_matchers else []
-    if req.failure_name is not None:
-        covers.append(Source(req.failure_name, req.matchers))
-        if req.exclude_matchers:
-            covers.append(Source(req.failure_name, (*req.matchers, *req.exclude_matchers)))
-    out.add(
-        SignalInput(
-            "requests",
-            req.name,
-            SERVICE_KEYS,
-            ((Source(req.name, req.matchers),),),
-            (targets_up(plan),),
-            tuple(readers),
-            tuple(covers),
-            remedy=server_remedy("requests"),
-        )
-    )
-    _error_label_inputs(plan, tuple(readers), out)
-    _failure_source_inputs(plan, tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS), out)
-
-
-def _failure_source_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
-    """A guard per further failure source (``spec.failure``: the engine's finish reasons):
-    requests flow, but the source's counter has no series, so failures only it sees (a stream
-    that fails after its 200) are never counted. Its failure series (absent while healthy)
-    are read beside it."""
-    if not readers:
-        return
-    req = plan.requests
-    for src in plan.requests.sources:
-        out.add(
-            SignalInput(
-                "failureSources",
-                src.name,
-                SERVICE_KEYS,
-                ((Source(src.name, src.matchers),),),
-                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
-                readers,
-                covers=(Source(src.name, src.failures),),
-                remedy=f"Requests are counted, but {src.name} ({src.field}) has no series: "
-                "failures only it sees (a streamed response that fails after its HTTP 200) "
-                "are not counted. Check that the server exposes it (obsgen verify), or set "
-                f"{src.field}: false / remove the source if the server has none.",
-            )
-        )
-
-
-CARRIES = ".+"
-"""The regex of a meaning guard's source: the series must carry the label at all."""
-
-
-def _error_label_inputs(plan: ServicePlan, readers: tuple[str, ...], out: _Inputs) -> None:
-    """A meaning guard per error-matcher label that successes carry too (``status="200"``):
-    request series exist, but none carries the label, so no failure can ever be counted.
-
-    A label only failures carry (``errorMatchers: {error: ".+"}``) is absent on a healthy
-    service and gets none; nor does a separate failure counter (``metrics.failures``).
-    """
-    req = plan.requests
-    if req.failure_name is not None:
-        return
-    readers = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
-    if not readers:
-        return
-    errors = Source(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
-    for m in req.error_matchers:
-        if regexes.fullmatch(m.value, "x") and regexes.fullmatch(m.value, "200"):
-            continue  # matches any value: a label of failures only
-        layout = layouts.layout_of(plan.server, req.name)
-        if layout is not None and layout.carrier is not None:
-            hint = (
-                f"{layout.library} puts {m.label} on {layout.carrier}: set "
-                f"spec.metrics.requests.name: {layout.carrier}"
-            )
-        else:
-            hint = (
-                f"Name the counter that carries {m.label} in spec.metrics.requests.name, or a "
-                "separate failure counter in spec.metrics.failures"
-            )
-        out.add(
-            SignalInput(
-                "requestErrors",
-                f"{req.name}{{{m.label}}}",
-                SERVICE_KEYS,
-                ((Source(req.name, (*req.matchers, Matcher(m.label, "=~", CARRIES))),),),
-                (targets_up(plan), Condition((Source(req.name, req.matchers),))),
-                readers,
-                covers=(errors,),
-                remedy=f"Requests are counted, but no series of {req.name} carries the label "
-                f"{m.label} that spec.metrics.requests.errorMatchers tells failures by "
-                f"({m.label}=~{quote(m.value)}): no failure can ever be counted. {hint}.",
-            )
-        )
+    # The slow-request alert reads the count alone (its minimum events), never failures.
+    counted = tuple(r for r in readers if r != naming.ALERT_SLOW_REQUESTS)
+    for item in requests.guard(plan, tuple(readers), counted):
+        out.add(item)
 
 
 def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | None]]]:
-    """Histogram key → (reader, bound or None for every bucket) of each alert and SLO."""
+    """Histogram key → (reader, bound or None for every bucket) of each alert (what its family
+    reads, :attr:`generator.families.base.Family.histogram_reads`) and SLO."""
     users: dict[str, list[tuple[str, float | None]]] = {}
-    p99 = plan.alerts.get("latency_p99")
-    if p99 is not None:
-        users.setdefault(latency_p99.params(p99).indicator, []).append(
-            (naming.ALERT_LATENCY_P99, None)
-        )
-    slow = plan.alerts.get("slow_requests")
-    if slow is not None:
-        users.setdefault(slow_requests.params(slow).indicator, []).append(
-            (naming.ALERT_SLOW_REQUESTS, slow_requests.params(slow).bound)
-        )
+    for family in FAMILIES:
+        for read in family.histogram_reads(plan):
+            users.setdefault(read.key, []).append((read.reader, read.bound))
     for s in plan.slos:
         if s.histogram is not None and s.threshold_bound is not None:
             bound = s.threshold_bound
@@ -199,91 +101,6 @@ def _histogram_users(plan: ServicePlan) -> dict[str, list[tuple[str, float | Non
         for t in s.targets:
             users.setdefault(t.histogram.key, []).extend((r, t.bound) for r in readers)
     return users
-
-
-def _native_remedy(h: HistogramPlan) -> str:
-    """Which form is missing, and the Prometheus 3 setting that makes it (scrape config
-    names at v3.14.0, unchanged since: ``config/config.go``)."""
-    how = (
-        "convert_classic_histograms_to_nhcb: true in its scrape config"
-        if h.form == "nhcb"
-        else "scrape_native_histograms: true (a protobuf scrape of a client exposing native "
-        "histograms)"
-    )
-    return (
-        f"The {h.form} form of {h.metric} (a native series, no _bucket suffix) is missing: "
-        f"Prometheus needs {how}; if {h.metric}_bucket exists instead, the histogram is "
-        f"classic (spec.metrics.{h.key}.histogram: classic, or both during a migration)."
-    )
-
-
-def _histogram_inputs(
-    plan: ServicePlan, h: HistogramPlan, users: list[tuple[str, float | None]], out: _Inputs
-) -> None:
-    readers = tuple(dict.fromkeys(r for r, _ in users))
-    remedy = server_remedy(h.key)
-    native = tuple(Source(name, h.matchers) for name in h.names)
-    if h.native:
-        out.add(
-            SignalInput(
-                h.key,
-                h.metric,
-                SERVICE_KEYS,
-                (native,),
-                (targets_up(plan),),
-                readers,
-                remedy=_native_remedy(h) + " " + remedy,
-            )
-        )
-        return
-    # A renamed histogram is read under each of its names: any of them will do.
-    count = tuple(Source(name + "_count", h.matchers) for name in h.names)
-    family = tuple(Source(name + "_bucket", h.matchers) for name in h.names)
-    both = h.form == "both"
-    out.add(
-        SignalInput(
-            h.key,
-            h.metric if both else count[0].metric,
-            SERVICE_KEYS,
-            ((*native, *count),) if both else (count,),
-            (targets_up(plan),),
-            readers,
-            remedy=(
-                f"Neither form of {h.metric} exists: no native series {h.metric} and no "
-                f"classic {h.metric}_count. " + remedy
-                if both
-                else remedy
-            ),
-        )
-    )
-    # Buckets exist beside their _count: missing while the count is there, they are wrong.
-    out.add(
-        SignalInput(
-            h.key,
-            family[0].metric,
-            SERVICE_KEYS,
-            (family,),
-            (targets_up(plan), Condition(count)),
-            readers,
-            remedy=f"{h.metric}_count exists without buckets: is {h.metric} a native histogram or a "
-            f"summary? Set spec.metrics.{h.key}.histogram, or name a classic histogram.",
-        )
-    )
-    for bound in sorted({b for _, b in users if b is not None}):
-        le = le_matcher(bound, plan.le_version)
-        out.add(
-            SignalInput(
-                h.key,
-                family[0].metric,
-                SERVICE_KEYS,
-                (tuple(Source(f.metric, (*h.matchers, le)) for f in family),),
-                (targets_up(plan), Condition(count), Condition(family)),
-                tuple(r for r, b in users if b == bound),
-                le=decimal_str(bound),
-                remedy=f"The histogram has buckets, but not le={decimal_str(bound)}: its buckets "
-                f"differ from spec.metrics.{h.key}.buckets (obsgen verify lists them).",
-            )
-        )
 
 
 def _family_inputs(plan: ServicePlan, out: _Inputs, sidecar: bool = False) -> None:
@@ -414,7 +231,8 @@ def signal_inputs(plan: ServicePlan, include_ignored: bool = False) -> tuple[Sig
     _request_inputs(plan, out)
     users = _histogram_users(plan)
     for key in sorted(users):
-        _histogram_inputs(plan, plan.histograms[key], users[key], out)
+        for item in histograms.guard(plan, plan.histograms[key], users[key]):
+            out.add(item)
     _family_inputs(plan, out)
     _replica_inputs(plan, out)
     _gpu_inputs(plan, out)

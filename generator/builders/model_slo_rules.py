@@ -15,11 +15,11 @@ from dataclasses import replace
 
 from generator import naming
 from generator.builders import slo_rules
-from generator.builders.service_rules import requests_sum
 from generator.models import OTHER, ModelsPlan, requests_by_model
 from generator.parts.common import Group, Rule, alert_rule, group, record_rule, recorded
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import Matcher, selector
+from generator.signals.requests import requests_sum
 from generator.units import decimal_str
 
 ALERT_BURN = naming.ALERT_BURN_BY_MODEL

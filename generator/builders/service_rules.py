@@ -7,148 +7,27 @@ guarded so that zero traffic records nothing or 0 — never NaN — and fires no
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from generator import failures, naming
-from generator.builders import histogram_forms
+from generator import naming
 from generator.families import FAMILIES, slow_requests
 from generator.parts.common import (
     Rule,
-    counter_target,
     record_rule,
-    recorded,
 )
 from generator.plan import (
     HistogramPlan,
     ServicePlan,
 )
-from generator.promql import le_matcher, selector, sum_rate, sum_rate_any
-from generator.signals import SIGNALS
+from generator.promql import selector, sum_rate
+from generator.signals import SIGNALS, histograms, requests
 from generator.signals.base import RATE_WINDOW as RATE_WINDOW
 from generator.signals.base import RATE_WINDOW_SECONDS as RATE_WINDOW_SECONDS
+from generator.signals.histograms import bucket_rate, count_rate
 from generator.units import decimal_str
-
-QUANTILES = (0.5, 0.9, 0.99)
-
-
-def _counter_rate(plan: ServicePlan) -> Callable[[str], str]:
-    """Selector of a request counter → its summed rate over :data:`RATE_WINDOW`, series born
-    during their target's life included (:func:`generator.promql.born_rate`)."""
-    target = counter_target(plan, plan.requests.matchers)
-    seconds = RATE_WINDOW_SECONDS
-    return lambda series: sum_rate(series, RATE_WINDOW, plan.agg_labels, target, seconds)
-
-
-def requests_rate(plan: ServicePlan) -> str:
-    """All finished requests per second, summed by the service's aggregation labels."""
-    return requests_sum(plan, _counter_rate(plan))
-
-
-def errors_rate(plan: ServicePlan) -> str:
-    """Failed requests per second; 0 (not absent) while requests flow without errors."""
-    return errors_sum(plan, _counter_rate(plan))
-
-
-def requests_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
-    """All finished requests, as ``summed`` turns one counter selector into an aggregate
-    (a summed rate, or summed increments)."""
-    req = plan.requests
-    if req.failure_name is None:
-        return summed(selector(req.name, req.matchers))
-    ok = summed(selector(req.name, req.matchers))
-    failed = summed(selector(req.failure_name, req.matchers))
-    # Either counter may not exist yet (created on first increment): count it as 0.
-    return f"({ok} or 0 * {failed}) + ({failed} or 0 * {ok})"
-
-
-def errors_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
-    """Failed requests as :func:`requests_sum` counts them; 0 (not absent) while requests
-    flow without errors."""
-    # Parenthesised: a two-counter total is a sum, and `+` binds tighter than `or`.
-    return f"{failures_sum(plan, summed)} or 0 * ({requests_sum(plan, summed)})"
-
-
-def failures_sum(plan: ServicePlan, summed: Callable[[str], str]) -> str:
-    """Failed requests as :func:`requests_sum` counts them; absent while no failure has been
-    counted (the failure series is created on the first one).
-
-    The counter's failures less its exclusions (``!~``, which keep series without the label),
-    and with further failure sources (the engine's finish reasons) their combination per
-    ``plan.requests.combine``, capped at the total (:func:`generator.failures.combine`)."""
-    req = plan.requests
-    if req.failure_name is not None:
-        own = summed(selector(req.failure_name, (*req.matchers, *req.exclude_matchers)))
-    else:
-        own = summed(
-            selector(req.name, (*req.matchers, *req.error_matchers, *req.exclude_matchers))
-        )
-    if not req.sources:
-        return own
-    parts = [own, *(summed(selector(src.name, src.failures)) for src in req.sources)]
-    return failures.combine(parts, requests_sum(plan, summed), req.combine, plan.agg_labels)
-
-
-def _suffixed(h: HistogramPlan, suffix: str) -> tuple[str, ...]:
-    return tuple(name + suffix for name in h.names)
-
-
-def bucket_rate(h: HistogramPlan, bound: float, version: str, group: tuple[str, ...]) -> str:
-    """Requests per second no slower than ``bound`` (metric unit), from a histogram of any form."""
-    if h.form == "both":
-        return histogram_forms.both_bucket_rate(h, bound, version, RATE_WINDOW, group)
-    if h.native:
-        hist = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
-        frac = f"histogram_fraction(0, {decimal_str(bound)}, {hist}) * histogram_count({hist})"
-        return f"({frac} >= 0) or 0 * histogram_count({hist})"
-    return sum_rate_any(
-        _suffixed(h, "_bucket"), (*h.matchers, le_matcher(bound, version)), RATE_WINDOW, group
-    )
-
-
-def count_rate(h: HistogramPlan, group: tuple[str, ...]) -> str:
-    """All observations per second of a histogram."""
-    if h.form == "both":
-        return histogram_forms.both_count_rate(h, RATE_WINDOW, group)
-    if h.native:
-        return f"histogram_count({sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)})"
-    return sum_rate_any(_suffixed(h, "_count"), h.matchers, RATE_WINDOW, group)
-
-
-def _quantile(h: HistogramPlan, q: float, group: tuple[str, ...]) -> str:
-    if h.form == "both":
-        expr = histogram_forms.both_quantile(h, q, RATE_WINDOW, group)
-        if h.seconds_per_unit != 1:
-            expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
-        on = ", ".join(group)
-        return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
-    if h.native:
-        inner = sum_rate_any(h.names, h.matchers, RATE_WINDOW, group)
-    else:
-        inner = sum_rate_any(_suffixed(h, "_bucket"), h.matchers, RATE_WINDOW, ("le", *group))
-    expr = f"histogram_quantile({decimal_str(q)}, {inner})"
-    if h.seconds_per_unit != 1:
-        expr = f"{expr} * {decimal_str(h.seconds_per_unit)}"
-    # No traffic → histogram_quantile returns NaN: record nothing instead.
-    on = ", ".join(group)
-    return f"({expr}) and on ({on}) ({count_rate(h, group)} > 0)"
 
 
 def latency_records(plan: ServicePlan) -> list[Rule]:
     """p50/p90/p99 (seconds) per latency indicator, and the slow-request ratio when alerted on."""
-    rules: list[Rule] = mean_latency_records(plan)
-    group = plan.agg_labels
-    name = naming.record(plan.group_by, naming.LATENCY, "quantile_rate5m")
-    for key in sorted(plan.histograms):
-        h = plan.histograms[key]
-        for q in QUANTILES:
-            rules.append(
-                record_rule(
-                    plan,
-                    name,
-                    _quantile(h, q, group),
-                    {naming.INDICATOR: h.indicator, naming.QUANTILE: decimal_str(q)},
-                )
-            )
+    rules: list[Rule] = mean_latency_records(plan) + histograms.records(plan)
     slow = plan.alerts.get("slow_requests")
     if slow is not None:
         typed = slow_requests.params(slow)
@@ -198,18 +77,7 @@ def mean_latency_records(plan: ServicePlan) -> list[Rule]:
 
 def traffic_records(plan: ServicePlan) -> list[Rule]:
     """Request rate, error rate and error ratio (5m), plus queue, running and KV-cache gauges."""
-    g = plan.group_by
-    requests = naming.record(g, naming.REQUESTS, "rate5m")
-    errors = naming.record(g, naming.REQUEST_ERRORS, "rate5m")
-    rules = [
-        record_rule(plan, requests, requests_rate(plan)),
-        record_rule(plan, errors, errors_rate(plan)),
-        record_rule(
-            plan,
-            naming.record(g, naming.REQUEST_ERRORS, "ratio_rate5m"),
-            f"{recorded(plan, errors)} / ({recorded(plan, requests)} > 0)",
-        ),
-    ]
+    rules = requests.records(plan)
     # The signals' records (generator.signals): saturation gauges, preemptions, prefix cache.
     for signal in SIGNALS:
         rules += signal.records(plan)

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from fractions import Fraction
 
 from generator import naming, slo
-from generator.builders import histogram_forms
-from generator.builders.service_rules import errors_sum, requests_sum
+from generator.parts import histogram_forms
 from generator.parts.common import (
     Group,
     Rule,
@@ -25,6 +24,7 @@ from generator.parts.common import (
 )
 from generator.plan import HistogramPlan, ServicePlan, SLOPlan
 from generator.promql import Matcher, le_matcher, selector, sum_increments
+from generator.signals.requests import errors_sum, requests_sum
 from generator.units import decimal_str, format_duration_ms
 
 FIVE_MINUTES_MS = 300_000  # every SLO also records its 5m ratio: dashboards read it
@@ -57,7 +57,7 @@ def _histogram_increments(plan: ServicePlan, h: HistogramPlan, suffix: str, *ext
 
 def _both(plan: ServicePlan, h: HistogramPlan, bound: float | None) -> str:
     """Summed increments of a histogram in both forms (a migration): per series native where
-    it exists, else classic (:func:`generator.builders.histogram_forms.both_events`)."""
+    it exists, else classic (:func:`generator.parts.histogram_forms.both_events`)."""
     interval = naming.window(plan.evaluation_interval_ms)
     target = counter_target(plan, h.matchers)
     return histogram_forms.both_events(

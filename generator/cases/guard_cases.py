@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generator import naming
-from generator.builders.guard_rules import CARRIES, signal_inputs
+from generator.builders.guard_rules import signal_inputs
 from generator.builders.rulefile import alert_rules
 from generator.families import latency_p99
 from generator.parts import replicas
@@ -45,6 +45,7 @@ from generator.parts.windowed_series import (
 from generator.plan import ServicePlan
 from generator.promql import Matcher
 from generator.signals.healthy import healthy
+from generator.signals.requests import CARRIES
 
 # --- input guards ----------------------------------------------------------------------------
 # Which ModelSignalMissing alerts a set of synthetic series raises is predicted here from the

@@ -68,7 +68,22 @@ class Resolving:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class HistogramRead:
+    """A latency histogram an enabled alert reads: ``key`` (its ``plan.histograms`` key,
+    ``requestDuration``), the ``reader`` alert's name, and the bucket bound it selects with
+    ``le`` (in the histogram's unit; None where it reads every bucket, a quantile)."""
+
+    key: str
+    reader: str
+    bound: float | None = None
+
+
 def _no_panels(plan: ServicePlan) -> list[PanelDef]:
+    return []
+
+
+def _no_histograms(plan: ServicePlan) -> list[HistogramRead]:
     return []
 
 
@@ -125,6 +140,10 @@ class Family:
         signals: the keys of the signals it reads (:data:`generator.signals.SIGNALS`): without
             ``needs`` the first one's is used, and without ``inputs`` the signals' guards
             (:attr:`generator.signals.base.Signal.guard`) while the family is enabled.
+        histogram_reads: ``plan -> [HistogramRead]``: the latency histograms its alerts read
+            while enabled, and their bounds: ``ModelSignalMissing`` guards them
+            (:func:`generator.builders.guard_rules.signal_inputs`) and ``obsgen verify``
+            checks each bound is a bucket of the server's.
     """
 
     key: str
@@ -147,6 +166,7 @@ class Family:
         _no_queries
     )
     signals: tuple[str, ...] = ()
+    histogram_reads: Callable[[ServicePlan], list[HistogramRead]] = _no_histograms
     unavailable: Callable[[Resolving], str | None] | None = None
     inherit: Callable[[Resolving], None] | None = None
     check: Callable[[Resolving], bool] | None = None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.families import latency
-from generator.families.base import Family, Resolving, Role
+from generator.families.base import Family, HistogramRead, Resolving, Role
 from generator.parts.common import alert_rule, recorded
 from generator.parts.promtool_series import (
     BASE_PER_MIN,
@@ -167,6 +167,14 @@ def check(r: Resolving) -> bool:
     return True
 
 
+def histogram_reads(plan: ServicePlan) -> list[HistogramRead]:
+    """The indicator's histogram, every bucket (a quantile), while enabled."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    return [HistogramRead(params(alert).indicator, ALERT)]
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="latencyP99",
@@ -181,4 +189,5 @@ FAMILY = Family(
     cases=cases,
     unavailable=latency.unavailable(ALERT),
     check=check,
+    histogram_reads=histogram_reads,
 )

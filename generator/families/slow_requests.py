@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator import naming
 from generator.families import latency
-from generator.families.base import Family, Resolving, Role
+from generator.families.base import Family, HistogramRead, Resolving, Role
 from generator.parts.common import alert_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
@@ -205,6 +205,15 @@ def check(r: Resolving) -> bool:
     return True
 
 
+def histogram_reads(plan: ServicePlan) -> list[HistogramRead]:
+    """The indicator's histogram at the threshold's bucket bound, while enabled."""
+    alert = plan.alerts.get(KEY)
+    if alert is None:
+        return []
+    typed = params(alert)
+    return [HistogramRead(typed.indicator, ALERT, typed.bound)]
+
+
 FAMILY = Family(
     key=KEY,
     spec_field="slowRequests",
@@ -223,4 +232,5 @@ FAMILY = Family(
     unavailable=latency.unavailable(ALERT),
     inherit=inherit,
     check=check,
+    histogram_reads=histogram_reads,
 )

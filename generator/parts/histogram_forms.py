@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from generator.plan import HistogramPlan
+from generator.plan_types import HistogramPlan
 from generator.promql import Target, by, increments, le_matcher, selector
 from generator.units import decimal_str
 
