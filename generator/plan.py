@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic.alias_generators import to_snake
 
-from generator import autoscaling, models, naming, roles, targets
+from generator import autoscaling, models, naming, roles
 from generator.errors import Diagnostic, ObsgenError
 from generator.plan_alerts import _resolve_alerts
 from generator.plan_defaults import (
@@ -177,25 +177,7 @@ def resolve(spec: ModelServiceSpec, source: str) -> ServicePlan:
                 why = label_name_problem(label, body.prometheus.major)
                 if why is not None:
                     p.add(f"spec.metrics.{key}.{part}", f"label {label!r} {why}")
-    histograms: dict[str, HistogramPlan] = {}
-    for key in naming.INDICATOR_LABEL:
-        attr = to_snake(key)
-        override = getattr(metrics, attr)
-        hist = histograms_signal.resolve(key, preset, override, base, p)
-        if override is not None and hist is None:
-            p.add(
-                f"spec.metrics.{key}",
-                f"server {body.server} has no {key} histogram; give both name and buckets",
-            )
-        if hist is not None:
-            histograms[key] = roles.scope_histogram(role, key, hist)
-            declared = override is not None and override.histogram is not None
-            path = f"spec.metrics.{key}.histogram" if declared else "spec.prometheus.version"
-            error, warning = targets.histogram_problem(hist.form, body.prometheus.version)
-            if error is not None:
-                p.add(path, f"{key}: {error}")
-            if warning is not None:
-                p.warn(path, f"{key}: {warning}")
+    histograms = histograms_signal.resolve_all(body, preset, base, role, p)
     for key in _NOT_HISTOGRAMS:
         override = getattr(metrics, to_snake(key))
         for attr in ("buckets", "unit", "histogram"):

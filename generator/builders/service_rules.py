@@ -8,49 +8,29 @@ guarded so that zero traffic records nothing or 0 — never NaN — and fires no
 from __future__ import annotations
 
 from generator import naming
-from generator.families import FAMILIES, slow_requests
+from generator.families import FAMILIES
 from generator.parts.common import (
     Rule,
     record_rule,
 )
 from generator.plan import (
-    HistogramPlan,
     ServicePlan,
 )
 from generator.promql import selector, sum_rate
 from generator.signals import SIGNALS, histograms, requests
 from generator.signals.base import RATE_WINDOW as RATE_WINDOW
 from generator.signals.base import RATE_WINDOW_SECONDS as RATE_WINDOW_SECONDS
-from generator.signals.histograms import bucket_rate, count_rate
 from generator.units import decimal_str
 
 
 def latency_records(plan: ServicePlan) -> list[Rule]:
-    """p50/p90/p99 (seconds) per latency indicator, and the slow-request ratio when alerted on."""
+    """Mean latency, p50/p90/p99 (seconds) per latency indicator, then the families' records
+    (:attr:`generator.families.base.Family.records`: the slow-request ratio when alerted on)."""
     rules: list[Rule] = mean_latency_records(plan) + histograms.records(plan)
-    slow = plan.alerts.get("slow_requests")
-    if slow is not None:
-        typed = slow_requests.params(slow)
-        h = plan.histograms[typed.indicator]
-        rules.append(
-            record_rule(
-                plan,
-                naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m"),
-                slow_ratio_expr(plan, h, typed.bound),
-                {
-                    naming.INDICATOR: h.indicator,
-                    "threshold": decimal_str(typed.threshold_seconds),
-                },
-            )
-        )
+    # The families' own records (the slow-request ratio), after the histograms'.
+    for family in FAMILIES:
+        rules += family.records(plan)
     return rules
-
-
-def slow_ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
-    """Share (0–1) of requests slower than ``bound``; nothing recorded at zero traffic."""
-    group = plan.agg_labels
-    total = count_rate(h, group)
-    return f"1 - ({bucket_rate(h, bound, plan.le_version, group)}) / ({total} > 0)"
 
 
 def mean_latency_records(plan: ServicePlan) -> list[Rule]:

@@ -87,6 +87,10 @@ def _no_histograms(plan: ServicePlan) -> list[HistogramRead]:
     return []
 
 
+def _no_records(plan: ServicePlan) -> list[Rule]:
+    return []
+
+
 def _no_inputs(plan: ServicePlan) -> list[SignalInput]:
     return []
 
@@ -144,6 +148,9 @@ class Family:
             while enabled, and their bounds: ``ModelSignalMissing`` guards them
             (:func:`generator.builders.guard_rules.signal_inputs`) and ``obsgen verify``
             checks each bound is a bucket of the server's.
+        records: ``plan -> [recording rule]``: records of its own, in the ``traffic`` group
+            after the latency histograms' (:func:`generator.builders.service_rules.latency_records`),
+            empty when not enabled.
     """
 
     key: str
@@ -167,6 +174,7 @@ class Family:
     )
     signals: tuple[str, ...] = ()
     histogram_reads: Callable[[ServicePlan], list[HistogramRead]] = _no_histograms
+    records: Callable[[ServicePlan], list[Rule]] = _no_records
     unavailable: Callable[[Resolving], str | None] | None = None
     inherit: Callable[[Resolving], None] | None = None
     check: Callable[[Resolving], bool] | None = None

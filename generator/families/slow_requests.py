@@ -1,7 +1,7 @@
 """``spec.alerts.slowRequests``: ``ModelSlowRequestsHigh``, the share of requests slower than
 ``threshold`` above ``maxRatio`` (with at least ``minEvents`` requests in 5m).
 
-Reads the slow-ratio record (:func:`generator.builders.service_rules.latency_records`, one
+Records its slow-ratio record itself (:func:`records`, one
 bucket bound); ``plan.py`` inherits the threshold of a latency SLO and checks it is a bucket
 bound. Page text in ``templates/runbooks/ModelSlowRequestsHigh.md.j2``.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from generator import naming
 from generator.families import latency
 from generator.families.base import Family, HistogramRead, Resolving, Role
-from generator.parts.common import alert_rule, recorded
+from generator.parts.common import alert_rule, record_rule, recorded
 from generator.parts.grafana_json import PanelDef, Query
 from generator.parts.panel_parts import alert_steps, legend, panel_runbook, rec
 from generator.parts.promtool_series import (
@@ -29,6 +29,7 @@ from generator.parts.promtool_series import (
 from generator.plan_metrics import _SLOW_EFFECT, _check_bound
 from generator.promql import Matcher
 from generator.signals.healthy import healthy
+from generator.signals.histograms import bucket_rate, count_rate
 from generator.spec_alerts import AlertBase
 from generator.spec_types import AlertRatio, DurationMs, MinEvents
 from generator.units import decimal_str
@@ -36,6 +37,7 @@ from generator.units import decimal_str
 if TYPE_CHECKING:
     from generator.parts.common import Rule
     from generator.plan import AlertPlan, ServicePlan
+    from generator.plan_types import HistogramPlan
 
 KEY = "slow_requests"
 ALERT = naming.ALERT_SLOW_REQUESTS
@@ -205,6 +207,34 @@ def check(r: Resolving) -> bool:
     return True
 
 
+def ratio_expr(plan: ServicePlan, h: HistogramPlan, bound: float) -> str:
+    """Share (0–1) of requests slower than ``bound``; nothing recorded at zero traffic."""
+    group = plan.agg_labels
+    total = count_rate(h, group)
+    return f"1 - ({bucket_rate(h, bound, plan.le_version, group)}) / ({total} > 0)"
+
+
+def records(plan: ServicePlan) -> list[Rule]:
+    """``<groupBy>:model_slow_requests:ratio_rate5m{indicator, threshold}``: the share of
+    requests slower than the threshold (its bucket bound), while enabled."""
+    slow = plan.alerts.get(KEY)
+    if slow is None:
+        return []
+    typed = params(slow)
+    h = plan.histograms[typed.indicator]
+    return [
+        record_rule(
+            plan,
+            naming.record(plan.group_by, naming.SLOW_REQUESTS, "ratio_rate5m"),
+            ratio_expr(plan, h, typed.bound),
+            {
+                naming.INDICATOR: h.indicator,
+                "threshold": decimal_str(typed.threshold_seconds),
+            },
+        )
+    ]
+
+
 def histogram_reads(plan: ServicePlan) -> list[HistogramRead]:
     """The indicator's histogram at the threshold's bucket bound, while enabled."""
     alert = plan.alerts.get(KEY)
@@ -233,4 +263,5 @@ FAMILY = Family(
     inherit=inherit,
     check=check,
     histogram_reads=histogram_reads,
+    records=records,
 )

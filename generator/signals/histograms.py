@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from generator import naming
+from pydantic.alias_generators import to_snake
+
+from generator import naming, roles, targets
 from generator.parts import histogram_forms
 from generator.parts.common import record_rule
 from generator.parts.guard_inputs import (
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from generator.plan_types import _Problems
     from generator.presets import HistogramDef, Preset
     from generator.promql import Matcher
+    from generator.roles import RolePlan
+    from generator.spec import ServiceSpec
     from generator.spec_metrics import MetricOverride
 
 
@@ -111,6 +115,39 @@ def resolve(
         also=() if custom or default is None else default.also,
         form=form,
     )
+
+
+def resolve_all(
+    body: ServiceSpec,
+    preset: Preset,
+    base: tuple[Matcher, ...],
+    role: RolePlan | None,
+    p: _Problems,
+) -> dict[str, HistogramPlan]:
+    """Every latency histogram the service has, by indicator key in
+    :data:`generator.naming.INDICATOR_LABEL` order (:func:`resolve`), scoped to the role that
+    owns it (``spec.roles``); an override the server has no histogram for, and a form the
+    declared Prometheus cannot read, reported in ``p``."""
+    histograms: dict[str, HistogramPlan] = {}
+    for key in naming.INDICATOR_LABEL:
+        attr = to_snake(key)
+        override = getattr(body.metrics, attr)
+        hist = resolve(key, preset, override, base, p)
+        if override is not None and hist is None:
+            p.add(
+                f"spec.metrics.{key}",
+                f"server {body.server} has no {key} histogram; give both name and buckets",
+            )
+        if hist is not None:
+            histograms[key] = roles.scope_histogram(role, key, hist)
+            declared = override is not None and override.histogram is not None
+            path = f"spec.metrics.{key}.histogram" if declared else "spec.prometheus.version"
+            error, warning = targets.histogram_problem(hist.form, body.prometheus.version)
+            if error is not None:
+                p.add(path, f"{key}: {error}")
+            if warning is not None:
+                p.warn(path, f"{key}: {warning}")
+    return histograms
 
 
 QUANTILES = (0.5, 0.9, 0.99)
