@@ -1,7 +1,7 @@
 """Sloth's ``prometheus/v1`` SLO specs written from obsgen's plans, and its generated rules.
 
 Each obsgen SLO becomes one Sloth SLO with the same objective and the same events, on obsgen's
-selectors (``failures_sum`` / ``requests_sum`` of generator.builders.service_rules; for latency
+selectors (``failures_sum`` / ``requests_sum`` of generator.signals.requests; for latency
 the histogram's ``_count`` minus its threshold bucket), each counter summed as ``sum by
 (<obsgen's aggregation labels>) (rate(<selector>[{{.window}}]))``, the form Sloth's docs use.
 The SLO period is Sloth's default (30d) and must equal obsgen's window; page and ticket alerts
@@ -16,9 +16,9 @@ from typing import Any
 
 import yaml
 
-from generator.builders.service_rules import failures_sum, requests_sum
 from generator.plan import ServicePlan, SLOPlan
 from generator.promql import by, le_matcher, sum_rate_any
+from generator.signals.requests import failures_sum, requests_sum
 
 ALERT = "SlothErrorBudgetBurn"
 """The alert name of every Sloth SLO here (page and ticket: told apart by ``severity``)."""

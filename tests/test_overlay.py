@@ -590,7 +590,12 @@ def test_a_service_named_observability_is_rejected() -> None:
             "container port name",
             id="port name over 15 chars",
         ),
-        pytest.param("metricsPort", 70000, "less than or equal", id="port number over 65535"),
+        pytest.param(
+            "metricsPort",
+            70000,
+            "port 70000 is out of range; expected 1 to 65535",
+            id="port number over 65535",
+        ),
     ],
 )
 def test_bad_install_fields_are_rejected(field: str, value: Any, message: str) -> None:
