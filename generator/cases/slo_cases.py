@@ -183,12 +183,8 @@ def new_service_group(plan: ServicePlan) -> dict[str, Any] | None:
     slos = [s for s in plan.slos if s.tiers]
     if not slos:
         return None
-    durations: dict[str, float] = {}
-    for s in slos:
-        for key, d in bad_class(s).durations:
-            durations[key] = max(d, durations.get(key, 0.0))
     per_min = Fraction(min(s.min_events for s in slos), 10)  # min_events / 2 by 5 minutes
-    bad = [Klass(float(per_min), True, tuple(sorted(durations.items())))]
+    bad = [all_bad(slos, float(per_min))]
     early, late = 5 * 60_000, 30 * 60_000
     series = traffic(plan, bad).render(steps_until(late))
     fastest = min((t for s in slos for t in s.tiers), key=lambda t: t.long_window_ms)
@@ -244,12 +240,8 @@ def restart_outage_group(plan: ServicePlan) -> dict[str, Any] | None:
     slos = [s for s in plan.slos if s.tiers]
     if not slos:
         return None
-    durations: dict[str, float] = {}
-    for s in slos:
-        for key, d in bad_class(s).durations:
-            durations[key] = max(d, durations.get(key, 0.0))
     good = [Klass(BASE_PER_MIN * 100)]
-    bad = [Klass(BASE_PER_MIN * 100, True, tuple(sorted(durations.items())))]
+    bad = [all_bad(slos, BASE_PER_MIN * 100)]
     fastest = min(t.long_window_ms for s in slos for t in s.tiers)
     how = sampling(plan, INTERVAL_MS, INTERVAL_MS)
     restart = how.aligned(fastest + plan.evaluation_interval_ms)
