@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import command_line, machine, markdown_table
 from _fleet_specs import realistic_specs
-from render_scale import _load, obsgen, timed
+from render_scale import Run, _load, obsgen, timed
 
 TARGET_1000_S = 40.0
 TARGET_RSS_MIB = 1024
@@ -97,17 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             total = sum(b for b, _ in sizes.values())
             files = sum(n for _, n in sizes.values())
             for mode, run in (("cold", cold), ("warm", warm), ("one spec edited", edited)):
-                rows.append(
-                    (
-                        f"{size:,}",
-                        mode,
-                        f"{run.wall:.2f}",
-                        f"{run.cpu:.2f}",
-                        f"{run.cpu / size * 1000:.0f}",
-                        f"{run.rss_one:.0f}",
-                        f"{run.rss_all:.0f}",
-                    )
-                )
+                rows.append(time_row(size, mode, run))
             folders.append(
                 (
                     f"{size:,}",
@@ -179,17 +169,22 @@ def _proof_rows(work: Path, size: int, seed: int) -> list[tuple[str, ...]]:
     edit_one_spec(repo)
     edited = timed([*command, "-q"], repo, env)
     return [
-        (
-            f"{size:,}",
-            mode,
-            f"{run.wall:.2f}",
-            f"{run.cpu:.2f}",
-            f"{run.cpu / size * 1000:.0f}",
-            f"{run.rss_one:.0f}",
-            f"{run.rss_all:.0f}",
-        )
+        time_row(size, mode, run)
         for mode, run in (("cold, proved", cold), ("one spec edited, proved", edited))
     ]
+
+
+def time_row(size: int, mode: str, run: Run) -> tuple[str, ...]:
+    """One row of the time table: ``size`` services rendered as ``mode`` took ``run``."""
+    return (
+        f"{size:,}",
+        mode,
+        f"{run.wall:.2f}",
+        f"{run.cpu:.2f}",
+        f"{run.cpu / size * 1000:.0f}",
+        f"{run.rss_one:.0f}",
+        f"{run.rss_all:.0f}",
+    )
 
 
 def edit_one_spec(repo: Path) -> None:
